@@ -1,0 +1,184 @@
+#include "app/replay_cmd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/interrupt.h"
+#include "common/model.h"
+#include "common/mujoco_hooks.h"
+#include "common/options.h"
+#include "common/replay.h"
+#include "common/replay_io.h"
+#include "common/resample.h"
+#include "common/targets.h"
+#include "cpu/replay_cpu.h"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
+// mkdir -p
+static int make_dirs(const char* path, fsError* err) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char* p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0777) && errno != EEXIST)
+      return fs_fail(err, "%s: cannot create directory: %s", buf, strerror(errno));
+    *p = '/';
+  }
+  if (mkdir(buf, 0777) && errno != EEXIST)
+    return fs_fail(err, "%s: cannot create directory: %s; fix: choose a writable --save-data",
+                   buf, strerror(errno));
+  return 0;
+}
+
+// Steps to replay: --sim-steps, else --sim-duration-sec, else half the clip (FlyGym).
+static long replay_steps(const fsReplayOptions* o, const fsTargets* t) {
+  if (o->sim_steps > 0) return o->sim_steps;
+  double duration = o->sim_duration_sec > 0 ? o->sim_duration_sec
+                                            : 0.5 * t->nstep * t->timestep;
+  return fs_resample_count(1, duration, t->timestep);
+}
+
+typedef struct Session {
+  fsReplayOptions opt;
+  mjModel* m;
+  fsTargets targets;
+  fsReplayBinding bind;
+  fsReplay plan;
+  fsCpuReplay* cpu;
+  fsRecorder* rec;
+} Session;
+
+static void session_free(Session* s) {
+  fs_cpu_destroy(s->cpu);
+  fs_replay_plan_free(&s->plan);
+  fs_replay_binding_free(&s->bind);
+  fs_targets_free(&s->targets);
+  if (s->m) mj_deleteModel(s->m);
+}
+
+// Load the model and targets, bind them and plan the run. Returns an exit status.
+static int prepare(Session* s, fsError* err) {
+  fsReplayOptions* o = &s->opt;
+  s->m = fs_model_load(o->model, err);
+  if (!s->m) return EXIT_RUNTIME;
+  if (fs_targets_load(o->targets, &s->targets, err)) return EXIT_RUNTIME;
+  if (fs_targets_resample(&s->targets, s->m->opt.timestep, err)) return EXIT_RUNTIME;
+  if (fs_replay_bind(s->m, o->model, &s->targets, &s->bind, err)) return EXIT_RUNTIME;
+  long nstep = replay_steps(o, &s->targets);
+  int nwarmup = (int)lround(o->warmup_sec / s->m->opt.timestep);
+  if (nstep > (1L << 30)) nstep = 1L << 30;  // fs_replay_plan rejects it against the clip
+  if (fs_replay_plan(&s->plan, s->m, o->model, &s->targets, &s->bind, o->worlds, (int)nstep,
+                     nwarmup, err))
+    return EXIT_USAGE;
+  return EXIT_OK;
+}
+
+static void print_header(const Session* s, int nthread) {
+  const mjModel* m = s->m;
+  const fsTargets* t = &s->targets;
+  printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
+  printf("model   %s (nbody %ld, njnt %ld, nq %ld, nv %ld, nu %ld, ngeom %ld, npair %ld)\n",
+         s->opt.model, (long)m->nbody, (long)m->njnt, (long)m->nq, (long)m->nv, (long)m->nu,
+         (long)m->ngeom, (long)m->npair);
+  printf("targets %s (%d DoFs, %d steps at %g s", s->opt.targets, t->ndof, t->nstep,
+         t->timestep);
+  if (fabs(t->source_timestep - t->timestep) > 1e-15)
+    printf(", resampled from %g s", t->source_timestep);
+  printf(")\n");
+  printf("replay  %d world%s x %d steps (%.4g s simulated, %d warm-up steps) on %s, "
+         "%d thread%s\n",
+         s->plan.nworld, s->plan.nworld == 1 ? "" : "s", s->plan.nstep,
+         s->plan.nstep * m->opt.timestep, s->plan.nwarmup,
+         s->opt.backend == FS_BACKEND_CPU ? "cpu" : "cuda", nthread, nthread == 1 ? "" : "s");
+  fflush(stdout);
+}
+
+static int run(Session* s, fsError* err) {
+  fsReplayOptions* o = &s->opt;
+  int status = prepare(s, err);
+  if (status != EXIT_OK) return status;
+  if (o->backend == FS_BACKEND_CUDA) {
+    fs_fail(err, "--backend cuda: the CUDA stepper is not part of this build yet; fix: use "
+            "--backend cpu");
+    return EXIT_RUNTIME;
+  }
+  s->cpu = fs_cpu_create(&s->plan, o->threads, err);
+  if (!s->cpu) return EXIT_RUNTIME;
+  int nthread = fs_cpu_threads(s->cpu);
+  print_header(s, nthread);
+
+  int block = fs_replay_block_steps(s->plan.nworld, s->plan.nstep);
+  char h5path[4200] = "";
+  if (o->save_data[0]) {
+    if (make_dirs(o->save_data, err)) return EXIT_RUNTIME;
+    snprintf(h5path, sizeof h5path, "%s/replay.h5", o->save_data);
+    fsReplayMeta meta = {"cpu", o->command_line, nthread};
+    s->rec = fs_replay_recorder_open(&s->plan, h5path, block, &meta, err);
+    if (!s->rec) return EXIT_RUNTIME;
+  }
+
+  fsRunOptions ropt = {s->rec, block, !o->quiet && isatty(STDERR_FILENO), "flysim cpu"};
+  fsRunResult res;
+  fsError run_err = {{0}};
+  int failed = fs_replay_run(&s->plan, &fs_cpu_ops, s->cpu, &ropt, &res, &run_err);
+  res.problem_worlds = fs_replay_report_worlds(&s->plan, &fs_cpu_ops, s->cpu, 20);
+
+  char reason[1200];
+  if (failed)
+    snprintf(reason, sizeof reason, "error: %.1100s", run_err.msg);
+  else if (res.interrupted)
+    snprintf(reason, sizeof reason, "interrupted by signal %d after %lld steps", res.interrupted,
+             res.steps);
+  else
+    snprintf(reason, sizeof reason, "completed");
+  fsError close_err = {{0}};
+  int close_failed = fs_replay_recorder_close(s->rec, &s->plan, &fs_cpu_ops, s->cpu, reason,
+                                              &close_err);
+  s->rec = NULL;
+
+  printf("Replayed %lld steps x %d world%s in %.3f s: %.4g world-steps/s, %.3gx realtime%s\n",
+         res.steps, s->plan.nworld, s->plan.nworld == 1 ? "" : "s", res.wall_s,
+         res.world_steps_per_s, res.realtime, res.interrupted ? " (interrupted)" : "");
+  if (h5path[0] && !close_failed) printf("Saved %s\n", h5path);
+  printf("summary backend=cpu worlds=%d threads=%d steps=%lld wall_s=%.6f "
+         "world_steps_per_s=%.6g realtime_x=%.6g problem_worlds=%d interrupted=%d\n",
+         s->plan.nworld, nthread, res.steps, res.wall_s, res.world_steps_per_s, res.realtime,
+         res.problem_worlds, res.interrupted ? 1 : 0);
+  fflush(stdout);
+  if (failed) {
+    *err = run_err;
+    return EXIT_RUNTIME;
+  }
+  if (close_failed) {
+    *err = close_err;
+    return EXIT_RUNTIME;
+  }
+  return res.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+}
+
+int fs_cmd_replay(int argc, char** argv, const char* command_line) {
+  Session s;
+  memset(&s, 0, sizeof s);
+  fsError err = {{0}};
+  int rc = fs_parse_replay_options(argc, argv, &s.opt, &err);
+  if (rc == 1) return EXIT_OK;
+  if (rc < 0) {
+    fprintf(stderr, "flysim replay: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  snprintf(s.opt.command_line, sizeof s.opt.command_line, "%s", command_line);
+  fs_interrupt_install();
+  fs_mujoco_install_hooks();
+  int status = run(&s, &err);
+  if (status != EXIT_OK && status != EXIT_INTERRUPTED)
+    fprintf(stderr, "flysim replay: error: %s\n", err.msg);
+  session_free(&s);
+  return status;
+}

@@ -1,0 +1,181 @@
+#include "common/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FLYSIM_ASSETS_DIR
+#define FLYSIM_ASSETS_DIR "assets"
+#endif
+
+const char* fs_assets_dir(void) {
+  const char* env = getenv("FLYSIM_ASSETS");
+  return env && env[0] ? env : FLYSIM_ASSETS_DIR;
+}
+
+void fs_print_replay_help(void) {
+  printf(
+      "usage: flysim replay [options]\n"
+      "\n"
+      "Replay recorded fly walking through the model's position actuators in many\n"
+      "worlds at once, and report throughput (world-steps/s and x realtime).\n"
+      "Defaults replay NeuroMechFly (exported from FlyGym by scripts/setup.sh) on its\n"
+      "recorded walking clip, like FlyGym's scripts/replay_behavior_cpu.py.\n"
+      "\n"
+      "options:\n"
+      "  --backend cpu|cuda      stepper: MuJoCo's mj_step on CPU threads (default cpu)\n"
+      "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
+      "                          (default %s/mesh.mjb)\n"
+      "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
+      "                          attribute timestep; resampled (cubic) to the model's\n"
+      "                          timestep if it differs (default %s/walking_clip.h5)\n"
+      "  --worlds N              worlds stepped together (default 1); world w replays\n"
+      "                          the clip from row (w mod floor(T/S)) x S\n"
+      "  --threads N             CPU threads (default: one per core, at most N worlds)\n"
+      "  --sim-duration-sec S    simulated seconds (default: half the clip, as FlyGym)\n"
+      "  --sim-steps N           simulated steps (instead of --sim-duration-sec)\n"
+      "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
+      "                          starts, not recorded (default 0.05, as FlyGym)\n"
+      "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
+      "                          (T x N x A), streamed as the run goes\n"
+      "  --quiet                 no progress line\n"
+      "  -h, --help              this text\n"
+      "\n"
+      "The last line printed is a summary a script can parse (key=value pairs).\n"
+      "Exit status: 0 success, 1 run-time error, 2 usage error, 130 interrupted\n"
+      "(Ctrl-C: the run stops after the current step and the file keeps every\n"
+      "completed step; a second Ctrl-C kills at once).\n"
+      "Environment: FLYSIM_ASSETS overrides the assets folder.\n",
+      fs_assets_dir(), fs_assets_dir());
+}
+
+static int parse_positive_int(const char* opt, const char* s, long max, long* out,
+                              fsError* err) {
+  char* end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < 1 || v > max)
+    return fs_fail(err, "%s: '%s' is not an integer in [1, %ld]; fix: e.g. %s 64", opt, s, max,
+                   opt);
+  *out = v;
+  return 0;
+}
+
+static int parse_seconds(const char* opt, const char* s, int allow_zero, double* out,
+                         fsError* err) {
+  char* end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v < 0 || (!allow_zero && v == 0))
+    return fs_fail(err, "%s: '%s' is not a %s number of seconds; fix: e.g. %s 0.5", opt, s,
+                   allow_zero ? "non-negative" : "positive", opt);
+  *out = v;
+  return 0;
+}
+
+static int copy_path(const char* opt, const char* s, char* out, size_t n, fsError* err) {
+  if (!s[0]) return fs_fail(err, "%s: empty path", opt);
+  if (strlen(s) >= n) return fs_fail(err, "%s: path longer than %zu characters", opt, n - 1);
+  memcpy(out, s, strlen(s) + 1);
+  return 0;
+}
+
+void fs_join_command_line(int argc, char** argv, char* out, size_t n) {
+  size_t used = 0;
+  out[0] = 0;
+  for (int i = 0; i < argc && used + 1 < n; i++) {
+    int quote = strpbrk(argv[i], " \t\"'") != NULL || !argv[i][0];
+    int k = snprintf(out + used, n - used, "%s%s%s%s", i ? " " : "", quote ? "'" : "", argv[i],
+                     quote ? "'" : "");
+    if (k < 0) break;
+    used += (size_t)k;
+  }
+}
+
+enum {
+  OPT_BACKEND = 256, OPT_MODEL, OPT_TARGETS, OPT_WORLDS, OPT_THREADS, OPT_DURATION,
+  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_QUIET
+};
+
+int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err) {
+  static const struct option longopts[] = {
+      {"backend", required_argument, NULL, OPT_BACKEND},
+      {"model", required_argument, NULL, OPT_MODEL},
+      {"targets", required_argument, NULL, OPT_TARGETS},
+      {"worlds", required_argument, NULL, OPT_WORLDS},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"sim-duration-sec", required_argument, NULL, OPT_DURATION},
+      {"sim-steps", required_argument, NULL, OPT_STEPS},
+      {"warmup-sec", required_argument, NULL, OPT_WARMUP},
+      {"save-data", required_argument, NULL, OPT_SAVE},
+      {"quiet", no_argument, NULL, OPT_QUIET},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  memset(o, 0, sizeof *o);
+  o->backend = FS_BACKEND_CPU;
+  o->worlds = 1;
+  o->threads = 0;
+  o->sim_duration_sec = -1;
+  o->sim_steps = -1;
+  o->warmup_sec = 0.05;
+  snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
+  snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
+
+  long v = 0;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_BACKEND:
+      if (!strcmp(optarg, "cpu"))
+        o->backend = FS_BACKEND_CPU;
+      else if (!strcmp(optarg, "cuda"))
+        o->backend = FS_BACKEND_CUDA;
+      else
+        return fs_fail(err, "--backend: '%s' is not a backend; fix: --backend cpu or "
+                       "--backend cuda", optarg);
+      break;
+    case OPT_MODEL:
+      if (copy_path("--model", optarg, o->model, sizeof o->model, err)) return -1;
+      break;
+    case OPT_TARGETS:
+      if (copy_path("--targets", optarg, o->targets, sizeof o->targets, err)) return -1;
+      break;
+    case OPT_WORLDS:
+      if (parse_positive_int("--worlds", optarg, 1L << 24, &v, err)) return -1;
+      o->worlds = (int)v;
+      break;
+    case OPT_THREADS:
+      if (parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
+      o->threads = (int)v;
+      break;
+    case OPT_DURATION:
+      if (parse_seconds("--sim-duration-sec", optarg, 0, &o->sim_duration_sec, err)) return -1;
+      break;
+    case OPT_STEPS:
+      if (parse_positive_int("--sim-steps", optarg, 1L << 30, &o->sim_steps, err)) return -1;
+      break;
+    case OPT_WARMUP:
+      if (parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err)) return -1;
+      break;
+    case OPT_SAVE:
+      if (copy_path("--save-data", optarg, o->save_data, sizeof o->save_data, err)) return -1;
+      break;
+    case OPT_QUIET: o->quiet = 1; break;
+    case 'h': fs_print_replay_help(); return 1;
+    case ':':
+      return fs_fail(err, "%s needs a value; see flysim replay --help", argv[optind - 1]);
+    default:
+      return fs_fail(err, "unknown option '%s'; see flysim replay --help", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return fs_fail(err, "unexpected argument '%s'; see flysim replay --help", argv[optind]);
+  if (o->sim_steps > 0 && o->sim_duration_sec > 0)
+    return fs_fail(err, "--sim-steps and --sim-duration-sec both given; fix: pass one of them");
+  return 0;
+}

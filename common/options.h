@@ -1,0 +1,45 @@
+// Command-line options of `flysim replay`, shared by both backends.
+#ifndef FLYSIM_COMMON_OPTIONS_H
+#define FLYSIM_COMMON_OPTIONS_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { FS_BACKEND_CPU, FS_BACKEND_CUDA } fsBackendKind;
+
+typedef struct fsReplayOptions {
+  fsBackendKind backend;
+  char model[4096];         // --model (default: the exported NeuroMechFly MJB)
+  char targets[4096];       // --targets (default: the exported walking clip)
+  int worlds;               // --worlds
+  int threads;              // --threads (0: one per core)
+  double sim_duration_sec;  // --sim-duration-sec (< 0: half the clip, as FlyGym)
+  long sim_steps;           // --sim-steps (< 0: from the duration)
+  double warmup_sec;        // --warmup-sec (FlyGym's Simulation.warmup: 0.05 s)
+  char save_data[4096];     // --save-data DIR ("" = nothing saved)
+  int quiet;                // --quiet: no progress line
+  char command_line[8192];  // argv joined, for the HDF5 attributes
+} fsReplayOptions;
+
+/// Folder of the exported assets: $FLYSIM_ASSETS, else the build's default.
+const char* fs_assets_dir(void);
+
+/// Parse `flysim replay` arguments (argv[0] is "replay"). Returns 0 to run, 1 if
+/// --help was printed, -1 on a usage error (message in err).
+int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err);
+
+/// Print `flysim replay --help` to stdout.
+void fs_print_replay_help(void);
+
+/// Join argv into one shell-readable line.
+void fs_join_command_line(int argc, char** argv, char* out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

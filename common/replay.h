@@ -1,0 +1,117 @@
+// The replay: what both backends run, and the loop that drives them.
+//
+// A replay plan fixes the model, the targets (at the model's timestep), the
+// number of worlds N and of steps S, and where in the clip each world starts.
+// A backend (cpu/ or cuda/) steps all worlds one block of steps at a time,
+// asynchronously; the driver here overlaps each block's stepping with writing the
+// previous block to HDF5, prints progress, honours Ctrl-C and measures throughput.
+#ifndef FLYSIM_COMMON_REPLAY_H
+#define FLYSIM_COMMON_REPLAY_H
+
+#include <mujoco/mujoco.h>
+
+#include "common/error.h"
+#include "common/model.h"
+#include "common/recorder.h"
+#include "common/targets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The series a replay records, one definition each (dataset, columns, units).
+typedef enum fsSeriesId {
+  FS_SERIES_QPOS_JOINT = 0,  // (T x N x J) hinge/slide joint positions after each step
+  FS_SERIES_TARGET,          // (T x N x A) target applied during each step
+  FS_NSERIES
+} fsSeriesId;
+
+/// The recorder layout of the replay's series for binding b.
+void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]);
+
+/// What a run replays.
+typedef struct fsReplay {
+  const mjModel* m;
+  const char* model_path;
+  const fsTargets* targets;      // (T x A) at m->opt.timestep
+  const fsReplayBinding* bind;
+  int nworld;                    // N
+  int nstep;                     // S: timed, recorded steps
+  int nwarmup;                   // steps before the clock, at the keyframe's controls
+  long* world_start;             // (N) target row of each world's first step
+} fsReplay;
+
+/// Fill r: world w starts at row (w mod floor(T / S)) * S -- FlyGym's GPU script's
+/// slices: (w * S) mod T when S divides T, never running past the clip's end.
+/// Errors (as usage errors) if S > T or N < 1.
+int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path,
+                   const fsTargets* t, const fsReplayBinding* b, int nworld, int nstep,
+                   int nwarmup, fsError* err);
+void fs_replay_plan_free(fsReplay* r);
+
+/// Steps [step0, step0 + nstep) of a run, with buffers for the recorded series.
+typedef struct fsBlock {
+  int step0;
+  int nstep;                     // requested
+  int ndone;                     // completed by every world (set by the backend)
+  float* series[FS_NSERIES];     // (nstep x N x C_k), or all NULL when not recording
+} fsBlock;
+
+/// Per-world health after a run: MuJoCo's warning counters and the first step at
+/// which any warning (NaN/Inf state or acceleration, full buffers, ...) appeared.
+typedef struct fsWorldStatus {
+  int warnings[mjNWARNING];      // mjData.warning[i].number
+  int first_warning_step;        // replay step (negative: during warm-up), or INT_MIN
+  int first_warning;             // mjtWarning of that first warning, or -1
+  int fatal;                     // a MuJoCo error stopped this world
+} fsWorldStatus;
+
+/// A backend: one set of worlds being stepped.
+typedef struct fsBackendOps {
+  const char* name;
+  /// Reset every world and run r->nwarmup steps (not timed, not recorded).
+  int (*warmup)(void* self, fsError* err);
+  /// Start stepping b->nstep steps from b->step0; return without waiting.
+  int (*begin_block)(void* self, fsBlock* b, fsError* err);
+  /// Wait for the block; set b->ndone (fewer than b->nstep only if stopped).
+  int (*end_block)(void* self, fsBlock* b, fsError* err);
+  /// Health of world w.
+  void (*world_status)(void* self, int w, fsWorldStatus* st);
+} fsBackendOps;
+
+/// What a run measured.
+typedef struct fsRunResult {
+  long long steps;               // steps completed by every world
+  double wall_s;                 // timed loop, after warm-up, until the last step is done
+  double world_steps_per_s;      // N * steps / wall_s
+  double realtime;               // world_steps_per_s * timestep
+  int interrupted;               // signal number that stopped the run, or 0
+  int problem_worlds;            // worlds with MuJoCo warnings or errors
+} fsRunResult;
+
+typedef struct fsRunOptions {
+  fsRecorder* recorder;          // NULL: nothing recorded
+  int block;                     // steps per block
+  int progress;                  // print a progress line (stderr is a terminal)
+  const char* label;             // progress label
+} fsRunOptions;
+
+/// Steps per block for N worlds: about 1e4 world-steps, at most 1000 and at most S.
+int fs_replay_block_steps(int nworld, int nstep);
+
+/// Warm up, then run r->nstep steps in blocks, recording if opt->recorder.
+/// Stops early (result->interrupted) on SIGINT/SIGTERM/SIGHUP.
+int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
+                  const fsRunOptions* opt, fsRunResult* result, fsError* err);
+
+/// A short name of MuJoCo warning i (mjtWarning), e.g. "bad-qacc".
+const char* fs_warning_name(int i);
+
+/// Print each problem world (stderr) and count them.
+int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,
+                            int verbose_limit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,41 @@
+// A replay's HDF5 file: the recorder's series plus everything needed to read them
+// (names, world offsets, provenance) and, when the run ends, each world's health.
+//
+// Layout (T steps recorded, N worlds, J joints, A actuated DoFs):
+//   /qpos_joint (T, N, J) float32   /target (T, N, A) float32   /time (T) float64
+//   /joint_names (J)  /actuator_names (A)  /target_joint_index (A)  /world_start (N)
+//   /world_warnings (N, W) int32  /warning_names (W)  /world_first_warning_step (N)
+//   attributes: units, timestep, model_file, targets_file, mujoco_version,
+//   flysim_version, command_line, backend, nworld, steps_planned, steps_recorded,
+//   warmup_steps, created, complete, stop_reason
+#ifndef FLYSIM_COMMON_REPLAY_IO_H
+#define FLYSIM_COMMON_REPLAY_IO_H
+
+#include "common/recorder.h"
+#include "common/replay.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fsReplayMeta {
+  const char* backend;       // "cpu" or "cuda"
+  const char* command_line;  // as typed
+  int nthread;               // CPU threads (0 if not applicable)
+} fsReplayMeta;
+
+/// Create path with the replay's series and metadata.
+fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int block,
+                                    const fsReplayMeta* meta, fsError* err);
+
+/// Write each world's health and the stop reason, and close the file.
+int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
+                             void* self, const char* stop_reason, fsError* err);
+
+/// The flysim version string ("0.1.0+g<commit>").
+const char* fs_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,219 @@
+#include "cpu/replay_cpu.h"
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/interrupt.h"
+#include "common/mujoco_hooks.h"
+#include "cpu/pool.h"
+
+typedef struct World {
+  mjData* d;
+  fsWorldStatus st;
+  int nwarn_seen;  // sum of d->warning[].number at the last check
+  int ndone;       // steps of the current block completed
+  char error[1024];
+} World;
+
+typedef enum { JOB_WARMUP, JOB_BLOCK } Job;
+
+struct fsCpuReplay {
+  const fsReplay* r;
+  fsPool* pool;
+  int nthread;
+  World* worlds;      // (N)
+  Job job;
+  fsBlock* block;     // the block being stepped
+  atomic_int stop;    // a world failed: every worker stops
+};
+
+int fs_cpu_threads(const fsCpuReplay* c) {
+  return c->nthread;
+}
+
+mjData* fs_cpu_world(fsCpuReplay* c, int w) {
+  return c->worlds[w].d;
+}
+
+// Record the first MuJoCo warning a world raises (counters only ever grow).
+static void note_warnings(World* wd, int step) {
+  const mjData* d = wd->d;
+  int total = 0;
+  for (int i = 0; i < mjNWARNING; i++) total += d->warning[i].number;
+  if (total == wd->nwarn_seen) return;
+  wd->nwarn_seen = total;
+  if (wd->st.first_warning >= 0) return;
+  for (int i = 0; i < mjNWARNING; i++)
+    if (d->warning[i].number > 0) {
+      wd->st.first_warning = i;
+      wd->st.first_warning_step = step;
+      return;
+    }
+}
+
+static int should_stop(fsCpuReplay* c) {
+  return fs_interrupted() || atomic_load_explicit(&c->stop, memory_order_relaxed);
+}
+
+// Reset world w to the keyframe, switch adhesion on, and step the warm-up at the
+// keyframe's controls (FlyGym's Simulation.reset + set_leg_adhesion_states + warmup).
+static void warmup_world(fsCpuReplay* c, World* wd) {
+  const fsReplay* r = c->r;
+  const mjModel* m = r->m;
+  mjData* d = wd->d;
+  if (r->bind->key >= 0)
+    mj_resetDataKeyframe(m, d, r->bind->key);
+  else
+    mj_resetData(m, d);
+  for (int i = 0; i < r->bind->nadhesion; i++) d->ctrl[r->bind->adhesion[i]] = 1.0;
+  memset(&wd->st, 0, sizeof wd->st);
+  wd->st.first_warning = -1;
+  wd->st.first_warning_step = INT_MIN;
+  wd->nwarn_seen = 0;
+  for (int s = 0; s < r->nwarmup && !should_stop(c); s++) {
+    mj_step(m, d);
+    note_warnings(wd, s - r->nwarmup);
+  }
+}
+
+// Step world w through the block: ctrl from its targets, mj_step, record.
+static void block_world(fsCpuReplay* c, int w) {
+  const fsReplay* r = c->r;
+  const mjModel* m = r->m;
+  const fsReplayBinding* b = r->bind;
+  World* wd = &c->worlds[w];
+  mjData* d = wd->d;
+  fsBlock* blk = c->block;
+  const int A = b->nact, J = b->njoint, N = r->nworld;
+  float* qrec = blk->series[FS_SERIES_QPOS_JOINT];
+  float* trec = blk->series[FS_SERIES_TARGET];
+  for (int k = 0; k < blk->nstep; k++) {
+    if (should_stop(c)) return;
+    int step = blk->step0 + k;
+    const double* target = r->targets->value + (r->world_start[w] + step) * (long)A;
+    for (int a = 0; a < A; a++) d->ctrl[b->actuator[a]] = target[a];
+    mj_step(m, d);
+    note_warnings(wd, step);
+    if (qrec) {
+      float* q = qrec + ((long)k * N + w) * J;
+      for (int j = 0; j < J; j++) q[j] = (float)d->qpos[b->joint_qposadr[j]];
+      float* tr = trec + ((long)k * N + w) * A;
+      for (int a = 0; a < A; a++) tr[a] = (float)target[a];
+    }
+    wd->ndone = k + 1;
+  }
+}
+
+// Run one world's share of the job; a MuJoCo error stops the world and the run.
+static void run_world(fsCpuReplay* c, int w) {
+  World* wd = &c->worlds[w];
+  fsMjTrap trap;
+  fs_mj_trap_set(&trap);
+  if (setjmp(trap.env)) {
+    wd->st.fatal = 1;
+    snprintf(wd->error, sizeof wd->error, "%s", trap.msg);
+    atomic_store(&c->stop, 1);
+  } else if (c->job == JOB_WARMUP) {
+    warmup_world(c, wd);
+  } else {
+    block_world(c, w);
+  }
+  fs_mj_trap_set(NULL);
+}
+
+static void worker(void* arg, int t) {
+  fsCpuReplay* c = arg;
+  int N = c->r->nworld;
+  int w0 = (int)((long)t * N / c->nthread), w1 = (int)((long)(t + 1) * N / c->nthread);
+  for (int w = w0; w < w1; w++) {
+    c->worlds[w].ndone = 0;
+    run_world(c, w);
+  }
+}
+
+// The first failed world's error, if any.
+static int collect_error(fsCpuReplay* c, const char* when, fsError* err) {
+  for (int w = 0; w < c->r->nworld; w++)
+    if (c->worlds[w].st.fatal)
+      return fs_fail(err, "%s: world %d: MuJoCo error during %s: %s", c->r->model_path, w, when,
+                     c->worlds[w].error);
+  return 0;
+}
+
+static int cpu_warmup(void* self, fsError* err) {
+  fsCpuReplay* c = self;
+  c->job = JOB_WARMUP;
+  fs_pool_start(c->pool, worker, c);
+  fs_pool_wait(c->pool);
+  return collect_error(c, "warm-up", err);
+}
+
+static int cpu_begin_block(void* self, fsBlock* b, fsError* err) {
+  (void)err;
+  fsCpuReplay* c = self;
+  c->job = JOB_BLOCK;
+  c->block = b;
+  fs_pool_start(c->pool, worker, c);
+  return 0;
+}
+
+static int cpu_end_block(void* self, fsBlock* b, fsError* err) {
+  fsCpuReplay* c = self;
+  fs_pool_wait(c->pool);
+  int ndone = b->nstep;
+  for (int w = 0; w < c->r->nworld; w++)
+    if (c->worlds[w].ndone < ndone) ndone = c->worlds[w].ndone;
+  b->ndone = ndone;
+  return collect_error(c, "the replay", err);
+}
+
+static void cpu_world_status(void* self, int w, fsWorldStatus* st) {
+  fsCpuReplay* c = self;
+  const World* wd = &c->worlds[w];
+  *st = wd->st;
+  for (int i = 0; i < mjNWARNING; i++) st->warnings[i] = wd->d->warning[i].number;
+}
+
+const fsBackendOps fs_cpu_ops = {"cpu", cpu_warmup, cpu_begin_block, cpu_end_block,
+                                 cpu_world_status};
+
+fsCpuReplay* fs_cpu_create(const fsReplay* r, int nthread, fsError* err) {
+  fs_mujoco_install_hooks();
+  fsCpuReplay* c = fs_calloc(err, "the CPU stepper", 1, sizeof *c);
+  if (!c) return NULL;
+  c->r = r;
+  atomic_init(&c->stop, 0);
+  if (nthread <= 0) nthread = fs_cpu_count();
+  if (nthread > r->nworld) nthread = r->nworld;
+  c->nthread = nthread;
+  c->worlds = fs_calloc(err, "the worlds", (unsigned)r->nworld, sizeof(World));
+  if (!c->worlds) goto fail;
+  for (int w = 0; w < r->nworld; w++) {
+    c->worlds[w].d = mj_makeData(r->m);
+    if (!c->worlds[w].d) {
+      fs_fail(err, "%s: cannot allocate MuJoCo data for world %d of %d (%.1f MiB each); fix: "
+              "use fewer --worlds", r->model_path, w, r->nworld,
+              (double)r->m->narena / (1024.0 * 1024.0));
+      goto fail;
+    }
+  }
+  c->pool = fs_pool_create(nthread, err);
+  if (!c->pool) goto fail;
+  return c;
+fail:
+  fs_cpu_destroy(c);
+  return NULL;
+}
+
+void fs_cpu_destroy(fsCpuReplay* c) {
+  if (!c) return;
+  fs_pool_destroy(c->pool);
+  if (c->worlds)
+    for (int w = 0; w < c->r->nworld; w++)
+      if (c->worlds[w].d) mj_deleteData(c->worlds[w].d);
+  free(c->worlds);
+  free(c);
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# flysim set-up: Debian packages, the pinned Python 3.12 venv, the NeuroMechFly
+# assets and the build. Each step checks what is already there and does only what
+# is missing, so running it twice costs a few seconds.
+#
+#   scripts/setup.sh              everything, Release build in build/
+#   FLYSIM_BUILD_DIR=dir ...      build somewhere else
+#   FLYSIM_CMAKE_ARGS="..."       extra configure arguments (first configure only)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv="$root/.venv"
+assets="$root/assets"
+build="${FLYSIM_BUILD_DIR:-$root/build}"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+# --- 1. Debian packages -------------------------------------------------------
+# compilers and CMake, HDF5 (library, headers and h5dump), ffmpeg (video),
+# EGL/OpenGL headers (headless rendering), perf (sampling profiles).
+packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools ffmpeg
+          libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri linux-perf)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+    missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null ||
+      die "need root to install: ${missing[*]} (run: apt-get install ${missing[*]})"
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+else
+  say "Debian packages: present"
+fi
+
+# --- 2. Python 3.12 venv with the pinned packages -----------------------------
+find_python312() {
+  local c
+  for c in python3.12 \
+    "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.12*/bin/python3.12 \
+    /root/.pyenv/versions/3.12*/bin/python3.12; do
+    if command -v "$c" >/dev/null 2>&1; then command -v "$c"; return 0; fi
+  done
+  return 1
+}
+req="$root/scripts/requirements.txt"
+req_hash=$(sha256sum "$req" | cut -d' ' -f1)
+stamp="$venv/.flysim-requirements"
+if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$req_hash" ]; then
+  say "Python venv: present ($venv)"
+else
+  py=$(find_python312) ||
+    die "FlyGym needs Python 3.12 and none was found (try: pyenv install 3.12)"
+  say "creating the Python venv with $py"
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q -r "$req"
+  echo "$req_hash" >"$stamp"
+fi
+
+# --- 3. Assets exported from the pinned FlyGym ----------------------------------
+exporter="$root/scripts/export_assets.py"
+want=$(sha256sum "$exporter" | cut -d' ' -f1)
+have=$("$venv/bin/python" - "$assets/manifest.json" <<'EOF' 2>/dev/null || true
+import json, sys
+print(json.load(open(sys.argv[1])).get("exporter_sha256", ""))
+EOF
+)
+if [ "$have" = "$want" ] && [ -f "$assets/mesh.mjb" ] && [ -f "$assets/walking_clip.h5" ]; then
+  say "assets: present ($assets)"
+else
+  say "exporting assets"
+  tmp="$assets.partial"
+  rm -rf "$tmp"
+  "$venv/bin/python" "$exporter" "$tmp"
+  rm -rf "$assets"
+  mv "$tmp" "$assets"
+fi
+
+# --- 4. Configure and build -------------------------------------------------------
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  say "configuring $build"
+  # shellcheck disable=SC2086
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${FLYSIM_CMAKE_ARGS:-}
+fi
+say "building $build"
+cmake --build "$build" -j "$(nproc)"
+say "done"
