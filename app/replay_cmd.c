@@ -68,6 +68,7 @@ static int prepare(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
   s->m = fs_model_load(o->model, err);
   if (!s->m) return EXIT_RUNTIME;
+  s->m->opt.disableflags |= o->disable;
   if (fs_targets_load(o->targets, &s->targets, err)) return EXIT_RUNTIME;
   if (fs_targets_resample(&s->targets, s->m->opt.timestep, err)) return EXIT_RUNTIME;
   if (fs_replay_bind(s->m, o->model, &s->targets, &s->bind, err)) return EXIT_RUNTIME;
@@ -87,6 +88,11 @@ static void print_header(const Session* s, int nthread) {
   printf("model   %s (nbody %ld, njnt %ld, nq %ld, nv %ld, nu %ld, ngeom %ld, npair %ld)\n",
          s->opt.model, (long)m->nbody, (long)m->njnt, (long)m->nq, (long)m->nv, (long)m->nu,
          (long)m->ngeom, (long)m->npair);
+  if (s->opt.disable) {
+    char names[1024];
+    fs_disable_names(s->opt.disable, names, sizeof names);
+    printf("        disabled by --disable: %s\n", names);
+  }
   printf("targets %s (%d DoFs, %d steps at %g s", s->opt.targets, t->ndof, t->nstep,
          t->timestep);
   if (fabs(t->source_timestep - t->timestep) > 1e-15)

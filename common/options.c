@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <mujoco/mujoco.h>
 
 #ifndef FLYSIM_ASSETS_DIR
 #define FLYSIM_ASSETS_DIR "assets"
@@ -41,6 +44,9 @@ void fs_print_replay_help(void) {
       "                          starts, not recorded (default 0.05, as FlyGym)\n"
       "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
       "                          (T x N x A), streamed as the run goes\n"
+      "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
+      "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
+      "                          e.g. contact, gravity, spring, damper, actuation)\n"
       "  --quiet                 no progress line\n"
       "  -h, --help              this text\n"
       "\n"
@@ -95,9 +101,28 @@ void fs_join_command_line(int argc, char** argv, char* out, size_t n) {
   }
 }
 
+int fs_disable_flag(const char* name) {
+  for (int i = 0; i < mjNDISABLE; i++)
+    if (!strcasecmp(name, mjDISABLESTRING[i])) return 1 << i;
+  return 0;
+}
+
+void fs_disable_names(int mask, char* out, size_t n) {
+  size_t used = 0;
+  out[0] = 0;
+  for (int i = 0; i < mjNDISABLE && used + 1 < n; i++)
+    if (mask & (1 << i)) {
+      int k = snprintf(out + used, n - used, "%s%s", used ? "," : "", mjDISABLESTRING[i]);
+      if (k < 0) break;
+      used += (size_t)k;
+    }
+  for (char* p = out; *p; p++)
+    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+}
+
 enum {
   OPT_BACKEND = 256, OPT_MODEL, OPT_TARGETS, OPT_WORLDS, OPT_THREADS, OPT_DURATION,
-  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_QUIET
+  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_DISABLE, OPT_QUIET
 };
 
 int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err) {
@@ -111,6 +136,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {"sim-steps", required_argument, NULL, OPT_STEPS},
       {"warmup-sec", required_argument, NULL, OPT_WARMUP},
       {"save-data", required_argument, NULL, OPT_SAVE},
+      {"disable", required_argument, NULL, OPT_DISABLE},
       {"quiet", no_argument, NULL, OPT_QUIET},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
@@ -165,6 +191,17 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
     case OPT_SAVE:
       if (copy_path("--save-data", optarg, o->save_data, sizeof o->save_data, err)) return -1;
       break;
+    case OPT_DISABLE: {
+      int flag = fs_disable_flag(optarg);
+      if (!flag) {
+        char all[1024];
+        fs_disable_names((1 << mjNDISABLE) - 1, all, sizeof all);
+        return fs_fail(err, "--disable: '%s' is not a MuJoCo disable flag; fix: one of %s",
+                       optarg, all);
+      }
+      o->disable |= flag;
+      break;
+    }
     case OPT_QUIET: o->quiet = 1; break;
     case 'h': fs_print_replay_help(); return 1;
     case ':':

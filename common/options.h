@@ -22,6 +22,7 @@ typedef struct fsReplayOptions {
   long sim_steps;           // --sim-steps (< 0: from the duration)
   double warmup_sec;        // --warmup-sec (FlyGym's Simulation.warmup: 0.05 s)
   char save_data[4096];     // --save-data DIR ("" = nothing saved)
+  int disable;              // --disable NAME: mjtDisableBit flags added to the model's
   int quiet;                // --quiet: no progress line
   char command_line[8192];  // argv joined, for the HDF5 attributes
 } fsReplayOptions;
@@ -35,6 +36,13 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
 
 /// Print `flysim replay --help` to stdout.
 void fs_print_replay_help(void);
+
+/// The mjtDisableBit named (case-insensitively) as in MuJoCo's mjDISABLESTRING
+/// (e.g. "contact", "gravity"), or 0 if none is.
+int fs_disable_flag(const char* name);
+
+/// Names of the set bits of a disable mask, comma-separated, into out.
+void fs_disable_names(int mask, char* out, size_t n);
 
 /// Join argv into one shell-readable line.
 void fs_join_command_line(int argc, char** argv, char* out, size_t n);

@@ -1,0 +1,71 @@
+// Small test helpers: checks that print where and why they failed, seeded random
+// numbers that print their seed, temporary folders, and targets files.
+//
+// A test program returns 0 (pass), 1 (fail) or 77 (skipped: ctest reports it so).
+#ifndef FLYSIM_TESTS_TESTUTIL_H
+#define FLYSIM_TESTS_TESTUTIL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FS_TEST_SKIP 77
+
+extern int fs_test_failures;
+
+#define CHECK(cond)                                                                      \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
+      fs_test_failures++;                                                                \
+    }                                                                                    \
+  } while (0)
+
+#define CHECK_MSG(cond, ...)                                                             \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);           \
+      fprintf(stderr, __VA_ARGS__);                                                      \
+      fprintf(stderr, "\n");                                                             \
+      fs_test_failures++;                                                                \
+    }                                                                                    \
+  } while (0)
+
+/// Fails (and prints both) unless haystack contains needle.
+#define CHECK_CONTAINS(haystack, needle)                                                 \
+  CHECK_MSG(strstr((haystack), (needle)) != NULL, "expected \"%s\" in \"%s\"", (needle), \
+            (haystack))
+
+#define CHECK_NEAR(a, b, tol)                                                            \
+  CHECK_MSG(fabs((double)(a) - (double)(b)) <= (tol), "%.17g vs %.17g (tol %g)",        \
+            (double)(a), (double)(b), (double)(tol))
+
+/// End of main: print a verdict and return the exit status.
+int fs_test_finish(const char* name);
+
+/// Fresh temporary folder (removed by the OS's tmp cleaning; tests leave it for
+/// inspection on failure).
+const char* fs_test_tmpdir(const char* name);
+
+/// Path of a file in the source tree's tests/models folder.
+const char* fs_test_model(const char* file);
+
+/// Path of an exported asset (FLYSIM_ASSETS or the build's assets folder).
+const char* fs_test_asset(const char* file);
+
+/// Deterministic random numbers (splitmix64); fs_test_seed prints the seed.
+void fs_test_seed(uint64_t seed);
+double fs_test_uniform(void);  // [0, 1)
+
+/// Write a targets file: /targets (T x A) float64, /dof_names (A), attribute
+/// `timestep`. Returns 0 on success.
+int fs_test_write_targets(const char* path, int T, int A, const char* const* names,
+                          const double* values, double timestep);
+
+/// Run a shell command; returns its exit status (or -1). Output is captured into
+/// out (if not NULL, up to n bytes, NUL-terminated).
+int fs_test_run(const char* cmd, char* out, size_t n);
+
+#endif
