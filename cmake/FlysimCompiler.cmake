@@ -14,6 +14,6 @@ target_compile_options(flysim_warnings INTERFACE
 
 if(FLYSIM_SANITIZE)
   set(_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
-  add_compile_options($<$<COMPILE_LANGUAGE:C>:${_san}>)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C>:${_san}>")
   add_link_options(${_san})
 endif()

@@ -15,13 +15,12 @@ const char* fs_version(void) {
 }
 
 // Write a 1-D or 2-D integer dataset (row-major) of the given file type.
-static int write_ints(hid_t file, const char* path, const char* name, int rank,
-                      const hsize_t* dims, hid_t ftype, hid_t mtype, const void* data,
-                      const char* doc, fsError* err) {
+static int write_ints(hid_t file, const char* path, const char* name, int rank, const hsize_t* dims,
+                      hid_t ftype, hid_t mtype, const void* data, const char* doc, fsError* err) {
   hid_t space = -1, d = -1;
   FS_H5_TRY(err, path, space = H5Screate_simple(rank, dims, NULL));
-  FS_H5_TRY(err, path, d = H5Dcreate2(file, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT,
-                                      H5P_DEFAULT));
+  FS_H5_TRY(err, path,
+            d = H5Dcreate2(file, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   FS_H5_TRY(err, path, H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
   if (fs_h5_attr_string(d, path, "description", doc, err)) goto fail;
   fs_h5_close(d);
@@ -40,11 +39,12 @@ static void utc_now(char* buf, size_t n) {
   strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int write_provenance(hid_t f, const char* path, const fsReplay* r,
-                            const fsReplayMeta* meta, fsError* err) {
+static int write_provenance(hid_t f, const char* path, const fsReplay* r, const fsReplayMeta* meta,
+                            fsError* err) {
   char when[64], model_abs[PATH_MAX], targets_abs[PATH_MAX];
   utc_now(when, sizeof when);
-  if (!realpath(r->model_path, model_abs)) snprintf(model_abs, sizeof model_abs, "%s", r->model_path);
+  if (!realpath(r->model_path, model_abs))
+    snprintf(model_abs, sizeof model_abs, "%s", r->model_path);
   if (!realpath(r->targets->path, targets_abs))
     snprintf(targets_abs, sizeof targets_abs, "%s", r->targets->path);
   if (fs_h5_attr_string(f, path, "units",
@@ -71,8 +71,8 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
                                     const fsReplayMeta* meta, fsError* err) {
   fsSeriesSpec series[FS_NSERIES];
   fs_replay_series(r->bind, series);
-  fsRecorderSpec spec = {path, r->nworld, 0, r->nworld, block, r->m->opt.timestep,
-                         FS_NSERIES, series};
+  fsRecorderSpec spec = {path,  r->nstep,           r->nworld,  0,     r->nworld,
+                         block, r->m->opt.timestep, FS_NSERIES, series};
   fsRecorder* rec = fs_recorder_create(&spec, err);
   if (!rec) return NULL;
   hid_t f = fs_recorder_file(rec);
@@ -83,8 +83,8 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
       write_ints(f, path, "target_joint_index", 1, &na, H5T_STD_I32LE, H5T_NATIVE_INT,
                  b->actuator_joint,
                  "for each column of /target, the column of /qpos_joint it drives", err) ||
-      write_ints(f, path, "world_start", 1, &nw, H5T_STD_I64LE, H5T_NATIVE_LONG,
-                 r->world_start, "row of the targets clip at which each world starts", err) ||
+      write_ints(f, path, "world_start", 1, &nw, H5T_STD_I64LE, H5T_NATIVE_LONG, r->world_start,
+                 "row of the targets clip at which each world starts", err) ||
       write_provenance(f, path, r, meta, err)) {
     fs_recorder_finish(rec, "failed to write metadata", NULL);
     return NULL;
@@ -95,12 +95,13 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
 int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
                              void* self, const char* stop_reason, fsError* err) {
   if (!rec) return 0;
-  hid_t f = fs_recorder_file(rec);
-  const char* path = fs_recorder_path(rec);
   int rc = 0;
+  hid_t f = fs_recorder_file(rec);
+  char path[4096];
+  snprintf(path, sizeof path, "%s", fs_recorder_path(rec));
   int* warn = calloc((size_t)r->nworld * mjNWARNING, sizeof(int));
   int* first = calloc((size_t)r->nworld, sizeof(int));
-  if (warn && first) {
+  if (rc == 0 && warn && first) {
     for (int w = 0; w < r->nworld; w++) {
       fsWorldStatus st;
       ops->world_status(self, w, &st);
@@ -119,7 +120,7 @@ int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackend
                    "-2147483648: none)",
                    err))
       rc = -1;
-  } else {
+  } else if (rc == 0) {
     rc = fs_fail_oom(err, "world status", (double)r->nworld * mjNWARNING * sizeof(int));
   }
   free(warn);
@@ -127,7 +128,15 @@ int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackend
   fsError close_err;
   if (fs_recorder_finish(rec, stop_reason, &close_err)) {
     if (rc == 0 && err) *err = close_err;
-    rc = -1;
+    return -1;
   }
+  // Streamed uncompressed (crash-safe); compressed once the file is closed.
+  fsSeriesSpec series[FS_NSERIES];
+  fs_replay_series(r->bind, series);
+  const char* names[FS_NSERIES];
+  for (int k = 0; k < FS_NSERIES; k++) names[k] = series[k].name;
+  fsError zerr;
+  if (fs_h5_compress(path, FS_NSERIES, names, &zerr))
+    fprintf(stderr, "flysim: warning: %s\n", zerr.msg);
   return rc;
 }

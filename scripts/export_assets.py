@@ -19,6 +19,11 @@ actuators' order:
   walking_clip_330hz.h5  the smoothed recording at its own 330 Hz, which flysim
                          resamples itself (a test checks both agree)
 
+and FlyGym's own CPU replay loop (Simulation: reset, adhesion on, warm-up, then
+set_actuator_inputs + step) of the mesh model's first REFERENCE_STEPS steps, as
+reference_replay.h5 (qpos after every step), which flysim's CPU stepper must
+reproduce bit for bit.
+
 A manifest.json records versions, sizes and checksums. The model's sizes are
 printed and checked against the expected NeuroMechFly sizes.
 
@@ -71,6 +76,8 @@ EXPECTED_SIZES = {
     "ngeom": 70,
     "npair": 55,
 }
+
+REFERENCE_STEPS = 1000
 
 VARIANTS = {
     "mesh": GeomFittingOption.UNMODIFIED,
@@ -226,6 +233,37 @@ def export_clip(outdir, fly):
             "recording_fps": float(snippet.data_fps)}
 
 
+def export_reference(outdir):
+    """FlyGym's replay loop (replay_behavior_cpu.py's, minus rendering) on the
+    mesh model: qpos after each of the first REFERENCE_STEPS steps."""
+    fly, world, sim = build(VARIANTS["mesh"])
+    snippet = MotionSnippet()
+    targets = snippet.get_joint_angles(
+        TIMESTEP, fly.get_actuated_jointdofs_order(ActuatorType.POSITION))
+    sim.reset()
+    sim.set_leg_adhesion_states(fly.name, np.ones(6, dtype=bool))
+    sim.warmup()
+    warmup_steps = int(0.05 / TIMESTEP)
+    qpos = np.zeros((REFERENCE_STEPS, sim.mj_model.nq))
+    for step in range(REFERENCE_STEPS):
+        sim.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[step, :])
+        sim.step()
+        qpos[step] = sim.mj_data.qpos
+    with h5py.File(outdir / "reference_replay.h5", "w") as f:
+        d = f.create_dataset("qpos", data=qpos)
+        d.attrs["dims"] = "(steps, nq): qpos after each step"
+        f.attrs["model"] = "mesh.mjb"
+        f.attrs["targets"] = "walking_clip.h5"
+        f.attrs["warmup_steps"] = warmup_steps
+        f.attrs["source"] = (f"flygym {version('flygym')} Simulation: reset(), "
+                             "set_leg_adhesion_states(ones), warmup(), then per step "
+                             "set_actuator_inputs(targets[step]) and step()")
+    print(f"  reference: FlyGym's replay loop, {REFERENCE_STEPS} steps after "
+          f"{warmup_steps} warm-up steps")
+    return {"reference": "reference_replay.h5", "steps": REFERENCE_STEPS,
+            "warmup_steps": warmup_steps}
+
+
 def sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -246,6 +284,7 @@ def main():
         fly = fly or fly_v
         manifest["models"][name] = info
     manifest["clip"] = export_clip(outdir, fly)
+    manifest["reference_replay"] = export_reference(outdir)
     manifest["sha256"] = {
         p.name: sha256(p) for p in sorted(outdir.glob("*.mjb"))
     } | {p.name: sha256(p) for p in sorted(outdir.glob("*.h5"))}
