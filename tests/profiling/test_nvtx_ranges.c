@@ -1,0 +1,135 @@
+// The CUDA backend's NVTX ranges, recorded by an NVTX injection library: names,
+// counts and nesting of warmup / timed_run { step x N } in the "flysim" domain.
+// Needs neither nsys nor a GPU.
+//
+//   test_nvtx_ranges                         the test
+//   test_nvtx_ranges --check LOG W N         check a log from another process (e.g.
+//                                            flysim replay --backend cuda run with
+//                                            NVTX_INJECTION64_PATH=<libflysim_nvtx_inject.so>
+//                                            FLYSIM_NVTX_LOG=LOG): W warm-up steps
+//                                            marked, N timed steps; exit 0 or 1
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/nvtx.h"
+#include "tests/profiling/nvtx_log.h"
+#include "tests/testutil.h"
+
+#ifndef FLYSIM_NVTX_INJECT
+#error FLYSIM_NVTX_INJECT (path of the injection library) must be defined by CMake
+#endif
+
+_Static_assert(FLYSIM_NVTX, "test_nvtx_ranges is built only with FLYSIM_NVTX=ON");
+
+// A log must pass or fail the checker as expected.
+static void expect_log(const char* text, int warmup, int steps, int ok, const char* what,
+                       const char* msg_part) {
+  fsError err = {{0}};
+  int rc = nvtx_log_check_text(text, warmup, steps, &err);
+  CHECK_MSG((rc == 0) == ok, "%s: checker returned %d (%s)", what, rc, err.msg);
+  if (!ok && msg_part) CHECK_CONTAINS(err.msg, msg_part);
+}
+
+// The checker itself rejects wrong logs (so the live check below can fail).
+static void test_checker(void) {
+  const char* good = "init\ndomain flysim\n"
+                     "push flysim warmup\npop flysim\n"
+                     "push flysim timed_run\n"
+                     "push flysim step\npop flysim\npush flysim step\npop flysim\n"
+                     "pop flysim\n";
+  expect_log(good, 0, 2, 1, "good log", NULL);
+  expect_log(good, 0, 3, 0, "one step too few", "4 flysim ranges, expected 5");
+  expect_log(good, 0, 1, 0, "one step too many", "after all 3 expected ranges");
+  expect_log(good, 1, 1, 0, "no step inside warmup", "expected 'step' at depth 1");
+  expect_log("init\ndomain flysim\npush flysim warmup\npush flysim step\npop flysim\n"
+             "pop flysim\npush flysim timed_run\npush flysim step\npop flysim\npop flysim\n",
+             1, 1, 1, "warm-up steps marked", NULL);
+  // A step after timed_run closed: right names and counts, wrong nesting.
+  expect_log("init\ndomain flysim\npush flysim warmup\npop flysim\npush flysim timed_run\n"
+             "push flysim step\npop flysim\npop flysim\npush flysim step\npop flysim\n",
+             0, 2, 0, "step outside timed_run", "inside (top level)");
+  // timed_run nested in warmup.
+  expect_log("init\ndomain flysim\npush flysim warmup\npush flysim timed_run\n"
+             "push flysim step\npop flysim\npop flysim\npop flysim\n",
+             0, 1, 0, "timed_run inside warmup", "inside warmup");
+  expect_log("init\ndomain flysim\npush flysim warmup\npop flysim\npush flysim timed_run\n"
+             "push flysim step\npop flysim\n",
+             0, 1, 0, "timed_run never popped", "never popped: timed_run");
+  expect_log("init\ndomain flysim\npush flysim warmup\npop flysim\npop flysim\n", 0, 0, 0,
+             "extra pop", "pop with no open flysim range");
+  expect_log("init\ndomain flysim\npush flysim warm_up\npop flysim\n", 0, 0, 0, "wrong name",
+             "'warm_up'");
+  // The same ranges in NVTX's default domain do not count.
+  expect_log("init\ndomain flysim\npush - warmup\npop -\npush - timed_run\npush - step\npop -\n"
+             "pop -\n",
+             0, 1, 0, "default domain", "0 flysim ranges, expected 3");
+  expect_log("init\ndomain flysim\ndomain flysim\npush flysim warmup\npop flysim\n"
+             "push flysim timed_run\npop flysim\n",
+             0, 0, 0, "domain created twice", "created 2 times");
+  expect_log("domain flysim\npush flysim warmup\npop flysim\npush flysim timed_run\n"
+             "pop flysim\n",
+             0, 0, 0, "no injection", "not loaded");
+}
+
+// What the CUDA backend does around its graph launches.
+static void run_pattern(int steps) {
+  fs_nvtx_push(FS_NVTX_WARMUP);
+  fs_nvtx_pop();
+  fs_nvtx_push(FS_NVTX_TIMED_RUN);
+  for (int i = 0; i < steps; i++) {
+    fs_nvtx_push(FS_NVTX_STEP);
+    fs_nvtx_pop();
+  }
+  fs_nvtx_pop();
+}
+
+static void test_live(void) {
+  const char* dir = fs_test_tmpdir("nvtx");
+  char log[600];
+  snprintf(log, sizeof log, "%s/nvtx.log", dir);
+  // Before the first NVTX call: nvtx3 reads these once, at its initialisation.
+  setenv("NVTX_INJECTION64_PATH", FLYSIM_NVTX_INJECT, 1);
+  setenv("FLYSIM_NVTX_LOG", log, 1);
+  const int steps = 25;
+  run_pattern(steps);
+
+  fsError err = {{0}};
+  int rc = nvtx_log_check_file(log, 0, steps, &err);
+  CHECK_MSG(rc == 0, "%s", err.msg);
+  char* text = nvtx_read_file(log);
+  CHECK(text != NULL);
+  if (text) {
+    // The literal names the issue asks for, whatever the macros say.
+    CHECK_CONTAINS(text, "push flysim warmup\npop flysim\npush flysim timed_run\n"
+                         "push flysim step\npop flysim\n");
+    int n_step = 0;
+    for (const char* p = text; (p = strstr(p, "push flysim step\n")); p++) n_step++;
+    CHECK_MSG(n_step == steps, "%d step ranges, expected %d", n_step, steps);
+    CHECK_MSG(strstr(text, "push - ") == NULL, "a range in NVTX's default domain:\n%s", text);
+    if (fs_test_failures) fprintf(stderr, "log %s:\n%s", log, text);
+  }
+  free(text);
+  // Positive control for test_nvtx_off: nvtx3's loader is in this binary.
+  CHECK(nvtx_binary_has_loader("/proc/self/exe") == 1);
+}
+
+int main(int argc, char** argv) {
+  if (argc == 5 && !strcmp(argv[1], "--check")) {
+    fsError err = {{0}};
+    if (nvtx_log_check_file(argv[2], atoi(argv[3]), atoi(argv[4]), &err)) {
+      fprintf(stderr, "%s\n", err.msg);
+      return 1;
+    }
+    printf("%s: ranges as expected\n", argv[2]);
+    return 0;
+  }
+  CHECK(!strcmp(FS_NVTX_DOMAIN, "flysim"));
+  CHECK(!strcmp(FS_NVTX_WARMUP, "warmup"));
+  CHECK(!strcmp(FS_NVTX_TIMED_RUN, "timed_run"));
+  CHECK(!strcmp(FS_NVTX_STEP, "step"));
+  test_checker();
+  test_live();
+  return fs_test_finish("test_nvtx_ranges");
+}
