@@ -1,0 +1,49 @@
+// World data of many worlds on the host (the host pipeline's, and the staging
+// copy of the device's), and copies between one world and MuJoCo's mjData.
+#ifndef FLYSIM_CUDA_BATCH_H
+#define FLYSIM_CUDA_BATCH_H
+
+#include <mujoco/mujoco.h>
+
+#include "common/error.h"
+#include "cuda/fields.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// N worlds' data: one array per field, world-major (cuda/fields.h).
+typedef struct fsBatch {
+  int nworld;
+  fsData base; // base pointers: world w's view is fs_data_world(m, &base, w)
+} fsBatch;
+
+/// Allocate (zeroed) host data for nworld worlds of model m.
+int fs_batch_alloc(const fsModel* m, int nworld, fsBatch* b, fsError* err);
+void fs_batch_free(fsBatch* b);
+
+/// World w's view.
+static inline fsData fs_batch_world(const fsModel* m, const fsBatch* b, int w) {
+  return fs_data_world(m, &b->base, w);
+}
+
+/// Copy into world w every field MuJoCo's data holds (all MJ fields, time and the
+/// warning counters), converting to fsReal. stage >= 0 copies only that stage's
+/// fields. Fails if MuJoCo's actuator moments do not have the model's sparsity.
+int fs_batch_from_mj(const fsModel* m, fsBatch* b, int w, const mjModel* mj, const mjData* md,
+                     int stage, fsError* err);
+
+/// Copy world w's state (qpos, qvel, ctrl, qfrc_applied, qacc_warmstart, time,
+/// warning counters) into MuJoCo's data.
+void fs_batch_state_to_mj(const fsModel* m, const fsBatch* b, int w, const mjModel* mj, mjData* md);
+
+/// Fill every field of `stage` (all worlds) with NaN (ints with INT_MIN).
+void fs_batch_poison(const fsModel* m, fsBatch* b, int stage);
+
+/// MuJoCo's array for data field f (NULL if mjData has none of that name).
+const mjtNum* fs_mj_field(const mjData* md, const char* name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,233 @@
+// The batched stepper's device side: allocation and copies driven by the field
+// tables, and thin kernels (a warp per world) over the stage functions.
+#include "cuda/device.h"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/model.h"
+#include "cuda/stage_forward.h"
+
+struct fsDevice {
+  fsModel m;   // device pointers, host-side sizes and options
+  fsData base; // device base pointers of every world's data
+  int nworld;
+  cudaStream_t stream;
+};
+
+//---------------------------------- kernels -------------------------------------------------------
+// Block (32, FS_WORLDS_PER_BLOCK): threadIdx.y picks the world, threadIdx.x is the
+// lane (cuda/real.h). A whole warp leaves together when its world is past the end.
+
+__device__ static inline int warp_world(void) {
+  return (int)(blockIdx.x * blockDim.y + threadIdx.y);
+}
+
+static __global__ void stage_kernel(const __grid_constant__ fsModel m,
+                                    const __grid_constant__ fsData base, int nworld, int stage) {
+  int w = warp_world();
+  if (w >= nworld) return;
+  fsData d = fs_data_world(&m, &base, w);
+  fs_stage_run(&m, &d, stage);
+}
+
+static __global__ void forward_kernel(const __grid_constant__ fsModel m,
+                                      const __grid_constant__ fsData base, int nworld) {
+  int w = warp_world();
+  if (w >= nworld) return;
+  fsData d = fs_data_world(&m, &base, w);
+  fs_forward(&m, &d);
+}
+
+static __global__ void step_kernel(const __grid_constant__ fsModel m,
+                                   const __grid_constant__ fsData base, int nworld, int nstep) {
+  int w = warp_world();
+  if (w >= nworld) return;
+  fsData d = fs_data_world(&m, &base, w);
+  for (int s = 0; s < nstep; s++) fs_step(&m, &d);
+}
+
+//---------------------------------- launchers -----------------------------------------------------
+
+static dim3 world_grid(int nworld) {
+  return dim3((unsigned)((nworld + FS_WORLDS_PER_BLOCK - 1) / FS_WORLDS_PER_BLOCK));
+}
+
+static const dim3 kWorldBlock(32, FS_WORLDS_PER_BLOCK);
+
+int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
+  step_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
+                                                                        dev->nworld, nstep);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  return 0;
+}
+
+int fs_device_stage(fsDevice* dev, int stage, fsError* err) {
+  stage_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
+                                                                         dev->nworld, stage);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
+  return 0;
+}
+
+int fs_device_forward(fsDevice* dev, fsError* err) {
+  forward_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
+                                                                           dev->nworld);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
+  return 0;
+}
+
+int fs_device_step(fsDevice* dev, int nstep, fsError* err) {
+  if (fs_device_launch_step(dev, nstep, err)) return -1;
+  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
+  return 0;
+}
+
+//---------------------------------- memory --------------------------------------------------------
+
+int fs_cuda_device_count(void) {
+  int n = 0;
+  // no driver or no device is an answer here (0), not an error
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError(); // clear it so that later calls do not report it
+    return 0;
+  }
+  return n;
+}
+
+static size_t field_bytes(const fsModel* m, const fsFieldInfo* f, int nworld) {
+  return (size_t)nworld * (size_t)fs_field_rows(m, f) * (size_t)f->cols * fs_type_size(f->type);
+}
+
+// Bytes the model and nworld worlds take on the device.
+static size_t device_bytes(const fsModel* m, int nworld) {
+  size_t n = 0;
+  for (int f = 0; f < fs_model_nfield; f++) n += field_bytes(m, &fs_model_fields[f], 1);
+  for (int f = 0; f < fs_data_nfield; f++) n += field_bytes(m, &fs_data_fields[f], nworld);
+  return n;
+}
+
+static int check_memory(const fsModel* m, int nworld, fsError* err) {
+  size_t free_b = 0, total_b = 0;
+  FS_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), err);
+  size_t need = device_bytes(m, nworld);
+  if (need > free_b / 10 * 9)
+    return fs_fail(err,
+                   "%d worlds need %.2f GiB of device memory (%.1f KiB each), the device has "
+                   "%.2f GiB free; fix: use fewer --worlds",
+                   nworld, need / 1073741824.0, need / 1024.0 / nworld, free_b / 1073741824.0);
+  return 0;
+}
+
+static int alloc_model(fsDevice* dev, const fsModel* host, fsError* err) {
+  dev->m = *host; // sizes and options; pointers replaced below
+  for (int f = 0; f < fs_model_nfield; f++) {
+    const fsFieldInfo* fi = &fs_model_fields[f];
+    void** dst = fs_field_ptr(&dev->m, fi);
+    *dst = NULL;
+    size_t n = field_bytes(host, fi, 1);
+    FS_CUDA_TRY(cudaMalloc(dst, n ? n : 1), err);
+    FS_CUDA_TRY(cudaMemcpy(*dst, *fs_field_ptr((void*)host, fi), n, cudaMemcpyHostToDevice), err);
+  }
+  return 0;
+}
+
+static int alloc_data(fsDevice* dev, fsError* err) {
+  for (int f = 0; f < fs_data_nfield; f++) {
+    const fsFieldInfo* fi = &fs_data_fields[f];
+    void** dst = fs_field_ptr(&dev->base, fi);
+    size_t n = field_bytes(&dev->m, fi, dev->nworld);
+    FS_CUDA_TRY(cudaMalloc(dst, n ? n : 1), err);
+    FS_CUDA_TRY(cudaMemset(*dst, 0, n ? n : 1), err);
+  }
+  return 0;
+}
+
+// Non-blocking: the stream does not wait for stream 0, nor stream 0 for it.
+static int create_stream(fsDevice* dev, fsError* err) {
+  FS_CUDA_TRY(cudaStreamCreateWithFlags(&dev->stream, cudaStreamNonBlocking), err);
+  return 0;
+}
+
+static int sync_device(fsError* err) {
+  FS_CUDA_TRY(cudaDeviceSynchronize(), err);
+  return 0;
+}
+
+fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
+  if (fs_cuda_device_count() == 0) {
+    fs_fail(err, "no CUDA device: the CUDA stepper needs an NVIDIA GPU and its driver; fix: run "
+                 "on a machine with a GPU, or use --backend cpu");
+    return NULL;
+  }
+  if (check_memory(m, nworld, err)) return NULL;
+  fsDevice* dev = (fsDevice*)fs_calloc(err, "the CUDA stepper", 1, sizeof(fsDevice));
+  if (!dev) return NULL;
+  dev->nworld = nworld;
+  // uploads on stream 0 finish before any kernel runs on dev's (non-blocking) stream
+  if (create_stream(dev, err) || alloc_model(dev, m, err) || alloc_data(dev, err) ||
+      sync_device(err)) {
+    fs_device_destroy(dev);
+    return NULL;
+  }
+  return dev;
+}
+
+void fs_device_destroy(fsDevice* dev) {
+  if (!dev) return;
+  for (int f = 0; f < fs_model_nfield; f++) {
+    void** p = fs_field_ptr(&dev->m, &fs_model_fields[f]);
+    if (*p) FS_CUDA_WARN(cudaFree(*p));
+  }
+  for (int f = 0; f < fs_data_nfield; f++) {
+    void** p = fs_field_ptr(&dev->base, &fs_data_fields[f]);
+    if (*p) FS_CUDA_WARN(cudaFree(*p));
+  }
+  if (dev->stream) FS_CUDA_WARN(cudaStreamDestroy(dev->stream));
+  free(dev);
+}
+
+static int copy_all(fsDevice* dev, fsBatch* host, int to_device, fsError* err) {
+  if (host->nworld != dev->nworld)
+    return fs_fail(err, "batch of %d worlds, device of %d", host->nworld, dev->nworld);
+  for (int f = 0; f < fs_data_nfield; f++) {
+    const fsFieldInfo* fi = &fs_data_fields[f];
+    void* d = *fs_field_ptr(&dev->base, fi);
+    void* h = *fs_field_ptr(&host->base, fi);
+    size_t n = field_bytes(&dev->m, fi, dev->nworld);
+    // on dev's stream: ordered with its kernels (the stream does not sync with stream 0)
+    if (to_device)
+      FS_CUDA_TRY(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, dev->stream), err);
+    else
+      FS_CUDA_TRY(cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, dev->stream), err);
+  }
+  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
+  return 0;
+}
+
+int fs_device_upload(fsDevice* dev, const fsBatch* host, fsError* err) {
+  return copy_all(dev, (fsBatch*)host, 1, err);
+}
+
+int fs_device_download(fsDevice* dev, fsBatch* host, fsError* err) {
+  return copy_all(dev, host, 0, err);
+}
+
+const fsModel* fs_device_model(const fsDevice* dev) {
+  return &dev->m;
+}
+
+const fsData* fs_device_data(const fsDevice* dev) {
+  return &dev->base;
+}
+
+int fs_device_nworld(const fsDevice* dev) {
+  return dev->nworld;
+}
+
+void* fs_device_stream(const fsDevice* dev) {
+  return (void*)dev->stream;
+}

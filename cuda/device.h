@@ -1,0 +1,54 @@
+// The batched stepper on a GPU: the model uploaded once, every world's data in
+// device memory (world-major, as cuda/fields.h defines), and the kernels that run
+// the stage functions of cuda/stage_*.h -- a warp per world, its lanes over the
+// world's elements. Host-callable C API; every CUDA call checked.
+#ifndef FLYSIM_CUDA_DEVICE_H
+#define FLYSIM_CUDA_DEVICE_H
+
+#include "common/error.h"
+#include "cuda/batch.h"
+#include "cuda/fields.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fsDevice fsDevice;
+
+/// Number of usable CUDA devices (0 if no driver or no device).
+int fs_cuda_device_count(void);
+
+/// Upload model m (host arrays, from fs_model_build) and allocate nworld worlds
+/// on the current device. Fails clearly without a GPU or without the memory.
+fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err);
+void fs_device_destroy(fsDevice* dev);
+
+/// Copy every field of every world host -> device / device -> host (synchronous).
+int fs_device_upload(fsDevice* dev, const fsBatch* host, fsError* err);
+int fs_device_download(fsDevice* dev, fsBatch* host, fsError* err);
+
+/// Run one stage (fsStage) on every world / mj_forward / nstep steps, without a
+/// graph (the graph is the replay's, cuda/replay_cuda.h). Synchronous.
+int fs_device_stage(fsDevice* dev, int stage, fsError* err);
+int fs_device_forward(fsDevice* dev, fsError* err);
+int fs_device_step(fsDevice* dev, int nstep, fsError* err);
+
+/// The device copy of the model (device pointers) and the worlds' base pointers.
+const fsModel* fs_device_model(const fsDevice* dev);
+const fsData* fs_device_data(const fsDevice* dev);
+int fs_device_nworld(const fsDevice* dev);
+
+/// The stream all of dev's work is queued on (a cudaStream_t).
+void* fs_device_stream(const fsDevice* dev);
+
+/// Launch the step kernel (nstep steps of every world) on dev's stream, without
+/// waiting: what the replay captures into its graph.
+int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err);
+
+/// Worlds per block of the kernels (a warp each).
+#define FS_WORLDS_PER_BLOCK 4
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,264 @@
+// The batched stepper's arrays: ONE definition of each, in X-macro tables that
+// drive the structs, host and device allocation, upload, download, world views
+// and the tests' comparisons with MuJoCo.
+//
+// Model arrays (fsModel): uploaded once. Names, shapes and meaning follow
+// mjModel; rows marked "flysim" are derived at upload (documented per row).
+// World data (fsData): one array per field holding every world, world-major:
+// field[w * size * cols + i * cols + c]. A world's slice is contiguous, so the
+// lanes of the warp that runs it read consecutive addresses.
+#ifndef FLYSIM_CUDA_FIELDS_H
+#define FLYSIM_CUDA_FIELDS_H
+
+#include <stddef.h>
+
+#include "cuda/real.h"
+
+#define FS_NPOLY    2  // mjNPOLY: high-order stiffness / damping coefficients
+#define FS_NGAIN    10 // mjNGAIN
+#define FS_NBIAS    10 // mjNBIAS
+#define FS_NWARNING 7  // mjNWARNING
+
+// MuJoCo's warning indices (mjtWarning) that the smooth step raises.
+enum { FS_WARN_BADQPOS = 3, FS_WARN_BADQVEL = 4, FS_WARN_BADQACC = 5, FS_WARN_BADCTRL = 6 };
+
+// Disable bits (mjtDisableBit) the smooth step honours.
+enum {
+  FS_DSBL_CONSTRAINT = 1 << 0,
+  FS_DSBL_CONTACT = 1 << 4,
+  FS_DSBL_SPRING = 1 << 5,
+  FS_DSBL_DAMPER = 1 << 6,
+  FS_DSBL_GRAVITY = 1 << 7,
+  FS_DSBL_CLAMPCTRL = 1 << 8,
+  FS_DSBL_ACTUATION = 1 << 11,
+  FS_DSBL_EULERDAMP = 1 << 15,
+  FS_DSBL_AUTORESET = 1 << 16,
+};
+
+// Joint, transmission, gain and bias types (mjtJoint, mjtTrn, mjtGain, mjtBias).
+enum { FS_JNT_FREE = 0, FS_JNT_BALL = 1, FS_JNT_SLIDE = 2, FS_JNT_HINGE = 3 };
+enum { FS_TRN_JOINT = 0, FS_TRN_JOINTINPARENT = 1, FS_TRN_BODY = 5 };
+enum { FS_GAIN_FIXED = 0, FS_GAIN_AFFINE = 1 };
+enum { FS_BIAS_NONE = 0, FS_BIAS_AFFINE = 1 };
+
+// mjtSameFrame: how a body's inertial frame relates to its body frame.
+enum {
+  FS_SAMEFRAME_NONE = 0,
+  FS_SAMEFRAME_BODY,
+  FS_SAMEFRAME_INERTIA,
+  FS_SAMEFRAME_BODYROT,
+  FS_SAMEFRAME_INERTIAROT
+};
+
+// Sizes of the model (fsModel members). "one" sizes per-world scalars.
+#define FS_MODEL_SIZES(X)                                                                          \
+  X(nq)        /* generalized coordinates */                                                       \
+  X(nv)        /* degrees of freedom */                                                            \
+  X(nu)        /* actuators = controls = force outputs (one each) */                               \
+  X(nbody)     /* bodies, world included */                                                        \
+  X(njnt)      /* joints */                                                                        \
+  X(nC)        /* non-zeros of the reduced inertia (MuJoCo's M, qLD, qH layout) */                 \
+  X(nJmom)     /* non-zeros of the actuator moments (static sparsity, flysim) */                   \
+  X(nlevel)    /* depths of the body tree, world = 0 (flysim) */                                   \
+  X(nleveladr) /* nlevel + 1 */                                                                    \
+  X(one)       /* 1 */
+
+// X(type, name, size, cols): model arrays copied from mjModel (same names).
+#define FS_MODEL_FIELDS_MJ(X)                                                                      \
+  X(int, body_parentid, nbody, 1)              /* parent body */                                   \
+  X(int, body_rootid, nbody, 1)                /* root of the kinematic tree */                    \
+  X(int, body_jntnum, nbody, 1)                /* joints of the body */                            \
+  X(int, body_jntadr, nbody, 1)                /* first joint */                                   \
+  X(int, body_dofnum, nbody, 1)                /* dofs of the body */                              \
+  X(int, body_dofadr, nbody, 1)                /* first dof */                                     \
+  X(int, body_sameframe, nbody, 1)             /* inertial frame = body frame (mjtSameFrame) */    \
+  X(fsReal, body_pos, nbody, 3)                /* position offset rel. to parent */                \
+  X(fsReal, body_quat, nbody, 4)               /* orientation offset rel. to parent */             \
+  X(fsReal, body_ipos, nbody, 3)               /* local position of the centre of mass */          \
+  X(fsReal, body_iquat, nbody, 4)              /* local orientation of the inertia ellipsoid */    \
+  X(fsReal, body_mass, nbody, 1)               /* mass */                                          \
+  X(fsReal, body_subtreemass, nbody, 1)        /* mass of the subtree */                           \
+  X(fsReal, body_inertia, nbody, 3)            /* diagonal inertia in the ipos/iquat frame */      \
+  X(int, jnt_type, njnt, 1)                    /* mjtJoint */                                      \
+  X(int, jnt_qposadr, njnt, 1)                 /* first qpos */                                    \
+  X(int, jnt_dofadr, njnt, 1)                  /* first dof */                                     \
+  X(fsReal, jnt_pos, njnt, 3)                  /* local anchor position */                         \
+  X(fsReal, jnt_axis, njnt, 3)                 /* local axis (hinge, slide) */                     \
+  X(fsReal, jnt_stiffness, njnt, 1)            /* linear stiffness */                              \
+  X(fsReal, jnt_stiffnesspoly, njnt, FS_NPOLY) /* high-order stiffness */                          \
+  X(int, jnt_actfrclimited, njnt, 1)           /* joint-level actuator force limit */              \
+  X(fsReal, jnt_actfrcrange, njnt, 2)          /* its range */                                     \
+  X(int, dof_bodyid, nv, 1)                    /* body of the dof */                               \
+  X(int, dof_jntid, nv, 1)                     /* joint of the dof */                              \
+  X(int, dof_parentid, nv, 1)                  /* parent dof, -1 at a root */                      \
+  X(int, dof_simplenum, nv, 1)                 /* consecutive simple dofs (fixed diagonal M) */    \
+  X(fsReal, dof_M0, nv, 1)                     /* diagonal of M for simple dofs */                 \
+  X(fsReal, dof_armature, nv, 1)               /* armature inertia */                              \
+  X(fsReal, dof_damping, nv, 1)                /* linear damping */                                \
+  X(fsReal, dof_dampingpoly, nv, FS_NPOLY)     /* high-order damping */                            \
+  X(fsReal, qpos0, nq, 1)                      /* qpos at reset */                                 \
+  X(fsReal, qpos_spring, nq, 1)                /* spring reference */                              \
+  X(int, M_rownnz, nv, 1)                      /* reduced inertia: non-zeros per row */            \
+  X(int, M_rowadr, nv, 1)                      /* row addresses */                                 \
+  X(int, M_colind, nC, 1)                      /* column indices (ancestors, then the diagonal) */ \
+  X(int, actuator_trntype, nu, 1)              /* mjtTrn */                                        \
+  X(int, actuator_trnid, nu, 2)                /* transmission target */                           \
+  X(int, actuator_gaintype, nu, 1)             /* mjtGain */                                       \
+  X(int, actuator_biastype, nu, 1)             /* mjtBias */                                       \
+  X(fsReal, actuator_gainprm, nu, FS_NGAIN)    /* gain parameters */                               \
+  X(fsReal, actuator_biasprm, nu, FS_NBIAS)    /* bias parameters */                               \
+  X(fsReal, actuator_gear, nu, 6)              /* transmission gear */                             \
+  X(int, actuator_ctrllimited, nu, 1)          /* control clamped */                               \
+  X(fsReal, actuator_ctrlrange, nu, 2)         /* control range */                                 \
+  X(int, actuator_forcelimited, nu, 1)         /* force clamped */                                 \
+  X(fsReal, actuator_forcerange, nu, 2)        /* force range */
+
+// X(type, name, size, cols): model arrays flysim derives at upload.
+#define FS_MODEL_FIELDS_OWN(X)                                                                     \
+  X(fsReal, dof_actarmature, nv, 1)           /* armature inherited from actuators (gear^2) */     \
+  X(fsReal, dof_actdamping, nv, 1)            /* damping inherited from actuators (gear^2) */      \
+  X(fsReal, dof_actdampingpoly, nv, FS_NPOLY) /* ... high-order */                                 \
+  X(int, actuator_disabled, nu, 1)            /* group disabled by opt.disableactuator */          \
+  X(int, moment_rownnz, nu, 1)                /* actuator moment sparsity (static) */              \
+  X(int, moment_rowadr, nu, 1)                /* row addresses */                                  \
+  X(int, moment_colind, nJmom, 1)             /* dof of each non-zero */                           \
+  X(int, dof_momentnum, nv, 1)                /* transpose: moment entries acting on the dof */    \
+  X(int, dof_momentadr, nv, 1)                /* first of them in dof_momentind */                 \
+  X(int, dof_momentind, nJmom, 1)             /* index into actuator_moment, by actuator */        \
+  X(int, dof_momentact, nJmom, 1)             /* the actuator of each */                           \
+  X(int, level_bodyadr, nleveladr, 1) /* bodies of depth k: level_body[adr[k]..adr[k+1]) */        \
+  X(int, level_body, nbody, 1)        /* bodies sorted by depth, then id */                        \
+  X(int, body_childnum, nbody, 1)     /* children of the body */                                   \
+  X(int, body_childadr, nbody, 1)     /* first in body_child */                                    \
+  X(int, body_child, nbody, 1)        /* children, increasing id */
+
+#define FS_MODEL_FIELDS(X) FS_MODEL_FIELDS_MJ(X) FS_MODEL_FIELDS_OWN(X)
+
+/// The model: sizes, options and arrays (host or device pointers, same struct).
+typedef struct fsModel {
+#define FS_X(name) int name;
+  FS_MODEL_SIZES(FS_X)
+#undef FS_X
+  double timestep;   // opt.timestep (double: time advances by it)
+  fsReal gravity[3]; // opt.gravity
+  int disableflags;  // opt.disableflags (mjtDisableBit)
+  int flg_eulerdamp; // Euler integrates damping implicitly (MuJoCo's mj_EulerSkip test)
+#define FS_X(type, name, size, cols) type* name;
+  FS_MODEL_FIELDS(FS_X)
+#undef FS_X
+} fsModel;
+
+/// Stages, in mj_step's order; each writes the fields that name it below.
+typedef enum fsStage {
+  FS_STAGE_STATE = 0,         // not a stage: state and inputs
+  FS_STAGE_KINEMATICS,        // mj_kinematics (bodies, joints, inertial frames)
+  FS_STAGE_COM_POS,           // mj_comPos
+  FS_STAGE_MAKE_M,            // mj_makeM (mj_crb)
+  FS_STAGE_FACTOR_M,          // mj_factorM
+  FS_STAGE_TRANSMISSION,      // mj_transmission
+  FS_STAGE_ACTUATOR_VELOCITY, // mj_fwdVelocity: actuator_velocity = moment * qvel
+  FS_STAGE_COM_VEL,           // mj_comVel
+  FS_STAGE_PASSIVE,           // mj_passive
+  FS_STAGE_RNE,               // mj_rne without acceleration: qfrc_bias
+  FS_STAGE_ACTUATION,         // mj_fwdActuation
+  FS_STAGE_ACCELERATION,      // mj_fwdAcceleration
+  FS_STAGE_CONSTRAINT,        // mj_fwdConstraint (part 1: no constraints)
+  FS_STAGE_EULER,             // mj_Euler (implicit damping, integration, time)
+  FS_NSTAGE
+} fsStage;
+
+/// What a data field is: MuJoCo's (same name in mjData), flysim's own
+/// (per-world bookkeeping) or scratch (a stage's intermediates).
+enum { FS_KIND_MJ = 0, FS_KIND_OWN, FS_KIND_SCRATCH };
+
+// X(type, name, size, cols, stage, kind): per-world data.
+#define FS_DATA_FIELDS(X)                                                                          \
+  X(fsReal, qpos, nq, 1, STATE, MJ)                          /* position */                        \
+  X(fsReal, qvel, nv, 1, STATE, MJ)                          /* velocity */                        \
+  X(fsReal, ctrl, nu, 1, STATE, MJ)                          /* control */                         \
+  X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                  /* applied generalized force */       \
+  X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)                /* last qacc (solver warm start) */   \
+  X(double, time, one, 1, STATE, MJ)                         /* simulation time */                 \
+  X(int, warning_number, one, FS_NWARNING, STATE, OWN)       /* MuJoCo's warning counters */       \
+  X(fsReal, xpos, nbody, 3, KINEMATICS, MJ)                  /* body frame position */             \
+  X(fsReal, xquat, nbody, 4, KINEMATICS, MJ)                 /* body frame orientation */          \
+  X(fsReal, xmat, nbody, 9, KINEMATICS, MJ)                  /* ... as a matrix */                 \
+  X(fsReal, xipos, nbody, 3, KINEMATICS, MJ)                 /* centre of mass */                  \
+  X(fsReal, ximat, nbody, 9, KINEMATICS, MJ)                 /* inertial frame orientation */      \
+  X(fsReal, xanchor, njnt, 3, KINEMATICS, MJ)                /* joint anchor */                    \
+  X(fsReal, xaxis, njnt, 3, KINEMATICS, MJ)                  /* joint axis */                      \
+  X(fsReal, subtree_com, nbody, 3, COM_POS, MJ)              /* centre of mass of each subtree */  \
+  X(fsReal, cinert, nbody, 10, COM_POS, MJ)                  /* com-based body inertia and mass */ \
+  X(fsReal, cdof, nv, 6, COM_POS, MJ)                        /* com-based motion axis (rot:lin) */ \
+  X(fsReal, crb, nbody, 10, MAKE_M, MJ)                      /* com-based composite inertia */     \
+  X(fsReal, M, nC, 1, MAKE_M, MJ)                            /* inertia, reduced sparse layout */  \
+  X(fsReal, qLD, nC, 1, FACTOR_M, MJ)                        /* L'*D*L factor of M, same layout */ \
+  X(fsReal, qLDiagInv, nv, 1, FACTOR_M, MJ)                  /* 1/diag(D) */                       \
+  X(fsReal, actuator_length, nu, 1, TRANSMISSION, MJ)        /* actuator length */                 \
+  X(fsReal, actuator_moment, nJmom, 1, TRANSMISSION, MJ)     /* moments (model's sparsity) */      \
+  X(fsReal, actuator_velocity, nu, 1, ACTUATOR_VELOCITY, MJ) /* actuator velocity */               \
+  X(fsReal, cvel, nbody, 6, COM_VEL, MJ)                     /* com-based velocity (rot:lin) */    \
+  X(fsReal, cdof_dot, nv, 6, COM_VEL, MJ)                    /* time derivative of cdof */         \
+  X(fsReal, qfrc_spring, nv, 1, PASSIVE, MJ)                 /* passive spring force */            \
+  X(fsReal, qfrc_damper, nv, 1, PASSIVE, MJ)                 /* passive damper force */            \
+  X(fsReal, qfrc_passive, nv, 1, PASSIVE, MJ)                /* total passive force */             \
+  X(fsReal, qfrc_bias, nv, 1, RNE, MJ)                       /* C(qpos, qvel) incl. gravity */     \
+  X(fsReal, rne_cacc, nbody, 6, RNE, SCRATCH)                /* com-based acceleration */          \
+  X(fsReal, rne_cfrc, nbody, 6, RNE, SCRATCH)                /* com-based body force */            \
+  X(fsReal, actuator_force, nu, 1, ACTUATION, MJ)            /* actuator force */                  \
+  X(fsReal, qfrc_actuator, nv, 1, ACTUATION, MJ)             /* actuator force in joint space */   \
+  X(fsReal, qfrc_smooth, nv, 1, ACCELERATION, MJ)            /* net unconstrained force */         \
+  X(fsReal, qacc_smooth, nv, 1, ACCELERATION, MJ)            /* unconstrained acceleration */      \
+  X(fsReal, qfrc_constraint, nv, 1, CONSTRAINT, MJ)          /* constraint force */                \
+  X(fsReal, qacc, nv, 1, CONSTRAINT, MJ)                     /* acceleration */                    \
+  X(fsReal, qH, nC, 1, EULER, MJ)                            /* factor of M + h*diag(damping) */   \
+  X(fsReal, qHDiagInv, nv, 1, EULER, MJ)                     /* its 1/diag(D) */                   \
+  X(fsReal, euler_qacc, nv, 1, EULER, SCRATCH)               /* acceleration Euler integrates */
+
+/// One world's data (a view: pointers into the batch), or a batch's base pointers.
+typedef struct fsData {
+#define FS_X(type, name, size, cols, stage, kind) type* name;
+  FS_DATA_FIELDS(FS_X)
+#undef FS_X
+} fsData;
+
+/// World w's view of the batch whose base pointers are `base`.
+FS_HD fsData fs_data_world(const fsModel* m, const fsData* base, int w) {
+  fsData d;
+#define FS_X(type, name, size, cols, stage, kind) d.name = base->name + (size_t)w * m->size * cols;
+  FS_DATA_FIELDS(FS_X)
+#undef FS_X
+  return d;
+}
+
+// Field descriptions for loops over the tables (allocation, copies, tests).
+enum { FS_TYPE_fsReal = 0, FS_TYPE_double, FS_TYPE_int };
+
+typedef struct fsFieldInfo {
+  const char* name;
+  int type;        // FS_TYPE_*
+  size_t size_off; // offsetof(fsModel, size symbol)
+  int cols;
+  int stage;      // fsStage (data) or -1 (model)
+  int kind;       // FS_KIND_* (data) or -1 (model)
+  size_t ptr_off; // offsetof(fsModel or fsData, name)
+} fsFieldInfo;
+
+/// Element size of a field type.
+static inline size_t fs_type_size(int type) {
+  return type == FS_TYPE_fsReal   ? sizeof(fsReal)
+         : type == FS_TYPE_double ? sizeof(double)
+                                  : sizeof(int);
+}
+
+/// Rows of field f in model m (its size symbol's value).
+static inline int fs_field_rows(const fsModel* m, const fsFieldInfo* f) {
+  return *(const int*)((const char*)m + f->size_off);
+}
+
+/// Address of the pointer member of field f in a struct (fsModel or fsData).
+static inline void** fs_field_ptr(void* s, const fsFieldInfo* f) {
+  return (void**)((char*)s + f->ptr_off);
+}
+
+#endif

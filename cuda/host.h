@@ -1,0 +1,36 @@
+// The host build of the batched stepper: the same stage functions as the CUDA
+// kernels (cuda/stage_*.h), compiled by the C compiler in float64
+// (flysim_cuda_host_f64) or float32 (flysim_cuda_host_f32), one world after
+// another. It is the reference the tests compare with MuJoCo where there is no
+// GPU, and a way to run the pipeline anywhere.
+//
+//   fsModel m;  fs_model_build(mj, path, &m, &err);         // checks, converts
+//   fsBatch b;  fs_batch_alloc(&m, nworld, &b, &err);
+//   fs_batch_from_mj(&m, &b, w, mj, d, FS_STAGE_STATE, &err) // state of world w
+//   fs_host_step(&m, &b, nstep);                             // mj_step x nstep
+#ifndef FLYSIM_CUDA_HOST_H
+#define FLYSIM_CUDA_HOST_H
+
+#include "cuda/batch.h"
+#include "cuda/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Run one stage (fsStage) on every world.
+void fs_host_stage(const fsModel* m, fsBatch* b, int stage);
+
+/// mj_forward on every world.
+void fs_host_forward(const fsModel* m, fsBatch* b);
+
+/// nstep steps (mj_step, Euler) of every world.
+void fs_host_step(const fsModel* m, fsBatch* b, int nstep);
+
+/// "float64" or "float32": the real type this build was compiled with.
+const char* fs_host_real_name(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,28 @@
+// Host emulation of a warp's lanes (builds with FS_EMULATE_LANES): the device's
+// execution model on the CPU, for CI machines without a GPU. Each world runs on
+// FS_NLANE threads that share its FS_FOR_LANE loops and meet at FS_SYNC() (a
+// barrier) and FS_ANY() (a barrier and an OR), as a warp's lanes do. A missing
+// FS_SYNC between a write and another lane's read is then a data race that
+// ThreadSanitizer reports; a sync some lanes skip deadlocks the barrier.
+#ifndef FLYSIM_CUDA_LANES_H
+#define FLYSIM_CUDA_LANES_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FS_EMU_NLANE 32
+
+/// This thread's lane (0 outside fs_lanes_run).
+int fs_lane_id(void);
+/// Wait for every lane (__syncwarp).
+void fs_lane_sync(void);
+/// 1 if p is non-zero on any lane (__any_sync); every lane must call it.
+int fs_lane_any(int p);
+/// Run fn(arg) on FS_EMU_NLANE lanes and wait for them (one world at a time).
+void fs_lanes_run(void (*fn)(void*), void* arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

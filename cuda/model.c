@@ -1,0 +1,440 @@
+#include "cuda/model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// cuda/fields.h restates MuJoCo's constants for the device side; keep them equal.
+_Static_assert((int)FS_NWARNING == (int)mjNWARNING && (int)FS_NPOLY == (int)mjNPOLY &&
+                   (int)FS_NGAIN == (int)mjNGAIN && (int)FS_NBIAS == (int)mjNBIAS,
+               "cuda/fields.h: MuJoCo's array sizes changed");
+_Static_assert((int)FS_WARN_BADQPOS == (int)mjWARN_BADQPOS &&
+                   (int)FS_WARN_BADQVEL == (int)mjWARN_BADQVEL &&
+                   (int)FS_WARN_BADQACC == (int)mjWARN_BADQACC &&
+                   (int)FS_WARN_BADCTRL == (int)mjWARN_BADCTRL,
+               "cuda/fields.h: MuJoCo's warnings changed");
+_Static_assert((int)FS_DSBL_CONSTRAINT == (int)mjDSBL_CONSTRAINT &&
+                   (int)FS_DSBL_CONTACT == (int)mjDSBL_CONTACT &&
+                   (int)FS_DSBL_SPRING == (int)mjDSBL_SPRING &&
+                   (int)FS_DSBL_DAMPER == (int)mjDSBL_DAMPER &&
+                   (int)FS_DSBL_GRAVITY == (int)mjDSBL_GRAVITY &&
+                   (int)FS_DSBL_CLAMPCTRL == (int)mjDSBL_CLAMPCTRL &&
+                   (int)FS_DSBL_ACTUATION == (int)mjDSBL_ACTUATION &&
+                   (int)FS_DSBL_EULERDAMP == (int)mjDSBL_EULERDAMP &&
+                   (int)FS_DSBL_AUTORESET == (int)mjDSBL_AUTORESET,
+               "cuda/fields.h: MuJoCo's disable flags changed");
+_Static_assert((int)FS_JNT_FREE == (int)mjJNT_FREE && (int)FS_JNT_BALL == (int)mjJNT_BALL &&
+                   (int)FS_JNT_SLIDE == (int)mjJNT_SLIDE && (int)FS_JNT_HINGE == (int)mjJNT_HINGE &&
+                   (int)FS_TRN_JOINT == (int)mjTRN_JOINT &&
+                   (int)FS_TRN_JOINTINPARENT == (int)mjTRN_JOINTINPARENT &&
+                   (int)FS_TRN_BODY == (int)mjTRN_BODY && (int)FS_GAIN_FIXED == (int)mjGAIN_FIXED &&
+                   (int)FS_GAIN_AFFINE == (int)mjGAIN_AFFINE &&
+                   (int)FS_BIAS_NONE == (int)mjBIAS_NONE &&
+                   (int)FS_BIAS_AFFINE == (int)mjBIAS_AFFINE &&
+                   (int)FS_SAMEFRAME_BODY == (int)mjSAMEFRAME_BODY &&
+                   (int)FS_SAMEFRAME_BODYROT == (int)mjSAMEFRAME_BODYROT,
+               "cuda/fields.h: MuJoCo's enums changed");
+
+//---------------------------------- the check
+//------------------------------------------------------
+
+// Unsupported features found so far, appended to one error message.
+typedef struct Problems {
+  fsError* err;
+  int n;
+} Problems;
+
+static void problem(Problems* p, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(Problems* p, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  p->n++;
+  fs_fail_append(p->err, " (%d) %s;", p->n, buf);
+}
+
+// Count of objects with a feature, and the first of them.
+typedef struct Found {
+  int count, first;
+} Found;
+
+static void found(Found* f, int id) {
+  if (!f->count++) f->first = id;
+}
+
+static const char* name_of(const mjModel* m, int type, int id) {
+  const char* s = mj_id2name(m, type, id);
+  return s && s[0] ? s : "(unnamed)";
+}
+
+// "N <what>s (first: 'name', id k)" for a feature found on some objects.
+static void problem_found(Problems* p, const mjModel* m, const Found* f, int type, const char* what,
+                          const char* fix) {
+  if (!f->count) return;
+  problem(p, "%s on %d %s%s (first: '%s', id %d); fix: %s", what, f->count, mju_type2Str(type),
+          f->count == 1 ? "" : "s", name_of(m, type, f->first), f->first, fix);
+}
+
+static int disabled(const mjModel* m, int flag) {
+  return (m->opt.disableflags & flag) != 0;
+}
+
+static int contacts_enabled(const mjModel* m) {
+  return !disabled(m, mjDSBL_CONTACT) && !disabled(m, mjDSBL_CONSTRAINT);
+}
+
+// Geom pairs in different bodies, not both static, whose contype/conaffinity match.
+static long colliding_geom_pairs(const mjModel* m) {
+  long n = 0;
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) {
+      int ba = m->body_weldid[m->geom_bodyid[a]], bb = m->body_weldid[m->geom_bodyid[b]];
+      if (ba == bb || (ba == 0 && bb == 0)) continue;
+      if ((m->geom_contype[a] & m->geom_conaffinity[b]) ||
+          (m->geom_contype[b] & m->geom_conaffinity[a]))
+        n++;
+    }
+  return n;
+}
+
+static void check_options(const mjModel* m, Problems* p) {
+  static const char* integrators[] = {"Euler", "RK4", "implicit", "implicitfast", "discrete"};
+  int it = m->opt.integrator;
+  if (it != mjINT_EULER)
+    problem(p, "integrator %s (only Euler is implemented); fix: integrator=\"Euler\"",
+            it >= 0 && it < 5 ? integrators[it] : "unknown");
+  if (m->opt.enableflags & mjENBL_SLEEP)
+    problem(p, "sleeping (enable flag sleep); fix: remove <flag sleep=\"enable\"/>");
+  if (m->opt.density != 0 || m->opt.viscosity != 0)
+    problem(p, "fluid forces (density %g, viscosity %g); fix: set both to 0", m->opt.density,
+            m->opt.viscosity);
+  if (contacts_enabled(m)) {
+    long ng = colliding_geom_pairs(m);
+    if (m->npair || ng)
+      problem(p,
+              "contacts (%ld explicit pairs, %ld geom pairs that may collide; collision and "
+              "the constraint solver are part 2); fix: disable contacts (flysim replay "
+              "--disable contact, or <flag contact=\"disable\"/>)",
+              (long)m->npair, ng);
+  }
+  if (m->nflex) problem(p, "%ld flexes; fix: remove them", (long)m->nflex);
+  if (m->nplugin) problem(p, "%ld plugins; fix: remove them", (long)m->nplugin);
+  if (m->nmocap) problem(p, "%ld mocap bodies; fix: remove them", (long)m->nmocap);
+  if (m->ngravcomp)
+    problem(p, "gravity compensation on %ld bod%s; fix: gravcomp=\"0\"", (long)m->ngravcomp,
+            m->ngravcomp == 1 ? "y" : "ies");
+}
+
+static void check_joints(const mjModel* m, Problems* p) {
+  Found limited = {0, 0}, friction = {0, 0};
+  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
+  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int j = 0; j < m->njnt; j++)
+    if (limits_on && m->jnt_limited[j]) found(&limited, j);
+  for (int i = 0; i < m->nv; i++)
+    if (friction_on && m->dof_frictionloss[i] > 0) found(&friction, m->dof_jntid[i]);
+  problem_found(p, m, &limited, mjOBJ_JOINT, "joint limits (constraints are part 2)",
+                "remove the ranges or disable limits (<flag limit=\"disable\"/>)");
+  problem_found(p, m, &friction, mjOBJ_JOINT, "dof friction loss (constraints are part 2)",
+                "frictionloss=\"0\" or <flag frictionloss=\"disable\"/>");
+  Found sameframe = {0, 0};
+  for (int b = 1; b < m->nbody; b++)
+    if (m->body_sameframe[b] == mjSAMEFRAME_INERTIA ||
+        m->body_sameframe[b] == mjSAMEFRAME_INERTIAROT)
+      found(&sameframe, b);
+  problem_found(p, m, &sameframe, mjOBJ_BODY, "inertial frame defined by itself",
+                "report this model");
+}
+
+// Does tendon k act on the state: stiffness, damping, armature, an actuator, an
+// active limit or friction loss?
+static int tendon_acts(const mjModel* m, int k) {
+  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
+  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int j = 0; j < mjNPOLY; j++)
+    if (m->tendon_stiffnesspoly[mjNPOLY * k + j] || m->tendon_dampingpoly[mjNPOLY * k + j])
+      return 1;
+  return m->tendon_stiffness[k] != 0 || m->tendon_damping[k] != 0 || m->tendon_armature[k] != 0 ||
+         m->tendon_actuatorid[k] != -1 || (limits_on && m->tendon_limited[k]) ||
+         (friction_on && m->tendon_frictionloss[k] > 0);
+}
+
+static void check_tendons_equality(const mjModel* m, Problems* p) {
+  Found tendon = {0, 0}, eq = {0, 0};
+  for (int k = 0; k < m->ntendon; k++)
+    if (tendon_acts(m, k)) found(&tendon, k);
+  problem_found(p, m, &tendon, mjOBJ_TENDON,
+                "tendon forces (stiffness, damping, armature, actuator, limit or friction loss)",
+                "remove them (tendons that only measure are accepted)");
+  int eq_on = !disabled(m, mjDSBL_EQUALITY) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int k = 0; k < m->neq; k++)
+    if (eq_on && m->eq_active0[k]) found(&eq, k);
+  problem_found(p, m, &eq, mjOBJ_EQUALITY, "active equality constraints (part 2)",
+                "remove them or <flag equality=\"disable\"/>");
+}
+
+static void check_actuators(const mjModel* m, Problems* p) {
+  Found trn = {0, 0}, dyn = {0, 0}, gain = {0, 0}, bias = {0, 0}, other = {0, 0};
+  for (int i = 0; i < m->nu && i < m->nactuator; i++) {
+    int t = m->actuator_trntype[i];
+    int joint_ok = (t == mjTRN_JOINT || t == mjTRN_JOINTINPARENT) &&
+                   (m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_HINGE ||
+                    m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_SLIDE);
+    if (!joint_ok && t != mjTRN_BODY) found(&trn, i);
+    if (m->actuator_dyntype[i] != mjDYN_NONE || m->actuator_actnum[i]) found(&dyn, i);
+    if (m->actuator_gaintype[i] != mjGAIN_FIXED && m->actuator_gaintype[i] != mjGAIN_AFFINE)
+      found(&gain, i);
+    if (m->actuator_biastype[i] != mjBIAS_NONE && m->actuator_biastype[i] != mjBIAS_AFFINE)
+      found(&bias, i);
+    if (m->actuator_plugin[i] >= 0 || m->actuator_delay[i] != 0 || m->actuator_ctrlnum[i] != 1 ||
+        m->actuator_outnum[i] != 1)
+      found(&other, i);
+  }
+  problem_found(p, m, &trn, mjOBJ_ACTUATOR,
+                "transmissions other than a hinge/slide joint or "
+                "a body (adhesion)",
+                "use joint actuators on hinge or slide joints");
+  problem_found(p, m, &dyn, mjOBJ_ACTUATOR, "activation dynamics", "dyntype=\"none\"");
+  problem_found(p, m, &gain, mjOBJ_ACTUATOR, "gain types other than fixed and affine",
+                "use position, motor or general actuators with fixed or affine gain");
+  problem_found(p, m, &bias, mjOBJ_ACTUATOR, "bias types other than none and affine",
+                "use position, motor or general actuators with affine bias");
+  problem_found(p, m, &other, mjOBJ_ACTUATOR, "plugins, delays or multi-input/output actuators",
+                "use single-input actuators without delay");
+  if (m->nu != m->nactuator || m->nout != m->nactuator)
+    problem(p, "%ld controls and %ld force outputs for %ld actuators (one each is implemented)",
+            (long)m->nu, (long)m->nout, (long)m->nactuator);
+}
+
+int fs_model_check(const mjModel* m, const char* model_path, fsError* err) {
+  Problems p = {err, 0};
+  fs_fail(err, "%s: ", model_path);
+  check_options(m, &p);
+  check_joints(m, &p);
+  check_tendons_equality(m, &p);
+  check_actuators(m, &p);
+  if (!p.n) {
+    if (err) err->msg[0] = 0;
+    return 0;
+  }
+  if (!err) return -1;
+  // Prefix the count now that it is known; end the list with a full stop.
+  char list[FS_ERROR_LEN];
+  snprintf(list, sizeof list, "%s", err->msg + strlen(model_path) + 2);
+  size_t n = strlen(list);
+  if (n && list[n - 1] == ';') list[n - 1] = '.';
+  return fs_fail(err, "%s: the CUDA stepper does not implement %d feature%s this model uses:%s",
+                 model_path, p.n, p.n == 1 ? "" : "s", list);
+}
+
+//---------------------------------- field tables
+//---------------------------------------------------
+
+const fsFieldInfo fs_model_fields[] = {
+#define FS_X(type, name, size, cols)                                                               \
+  {#name, FS_TYPE_##type, offsetof(fsModel, size), cols, -1, -1, offsetof(fsModel, name)},
+    FS_MODEL_FIELDS(FS_X)
+#undef FS_X
+};
+const int fs_model_nfield = (int)(sizeof fs_model_fields / sizeof fs_model_fields[0]);
+
+const fsFieldInfo fs_data_fields[] = {
+#define FS_X(type, name, size, cols, stage, kind)                                                  \
+  {#name,          FS_TYPE_##type,        offsetof(fsModel, size), cols, FS_STAGE_##stage,         \
+   FS_KIND_##kind, offsetof(fsData, name)},
+    FS_DATA_FIELDS(FS_X)
+#undef FS_X
+};
+const int fs_data_nfield = (int)(sizeof fs_data_fields / sizeof fs_data_fields[0]);
+
+const char* fs_stage_name(int stage) {
+  static const char* names[FS_NSTAGE] = {
+      "state",         "kinematics",        "com_pos",        "make_m",  "factor_m",
+      "transmission",  "actuator_velocity", "com_vel",        "passive", "rne",
+      "fwd_actuation", "fwd_acceleration",  "fwd_constraint", "euler"};
+  return stage >= 0 && stage < FS_NSTAGE ? names[stage] : "?";
+}
+
+//---------------------------------- the build
+//------------------------------------------------------
+
+static void copy_num(fsReal* dst, const mjtNum* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = (fsReal)src[i];
+}
+static void copy_int(int* dst, const int* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i];
+}
+static void copy_byte(int* dst, const mjtByte* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i];
+}
+static void copy_bool(int* dst, const mjtBool* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i] ? 1 : 0;
+}
+// Copy an mjModel array into the model's, converting by the source's type.
+#define FS_COPY(dst, src, n)                                                                       \
+  _Generic((src), mjtNum *: copy_num, int *: copy_int, mjtByte *: copy_byte,                  \
+           mjtBool *: copy_bool)(dst, src, n)
+
+// Depth of every body (world 0) into depth; returns the number of levels.
+static int body_depths(const mjModel* mj, int* depth) {
+  int nlevel = 1;
+  depth[0] = 0;
+  for (int i = 1; i < mj->nbody; i++) {
+    depth[i] = depth[mj->body_parentid[i]] + 1; // parents precede children
+    if (depth[i] + 1 > nlevel) nlevel = depth[i] + 1;
+  }
+  return nlevel;
+}
+
+// Bodies by level, and each body's children.
+static void derive_tree(const mjModel* mj, fsModel* m, const int* depth) {
+  int nb = m->nbody, k = 0;
+  for (int lev = 0; lev < m->nlevel; lev++) {
+    m->level_bodyadr[lev] = k;
+    for (int i = 0; i < nb; i++)
+      if (depth[i] == lev) m->level_body[k++] = i;
+  }
+  m->level_bodyadr[m->nlevel] = k;
+  for (int i = 1; i < nb; i++) m->body_childnum[mj->body_parentid[i]]++;
+  for (int i = 0, adr = 0; i < nb; i++) {
+    m->body_childadr[i] = adr;
+    adr += m->body_childnum[i];
+  }
+  int* fill = calloc((size_t)nb, sizeof(int));
+  for (int i = 1; i < nb; i++) {
+    int p = mj->body_parentid[i];
+    m->body_child[m->body_childadr[p] + fill[p]++] = i;
+  }
+  free(fill);
+}
+
+// Armature and damping joint jnt inherits from actuators (MuJoCo's
+// mj_actuatorArmature / mj_actuatorDamping: jnt_actuatorid -1 none, >= 0 that
+// actuator, < -1 every joint actuator on the joint), each times gear^2.
+static void actuator_inherit(const mjModel* mj, int jnt, double* armature, double* damping,
+                             double poly[mjNPOLY]) {
+  *armature = *damping = 0;
+  for (int k = 0; k < mjNPOLY; k++) poly[k] = 0;
+  int id = mj->jnt_actuatorid[jnt];
+  if (id == -1) return;
+  for (int a = 0; a < mj->nactuator; a++) {
+    int t = mj->actuator_trntype[a];
+    if (id >= 0
+            ? a != id
+            : (mj->actuator_trnid[2 * a] != jnt || (t != mjTRN_JOINT && t != mjTRN_JOINTINPARENT)))
+      continue;
+    double g = mj->actuator_gear[6 * mj->actuator_outadr[a]];
+    *armature += mj->actuator_armature[a] * (g * g);
+    *damping += mj->actuator_damping[a] * (g * g);
+    for (int k = 0; k < mjNPOLY; k++)
+      poly[k] += mj->actuator_dampingpoly[mjNPOLY * a + k] * (g * g);
+  }
+}
+
+// Per-dof inherited armature and damping, disabled actuators, and whether Euler
+// integrates damping implicitly (mj_EulerSkip's test).
+static void derive_dofs(const mjModel* mj, fsModel* m) {
+  int damping = 0;
+  for (int i = 0; i < m->nv; i++) {
+    double arm, damp, poly[mjNPOLY];
+    int jnt = mj->dof_jntid[i];
+    actuator_inherit(mj, jnt, &arm, &damp, poly);
+    m->dof_actarmature[i] = (fsReal)arm;
+    m->dof_actdamping[i] = (fsReal)damp;
+    for (int k = 0; k < mjNPOLY; k++) m->dof_actdampingpoly[FS_NPOLY * i + k] = (fsReal)poly[k];
+    int poly_nz = 0;
+    for (int k = 0; k < mjNPOLY; k++) poly_nz |= mj->dof_dampingpoly[mjNPOLY * i + k] != 0;
+    if (mj->dof_damping[i] > 0 || poly_nz || mj->jnt_actuatorid[jnt] != -1) damping = 1;
+  }
+  m->flg_eulerdamp = damping && !(mj->opt.disableflags & (mjDSBL_EULERDAMP | mjDSBL_DAMPER));
+  for (int a = 0; a < m->nu; a++) {
+    int g = mj->actuator_group[a];
+    m->actuator_disabled[a] = g >= 0 && g <= 30 && (mj->opt.disableactuator & (1 << g));
+  }
+}
+
+// Non-zeros of actuator a's moment row: one dof for a joint transmission, none for
+// a body transmission (no contacts).
+static int moment_nnz(const mjModel* mj, int a) {
+  return mj->actuator_trntype[a] == mjTRN_BODY ? 0 : 1;
+}
+
+// Static moment sparsity and its transpose (per dof, by actuator).
+static void derive_moments(const mjModel* mj, fsModel* m) {
+  int adr = 0;
+  for (int a = 0; a < m->nu; a++) {
+    m->moment_rowadr[a] = adr;
+    m->moment_rownnz[a] = moment_nnz(mj, a);
+    if (m->moment_rownnz[a]) m->moment_colind[adr] = mj->jnt_dofadr[mj->actuator_trnid[2 * a]];
+    adr += m->moment_rownnz[a];
+  }
+  for (int k = 0; k < m->nJmom; k++) m->dof_momentnum[m->moment_colind[k]]++;
+  for (int i = 0, s = 0; i < m->nv; i++) {
+    m->dof_momentadr[i] = s;
+    s += m->dof_momentnum[i];
+  }
+  int* fill = calloc((size_t)m->nv + 1, sizeof(int));
+  for (int a = 0; a < m->nu; a++)
+    for (int k = m->moment_rowadr[a]; k < m->moment_rowadr[a] + m->moment_rownnz[a]; k++) {
+      int i = m->moment_colind[k], slot = m->dof_momentadr[i] + fill[i]++;
+      m->dof_momentind[slot] = k;
+      m->dof_momentact[slot] = a;
+    }
+  free(fill);
+}
+
+static int alloc_model(fsModel* m, fsError* err) {
+  for (int f = 0; f < fs_model_nfield; f++) {
+    const fsFieldInfo* fi = &fs_model_fields[f];
+    size_t n = (size_t)fs_field_rows(m, fi) * (size_t)fi->cols;
+    void* p = fs_calloc(err, fi->name, n ? n : 1, fs_type_size(fi->type));
+    if (!p) return -1;
+    *fs_field_ptr(m, fi) = p;
+  }
+  return 0;
+}
+
+int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsError* err) {
+  memset(m, 0, sizeof *m);
+  if (fs_model_check(mj, model_path, err)) return -1;
+  int* depth = fs_calloc(err, "body depths", (unsigned long long)mj->nbody, sizeof(int));
+  if (!depth) return -1;
+  m->nq = (int)mj->nq;
+  m->nv = (int)mj->nv;
+  m->nu = (int)mj->nu;
+  m->nbody = (int)mj->nbody;
+  m->njnt = (int)mj->njnt;
+  m->nC = (int)mj->nC;
+  m->nlevel = body_depths(mj, depth);
+  m->nleveladr = m->nlevel + 1;
+  m->one = 1;
+  for (int a = 0; a < m->nu; a++) m->nJmom += moment_nnz(mj, a);
+  m->timestep = mj->opt.timestep;
+  for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
+  m->disableflags = mj->opt.disableflags;
+  if (alloc_model(m, err)) {
+    free(depth);
+    fs_model_free(m);
+    return -1;
+  }
+#define FS_X(type, name, size, cols) FS_COPY(m->name, mj->name, (long)m->size*(cols));
+  FS_MODEL_FIELDS_MJ(FS_X)
+#undef FS_X
+  derive_tree(mj, m, depth);
+  derive_dofs(mj, m);
+  derive_moments(mj, m);
+  free(depth);
+  return 0;
+}
+
+void fs_model_free(fsModel* m) {
+  if (!m) return;
+  for (int f = 0; f < fs_model_nfield; f++) {
+    void** p = fs_field_ptr(m, &fs_model_fields[f]);
+    free(*p);
+    *p = NULL;
+  }
+}

@@ -1,0 +1,110 @@
+// The batched stepper's scalar type and execution model, shared by the host
+// builds (C compiler) and the CUDA build (nvcc) of the same stage functions.
+//
+// Real type: fsReal is double unless FS_REAL_FLOAT is defined (float). The build
+// chooses: flysim_cuda_host_f64 (double), flysim_cuda_host_f32 and flysim_cuda
+// (float). Per-world time is always double (it only accumulates).
+//
+// Execution model (see cuda/README.md): every stage function works on ONE world.
+// On the device a warp runs a world: its 32 lanes share loops over elements
+// (FS_FOR_LANE), meet at FS_SYNC() between dependent passes, and agree on
+// world-wide flags with FS_ANY(). On the host one thread is the only lane:
+// FS_FOR_LANE is a plain loop, FS_SYNC() does nothing, FS_ANY(p) is p. A block
+// marked FS_LANE0 runs on one lane (work that is serial in MuJoCo's order).
+// FS_EMULATE_LANES runs the device's model on host threads (cuda/lanes.h).
+#ifndef FLYSIM_CUDA_REAL_H
+#define FLYSIM_CUDA_REAL_H
+
+#include <math.h>
+
+#ifdef FS_REAL_FLOAT
+typedef float fsReal;
+#define FS_REAL_NAME "float32"
+#define FS_MINVAL    1e-15f // MuJoCo's mjMINVAL in single precision
+#define FS_MAXVAL    1e10f  // MuJoCo's mjMAXVAL: larger |qpos|, |qvel|, |qacc| is bad
+#else
+typedef double fsReal;
+#define FS_REAL_NAME "float64"
+#define FS_MINVAL    1e-15
+#define FS_MAXVAL    1e10
+#endif
+
+// Functions compiled for both sides. Under nvcc they are __host__ __device__.
+#ifdef __CUDACC__
+#define FS_HD __host__ __device__ static inline
+#else
+#define FS_HD static inline
+#endif
+
+// Lanes of a world (see the header comment).
+#ifdef __CUDA_ARCH__
+#define FS_NLANE  32
+#define FS_LANE   ((int)(threadIdx.x & 31))
+#define FS_SYNC() __syncwarp()
+#define FS_ANY(p) __any_sync(0xffffffffu, (p))
+#elif defined(FS_EMULATE_LANES) // the device's model on host threads (cuda/lanes.h)
+#include "cuda/lanes.h"
+#define FS_NLANE  FS_EMU_NLANE
+#define FS_LANE   fs_lane_id()
+#define FS_SYNC() fs_lane_sync()
+#define FS_ANY(p) fs_lane_any(p)
+#else
+#define FS_NLANE  1
+#define FS_LANE   0
+#define FS_SYNC() ((void)0)
+#define FS_ANY(p) (p)
+#endif
+
+/// for (i over [0, n)) split across the world's lanes.
+#define FS_FOR_LANE(i, n) for (int i = FS_LANE; i < (n); i += FS_NLANE)
+
+/// The statement or block that follows runs on lane 0 only.
+#define FS_LANE0 if (FS_LANE == 0)
+
+// Math in the real type.
+#ifdef FS_REAL_FLOAT
+FS_HD fsReal fs_sqrt(fsReal x) {
+  return sqrtf(x);
+}
+FS_HD fsReal fs_sin(fsReal x) {
+  return sinf(x);
+}
+FS_HD fsReal fs_cos(fsReal x) {
+  return cosf(x);
+}
+FS_HD fsReal fs_abs(fsReal x) {
+  return fabsf(x);
+}
+FS_HD fsReal fs_atan2(fsReal y, fsReal x) {
+  return atan2f(y, x);
+}
+#else
+FS_HD fsReal fs_sqrt(fsReal x) {
+  return sqrt(x);
+}
+FS_HD fsReal fs_sin(fsReal x) {
+  return sin(x);
+}
+FS_HD fsReal fs_cos(fsReal x) {
+  return cos(x);
+}
+FS_HD fsReal fs_abs(fsReal x) {
+  return fabs(x);
+}
+FS_HD fsReal fs_atan2(fsReal y, fsReal x) {
+  return atan2(y, x);
+}
+#endif
+
+#define FS_PI ((fsReal)3.14159265358979323846)
+
+FS_HD fsReal fs_clip(fsReal x, fsReal lo, fsReal hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/// MuJoCo's mju_isBad: NaN or beyond +-mjMAXVAL.
+FS_HD int fs_is_bad(fsReal x) {
+  return x != x || x > FS_MAXVAL || x < -FS_MAXVAL;
+}
+
+#endif

@@ -1,0 +1,425 @@
+// The GPU replay backend (cuda/replay_cuda.h): replay kernels, the step graph,
+// blocks of steps with asynchronous copies to pinned memory, world health.
+#include "cuda/replay_cuda.h"
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+
+#include "common/nvtx.h"
+#include "cuda/cuda_check.h"
+#include "cuda/model.h"
+
+struct fsCudaReplay {
+  const fsReplay* r;
+  fsModel hm; // host model (sizes; the device copy is dev's)
+  fsDevice* dev;
+  cudaStream_t stream; // dev's
+  int use_graph;
+  int N, A, J, cap;       // worlds, targets, recorded joints, steps per record buffer
+  fsReal* d_table;        // (T x A) the clip at the model's timestep
+  long* d_start;          // (N) clip row of each world's step 0
+  int* d_actuator;        // (A) actuator driven by each target column
+  int* d_qposadr;         // (J) qpos address of each recorded joint
+  int* d_counter;         // [0] replay step (negative in warm-up), [1] step in the block
+  int* h_counter;         // (2) pinned: block start
+  float *d_qrec, *d_trec; // (cap x N x J), (cap x N x A) this block's recording
+  float *h_qrec, *h_trec; // pinned copies
+  int *d_nseen, *d_first, *d_first_step; // (N) warnings seen, first warning, its step
+  int *h_warn, *h_first, *h_first_step;  // host copies for world_status
+  int status_fresh;
+  cudaGraphExec_t graph_step, graph_warm;
+  cudaEvent_t done;
+};
+
+//---------------------------------- kernels -------------------------------------------------------
+
+// ctrl of each world's driven actuators from its row of the clip.
+static __global__ void targets_kernel(const fsReal* table, const long* start, const int* counter,
+                                      const int* actuator, int N, int A, fsReal* ctrl, int nu) {
+  int k = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k >= N * A) return;
+  int w = k / A, a = k % A;
+  ctrl[(size_t)w * nu + actuator[a]] = table[(start[w] + counter[0]) * A + a];
+}
+
+// Joint angles and targets of this step into the block's buffers.
+static __global__ void record_kernel(const fsReal* qpos, int nq, const int* qposadr, int J,
+                                     const fsReal* table, const long* start, int A,
+                                     const int* counter, int N, int cap, float* qrec, float* trec) {
+  int k = (int)(blockIdx.x * blockDim.x + threadIdx.x), slot = counter[1];
+  if (slot >= cap || k >= N * (J + A)) return;
+  if (k < N * J) {
+    int w = k / J, j = k % J;
+    qrec[((size_t)slot * N + w) * J + j] = (float)qpos[(size_t)w * nq + qposadr[j]];
+  } else {
+    k -= N * J;
+    int w = k / A, a = k % A;
+    trec[((size_t)slot * N + w) * A + a] = (float)table[(start[w] + counter[0]) * A + a];
+  }
+}
+
+// First warning of each world, and the replay step it appeared at.
+static __global__ void health_kernel(const int* warning, const int* counter, int N, int* nseen,
+                                     int* first, int* first_step) {
+  int w = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (w >= N) return;
+  const int* wn = warning + (size_t)w * FS_NWARNING;
+  int total = 0;
+  for (int k = 0; k < FS_NWARNING; k++) total += wn[k];
+  if (total == nseen[w]) return;
+  nseen[w] = total;
+  if (first[w] >= 0) return;
+  for (int k = 0; k < FS_NWARNING; k++)
+    if (wn[k] > 0) {
+      first[w] = k;
+      first_step[w] = counter[0];
+      return;
+    }
+}
+
+static __global__ void advance_kernel(int* counter) {
+  counter[0]++;
+  counter[1]++;
+}
+
+//---------------------------------- one step ------------------------------------------------------
+
+static unsigned blocks_for(int n) {
+  return (unsigned)((n + 255) / 256);
+}
+
+// Queue one step's kernels on the stream (what the graph captures).
+static int launch_step(fsCudaReplay* c, int replay, fsError* err) {
+  const fsModel* m = fs_device_model(c->dev);
+  const fsData* d = fs_device_data(c->dev);
+  if (replay) {
+    targets_kernel<<<blocks_for(c->N * c->A), 256, 0, c->stream>>>(
+        c->d_table, c->d_start, c->d_counter, c->d_actuator, c->N, c->A, d->ctrl, m->nu);
+    FS_CUDA_TRY(cudaGetLastError(), err);
+  }
+  if (fs_device_launch_step(c->dev, 1, err)) return -1;
+  if (replay) {
+    record_kernel<<<blocks_for(c->N * (c->J + c->A)), 256, 0, c->stream>>>(
+        d->qpos, m->nq, c->d_qposadr, c->J, c->d_table, c->d_start, c->A, c->d_counter, c->N,
+        c->cap, c->d_qrec, c->d_trec);
+    FS_CUDA_TRY(cudaGetLastError(), err);
+  }
+  health_kernel<<<blocks_for(c->N), 256, 0, c->stream>>>(d->warning_number, c->d_counter, c->N,
+                                                         c->d_nseen, c->d_first, c->d_first_step);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  advance_kernel<<<1, 1, 0, c->stream>>>(c->d_counter);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  return 0;
+}
+
+static int end_capture(cudaStream_t s, cudaGraph_t* g, fsError* err) {
+  FS_CUDA_TRY(cudaStreamEndCapture(s, g), err);
+  return 0;
+}
+
+static int instantiate(cudaGraphExec_t* exec, cudaGraph_t g, fsError* err) {
+  FS_CUDA_TRY(cudaGraphInstantiate(exec, g, 0), err);
+  return 0;
+}
+
+// Capture one step (replay or warm-up) into an executable graph.
+static int capture(fsCudaReplay* c, int replay, cudaGraphExec_t* exec, fsError* err) {
+  cudaGraph_t g = NULL;
+  FS_CUDA_TRY(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), err);
+  int rc = launch_step(c, replay, err);
+  fsError end_err;
+  int end = end_capture(c->stream, &g, &end_err);
+  if (!rc && !end) rc = instantiate(exec, g, err);
+  if (!rc && end) *err = end_err;
+  if (g) FS_CUDA_WARN(cudaGraphDestroy(g));
+  return rc || end ? -1 : 0;
+}
+
+// Queue n steps: the graph n times, or the kernels themselves. Each replay step is
+// an NVTX range `step` around its host-side launch.
+static int run_steps(fsCudaReplay* c, int replay, int n, fsError* err) {
+  for (int k = 0; k < n; k++) {
+    if (replay) fs_nvtx_push(FS_NVTX_STEP);
+    int rc = 0;
+    if (!c->use_graph) {
+      rc = launch_step(c, replay, err);
+    } else {
+      cudaError_t e = cudaGraphLaunch(replay ? c->graph_step : c->graph_warm, c->stream);
+      if (e != cudaSuccess)
+        rc = fs_fail(err, "CUDA error %s (%s) in cudaGraphLaunch at %s:%d", cudaGetErrorName(e),
+                     cudaGetErrorString(e), __FILE__, __LINE__);
+    }
+    if (replay) fs_nvtx_pop();
+    if (rc) return -1;
+  }
+  return 0;
+}
+
+//---------------------------------- backend operations --------------------------------------------
+
+// host -> device on the stream (it does not synchronize with stream 0); src may be
+// freed on return (pageable memory is staged before the call returns).
+static int upload_async(fsCudaReplay* c, void* dst, const void* src, size_t n, fsError* err) {
+  FS_CUDA_TRY(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->stream), err);
+  return 0;
+}
+
+// Every world's state <- the keyframe (or qpos0), adhesion on (cpu/replay_cpu.c's reset).
+static int upload_reset_state(fsCudaReplay* c, fsError* err) {
+  const fsReplay* r = c->r;
+  mjData* md = mj_makeData(r->m);
+  if (!md) return fs_fail(err, "%s: cannot allocate MuJoCo data", r->model_path);
+  if (r->bind->key >= 0)
+    mj_resetDataKeyframe(r->m, md, r->bind->key);
+  else
+    mj_resetData(r->m, md);
+  for (int i = 0; i < r->bind->nadhesion; i++) md->ctrl[r->bind->adhesion[i]] = 1.0;
+  fsBatch one;
+  int rc = fs_batch_alloc(&c->hm, 1, &one, err);
+  if (!rc) rc = fs_batch_from_mj(&c->hm, &one, 0, r->m, md, FS_STAGE_STATE, err);
+  mj_deleteData(md);
+  for (int f = 0; !rc && f < fs_data_nfield; f++) {
+    const fsFieldInfo* fi = &fs_data_fields[f];
+    if (fi->stage != FS_STAGE_STATE) continue;
+    size_t bytes = (size_t)fs_field_rows(&c->hm, fi) * fi->cols * fs_type_size(fi->type);
+    char* rep = (char*)malloc(bytes * c->N + 1);
+    if (!rep) {
+      rc = fs_fail_oom(err, "the initial state", (double)bytes * c->N);
+      break;
+    }
+    for (int w = 0; w < c->N; w++) memcpy(rep + bytes * w, *fs_field_ptr(&one.base, fi), bytes);
+    rc = upload_async(c, *fs_field_ptr((void*)fs_device_data(c->dev), fi), rep, bytes * c->N, err);
+    free(rep);
+  }
+  fs_batch_free(&one);
+  return rc;
+}
+
+static int cuda_warmup(void* self, fsError* err) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  if (upload_reset_state(c, err)) return -1;
+  c->h_counter[0] = -c->r->nwarmup;
+  c->h_counter[1] = 0;
+  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 2 * sizeof(int), cudaMemcpyHostToDevice,
+                              c->stream),
+              err);
+  FS_CUDA_TRY(cudaMemsetAsync(c->d_nseen, 0, c->N * sizeof(int), c->stream), err);
+  FS_CUDA_TRY(cudaMemsetAsync(c->d_first, 0xff, c->N * sizeof(int), c->stream), err); // -1: none
+  if (run_steps(c, 0, c->r->nwarmup, err)) return -1;
+  FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
+  c->status_fresh = 0;
+  return 0;
+}
+
+static int cuda_begin_block(void* self, fsBlock* b, fsError* err) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  if (b->nstep > c->cap)
+    return fs_fail(err, "a block of %d steps: the CUDA stepper records at most %d per block",
+                   b->nstep, c->cap);
+  c->h_counter[0] = b->step0;
+  c->h_counter[1] = 0;
+  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 2 * sizeof(int), cudaMemcpyHostToDevice,
+                              c->stream),
+              err);
+  if (run_steps(c, 1, b->nstep, err)) return -1;
+  if (b->series[FS_SERIES_QPOS_JOINT]) {
+    size_t nq = (size_t)b->nstep * c->N * c->J, nt = (size_t)b->nstep * c->N * c->A;
+    FS_CUDA_TRY(cudaMemcpyAsync(c->h_qrec, c->d_qrec, nq * sizeof(float), cudaMemcpyDeviceToHost,
+                                c->stream),
+                err);
+    FS_CUDA_TRY(cudaMemcpyAsync(c->h_trec, c->d_trec, nt * sizeof(float), cudaMemcpyDeviceToHost,
+                                c->stream),
+                err);
+  }
+  FS_CUDA_TRY(cudaEventRecord(c->done, c->stream), err);
+  return 0;
+}
+
+static int cuda_end_block(void* self, fsBlock* b, fsError* err) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  FS_CUDA_TRY(cudaEventSynchronize(c->done), err);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  if (b->series[FS_SERIES_QPOS_JOINT]) {
+    memcpy(b->series[FS_SERIES_QPOS_JOINT], c->h_qrec,
+           (size_t)b->nstep * c->N * c->J * sizeof(float));
+    memcpy(b->series[FS_SERIES_TARGET], c->h_trec, (size_t)b->nstep * c->N * c->A * sizeof(float));
+  }
+  b->ndone = b->nstep;
+  c->status_fresh = 0;
+  return 0;
+}
+
+static int fetch_status(fsCudaReplay* c, fsError* err) {
+  const fsData* d = fs_device_data(c->dev);
+  size_t nw = (size_t)c->N * sizeof(int);
+  FS_CUDA_TRY(cudaMemcpyAsync(c->h_warn, d->warning_number, nw * FS_NWARNING,
+                              cudaMemcpyDeviceToHost, c->stream),
+              err);
+  FS_CUDA_TRY(cudaMemcpyAsync(c->h_first, c->d_first, nw, cudaMemcpyDeviceToHost, c->stream), err);
+  FS_CUDA_TRY(
+      cudaMemcpyAsync(c->h_first_step, c->d_first_step, nw, cudaMemcpyDeviceToHost, c->stream),
+      err);
+  FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
+  c->status_fresh = 1;
+  return 0;
+}
+
+static void cuda_world_status(void* self, int w, fsWorldStatus* st) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  memset(st, 0, sizeof *st);
+  st->first_warning = -1;
+  st->first_warning_step = INT_MIN;
+  fsError err;
+  if (!c->status_fresh && fetch_status(c, &err)) {
+    fprintf(stderr, "flysim: world health unavailable: %s\n", err.msg);
+    return;
+  }
+  for (int k = 0; k < FS_NWARNING && k < mjNWARNING; k++)
+    st->warnings[k] = c->h_warn[(size_t)w * FS_NWARNING + k];
+  if (c->h_first[w] >= 0) {
+    st->first_warning = c->h_first[w];
+    st->first_warning_step = c->h_first_step[w];
+  }
+}
+
+const fsBackendOps fs_cuda_ops = {"cuda", cuda_warmup, cuda_begin_block, cuda_end_block,
+                                  cuda_world_status};
+
+//---------------------------------- create / destroy ----------------------------------------------
+
+template <typename T> static int device_alloc(T** p, size_t n, fsError* err) {
+  FS_CUDA_TRY(cudaMalloc((void**)p, (n ? n : 1) * sizeof(T)), err);
+  return 0;
+}
+
+template <typename T> static int pinned_alloc(T** p, size_t n, fsError* err) {
+  FS_CUDA_TRY(cudaMallocHost((void**)p, (n ? n : 1) * sizeof(T)), err);
+  return 0;
+}
+
+// The clip (as fsReal), world offsets and the binding, on the device.
+static int upload_replay(fsCudaReplay* c, fsError* err) {
+  const fsReplay* r = c->r;
+  size_t T = (size_t)r->targets->nstep;
+  if (device_alloc(&c->d_table, T * c->A, err) || device_alloc(&c->d_start, (size_t)c->N, err) ||
+      device_alloc(&c->d_actuator, (size_t)c->A, err) ||
+      device_alloc(&c->d_qposadr, (size_t)c->J, err) || device_alloc(&c->d_counter, 2, err))
+    return -1;
+  fsReal* table = (fsReal*)fs_calloc(err, "the clip", T * c->A, sizeof(fsReal));
+  if (!table) return -1;
+  for (size_t k = 0; k < T * c->A; k++) table[k] = (fsReal)r->targets->value[k];
+  int rc = upload_async(c, c->d_table, table, T * c->A * sizeof(fsReal), err);
+  free(table);
+  if (rc) return -1;
+  FS_CUDA_TRY(cudaMemcpy(c->d_start, r->world_start, c->N * sizeof(long), cudaMemcpyHostToDevice),
+              err);
+  FS_CUDA_TRY(
+      cudaMemcpy(c->d_actuator, r->bind->actuator, c->A * sizeof(int), cudaMemcpyHostToDevice),
+      err);
+  FS_CUDA_TRY(
+      cudaMemcpy(c->d_qposadr, r->bind->joint_qposadr, c->J * sizeof(int), cudaMemcpyHostToDevice),
+      err);
+  return 0;
+}
+
+static int alloc_buffers(fsCudaReplay* c, fsError* err) {
+  size_t nq = (size_t)c->cap * c->N * c->J, nt = (size_t)c->cap * c->N * c->A;
+  if (device_alloc(&c->d_qrec, nq, err) || device_alloc(&c->d_trec, nt, err) ||
+      pinned_alloc(&c->h_qrec, nq, err) || pinned_alloc(&c->h_trec, nt, err) ||
+      pinned_alloc(&c->h_counter, 2, err) || device_alloc(&c->d_nseen, (size_t)c->N, err) ||
+      device_alloc(&c->d_first, (size_t)c->N, err) ||
+      device_alloc(&c->d_first_step, (size_t)c->N, err))
+    return -1;
+  c->h_warn = (int*)fs_calloc(err, "world warnings", (size_t)c->N * FS_NWARNING, sizeof(int));
+  c->h_first = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
+  c->h_first_step = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
+  if (!c->h_warn || !c->h_first || !c->h_first_step) return -1;
+  FS_CUDA_TRY(cudaEventCreateWithFlags(&c->done, cudaEventDisableTiming), err);
+  return 0;
+}
+
+static int sync_device(fsError* err) {
+  FS_CUDA_TRY(cudaDeviceSynchronize(), err);
+  return 0;
+}
+
+fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
+  if (fs_cuda_device_count() == 0) {
+    fs_fail(err, "--backend cuda: no CUDA device (no NVIDIA GPU or driver on this machine); fix: "
+                 "use --backend cpu, or run on a machine with a GPU");
+    return NULL;
+  }
+  fsCudaReplay* c = (fsCudaReplay*)fs_calloc(err, "the CUDA stepper", 1, sizeof(fsCudaReplay));
+  if (!c) return NULL;
+  c->r = r;
+  c->N = r->nworld;
+  c->A = r->bind->nact;
+  c->J = r->bind->njoint;
+  c->cap = fs_replay_block_steps(r->nworld, r->nstep);
+  const char* env = getenv("FLYSIM_NO_GRAPH");
+  c->use_graph = !(env && !strcmp(env, "1"));
+  if (fs_model_build(r->m, r->model_path, &c->hm, err)) goto fail;
+  c->dev = fs_device_create(&c->hm, c->N, err);
+  if (!c->dev) goto fail;
+  c->stream = (cudaStream_t)fs_device_stream(c->dev);
+  if (upload_replay(c, err) || alloc_buffers(c, err)) goto fail;
+  if (c->use_graph && (capture(c, 1, &c->graph_step, err) || capture(c, 0, &c->graph_warm, err)))
+    goto fail;
+  if (sync_device(err)) goto fail; // the uploads (stream 0) are done before any kernel
+  return c;
+fail:
+  fs_cuda_destroy(c);
+  return NULL;
+}
+
+void fs_cuda_destroy(fsCudaReplay* c) {
+  if (!c) return;
+  if (c->stream) FS_CUDA_WARN(cudaStreamSynchronize(c->stream));
+  if (c->graph_step) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_step));
+  if (c->graph_warm) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_warm));
+  if (c->done) FS_CUDA_WARN(cudaEventDestroy(c->done));
+  void* dev_ptrs[] = {c->d_table, c->d_start, c->d_actuator, c->d_qposadr, c->d_counter,
+                      c->d_qrec,  c->d_trec,  c->d_nseen,    c->d_first,   c->d_first_step};
+  for (void* p : dev_ptrs)
+    if (p) FS_CUDA_WARN(cudaFree(p));
+  void* pinned[] = {c->h_qrec, c->h_trec, c->h_counter};
+  for (void* p : pinned)
+    if (p) FS_CUDA_WARN(cudaFreeHost(p));
+  free(c->h_warn);
+  free(c->h_first);
+  free(c->h_first_step);
+  fs_device_destroy(c->dev);
+  fs_model_free(&c->hm);
+  free(c);
+}
+
+int fs_cuda_uses_graph(const fsCudaReplay* c) {
+  return c->use_graph;
+}
+
+fsDevice* fs_cuda_device(fsCudaReplay* c) {
+  return c->dev;
+}
+
+static int device_props(int* dev, cudaDeviceProp* p, int* runtime, fsError* err) {
+  FS_CUDA_TRY(cudaGetDevice(dev), err);
+  FS_CUDA_TRY(cudaGetDeviceProperties(p, *dev), err);
+  FS_CUDA_TRY(cudaRuntimeGetVersion(runtime), err);
+  return 0;
+}
+
+void fs_cuda_describe(const fsCudaReplay* c, char* out, size_t n) {
+  (void)c;
+  int dev = 0, rt = 0;
+  cudaDeviceProp p;
+  fsError err;
+  if (device_props(&dev, &p, &rt, &err)) {
+    snprintf(out, n, "unknown CUDA device (%s)", err.msg);
+    return;
+  }
+  snprintf(out, n, "%s (sm_%d%d, %d SMs, %.1f GiB), CUDA runtime %d.%d, %s", p.name, p.major,
+           p.minor, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, rt / 1000,
+           (rt % 1000) / 10, FS_REAL_NAME);
+}

@@ -1,0 +1,81 @@
+// Test harness of the batched stepper against MuJoCo (ARCHITECTURE section 4):
+// reference worlds from MuJoCo itself (seeded noise, a few steps, mj_forward),
+// a different state in every world, outputs poisoned with NaN before a stage
+// runs, every field of every world compared with mjData, the worst world, field
+// and element reported.
+//
+// The same tests run on the host builds (float64, float32) and on the GPU: a
+// runner moves the batch to where the stages run and back.
+#ifndef FLYSIM_TESTS_CUDA_HARNESS_H
+#define FLYSIM_TESTS_CUDA_HARNESS_H
+
+#include <mujoco/mujoco.h>
+#include <stdint.h>
+
+#include "cuda/batch.h"
+#include "cuda/model.h"
+
+/// Where the stages run: the host pipeline or the device.
+typedef struct fshRunner {
+  const char* name; // "host float64", "host float32", "cuda float32"
+  void* self;
+  /// Prepare for model m and nworld worlds (0, or -1 with a message; 77: skip).
+  int (*open)(void* self, const fsModel* m, int nworld, fsError* err);
+  /// Run a stage (fsStage) or, with FSH_FORWARD / FSH_STEP, mj_forward or n steps.
+  int (*run)(void* self, fsBatch* b, int what, int n, fsError* err);
+  void (*close)(void* self);
+} fshRunner;
+
+enum { FSH_FORWARD = -1, FSH_STEP = -2 };
+
+/// The runner of this test build (host, or cuda when built with FSH_GPU).
+fshRunner fsh_runner(void);
+
+/// Tolerance of a comparison: error = |ours - ref| / max(|ref|, floor * scale),
+/// scale = the largest |ref| of the field in that world.
+typedef struct fshTol {
+  double rel;   // largest error allowed
+  double floor; // relative floor (fraction of the field's scale)
+} fshTol;
+
+/// The worst element of one comparison.
+typedef struct fshWorst {
+  double err;
+  int world, index;
+  double ours, ref;
+} fshWorst;
+
+/// Per-world reference states: MuJoCo data after seeded noise, nsettle mj_steps
+/// and mj_forward. Noise: hinge angles +-qnoise rad, slides +-0.1*qnoise, free and
+/// ball orientations rotated by up to qnoise rad, free positions +-0.1*qnoise;
+/// velocities +-vnoise; controls spread over 1.6x their range (so that clamping
+/// acts) or +-cnoise when unlimited.
+typedef struct fshNoise {
+  double qnoise, vnoise, cnoise;
+  int nsettle;
+} fshNoise;
+
+mjData** fsh_make_worlds(const mjModel* mj, int nworld, uint64_t seed, const fshNoise* noise);
+void fsh_free_worlds(mjData** d, int nworld);
+
+/// Compare data field f (an MJ field) of every world with MuJoCo's; track the worst.
+fshWorst fsh_compare_field(const fsModel* m, const fsBatch* b, const fsFieldInfo* f,
+                           mjData* const* ref, const fshTol* tol);
+
+/// Compare every MJ field of `stage` (all worlds); print one line per field;
+/// return the number of fields beyond tolerance. worst_out: the stage's worst.
+int fsh_compare_stage(const char* label, const fsModel* m, const fsBatch* b, int stage,
+                      mjData* const* ref, const fshTol* tol, double* worst_out);
+
+/// Compare named fields (NULL-terminated list).
+int fsh_compare_fields(const char* label, const fsModel* m, const fsBatch* b,
+                       const char* const* names, mjData* const* ref, const fshTol* tol,
+                       double* worst_out);
+
+/// Data field by name (NULL if none).
+const fsFieldInfo* fsh_field(const char* name);
+
+/// Load a model (MJCF or MJB), failing the test program on error.
+mjModel* fsh_load(const char* path);
+
+#endif

@@ -1,0 +1,81 @@
+// The model check of the batched stepper: a model using many unsupported features
+// gets ONE error that lists every one of them; the models the stepper runs pass;
+// NeuroMechFly is refused with contacts on (naming the fix) and accepted with
+// contacts or the whole constraint solver disabled.
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/model.h"
+#include "tests/cuda/harness.h"
+#include "tests/testutil.h"
+
+static void expect_ok(const char* path, int disable) {
+  mjModel* m = fsh_load(path);
+  m->opt.disableflags |= disable;
+  fsError err = {{0}};
+  int rc = fs_model_check(m, path, &err);
+  CHECK_MSG(rc == 0, "%s (disable 0x%x) refused: %s", path, disable, err.msg);
+  mj_deleteModel(m);
+}
+
+static void unsupported_model(void) {
+  const char* path = fs_test_model("cuda_unsupported.xml");
+  mjModel* m = fsh_load(path);
+  fsError err = {{0}};
+  CHECK(fs_model_check(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, path);
+  CHECK_CONTAINS(err.msg, "does not implement 12 features");
+  CHECK_CONTAINS(err.msg, "integrator RK4");
+  CHECK_CONTAINS(err.msg, "fluid forces");
+  CHECK_CONTAINS(err.msg, "contacts (0 explicit pairs");
+  CHECK_CONTAINS(err.msg, "--disable contact");
+  CHECK_CONTAINS(err.msg, "gravity compensation on 1 body");
+  CHECK_CONTAINS(err.msg, "joint limits (constraints are part 2) on 1 joint (first: 'ja'");
+  CHECK_CONTAINS(err.msg, "dof friction loss (constraints are part 2) on 1 joint (first: "
+                          "'ja'");
+  CHECK_CONTAINS(err.msg, "tendon forces");
+  CHECK_CONTAINS(err.msg, "active equality constraints");
+  CHECK_CONTAINS(err.msg, "transmissions other than a hinge/slide joint or a body (adhesion) on 2 "
+                          "actuators (first: 'on_ball'");
+  CHECK_CONTAINS(err.msg, "activation dynamics on 2 actuators (first: 'filtered'");
+  CHECK_CONTAINS(err.msg, "gain types other than fixed and affine on 1 actuator (first: 'muscle'");
+  CHECK_CONTAINS(err.msg, "bias types other than none and affine on 1 actuator (first: 'muscle'");
+  // fs_model_build refuses with the same message
+  fsModel fm;
+  fsError err2 = {{0}};
+  CHECK(fs_model_build(m, path, &fm, &err2) == -1);
+  CHECK(strcmp(err.msg, err2.msg) == 0);
+  mj_deleteModel(m);
+}
+
+static void fly(void) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s", fs_test_asset("mesh.mjb"));
+  mjModel* m = fsh_load(path);
+  fsError err = {{0}};
+  CHECK(fs_model_check(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 1 feature this model uses: (1) contacts (55 "
+                          "explicit pairs");
+  CHECK_CONTAINS(err.msg, "--disable contact");
+  mj_deleteModel(m);
+  expect_ok(path, mjDSBL_CONTACT);
+  expect_ok(path, mjDSBL_CONSTRAINT);
+}
+
+int main(void) {
+  unsupported_model();
+  fly();
+  expect_ok(fs_test_model("cuda_chain.xml"), 0);
+  expect_ok(fs_test_model("cuda_free.xml"), 0);
+  expect_ok(fs_test_model("cuda_limb.xml"), 0);
+  // the limb's contacts are off by its own flag; switched back on, it is refused
+  mjModel* m = fsh_load(fs_test_model("cuda_limb.xml"));
+  m->opt.disableflags &= ~mjDSBL_CONTACT;
+  fsError err = {{0}};
+  CHECK(fs_model_check(m, "cuda_limb.xml", &err) == -1);
+  CHECK_CONTAINS(err.msg, "contacts (2 explicit pairs");
+  mj_deleteModel(m);
+  return fs_test_finish("cuda model check");
+}

@@ -1,0 +1,314 @@
+// 1,000 steps of the contact-free NeuroMechFly replay (walking clip targets,
+// FlyGym's warm-up) on the stepper's host build against MuJoCo's mj_step, joint
+// angle by joint angle, in several worlds with different slices of the clip.
+//
+// The bound comes from MuJoCo itself (ARCHITECTURE section 4): how far MuJoCo's
+// own joint angles move when what a float32 stepper cannot represent exactly is
+// perturbed at float32 size, measured here over the same worlds and steps --
+//   state floor: the initial state (qpos, qvel) off by one float32 ulp;
+//   model floor: every real of the model rounded to float32;
+//   step floor:  state and controls rounded to float32 before every step (a
+//                float32 stepper stores them so; MuJoCo's arithmetic otherwise).
+// float64 build: the difference must stay at double round-off (<= 1e-9 rad).
+// float32 build: max |dq| <= 2 x the largest floor. Measured (this clip, 3
+// worlds at rows 0, 1000, 2000): state 1.9e-9, model 1.05e-7, step 1.17e-6 rad;
+// the float32 build 1.21e-6 rad = 1.03 x the step floor: its error is that of
+// storing the state in float32 (qpos rounding accumulates over the steps), not
+// of its arithmetic.
+// Built with FSH_GPU (cuda_replay_gpu): the same through the GPU backend
+// (fs_cuda_ops, as flysim replay runs it), graph on, then off (bit-identical);
+// 77 without a GPU.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/model.h"
+#include "common/replay.h"
+#include "common/targets.h"
+#include "cuda/host.h"
+#ifdef FSH_GPU
+#include "common/clock.h"
+#include "cuda/replay_cuda.h"
+#endif
+#include "tests/cuda/harness.h"
+#include "tests/testutil.h"
+
+enum { NWORLD = 3, NSTEP = 1000 };
+
+typedef struct Replay {
+  mjModel* mj;
+  fsTargets t;
+  fsReplayBinding bind;
+  int nwarmup;
+  fsReplay plan;      // FlyGym's slices: world w starts at row w * NSTEP
+  long start[NWORLD]; // clip row of each world's first step
+} Replay;
+
+// Reset d to the keyframe with adhesion on (cpu/replay_cpu.c's warm-up start).
+static void reset_world(const Replay* r, const mjModel* mj, mjData* d) {
+  if (r->bind.key >= 0)
+    mj_resetDataKeyframe(mj, d, r->bind.key);
+  else
+    mj_resetData(mj, d);
+  for (int i = 0; i < r->bind.nadhesion; i++) d->ctrl[r->bind.adhesion[i]] = 1.0;
+}
+
+// Perturb x (n) by one float32 ulp, sign at random.
+static void perturb(mjtNum* x, int n) {
+  for (int i = 0; i < n; i++) x[i] *= 1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-24;
+}
+
+static void round_to_float(mjtNum* x, int n) {
+  for (int i = 0; i < n; i++) x[i] = (float)x[i];
+}
+
+// How MuJoCo's run is perturbed.
+enum { EXACT, PERTURB_STATE, ROUND_EVERY_STEP };
+
+// MuJoCo's replay of world w: joint angles after each step into q (NSTEP x J).
+// PERTURB_STATE: the initial state off by one float32 ulp; ROUND_EVERY_STEP:
+// state and controls rounded to float32 at every step.
+static void run_mujoco(const Replay* r, const mjModel* mj, int w, int how, double* q) {
+  mjData* d = mj_makeData(mj);
+  reset_world(r, mj, d);
+  if (how == PERTURB_STATE) {
+    perturb(d->qpos, (int)mj->nq);
+    perturb(d->qvel, (int)mj->nv);
+  }
+  int A = r->bind.nact, J = r->bind.njoint;
+  for (int s = -r->nwarmup; s < NSTEP; s++) {
+    if (s >= 0) {
+      const double* tg = r->t.value + (r->start[w] + s) * (long)A;
+      for (int a = 0; a < A; a++) d->ctrl[r->bind.actuator[a]] = tg[a];
+    }
+    if (how == ROUND_EVERY_STEP) {
+      round_to_float(d->qpos, (int)mj->nq);
+      round_to_float(d->qvel, (int)mj->nv);
+      round_to_float(d->ctrl, (int)mj->nu);
+    }
+    mj_step(mj, d);
+    if (s < 0) continue;
+    for (int j = 0; j < J; j++) q[(long)s * J + j] = d->qpos[r->bind.joint_qposadr[j]];
+  }
+  mj_deleteData(d);
+}
+
+// The model with every real rounded to float32.
+static mjModel* model_in_float(const mjModel* mj) {
+  mjModel* f = mj_copyModel(NULL, mj);
+  MJMODEL_POINTERS_PREAMBLE(f)
+#define XNV X
+#define X(type, name, nr, nc)                                                                      \
+  if (_Generic(f->name, mjtNum * : 1, default : 0))                                                \
+    for (long k = 0; k < (long)f->nr * (nc); k++)                                                  \
+      ((mjtNum*)f->name)[k] = (float)((mjtNum*)f->name)[k];
+  MJMODEL_POINTERS
+#undef X
+#undef XNV
+  f->opt.timestep = (float)f->opt.timestep;
+  for (int k = 0; k < 3; k++) f->opt.gravity[k] = (float)f->opt.gravity[k];
+  return f;
+}
+
+#ifndef FSH_GPU
+// The stepper's replay of every world: joint angles into q[w] (NSTEP x J).
+static int run_stepper(const Replay* r, double** q) {
+  fsModel m;
+  fsBatch b;
+  fsError err;
+  if (fs_model_build(r->mj, "mesh.mjb", &m, &err) || fs_batch_alloc(&m, NWORLD, &b, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+  }
+  mjData* d = mj_makeData(r->mj);
+  for (int w = 0; w < NWORLD; w++) {
+    reset_world(r, r->mj, d);
+    fs_batch_from_mj(&m, &b, w, r->mj, d, FS_STAGE_STATE, &err);
+  }
+  mj_deleteData(d);
+  fs_host_step(&m, &b, r->nwarmup);
+  int A = r->bind.nact, J = r->bind.njoint;
+  for (int s = 0; s < NSTEP; s++) {
+    for (int w = 0; w < NWORLD; w++) {
+      fsData wd = fs_batch_world(&m, &b, w);
+      const double* tg = r->t.value + (r->start[w] + s) * (long)A;
+      for (int a = 0; a < A; a++) wd.ctrl[r->bind.actuator[a]] = (fsReal)tg[a];
+    }
+    fs_host_step(&m, &b, 1);
+    for (int w = 0; w < NWORLD; w++) {
+      fsData wd = fs_batch_world(&m, &b, w);
+      for (int j = 0; j < J; j++) q[w][(long)s * J + j] = wd.qpos[r->bind.joint_qposadr[j]];
+    }
+  }
+  fs_batch_free(&b);
+  fs_model_free(&m);
+  return 0;
+}
+
+#else
+// The GPU backend's replay of every world (through fs_cuda_ops, as flysim replay
+// runs it), graph on or off: joint angles into q[w] (NSTEP x J).
+static int run_backend(const Replay* r, double** q, int graph) {
+  fsError err;
+  if (graph)
+    unsetenv("FLYSIM_NO_GRAPH");
+  else
+    setenv("FLYSIM_NO_GRAPH", "1", 1);
+  fsCudaReplay* c = fs_cuda_create(&r->plan, &err);
+  if (!c) {
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+  }
+  CHECK(fs_cuda_uses_graph(c) == graph);
+  int J = r->bind.njoint, A = r->bind.nact, blk = fs_replay_block_steps(NWORLD, NSTEP);
+  fsBlock b;
+  memset(&b, 0, sizeof b);
+  b.series[FS_SERIES_QPOS_JOINT] = calloc((size_t)blk * NWORLD * J, sizeof(float));
+  b.series[FS_SERIES_TARGET] = calloc((size_t)blk * NWORLD * A, sizeof(float));
+  int rc = fs_cuda_ops.warmup(c, &err);
+  double t0 = fs_clock_s();
+  for (int s0 = 0; !rc && s0 < NSTEP; s0 += blk) {
+    b.step0 = s0;
+    b.nstep = NSTEP - s0 < blk ? NSTEP - s0 : blk;
+    rc = fs_cuda_ops.begin_block(c, &b, &err) || fs_cuda_ops.end_block(c, &b, &err);
+    for (int k = 0; !rc && k < b.nstep; k++)
+      for (int w = 0; w < NWORLD; w++) {
+        const float* qs = b.series[FS_SERIES_QPOS_JOINT] + ((size_t)k * NWORLD + w) * J;
+        const float* ts = b.series[FS_SERIES_TARGET] + ((size_t)k * NWORLD + w) * A;
+        for (int j = 0; j < J; j++) q[w][(long)(s0 + k) * J + j] = qs[j];
+        for (int a = 0; a < A; a++)
+          CHECK(ts[a] == (float)r->t.value[(r->start[w] + s0 + k) * (long)A + a]);
+      }
+  }
+  double dt = fs_clock_s() - t0;
+  if (!rc) {
+    char desc[256];
+    fs_cuda_describe(c, desc, sizeof desc);
+    printf("%s, graph %s: %.3g world-steps/s (%d worlds: not a benchmark)\n", desc,
+           graph ? "on" : "off", NSTEP * (double)NWORLD / dt, NWORLD);
+  } else {
+    fprintf(stderr, "%s\n", err.msg);
+  }
+  free(b.series[FS_SERIES_QPOS_JOINT]);
+  free(b.series[FS_SERIES_TARGET]);
+  fs_cuda_destroy(c);
+  return rc ? -1 : 0;
+}
+
+// Graph on; then graph off must give the same angles bit for bit.
+static int run_stepper(const Replay* r, double** q) {
+  if (run_backend(r, q, 1)) return -1;
+  long n = (long)NSTEP * r->bind.njoint;
+  double* q2[NWORLD];
+  for (int w = 0; w < NWORLD; w++) q2[w] = calloc((size_t)n, sizeof(double));
+  int rc = run_backend(r, q2, 0);
+  for (int w = 0; w < NWORLD; w++) {
+    if (!rc)
+      CHECK_MSG(memcmp(q[w], q2[w], n * sizeof(double)) == 0,
+                "world %d: graph and no "
+                "graph differ",
+                w);
+    free(q2[w]);
+  }
+  return rc;
+}
+
+#endif
+
+static double max_dev(const double* a, const double* b, long n) {
+  double e = 0;
+  for (long k = 0; k < n; k++) e = fmax(e, isnan(a[k]) ? INFINITY : fabs(a[k] - b[k]));
+  return e;
+}
+
+static int load(Replay* r) {
+  fsError err;
+  char model[1024], clip[1024];
+  snprintf(model, sizeof model, "%s", fs_test_asset("mesh.mjb"));
+  snprintf(clip, sizeof clip, "%s", fs_test_asset("walking_clip.h5"));
+  r->mj = fsh_load(model);
+  r->mj->opt.disableflags |= mjDSBL_CONTACT;
+  if (fs_targets_load(clip, &r->t, &err) || fs_targets_resample(&r->t, r->mj->opt.timestep, &err) ||
+      fs_replay_bind(r->mj, model, &r->t, &r->bind, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+  }
+  r->nwarmup = (int)lround(0.05 / r->mj->opt.timestep); // FlyGym's Simulation.warmup
+  if (fs_replay_plan(&r->plan, r->mj, "mesh.mjb", &r->t, &r->bind, NWORLD, NSTEP, r->nwarmup,
+                     &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+  }
+  for (int w = 0; w < NWORLD; w++) r->start[w] = r->plan.world_start[w];
+  return 0;
+}
+
+int main(void) {
+#ifdef FSH_GPU
+  if (fs_cuda_device_count() == 0) {
+    printf("skipped: no CUDA device\n");
+    return FS_TEST_SKIP;
+  }
+#endif
+  Replay r;
+  memset(&r, 0, sizeof r);
+  if (load(&r)) return 1;
+  int J = r.bind.njoint;
+  long n = (long)NSTEP * J;
+  double *ref[NWORLD], *ours[NWORLD], *tmp = calloc((size_t)n, sizeof(double));
+  mjModel* mf = model_in_float(r.mj);
+  fs_test_seed(4242);
+  double state_floor = 0, model_floor = 0, step_floor = 0, both_floor = 0;
+  for (int w = 0; w < NWORLD; w++) {
+    ref[w] = calloc((size_t)n, sizeof(double));
+    ours[w] = calloc((size_t)n, sizeof(double));
+    run_mujoco(&r, r.mj, w, EXACT, ref[w]);
+    for (int k = 0; k < 3; k++) {
+      run_mujoco(&r, r.mj, w, PERTURB_STATE, tmp);
+      state_floor = fmax(state_floor, max_dev(tmp, ref[w], n));
+    }
+    run_mujoco(&r, mf, w, EXACT, tmp);
+    model_floor = fmax(model_floor, max_dev(tmp, ref[w], n));
+    run_mujoco(&r, r.mj, w, ROUND_EVERY_STEP, tmp);
+    step_floor = fmax(step_floor, max_dev(tmp, ref[w], n));
+    run_mujoco(&r, mf, w, ROUND_EVERY_STEP, tmp);
+    both_floor = fmax(both_floor, max_dev(tmp, ref[w], n));
+  }
+  if (run_stepper(&r, ours)) return 1;
+  double dev = 0;
+  for (int w = 0; w < NWORLD; w++) {
+    double e = max_dev(ours[w], ref[w], n);
+    printf("world %d (clip rows %ld..%ld): max |dq| %.3e rad\n", w, r.start[w],
+           r.start[w] + NSTEP - 1, e);
+    dev = fmax(dev, e);
+  }
+#ifdef FSH_GPU
+  const char* build = "cuda float32";
+#else
+  const char* build = fs_host_real_name();
+#endif
+  printf("%d warm-up + %d steps, %d worlds, %d joints, %s build\n", r.nwarmup, NSTEP, NWORLD, J,
+         build);
+  printf("MuJoCo's sensitivity: state floor %.3e rad, model floor %.3e rad, step floor %.3e "
+         "rad (with the model rounded too: %.3e rad)\n",
+         state_floor, model_floor, step_floor, both_floor);
+  double floor = fmax(fmax(state_floor, model_floor), fmax(step_floor, both_floor));
+  printf("stepper max |dq| %.3e rad = %.3g x the largest floor\n", dev, dev / floor);
+#ifdef FS_REAL_FLOAT
+  CHECK_MSG(dev <= 2 * floor, "max |dq| %.3e > 2 x floor %.3e", dev, floor);
+#else
+  CHECK_MSG(dev <= 1e-9, "max |dq| %.3e > 1e-9 (double round-off)", dev);
+#endif
+  for (int w = 0; w < NWORLD; w++) {
+    free(ref[w]);
+    free(ours[w]);
+  }
+  free(tmp);
+  mj_deleteModel(mf);
+  fs_replay_plan_free(&r.plan);
+  fs_replay_binding_free(&r.bind);
+  fs_targets_free(&r.t);
+  mj_deleteModel(r.mj);
+  return fs_test_finish("cuda replay");
+}
