@@ -16,7 +16,11 @@
 #include "common/replay_io.h"
 #include "common/resample.h"
 #include "common/targets.h"
+#include "common/profile_nsys.h"
 #include "cpu/replay_cpu.h"
+#ifdef FLYSIM_WITH_CUDA
+#include "cuda/replay_cuda.h"
+#endif
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
@@ -45,18 +49,64 @@ static long replay_steps(const fsReplayOptions* o, const fsTargets* t) {
   return fs_resample_count(1, duration, t->timestep);
 }
 
+// The chosen stepper behind the driver's interface.
+typedef struct Backend {
+  const fsBackendOps* ops;
+  void* self;
+  void (*destroy)(void* self);
+  int nthread;      // CPU threads (0 for the GPU)
+  char desc[256];   // "2 threads" / "NVIDIA H200 (...)"
+} Backend;
+
 typedef struct Session {
   fsReplayOptions opt;
   mjModel* m;
   fsTargets targets;
   fsReplayBinding bind;
   fsReplay plan;
-  fsCpuReplay* cpu;
+  Backend be;
   fsRecorder* rec;
 } Session;
 
+static void destroy_cpu(void* self) {
+  fs_cpu_destroy(self);
+}
+
+static int create_cpu(Session* s, fsError* err) {
+  fsCpuReplay* c = fs_cpu_create(&s->plan, s->opt.threads, err);
+  if (!c) return -1;
+  s->be = (Backend){&fs_cpu_ops, c, destroy_cpu, fs_cpu_threads(c), ""};
+  snprintf(s->be.desc, sizeof s->be.desc, "%d thread%s", s->be.nthread,
+           s->be.nthread == 1 ? "" : "s");
+  return 0;
+}
+
+#ifdef FLYSIM_WITH_CUDA
+static void destroy_cuda(void* self) {
+  fs_cuda_destroy(self);
+}
+
+static int create_cuda(Session* s, fsError* err) {
+  fsCudaReplay* c = fs_cuda_create(&s->plan, err);
+  if (!c) return -1;
+  s->be = (Backend){&fs_cuda_ops, c, destroy_cuda, 0, ""};
+  fs_cuda_describe(c, s->be.desc, sizeof s->be.desc);
+  if (!fs_cuda_uses_graph(c))
+    snprintf(s->be.desc + strlen(s->be.desc), sizeof s->be.desc - strlen(s->be.desc),
+             ", no CUDA graph (FLYSIM_NO_GRAPH)");
+  return 0;
+}
+#else
+static int create_cuda(Session* s, fsError* err) {
+  (void)s;
+  return fs_fail(err, "--backend cuda: this flysim was built without CUDA (nvcc was not found "
+                 "at configure time); fix: install the CUDA toolkit and rebuild, or use "
+                 "--backend cpu");
+}
+#endif
+
 static void session_free(Session* s) {
-  fs_cpu_destroy(s->cpu);
+  if (s->be.destroy) s->be.destroy(s->be.self);
   fs_replay_plan_free(&s->plan);
   fs_replay_binding_free(&s->bind);
   fs_targets_free(&s->targets);
@@ -81,7 +131,7 @@ static int prepare(Session* s, fsError* err) {
   return EXIT_OK;
 }
 
-static void print_header(const Session* s, int nthread) {
+static void print_header(const Session* s) {
   const mjModel* m = s->m;
   const fsTargets* t = &s->targets;
   printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
@@ -98,11 +148,9 @@ static void print_header(const Session* s, int nthread) {
   if (fabs(t->source_timestep - t->timestep) > 1e-15)
     printf(", resampled from %g s", t->source_timestep);
   printf(")\n");
-  printf("replay  %d world%s x %d steps (%.4g s simulated, %d warm-up steps) on %s, "
-         "%d thread%s\n",
+  printf("replay  %d world%s x %d steps (%.4g s simulated, %d warm-up steps) on %s: %s\n",
          s->plan.nworld, s->plan.nworld == 1 ? "" : "s", s->plan.nstep,
-         s->plan.nstep * m->opt.timestep, s->plan.nwarmup,
-         s->opt.backend == FS_BACKEND_CPU ? "cpu" : "cuda", nthread, nthread == 1 ? "" : "s");
+         s->plan.nstep * m->opt.timestep, s->plan.nwarmup, s->be.ops->name, s->be.desc);
   fflush(stdout);
 }
 
@@ -110,31 +158,27 @@ static int run(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
   int status = prepare(s, err);
   if (status != EXIT_OK) return status;
-  if (o->backend == FS_BACKEND_CUDA) {
-    fs_fail(err, "--backend cuda: the CUDA stepper is not part of this build yet; fix: use "
-            "--backend cpu");
-    return EXIT_RUNTIME;
-  }
-  s->cpu = fs_cpu_create(&s->plan, o->threads, err);
-  if (!s->cpu) return EXIT_RUNTIME;
-  int nthread = fs_cpu_threads(s->cpu);
-  print_header(s, nthread);
+  if ((o->backend == FS_BACKEND_CUDA ? create_cuda : create_cpu)(s, err)) return EXIT_RUNTIME;
+  const fsBackendOps* ops = s->be.ops;
+  print_header(s);
 
   int block = fs_replay_block_steps(s->plan.nworld, s->plan.nstep);
   char h5path[4200] = "";
   if (o->save_data[0]) {
     if (make_dirs(o->save_data, err)) return EXIT_RUNTIME;
     snprintf(h5path, sizeof h5path, "%s/replay.h5", o->save_data);
-    fsReplayMeta meta = {"cpu", o->command_line, nthread};
+    fsReplayMeta meta = {ops->name, o->command_line, s->be.nthread};
     s->rec = fs_replay_recorder_open(&s->plan, h5path, block, &meta, err);
     if (!s->rec) return EXIT_RUNTIME;
   }
 
-  fsRunOptions ropt = {s->rec, block, !o->quiet && isatty(STDERR_FILENO), "flysim cpu"};
+  char label[64];
+  snprintf(label, sizeof label, "flysim %s", ops->name);
+  fsRunOptions ropt = {s->rec, block, !o->quiet && isatty(STDERR_FILENO), label};
   fsRunResult res;
   fsError run_err = {{0}};
-  int failed = fs_replay_run(&s->plan, &fs_cpu_ops, s->cpu, &ropt, &res, &run_err);
-  res.problem_worlds = fs_replay_report_worlds(&s->plan, &fs_cpu_ops, s->cpu, 20);
+  int failed = fs_replay_run(&s->plan, ops, s->be.self, &ropt, &res, &run_err);
+  res.problem_worlds = fs_replay_report_worlds(&s->plan, ops, s->be.self, 20);
 
   char reason[1200];
   if (failed)
@@ -145,18 +189,18 @@ static int run(Session* s, fsError* err) {
   else
     snprintf(reason, sizeof reason, "completed");
   fsError close_err = {{0}};
-  int close_failed = fs_replay_recorder_close(s->rec, &s->plan, &fs_cpu_ops, s->cpu, reason,
-                                              &close_err);
+  int close_failed =
+      fs_replay_recorder_close(s->rec, &s->plan, ops, s->be.self, reason, &close_err);
   s->rec = NULL;
 
   printf("Replayed %lld steps x %d world%s in %.3f s: %.4g world-steps/s, %.3gx realtime%s\n",
          res.steps, s->plan.nworld, s->plan.nworld == 1 ? "" : "s", res.wall_s,
          res.world_steps_per_s, res.realtime, res.interrupted ? " (interrupted)" : "");
   if (h5path[0] && !close_failed) printf("Saved %s\n", h5path);
-  printf("summary backend=cpu worlds=%d threads=%d steps=%lld wall_s=%.6f "
+  printf("summary backend=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
          "world_steps_per_s=%.6g realtime_x=%.6g problem_worlds=%d interrupted=%d\n",
-         s->plan.nworld, nthread, res.steps, res.wall_s, res.world_steps_per_s, res.realtime,
-         res.problem_worlds, res.interrupted ? 1 : 0);
+         ops->name, s->plan.nworld, s->be.nthread, res.steps, res.wall_s,
+         res.world_steps_per_s, res.realtime, res.problem_worlds, res.interrupted ? 1 : 0);
   fflush(stdout);
   if (failed) {
     *err = run_err;
@@ -167,6 +211,17 @@ static int run(Session* s, fsError* err) {
     return EXIT_RUNTIME;
   }
   return res.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+}
+
+// --profile: the CUDA backend re-runs itself under nsys (which returns here only
+// when already under it); the CPU backend's sampling profile is set up in run().
+static int start_profile(Session* s, int argc, char** argv, fsError* err) {
+  if (!s->opt.profile[0]) return EXIT_OK;
+  if (s->opt.backend == FS_BACKEND_CUDA)
+    return fs_nsys_reexec(argc, argv, s->opt.profile, err) ? EXIT_RUNTIME : EXIT_OK;
+  fs_fail(err, "--profile with --backend cpu is not available in this build; fix: profile "
+          "the CUDA backend (--backend cuda) or run perf yourself");
+  return EXIT_USAGE;
 }
 
 int fs_cmd_replay(int argc, char** argv, const char* command_line) {
@@ -180,9 +235,15 @@ int fs_cmd_replay(int argc, char** argv, const char* command_line) {
     return EXIT_USAGE;
   }
   snprintf(s.opt.command_line, sizeof s.opt.command_line, "%s", command_line);
+  // argv is main's argv + 1: the re-exec under nsys needs the whole command.
+  int status = start_profile(&s, argc + 1, argv - 1, &err);
+  if (status != EXIT_OK) {
+    fprintf(stderr, "flysim replay: %s\n", err.msg);
+    return status;
+  }
   fs_interrupt_install();
   fs_mujoco_install_hooks();
-  int status = run(&s, &err);
+  status = run(&s, &err);
   if (status != EXIT_OK && status != EXIT_INTERRUPTED)
     fprintf(stderr, "flysim replay: error: %s\n", err.msg);
   session_free(&s);

@@ -44,6 +44,8 @@ void fs_print_replay_help(void) {
       "                          starts, not recorded (default 0.05, as FlyGym)\n"
       "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
       "                          (T x N x A), streamed as the run goes\n"
+"  --profile PATH          cuda: re-run under Nsight Systems (nsys profile\n"
+      "                          --cuda-graph-trace=node), writing PATH.nsys-rep\n"
       "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
       "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
       "                          e.g. contact, gravity, spring, damper, actuation)\n"
@@ -122,7 +124,7 @@ void fs_disable_names(int mask, char* out, size_t n) {
 
 enum {
   OPT_BACKEND = 256, OPT_MODEL, OPT_TARGETS, OPT_WORLDS, OPT_THREADS, OPT_DURATION,
-  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_DISABLE, OPT_QUIET
+  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_PROFILE, OPT_DISABLE, OPT_QUIET
 };
 
 int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err) {
@@ -136,6 +138,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {"sim-steps", required_argument, NULL, OPT_STEPS},
       {"warmup-sec", required_argument, NULL, OPT_WARMUP},
       {"save-data", required_argument, NULL, OPT_SAVE},
+      {"profile", required_argument, NULL, OPT_PROFILE},
       {"disable", required_argument, NULL, OPT_DISABLE},
       {"quiet", no_argument, NULL, OPT_QUIET},
       {"help", no_argument, NULL, 'h'},
@@ -190,6 +193,9 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       break;
     case OPT_SAVE:
       if (copy_path("--save-data", optarg, o->save_data, sizeof o->save_data, err)) return -1;
+      break;
+    case OPT_PROFILE:
+      if (copy_path("--profile", optarg, o->profile, sizeof o->profile, err)) return -1;
       break;
     case OPT_DISABLE: {
       int flag = fs_disable_flag(optarg);

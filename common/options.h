@@ -22,6 +22,7 @@ typedef struct fsReplayOptions {
   long sim_steps;           // --sim-steps (< 0: from the duration)
   double warmup_sec;        // --warmup-sec (FlyGym's Simulation.warmup: 0.05 s)
   char save_data[4096];     // --save-data DIR ("" = nothing saved)
+  char profile[4096];       // --profile PATH ("" = no profile)
   int disable;              // --disable NAME: mjtDisableBit flags added to the model's
   int quiet;                // --quiet: no progress line
   char command_line[8192];  // argv joined, for the HDF5 attributes

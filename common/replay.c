@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/interrupt.h"
+#include "common/nvtx.h"
 
 void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]) {
   out[FS_SERIES_QPOS_JOINT] = (fsSeriesSpec){
@@ -101,18 +102,25 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
     for (int i = 0; i < 2; i++)
       if (alloc_block(r, block, &blk[i], err)) goto done;
 
-  if (ops->warmup(self, err)) goto done;
+  fs_nvtx_push(FS_NVTX_WARMUP);
+  int warm_failed = ops->warmup(self, err);
+  fs_nvtx_pop();
+  if (warm_failed) goto done;
 
   const char* label = opt->label ? opt->label : ops->name;
   fsBlock* prev = NULL;
   int cur = 0;
   double t0 = fs_clock_s(), last_print = t0;
+  fs_nvtx_push(FS_NVTX_TIMED_RUN);
   while (step < r->nstep && !fs_interrupted()) {
     fsBlock* b = &blk[cur];
     b->step0 = (int)step;
     b->nstep = (int)(r->nstep - step < block ? r->nstep - step : block);
     b->ndone = 0;
-    if (ops->begin_block(self, b, err)) goto done;
+    if (ops->begin_block(self, b, err)) {
+      fs_nvtx_pop();
+      goto done;
+    }
     // Write the previous block while this one is being stepped.
     int write_failed = prev && fs_recorder_append(opt->recorder, prev->ndone,
                                                   (const float* const*)prev->series, err);
@@ -120,6 +128,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
     fsError end_err;
     int end_failed = ops->end_block(self, b, &end_err);
     step += b->ndone;
+    if (write_failed || end_failed) fs_nvtx_pop();
     if (write_failed) goto done;
     if (end_failed) {
       *err = end_err;
@@ -137,6 +146,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
     if (b->ndone < b->nstep) break;  // stopped by a signal
   }
   res->wall_s = fs_clock_s() - t0;
+  fs_nvtx_pop();
   if (opt->progress) print_progress(label, r, step, res->wall_s, 1);
   if (prev && fs_recorder_append(opt->recorder, prev->ndone, (const float* const*)prev->series,
                                  err))
