@@ -171,7 +171,7 @@ static void test_unwritable(void) {
 static void test_killed_writer(const char* dir, int trial) {
   char path[512];
   snprintf(path, sizeof path, "%s/killed%d.h5", dir, trial);
-  const long long planned = 1 << 20;
+  const long long planned = 4096;
   int fds[2];
   CHECK(pipe(fds) == 0);
   pid_t pid = fork();
