@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FS_WARNINGS_SHOWN 5
 
@@ -15,8 +16,9 @@ static long g_nwarning = 0;
 static void on_mujoco_warning(const char* msg) {
   pthread_mutex_lock(&g_print);
   long n = ++g_nwarning;
-  if (n <= FS_WARNINGS_SHOWN)
-    fprintf(stderr, "\r\033[Kflysim: MuJoCo warning: %s\n", msg);
+  if (n <= FS_WARNINGS_SHOWN)  // (on a terminal, first clear the progress line)
+    fprintf(stderr, "%sflysim: MuJoCo warning: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "",
+            msg);
   else if (n == FS_WARNINGS_SHOWN + 1)
     fprintf(stderr, "flysim: further MuJoCo warnings are counted per world in the report\n");
   pthread_mutex_unlock(&g_print);

@@ -17,7 +17,8 @@ extern char** environ;
 #define FS_CHUNK_BYTES (1 << 20) // chunks of at most about 1 MiB
 
 struct fsRecorder {
-  fsRecorderSpec spec;
+  fsRecorderSpec spec;          // spec.series points at series_copy
+  fsSeriesSpec series_copy[FS_MAX_SERIES];
   char* path;
   hid_t file;
   hid_t series[FS_MAX_SERIES]; // (T x N x C) float32
@@ -145,6 +146,8 @@ fsRecorder* fs_recorder_create(const fsRecorderSpec* spec, fsError* err) {
   fsRecorder* r = fs_calloc(err, "the recorder", 1, sizeof *r);
   if (!r) return NULL;
   r->spec = *spec;
+  memcpy(r->series_copy, spec->series, sizeof(fsSeriesSpec) * (size_t)spec->nseries);
+  r->spec.series = r->series_copy;
   if (r->spec.block > spec->nstep) r->spec.block = (int)spec->nstep;
   r->file = r->time = r->steps = -1;
   for (int k = 0; k < FS_MAX_SERIES; k++) r->series[k] = -1;

@@ -51,7 +51,7 @@ typedef struct fsRecorderSpec {
   int block;                  // steps per chunk (appends should be whole blocks)
   double timestep;            // seconds per step (/time and attribute `timestep`)
   int nseries;
-  const fsSeriesSpec* series;
+  const fsSeriesSpec* series;  // copied by fs_recorder_create (its strings are not)
 } fsRecorderSpec;
 
 typedef struct fsRecorder fsRecorder;

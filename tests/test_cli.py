@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""`flysim replay` as a user runs it: help, exit codes, error messages, the
+summary line, the saved file's layout, and Ctrl-C / SIGKILL mid-run.
+
+Usage: test_cli.py FLYSIM_BINARY ASSETS_DIR
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+# Read the live file while flysim writes it (the writer holds HDF5's file lock).
+os.environ["HDF5_USE_FILE_LOCKING"] = "FALSE"
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+
+FLYSIM, ASSETS = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def run(*args, timeout=300):
+    p = subprocess.run([FLYSIM, *args], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def summary(stdout):
+    """The last line's key=value pairs."""
+    last = stdout.strip().splitlines()[-1]
+    check(last.startswith("summary "), f"last line is the summary: {last!r}")
+    return dict(kv.split("=", 1) for kv in last.split()[1:])
+
+
+def test_help():
+    rc, out, _ = run("--help")
+    check(rc == 0 and "replay" in out, "flysim --help")
+    rc, _, _ = run()
+    check(rc == 2, "flysim without a command is a usage error")
+    rc, out, _ = run("replay", "--help")
+    check(rc == 0, "flysim replay --help exits 0")
+    for opt in ["--backend", "--model", "--targets", "--worlds", "--threads",
+                "--sim-duration-sec", "--sim-steps", "--warmup-sec", "--save-data",
+                "--profile", "--disable", "--quiet", "--help"]:
+        check(opt in out, f"--help documents {opt}")
+    rc, out, _ = run("--version")
+    check(rc == 0 and "MuJoCo 3.16" in out, "--version names MuJoCo's version")
+
+
+def test_usage_errors():
+    cases = [
+        (["--worlds", "0"], "--worlds"),
+        (["--worlds", "abc"], "'abc' is not an integer"),
+        (["--backend", "tpu"], "--backend cpu or"),
+        (["--bogus"], "unknown option '--bogus'"),
+        (["--sim-steps", "5", "--sim-duration-sec", "1"], "pass one of them"),
+        (["--sim-steps", "999999"], "--sim-steps <= 20000"),
+        (["--disable", "gravity2"], "not a MuJoCo disable flag"),
+        (["--worlds"], "needs a value"),
+    ]
+    for args, text in cases:
+        rc, _, err = run("replay", *args)
+        check(rc == 2, f"replay {' '.join(args)}: exit {rc}, expected 2")
+        check(text in err, f"replay {' '.join(args)}: {text!r} in {err!r}")
+
+
+def test_runtime_errors(tmp):
+    rc, _, err = run("replay", "--model", "/nonexistent/fly.mjb")
+    check(rc == 1 and "/nonexistent/fly.mjb" in err and "fix:" in err,
+          f"missing model: exit {rc}, {err!r}")
+    bad = os.path.join(tmp, "bad.h5")
+    with open(bad, "w") as f:
+        f.write("not hdf5")
+    rc, _, err = run("replay", "--targets", bad)
+    check(rc == 1 and bad in err and "not an HDF5 file" in err, f"bad targets: {err!r}")
+    rc, _, err = run("replay", "--backend", "cuda", "--disable", "contact", "--sim-steps", "10")
+    # Without a GPU: a clear error; with one this would run (the GPU tests cover it).
+    if rc != 0:
+        check(rc == 1 and "fix:" in err, f"cuda without a GPU: exit {rc}, {err!r}")
+    rc, _, err = run("replay", "--save-data", "/proc/forbidden/dir", "--sim-steps", "10")
+    check(rc == 1 and "/proc/forbidden" in err, f"unwritable --save-data: {err!r}")
+
+
+def test_run_and_file(tmp):
+    out_dir = os.path.join(tmp, "run")
+    rc, out, err = run("replay", "--worlds", "3", "--sim-steps", "600", "--threads", "2",
+                       "--save-data", out_dir, "--quiet")
+    check(rc == 0, f"short replay exits 0: {err}")
+    s = summary(out)
+    check(s.get("backend") == "cpu" and s.get("worlds") == "3" and s.get("steps") == "600"
+          and s.get("problem_worlds") == "0" and s.get("interrupted") == "0",
+          f"summary fields: {s}")
+    check(float(s.get("world_steps_per_s", 0)) > 0, "throughput reported")
+    path = os.path.join(out_dir, "replay.h5")
+    layout = subprocess.run(["h5dump", "-H", path], capture_output=True, text=True).stdout
+    for line in [r'DATASET "qpos_joint"[\s\S]*?\( 600, 3, 66 \)',
+                 r'DATASET "target"[\s\S]*?\( 600, 3, 42 \)',
+                 r'DATASET "time"[\s\S]*?\( 600 \)',
+                 r'DATASET "joint_names"[\s\S]*?\( 66 \)',
+                 r'DATASET "actuator_names"[\s\S]*?\( 42 \)']:
+        check(re.search(line, layout), f"h5dump -H shows {line}")
+    with h5py.File(path) as f:
+        for attr in ["units", "timestep", "model_file", "targets_file", "mujoco_version",
+                     "flysim_version", "command_line", "backend", "complete", "stop_reason"]:
+            check(attr in f.attrs, f"attribute {attr}")
+        check(f.attrs["complete"] == 1 and f.attrs["stop_reason"] == "completed",
+              "complete run")
+        check(f.attrs["mujoco_version"] == "3.16.0", "MuJoCo version attribute")
+        check("--worlds 3" in f.attrs["command_line"], "command line attribute")
+        check(list(f["world_start"][:]) == [0, 600, 1200], "world offsets")
+        check(f["qpos_joint"].compression == "gzip", "compressed when complete")
+        check(f["qpos_joint"].chunks[0] == 600, "chunks are whole blocks of steps")
+        q = f["qpos_joint"][:]
+        check(np.isfinite(q).all() and np.ptp(q[:, 0, :], axis=0).max() > 0.1, "joints move")
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["joint_names"][:]]
+        check(names[0].endswith("c_thorax-lf_coxa-yaw"), f"joint names: {names[:2]}")
+        check(np.allclose(f["time"][:3], [0, 1e-4, 2e-4]), "time")
+
+
+def start_long_run(out_dir):
+    return subprocess.Popen([FLYSIM, "replay", "--worlds", "2", "--sim-steps", "20000",
+                             "--threads", "2", "--save-data", out_dir, "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_steps(path, proc, minimum, limit=120):
+    """Poll the file's /steps_recorded until it reaches minimum."""
+    start = time.time()
+    while time.time() - start < limit and proc.poll() is None:
+        try:
+            with h5py.File(path, "r") as f:
+                if int(f["steps_recorded"][()]) >= minimum:
+                    return True
+        except (OSError, KeyError):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def test_ctrl_c(tmp):
+    out_dir = os.path.join(tmp, "interrupted")
+    path = os.path.join(out_dir, "replay.h5")
+    proc = start_long_run(out_dir)
+    check(wait_for_steps(path, proc, 1), "the run records steps before the interrupt")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    check(proc.returncode == 130, f"Ctrl-C exits 130, got {proc.returncode}: {err}")
+    s = summary(out)
+    check(s.get("interrupted") == "1", "summary says interrupted")
+    with h5py.File(path) as f:
+        n = int(f.attrs["steps_recorded"])
+        check(0 < n < 20000 and f["qpos_joint"].shape == (n, 2, 66) and f["time"].shape == (n,),
+              f"interrupted file holds its {n} steps: {f['qpos_joint'].shape}")
+        check(f.attrs["complete"] == 0 and "interrupted by signal 2" in f.attrs["stop_reason"],
+              f"stop reason: {f.attrs['stop_reason']}")
+        check(int(s["steps"]) == n, f"summary steps {s['steps']} == recorded {n}")
+        check(np.isfinite(f["qpos_joint"][:]).all(), "recorded angles are finite")
+
+
+def test_sigkill(tmp):
+    out_dir = os.path.join(tmp, "killed")
+    path = os.path.join(out_dir, "replay.h5")
+    proc = start_long_run(out_dir)
+    check(wait_for_steps(path, proc, 1), "the run records steps before the kill")
+    time.sleep(0.3)
+    proc.kill()
+    proc.communicate(timeout=60)
+    # Plain HDF5 opens it; /steps_recorded steps are data.
+    dump = subprocess.run(["h5dump", "-d", "steps_recorded", path], capture_output=True,
+                          text=True)
+    check(dump.returncode == 0, f"h5dump reads the killed run's file: {dump.stderr}")
+    with h5py.File(path) as f:
+        n = int(f["steps_recorded"][()])
+        q = f["qpos_joint"][:n]
+        check(n > 0 and np.isfinite(q).all() and np.abs(q).max() > 0.01,
+              f"killed file holds {n} steps of data")
+        check(f.attrs["complete"] == 0, "killed file is not complete")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="flysim-cli-") as tmp:
+        test_help()
+        test_usage_errors()
+        test_runtime_errors(tmp)
+        test_run_and_file(tmp)
+        test_ctrl_c(tmp)
+        test_sigkill(tmp)
+    if failures:
+        print(f"test_cli: FAILED ({len(failures)} checks)", file=sys.stderr)
+        sys.exit(1)
+    print("test_cli: passed")
+
+
+if __name__ == "__main__":
+    main()
