@@ -8,6 +8,7 @@
 #include "common/replay.h"
 #include "cpu/replay_cpu.h"
 
+/// Not copyable: the stepper points into the struct (its plan).
 typedef struct Fixture {
   mjModel* m;
   fsTargets t;

@@ -31,30 +31,27 @@ static int same_state(const mjModel* m, const mjData* a, const mjData* b) {
 static void test_thread_count_invariance(const char* dir, const char* targets) {
   enum { NW = 7, NS = 300 };
   const int threads[4] = {1, 2, 3, 7};
-  Fixture ref;
+  Fixture fx[2];  // [0]: one thread (the reference), [1]: the others in turn
   char h5[4][512];
   for (int i = 0; i < 4; i++) {
-    Fixture f;
+    Fixture* f = &fx[i ? 1 : 0];
     snprintf(h5[i], sizeof h5[i], "%s/threads%d.h5", dir, threads[i]);
-    if (fixture_open(&f, fs_test_model("walker.xml"), targets, NW, NS, 50, threads[i])) {
+    if (fixture_open(f, fs_test_model("walker.xml"), targets, NW, NS, 50, threads[i])) {
       CHECK(0);
       return;
     }
-    CHECK(fs_cpu_threads(f.cpu) == threads[i]);
-    CHECK(fixture_run(&f, h5[i]) == 0);
-    CHECK(f.res.steps == NS);
-    if (i == 0) {
-      ref = f;
-      continue;
-    }
+    CHECK(fs_cpu_threads(f->cpu) == threads[i]);
+    CHECK(fixture_run(f, h5[i]) == 0);
+    CHECK(f->res.steps == NS);
+    if (i == 0) continue;
     for (int w = 0; w < NW; w++)
-      CHECK_MSG(same_state(f.m, fs_cpu_world(ref.cpu, w), fs_cpu_world(f.cpu, w)),
+      CHECK_MSG(same_state(f->m, fs_cpu_world(fx[0].cpu, w), fs_cpu_world(f->cpu, w)),
                 "world %d differs between 1 and %d threads", w, threads[i]);
-    fixture_close(&f);
+    fixture_close(f);
   }
   // Worlds really differ from one another (different slices of the clip).
-  CHECK(!same_state(ref.m, fs_cpu_world(ref.cpu, 0), fs_cpu_world(ref.cpu, 1)));
-  fixture_close(&ref);
+  CHECK(!same_state(fx[0].m, fs_cpu_world(fx[0].cpu, 0), fs_cpu_world(fx[0].cpu, 1)));
+  fixture_close(&fx[0]);
   int t0, n0, c0, t1, n1, c1;
   float* a = fixture_read_series(h5[0], "qpos_joint", &t0, &n0, &c0);
   float* b = fixture_read_series(h5[2], "qpos_joint", &t1, &n1, &c1);
