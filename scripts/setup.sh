@@ -43,11 +43,15 @@ fi
 
 # --- 2. Python 3.12 venv with the pinned packages -----------------------------
 find_python312() {
+  # pyenv's own builds first (its shims may not select 3.12), then PATH.
   local c
-  for c in python3.12 \
-    "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.12*/bin/python3.12 \
-    /root/.pyenv/versions/3.12*/bin/python3.12; do
-    if command -v "$c" >/dev/null 2>&1; then command -v "$c"; return 0; fi
+  for c in "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.12*/bin/python3.12 \
+    /root/.pyenv/versions/3.12*/bin/python3.12 "$(command -v python3.12 || true)"; do
+    [ -n "$c" ] && [ -x "$c" ] || continue
+    if "$c" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null; then
+      echo "$c"
+      return 0
+    fi
   done
   return 1
 }
