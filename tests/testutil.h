@@ -49,7 +49,8 @@ int fs_test_finish(const char* name);
 /// inspection on failure).
 const char* fs_test_tmpdir(const char* name);
 
-/// Path of a file in the source tree's tests/models folder.
+/// Path of a file in the source tree's tests/models folder ($FLYSIM_SOURCE_DIR, else
+/// the tree the test was built from).
 const char* fs_test_model(const char* file);
 
 /// Path of an exported asset (FLYSIM_ASSETS or the build's assets folder).
