@@ -346,11 +346,6 @@ static int sync_device(fsError* err) {
 }
 
 fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
-  if (fs_cuda_device_count() == 0) {
-    fs_fail(err, "--backend cuda: no CUDA device (no NVIDIA GPU or driver on this machine); fix: "
-                 "use --backend cpu, or run on a machine with a GPU");
-    return NULL;
-  }
   fsCudaReplay* c = (fsCudaReplay*)fs_calloc(err, "the CUDA stepper", 1, sizeof(fsCudaReplay));
   if (!c) return NULL;
   c->r = r;
@@ -360,7 +355,13 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   c->cap = fs_replay_block_steps(r->nworld, r->nstep);
   const char* env = getenv("FLYSIM_NO_GRAPH");
   c->use_graph = !(env && !strcmp(env, "1"));
+  // The model check first: what the GPU stepper cannot run is worth knowing anywhere.
   if (fs_model_build(r->m, r->model_path, &c->hm, err)) goto fail;
+  if (fs_cuda_device_count() == 0) {
+    fs_fail(err, "--backend cuda: no CUDA device (no NVIDIA GPU or driver on this machine); fix: "
+                 "use --backend cpu, or run on a machine with a GPU");
+    goto fail;
+  }
   c->dev = fs_device_create(&c->hm, c->N, err);
   if (!c->dev) goto fail;
   c->stream = (cudaStream_t)fs_device_stream(c->dev);
