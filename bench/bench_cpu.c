@@ -3,6 +3,11 @@
 //
 //   bench_cpu [--model PATH] [--targets PATH] [--steps N] [--repeats R]
 //             [--max-threads T] [--worlds-per-thread K] [--csv PATH] [--label NAME]
+//             [--only bare|flysim]
+//
+// --only runs one loop once (1 world, 1 thread, after the warm-up) and nothing
+// else: bench/overhead_callgrind.sh counts its instructions under callgrind, a
+// measure of the harness's overhead that the machine's load cannot blur.
 //
 // Prints a table; with --csv appends rows a script can read (header written if the
 // file is new). Both loops start from the same warmed-up state and apply the same
@@ -24,7 +29,7 @@
 #include "cpu/replay_cpu.h"
 
 typedef struct Args {
-  char model[4096], targets[4096], csv[4096], label[128];
+  char model[4096], targets[4096], csv[4096], label[128], only[16];
   int steps, repeats, max_threads, worlds_per_thread;
 } Args;
 
@@ -38,6 +43,7 @@ static int parse(int argc, char** argv, Args* a) {
   snprintf(a->model, sizeof a->model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(a->targets, sizeof a->targets, "%s/walking_clip.h5", fs_assets_dir());
   a->csv[0] = 0;
+  a->only[0] = 0;
   snprintf(a->label, sizeof a->label, "local");
   a->steps = 2000;
   a->repeats = 7;
@@ -50,6 +56,8 @@ static int parse(int argc, char** argv, Args* a) {
       snprintf(a->targets, sizeof a->targets, "%s", v), i++;
     else if (!strcmp(argv[i], "--csv") && v) snprintf(a->csv, sizeof a->csv, "%s", v), i++;
     else if (!strcmp(argv[i], "--label") && v) snprintf(a->label, sizeof a->label, "%s", v), i++;
+    else if (!strcmp(argv[i], "--only") && v && (!strcmp(v, "bare") || !strcmp(v, "flysim")))
+      snprintf(a->only, sizeof a->only, "%s", v), i++;
     else if (!strcmp(argv[i], "--steps") && v) a->steps = atoi(v), i++;
     else if (!strcmp(argv[i], "--repeats") && v) a->repeats = atoi(v), i++;
     else if (!strcmp(argv[i], "--max-threads") && v) a->max_threads = atoi(v), i++;
@@ -57,7 +65,7 @@ static int parse(int argc, char** argv, Args* a) {
     else {
       fprintf(stderr, "usage: bench_cpu [--model PATH] [--targets PATH] [--steps N] "
                       "[--repeats R] [--max-threads T] [--worlds-per-thread K] [--csv PATH] "
-                      "[--label NAME]\n");
+                      "[--label NAME] [--only bare|flysim]\n");
       return -1;
     }
   }
@@ -237,9 +245,19 @@ int main(int argc, char** argv) {
   if (setup(&a, &s)) return 1;
   printf("model %s (nv %ld, nu %ld), MuJoCo %s, %d cores\n\n", a.model, (long)s.m->nv,
          (long)s.m->nu, mj_versionString(), fs_cpu_count());
-  FILE* csv = open_csv(a.csv);
-  int rc = overhead(&a, &s, csv) || scaling(&a, &s, csv);
-  if (csv) fclose(csv);
+  int rc;
+  if (a.only[0]) {
+    int nwarmup = (int)lround(0.05 / s.m->opt.timestep);
+    mjData* d = mj_makeData(s.m);
+    fsRunResult res;
+    rc = !strcmp(a.only, "bare") ? (bare_loop(&s, a.steps, nwarmup, d), 0)
+                                 : flysim_loop(&s, 1, 1, a.steps, nwarmup, &res, NULL);
+    mj_deleteData(d);
+  } else {
+    FILE* csv = open_csv(a.csv);
+    rc = overhead(&a, &s, csv) || scaling(&a, &s, csv);
+    if (csv) fclose(csv);
+  }
   fs_replay_binding_free(&s.b);
   fs_targets_free(&s.t);
   mj_deleteModel(s.m);
