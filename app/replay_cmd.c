@@ -11,9 +11,14 @@
 #include "common/interrupt.h"
 #include "common/model.h"
 #include "common/mujoco_hooks.h"
+#include "common/mujoco_timing.h"
 #include "common/options.h"
+#include "common/perf_phases.h"
+#include "common/perf_profile.h"
+#include "common/plots.h"
 #include "common/replay.h"
 #include "common/replay_io.h"
+#include "common/replay_outputs.h"
 #include "common/resample.h"
 #include "common/targets.h"
 #include "common/profile_nsys.h"
@@ -66,6 +71,11 @@ typedef struct Session {
   fsReplay plan;
   Backend be;
   fsRecorder* rec;
+  fsOutputs* outputs;  // --save-data: world 0's pose and video
+  fsPerf* perf;        // --profile (cpu)
+  fsMjTiming timing;   // --mujoco-timing, summed after the run
+  char plot_leg[32];   // the leg plotted (--plot-leg, resolved)
+  int output_failed;   // a video, plot or profile error (data saved): exit 1
 } Session;
 
 static void destroy_cpu(void* self) {
@@ -106,6 +116,9 @@ static int create_cuda(Session* s, fsError* err) {
 #endif
 
 static void session_free(Session* s) {
+  fs_perf_abort(s->perf);
+  if (s->rec) fs_replay_recorder_close(s->rec, &s->plan, s->be.ops, s->be.self, "not run", NULL);
+  fs_outputs_free(s->outputs);
   if (s->be.destroy) s->be.destroy(s->be.self);
   fs_replay_plan_free(&s->plan);
   fs_replay_binding_free(&s->bind);
@@ -154,27 +167,134 @@ static void print_header(const Session* s) {
   fflush(stdout);
 }
 
+// The timed loop's edges: zero MuJoCo's timers, switch perf's sampling on / off.
+static int on_timed_start(void* arg, fsError* err) {
+  Session* s = arg;
+  if (s->opt.mujoco_timing)
+    for (int w = 0; w < s->plan.nworld; w++) fs_mjtiming_zero(fs_cpu_world(s->be.self, w));
+  return s->perf ? fs_perf_enable(s->perf, err) : 0;
+}
+
+static int on_timed_end(void* arg, fsError* err) {
+  Session* s = arg;
+  return s->perf ? fs_perf_disable(s->perf, err) : 0;
+}
+
+// /mujoco_timing, /pose and /plots into the replay file before it closes.
+static int write_extras(void* arg, hid_t file, const char* path, long long nstep, fsError* err) {
+  Session* s = arg;
+  if (s->opt.mujoco_timing && fs_mjtiming_write_h5(&s->timing, file, path, err)) return -1;
+  return s->outputs ? fs_outputs_write_h5(s->outputs, file, path, nstep, err) : 0;
+}
+
+// A problem with an output (video, plots, profile) that leaves the data saved:
+// reported now, and the run exits 1 at the end.
+static void output_error(Session* s, const char* what, const fsError* e) {
+  fprintf(stderr, "flysim replay: error: %s: %s\n", what, e->msg);
+  fflush(stderr);
+  s->output_failed = 1;
+}
+
+// --save-data: the folder, world 0's pose and video, then (after ffmpeg started, so
+// that perf does not follow it) perf, then the HDF5 file.
+static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* err) {
+  fsReplayOptions* o = &s->opt;
+  int cpu = o->backend == FS_BACKEND_CPU;
+  if (o->save_data[0]) {
+    if (make_dirs(o->save_data, err)) return EXIT_RUNTIME;
+    fsOutputsSpec spec = {&s->plan, o->save_data, cpu && o->plots, cpu && o->video, s->plot_leg};
+    s->outputs = fs_outputs_create(&spec, err);
+    if (!s->outputs) return EXIT_RUNTIME;
+    if (cpu) fs_cpu_set_world0_hook(s->be.self, fs_outputs_world0_step, s->outputs);
+    const char* verr = fs_outputs_video_error(s->outputs);
+    if (verr) {
+      fsError e;
+      snprintf(e.msg, sizeof e.msg, "%s (the run goes on and saves its data; exit status 1)", verr);
+      output_error(s, "video", &e);
+    } else if (o->video && cpu) {
+      printf("video   %s\n", fs_outputs_describe(s->outputs));
+    } else if (o->video) {
+      printf("video   none: the video and the pose plot need --backend cpu (world 0's MuJoCo "
+             "state)\n");
+    }
+  }
+  if (o->profile[0] && cpu) {
+    s->perf = fs_perf_start(o->profile, err);
+    if (!s->perf) return EXIT_RUNTIME;
+    printf("profile perf record on this process (pid %d), sampling only the timed loop -> %s\n",
+           (int)getpid(), o->profile);
+  }
+  if (o->mujoco_timing) fs_mjtiming_install();
+  if (o->save_data[0]) {
+    snprintf(h5path, n, "%s/replay.h5", o->save_data);
+    fsReplayMeta meta = {s->be.ops->name, o->command_line, s->be.nthread};
+    s->rec = fs_replay_recorder_open(&s->plan, h5path, block, &meta, err);
+    if (!s->rec) return EXIT_RUNTIME;
+  }
+  fflush(stdout);
+  return EXIT_OK;
+}
+
+// After the loop: the profile, the timing table, the HDF5 file, the video, the plots.
+static int finish_outputs(Session* s, const fsRunResult* res, const char* reason,
+                          const char* h5path, fsError* close_err) {
+  fsPerfResult prof;
+  int profiled = 0;
+  if (s->perf) {
+    fsError e;
+    fsPerf* p = s->perf;
+    s->perf = NULL;
+    profiled = fs_perf_finish(p, stdout, &prof, &e) == 0;
+    if (!profiled) output_error(s, "profile", &e);
+  }
+  if (s->opt.mujoco_timing) {
+    fs_mjtiming_uninstall();
+    for (int w = 0; w < s->plan.nworld; w++)
+      fs_mjtiming_add(&s->timing, fs_cpu_world(s->be.self, w));
+    fs_mjtiming_print(&s->timing, stdout);
+    if (profiled) fs_perf_phase_print(&s->timing, prof.phase_share, prof.step_samples, stdout);
+  }
+  int close_failed = fs_replay_recorder_close_with(s->rec, &s->plan, s->be.ops, s->be.self, reason,
+                                                   write_extras, s, close_err);
+  s->rec = NULL;
+  if (h5path[0] && !close_failed) printf("Saved %s (%lld steps)\n", h5path, res->steps);
+  if (s->outputs) {
+    fsError e;
+    if (fs_outputs_close_video(s->outputs, res->steps, stdout, &e) < 0)
+      output_error(s, "video", &e);
+  }
+  if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0) {
+    fsError e;
+    if (fs_plots_run(h5path, s->opt.save_data, &e))
+      output_error(s, "plots", &e);
+    else
+      printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0) and "
+             "%s/pose_over_time.png|pdf\n",
+             s->opt.save_data, s->plot_leg, s->opt.save_data);
+  }
+  return close_failed;
+}
+
 static int run(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
   int status = prepare(s, err);
   if (status != EXIT_OK) return status;
+  if (o->save_data[0] && o->plots &&
+      fs_plot_leg_resolve(&s->bind, o->model, o->plot_leg, s->plot_leg, sizeof s->plot_leg, err))
+    return EXIT_USAGE;
   if ((o->backend == FS_BACKEND_CUDA ? create_cuda : create_cpu)(s, err)) return EXIT_RUNTIME;
   const fsBackendOps* ops = s->be.ops;
   print_header(s);
 
   int block = fs_replay_block_steps(s->plan.nworld, s->plan.nstep);
   char h5path[4200] = "";
-  if (o->save_data[0]) {
-    if (make_dirs(o->save_data, err)) return EXIT_RUNTIME;
-    snprintf(h5path, sizeof h5path, "%s/replay.h5", o->save_data);
-    fsReplayMeta meta = {ops->name, o->command_line, s->be.nthread};
-    s->rec = fs_replay_recorder_open(&s->plan, h5path, block, &meta, err);
-    if (!s->rec) return EXIT_RUNTIME;
-  }
+  status = open_outputs(s, block, h5path, sizeof h5path, err);
+  if (status != EXIT_OK) return status;
 
   char label[64];
   snprintf(label, sizeof label, "flysim %s", ops->name);
-  fsRunOptions ropt = {s->rec, block, !o->quiet && isatty(STDERR_FILENO), label};
+  fsRunHooks hooks = {on_timed_start, on_timed_end, s};
+  fsRunOptions ropt = {s->rec, block, !o->quiet && isatty(STDERR_FILENO), label, &hooks};
   fsRunResult res;
   fsError run_err = {{0}};
   int failed = fs_replay_run(&s->plan, ops, s->be.self, &ropt, &res, &run_err);
@@ -188,15 +308,13 @@ static int run(Session* s, fsError* err) {
              res.steps);
   else
     snprintf(reason, sizeof reason, "completed");
-  fsError close_err = {{0}};
-  int close_failed =
-      fs_replay_recorder_close(s->rec, &s->plan, ops, s->be.self, reason, &close_err);
-  s->rec = NULL;
-
   printf("Replayed %lld steps x %d world%s in %.3f s: %.4g world-steps/s, %.3gx realtime%s\n",
          res.steps, s->plan.nworld, s->plan.nworld == 1 ? "" : "s", res.wall_s,
          res.world_steps_per_s, res.realtime, res.interrupted ? " (interrupted)" : "");
-  if (h5path[0] && !close_failed) printf("Saved %s\n", h5path);
+  fflush(stdout);
+  fsError close_err = {{0}};
+  int close_failed = finish_outputs(s, &res, reason, h5path, &close_err);
+
   printf("summary backend=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
          "world_steps_per_s=%.6g realtime_x=%.6g problem_worlds=%d interrupted=%d\n",
          ops->name, s->plan.nworld, s->be.nthread, res.steps, res.wall_s,
@@ -210,18 +328,23 @@ static int run(Session* s, fsError* err) {
     *err = close_err;
     return EXIT_RUNTIME;
   }
+  if (s->output_failed) {
+    snprintf(err->msg, sizeof err->msg,
+             "some outputs failed (see the errors above); the data "
+             "are saved");
+    return EXIT_RUNTIME;
+  }
   return res.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
 }
 
 // --profile: the CUDA backend re-runs itself under nsys (which returns here only
-// when already under it); the CPU backend's sampling profile is set up in run().
+// when already under it); for the CPU backend, check now, before anything is
+// loaded, that perf can sample this process (the sampling itself starts in run()).
 static int start_profile(Session* s, int argc, char** argv, fsError* err) {
   if (!s->opt.profile[0]) return EXIT_OK;
   if (s->opt.backend == FS_BACKEND_CUDA)
     return fs_nsys_reexec(argc, argv, s->opt.profile, err) ? EXIT_RUNTIME : EXIT_OK;
-  fs_fail(err, "--profile with --backend cpu is not available in this build; fix: profile "
-          "the CUDA backend (--backend cuda) or run perf yourself");
-  return EXIT_USAGE;
+  return fs_perf_probe(s->opt.profile, err) ? EXIT_RUNTIME : EXIT_OK;
 }
 
 int fs_cmd_replay(int argc, char** argv, const char* command_line) {

@@ -43,8 +43,26 @@ void fs_print_replay_help(void) {
       "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
       "                          starts, not recorded (default 0.05, as FlyGym)\n"
       "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
-      "                          (T x N x A), streamed as the run goes\n"
-"  --profile PATH          cuda: re-run under Nsight Systems (nsys profile\n"
+      "                          (T x N x A), streamed as the run goes; then plots of\n"
+      "                          world 0 (DIR/joint_angle_tracking.png|pdf: target vs\n"
+      "                          simulated angles of one leg; DIR/pose_over_time.png|pdf)\n"
+      "                          and, cpu, a video of world 0's tracking camera rendered\n"
+      "                          inside the loop (DIR/replay.mp4: 320x240, 25 fps at 0.2x\n"
+      "                          speed, as FlyGym; MuJoCo's renderer, headless EGL, ffmpeg)\n"
+      "  --no-video              with --save-data: skip the video (it costs loop time)\n"
+      "  --no-plots              with --save-data: skip the plots (data only)\n"
+      "  --plot-leg LEG          leg of the joint-angle plot: lf lm lh rf rm rh (default lf;\n"
+      "                          a model's legs are named by its joints, e.g. l_knee -> l)\n"
+      "  --mujoco-timing         cpu: after the run, print MuJoCo's per-phase timers\n"
+      "                          (mjData.timer through mjcb_time, zeroed after the warm-up;\n"
+      "                          summed over worlds and threads; with --save-data also in\n"
+      "                          /mujoco_timing). The callback adds overhead: read the\n"
+      "                          table as a relative breakdown\n"
+      "  --profile PATH          cpu: sample the timed loop with Linux perf (native stacks\n"
+      "                          through DWARF unwinding, MuJoCo's frames included) and\n"
+      "                          write PATH: speedscope JSON if PATH ends in .json, else\n"
+      "                          perf script text; open either at https://www.speedscope.app\n"
+      "                          cuda: re-run under Nsight Systems (nsys profile\n"
       "                          --cuda-graph-trace=node), writing PATH.nsys-rep\n"
       "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
       "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
@@ -56,7 +74,12 @@ void fs_print_replay_help(void) {
       "Exit status: 0 success, 1 run-time error, 2 usage error, 130 interrupted\n"
       "(Ctrl-C: the run stops after the current step and the file keeps every\n"
       "completed step; a second Ctrl-C kills at once).\n"
-      "Environment: FLYSIM_ASSETS overrides the assets folder.\n",
+      "Environment: FLYSIM_ASSETS overrides the assets folder; FLYSIM_PERF,\n"
+      "FLYSIM_PERF_FREQ (999), FLYSIM_PERF_CALL_GRAPH (dwarf,16384) and\n"
+      "FLYSIM_PERF_KEEP_DATA=1 tune --profile (cpu); FLYSIM_FFMPEG, FLYSIM_EGL_PLATFORM\n"
+      "(device|surfaceless|default) and FLYSIM_EGL_DEVICE (or MUJOCO_EGL_DEVICE_ID) the\n"
+      "video; FLYSIM_PYTHON and FLYSIM_PLOT_SCRIPT the plots (default: the venv's python\n"
+      "and scripts/plot_replay.py, found at build time).\n",
       fs_assets_dir(), fs_assets_dir());
 }
 
@@ -124,8 +147,40 @@ void fs_disable_names(int mask, char* out, size_t n) {
 
 enum {
   OPT_BACKEND = 256, OPT_MODEL, OPT_TARGETS, OPT_WORLDS, OPT_THREADS, OPT_DURATION,
-  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_PROFILE, OPT_DISABLE, OPT_QUIET
+  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_PROFILE, OPT_DISABLE, OPT_QUIET, OPT_TIMING,
+  OPT_NO_VIDEO, OPT_NO_PLOTS, OPT_PLOT_LEG
 };
+
+// The outputs' options (--mujoco-timing, --no-video, --no-plots, --plot-leg): 1 if c
+// is one of them, -1 on a bad value, 0 otherwise.
+static int parse_output_option(int c, fsReplayOptions* o, fsError* err) {
+  switch (c) {
+  case OPT_TIMING: o->mujoco_timing = 1; return 1;
+  case OPT_NO_VIDEO: o->video = 0; return 1;
+  case OPT_NO_PLOTS: o->plots = 0; return 1;
+  case OPT_PLOT_LEG:
+    if (!optarg[0] || strlen(optarg) >= sizeof o->plot_leg || strpbrk(optarg, " /-_"))
+      return fs_fail(err, "--plot-leg: '%s' is not a leg name; fix: e.g. --plot-leg lf (lf lm "
+                     "lh rf rm rh for NeuroMechFly)", optarg);
+    snprintf(o->plot_leg, sizeof o->plot_leg, "%s", optarg);
+    return 1;
+  default: return 0;
+  }
+}
+
+// Options that only make sense together, or only on one backend.
+static int check_combinations(const fsReplayOptions* o, fsError* err) {
+  if (o->mujoco_timing && o->backend == FS_BACKEND_CUDA)
+    return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
+                   "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
+                   "(for the GPU's stage times use --profile, Nsight Systems)");
+  const char* needs_save = !o->video ? "--no-video" : !o->plots ? "--no-plots"
+                           : o->plot_leg[0] ? "--plot-leg" : NULL;
+  if (needs_save && !o->save_data[0])
+    return fs_fail(err, "%s only applies with --save-data DIR; fix: add --save-data DIR or drop "
+                   "%s", needs_save, needs_save);
+  return 0;
+}
 
 int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err) {
   static const struct option longopts[] = {
@@ -141,6 +196,10 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {"profile", required_argument, NULL, OPT_PROFILE},
       {"disable", required_argument, NULL, OPT_DISABLE},
       {"quiet", no_argument, NULL, OPT_QUIET},
+      {"mujoco-timing", no_argument, NULL, OPT_TIMING},
+      {"no-video", no_argument, NULL, OPT_NO_VIDEO},
+      {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
+      {"plot-leg", required_argument, NULL, OPT_PLOT_LEG},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -150,6 +209,8 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
   o->sim_duration_sec = -1;
   o->sim_steps = -1;
   o->warmup_sec = 0.05;
+  o->video = 1;
+  o->plots = 1;
   snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
 
@@ -158,6 +219,9 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    int handled = parse_output_option(c, o, err);
+    if (handled < 0) return -1;
+    if (handled) continue;
     switch (c) {
     case OPT_BACKEND:
       if (!strcmp(optarg, "cpu"))
@@ -220,5 +284,5 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
     return fs_fail(err, "unexpected argument '%s'; see flysim replay --help", argv[optind]);
   if (o->sim_steps > 0 && o->sim_duration_sec > 0)
     return fs_fail(err, "--sim-steps and --sim-duration-sec both given; fix: pass one of them");
-  return 0;
+  return check_combinations(o, err);
 }

@@ -23,6 +23,10 @@ typedef struct fsReplayOptions {
   double warmup_sec;        // --warmup-sec (FlyGym's Simulation.warmup: 0.05 s)
   char save_data[4096];     // --save-data DIR ("" = nothing saved)
   char profile[4096];       // --profile PATH ("" = no profile)
+  int mujoco_timing;        // --mujoco-timing: MuJoCo's per-phase timer table (cpu)
+  int video;                // with --save-data: render the video (--no-video: 0)
+  int plots;                // with --save-data: draw the plots (--no-plots: 0)
+  char plot_leg[32];        // --plot-leg LEG ("" = lf, else the model's first leg)
   int disable;              // --disable NAME: mjtDisableBit flags added to the model's
   int quiet;                // --quiet: no progress line
   char command_line[8192];  // argv joined, for the HDF5 attributes

@@ -92,11 +92,13 @@ static void print_progress(const char* label, const fsReplay* r, long long done,
 
 int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
                   const fsRunOptions* opt, fsRunResult* res, fsError* err) {
+  static const fsRunHooks no_hooks = {NULL, NULL, NULL};
+  const fsRunHooks* hooks = opt->hooks ? opt->hooks : &no_hooks;
   fsBlock blk[2];
   memset(blk, 0, sizeof blk);
   memset(res, 0, sizeof *res);
   int block = opt->block > 0 ? opt->block : fs_replay_block_steps(r->nworld, r->nstep);
-  int rc = -1;
+  int rc = -1, timed = 0;
   long long step = 0;
   if (opt->recorder)
     for (int i = 0; i < 2; i++)
@@ -110,6 +112,8 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
   const char* label = opt->label ? opt->label : ops->name;
   fsBlock* prev = NULL;
   int cur = 0;
+  if (hooks->on_timed_start && hooks->on_timed_start(hooks->arg, err)) goto done;
+  timed = 1;
   double t0 = fs_clock_s(), last_print = t0;
   fs_nvtx_push(FS_NVTX_TIMED_RUN);
   while (step < r->nstep && !fs_interrupted()) {
@@ -147,13 +151,18 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
   }
   res->wall_s = fs_clock_s() - t0;
   fs_nvtx_pop();
+  timed = 0;
+  int hook_failed = hooks->on_timed_end && hooks->on_timed_end(hooks->arg, err);
   if (opt->progress) print_progress(label, r, step, res->wall_s, 1);
+  // The last block is saved even if the hook failed (its message is kept).
   if (prev && fs_recorder_append(opt->recorder, prev->ndone, (const float* const*)prev->series,
-                                 err))
+                                 hook_failed ? NULL : err))
     goto done;
+  if (hook_failed) goto done;
   rc = 0;
 
 done:
+  if (timed && hooks->on_timed_end) hooks->on_timed_end(hooks->arg, NULL);  // loop failed
   res->steps = step;
   if (res->wall_s <= 0) res->wall_s = 0;
   res->world_steps_per_s = res->wall_s > 0 ? (double)step * r->nworld / res->wall_s : 0.0;

@@ -89,11 +89,24 @@ typedef struct fsRunResult {
   int problem_worlds;            // worlds with MuJoCo warnings or errors
 } fsRunResult;
 
+/// A hook at the edges of the timed loop (profilers, timers); non-zero stops the run.
+typedef int (*fsRunHook)(void* arg, fsError* err);
+
+/// Hooks around the timed loop, e.g. --profile's perf switches and --mujoco-timing's
+/// timer reset: what they do is outside the measured wall time.
+typedef struct fsRunHooks {
+  fsRunHook on_timed_start;      // after the warm-up, right before the clock starts (or NULL)
+  fsRunHook on_timed_end;        // right after the clock stops (also when the loop fails,
+                                 // then with err NULL), before the last block is saved
+  void* arg;                     // passed to both
+} fsRunHooks;
+
 typedef struct fsRunOptions {
   fsRecorder* recorder;          // NULL: nothing recorded
   int block;                     // steps per block
   int progress;                  // print a progress line (stderr is a terminal)
   const char* label;             // progress label
+  const fsRunHooks* hooks;       // around the timed loop (or NULL)
 } fsRunOptions;
 
 /// Steps per block for N worlds: about 1e4 world-steps, at most 1000 and at most S.

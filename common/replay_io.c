@@ -94,6 +94,12 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
 
 int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
                              void* self, const char* stop_reason, fsError* err) {
+  return fs_replay_recorder_close_with(rec, r, ops, self, stop_reason, NULL, NULL, err);
+}
+
+int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
+                                  void* self, const char* stop_reason, fsReplayExtraWriter extra,
+                                  void* arg, fsError* err) {
   if (!rec) return 0;
   int rc = 0;
   hid_t f = fs_recorder_file(rec);
@@ -125,6 +131,13 @@ int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackend
   }
   free(warn);
   free(first);
+  if (extra) {
+    fsError extra_err;
+    if (extra(arg, f, path, fs_recorder_steps(rec), &extra_err) && rc == 0) {
+      rc = -1;
+      if (err) *err = extra_err;
+    }
+  }
   fsError close_err;
   if (fs_recorder_finish(rec, stop_reason, &close_err)) {
     if (rc == 0 && err) *err = close_err;

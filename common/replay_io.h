@@ -8,6 +8,8 @@
 //   attributes: units, timestep, model_file, targets_file, mujoco_version,
 //   flysim_version, command_line, backend, nworld, steps_planned, steps_recorded,
 //   warmup_steps, created, complete, stop_reason
+//   and, from the caller at the end (fs_replay_recorder_close_with): /mujoco_timing
+//   (--mujoco-timing), /pose and /plots (--save-data; common/plots.h)
 #ifndef FLYSIM_COMMON_REPLAY_IO_H
 #define FLYSIM_COMMON_REPLAY_IO_H
 
@@ -31,6 +33,17 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
 /// Write each world's health and the stop reason, and close the file.
 int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
                              void* self, const char* stop_reason, fsError* err);
+
+/// Writes more groups into the open file at the end of a run (nstep: steps recorded),
+/// e.g. /mujoco_timing, /pose, /plots. Non-zero with err on failure.
+typedef int (*fsReplayExtraWriter)(void* arg, hid_t file, const char* path, long long nstep,
+                                   fsError* err);
+
+/// fs_replay_recorder_close, calling extra (if not NULL) before the file is closed; the
+/// file is closed (and compressed) even if extra fails.
+int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
+                                  void* self, const char* stop_reason, fsReplayExtraWriter extra,
+                                  void* arg, fsError* err);
 
 /// The flysim version string ("0.1.0+g<commit>").
 const char* fs_version(void);

@@ -28,6 +28,8 @@ struct fsCpuReplay {
   Job job;
   fsBlock* block;     // the block being stepped
   atomic_int stop;    // a world failed: every worker stops
+  fsCpuWorldHook hook;  // world 0's observer (or NULL)
+  void* hook_arg;
 };
 
 int fs_cpu_threads(const fsCpuReplay* c) {
@@ -36,6 +38,11 @@ int fs_cpu_threads(const fsCpuReplay* c) {
 
 mjData* fs_cpu_world(fsCpuReplay* c, int w) {
   return c->worlds[w].d;
+}
+
+void fs_cpu_set_world0_hook(fsCpuReplay* c, fsCpuWorldHook fn, void* arg) {
+  c->hook = fn;
+  c->hook_arg = arg;
 }
 
 // Record the first MuJoCo warning a world raises (counters only ever grow).
@@ -97,6 +104,7 @@ static void block_world(fsCpuReplay* c, int w) {
     for (int a = 0; a < A; a++) d->ctrl[b->actuator[a]] = target[a];
     mj_step(m, d);
     note_warnings(wd, step);
+    if (w == 0 && c->hook) c->hook(c->hook_arg, d, step);
     if (qrec) {
       float* q = qrec + ((long)k * N + w) * J;
       for (int j = 0; j < J; j++) q[j] = (float)d->qpos[b->joint_qposadr[j]];

@@ -24,6 +24,14 @@ int fs_cpu_threads(const fsCpuReplay* c);
 /// World w's MuJoCo data (for tests and tools; not while a block runs).
 mjData* fs_cpu_world(fsCpuReplay* c, int w);
 
+/// Called on the thread that steps world 0, after each of its replay steps (not
+/// the warm-up), with world 0's data and the replay step (0-based): world 0's
+/// pose and video frames (common/replay_outputs.h). Must not step d.
+typedef void (*fsCpuWorldHook)(void* arg, const mjData* d, int step);
+
+/// Install (or with fn NULL remove) the world-0 hook; not while a block runs.
+void fs_cpu_set_world0_hook(fsCpuReplay* c, fsCpuWorldHook fn, void* arg);
+
 /// The backend interface (warm-up, blocks, world health) for fs_replay_run.
 extern const fsBackendOps fs_cpu_ops;
 

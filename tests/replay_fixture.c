@@ -36,7 +36,7 @@ int fixture_run(Fixture* f, const char* h5) {
       return -1;
     }
   }
-  fsRunOptions opt = {rec, block, 0, "test"};
+  fsRunOptions opt = {rec, block, 0, "test", NULL};
   int rc = fs_replay_run(&f->plan, &fs_cpu_ops, f->cpu, &opt, &f->res, &err);
   if (rc) fprintf(stderr, "fixture: %s\n", err.msg);
   if (rec && fs_replay_recorder_close(rec, &f->plan, &fs_cpu_ops, f->cpu,

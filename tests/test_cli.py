@@ -50,7 +50,8 @@ def test_help():
     check(rc == 0, "flysim replay --help exits 0")
     for opt in ["--backend", "--model", "--targets", "--worlds", "--threads",
                 "--sim-duration-sec", "--sim-steps", "--warmup-sec", "--save-data",
-                "--profile", "--disable", "--quiet", "--help"]:
+                "--profile", "--disable", "--mujoco-timing", "--no-video", "--no-plots",
+                "--plot-leg", "--quiet", "--help"]:
         check(opt in out, f"--help documents {opt}")
     rc, out, _ = run("--version")
     check(rc == 0 and "MuJoCo 3.16" in out, "--version names MuJoCo's version")
@@ -93,7 +94,7 @@ def test_runtime_errors(tmp):
 def test_run_and_file(tmp):
     out_dir = os.path.join(tmp, "run")
     rc, out, err = run("replay", "--worlds", "3", "--sim-steps", "600", "--threads", "2",
-                       "--save-data", out_dir, "--quiet")
+                       "--save-data", out_dir, "--no-video", "--no-plots", "--quiet")
     check(rc == 0, f"short replay exits 0: {err}")
     s = summary(out)
     check(s.get("backend") == "cpu" and s.get("worlds") == "3" and s.get("steps") == "600"
@@ -128,7 +129,8 @@ def test_run_and_file(tmp):
 
 def start_long_run(out_dir):
     return subprocess.Popen([FLYSIM, "replay", "--worlds", "2", "--sim-steps", "20000",
-                             "--threads", "2", "--save-data", out_dir, "--quiet"],
+                             "--threads", "2", "--save-data", out_dir, "--no-video",
+                             "--no-plots", "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
