@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/interrupt.h"
 #include "common/model.h"
 #include "common/mujoco_hooks.h"
@@ -29,28 +30,10 @@
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
-// mkdir -p
-static int make_dirs(const char* path, fsError* err) {
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char* p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(buf, 0777) && errno != EEXIST)
-      return fs_fail(err, "%s: cannot create directory: %s", buf, strerror(errno));
-    *p = '/';
-  }
-  if (mkdir(buf, 0777) && errno != EEXIST)
-    return fs_fail(err, "%s: cannot create directory: %s; fix: choose a writable --save-data",
-                   buf, strerror(errno));
-  return 0;
-}
-
 // Steps to replay: --sim-steps, else --sim-duration-sec, else half the clip (FlyGym).
 static long replay_steps(const fsReplayOptions* o, const fsTargets* t) {
   if (o->sim_steps > 0) return o->sim_steps;
-  double duration = o->sim_duration_sec > 0 ? o->sim_duration_sec
-                                            : 0.5 * t->nstep * t->timestep;
+  double duration = o->sim_duration_sec > 0 ? o->sim_duration_sec : 0.5 * t->nstep * t->timestep;
   return fs_resample_count(1, duration, t->timestep);
 }
 
@@ -59,8 +42,8 @@ typedef struct Backend {
   const fsBackendOps* ops;
   void* self;
   void (*destroy)(void* self);
-  int nthread;      // CPU threads (0 for the GPU)
-  char desc[256];   // "2 threads" / "NVIDIA H200 (...)"
+  int nthread;    // CPU threads (0 for the GPU)
+  char desc[256]; // "2 threads" / "NVIDIA H200 (...)"
 } Backend;
 
 typedef struct Session {
@@ -71,11 +54,11 @@ typedef struct Session {
   fsReplay plan;
   Backend be;
   fsRecorder* rec;
-  fsOutputs* outputs;  // --save-data: world 0's pose and video
-  fsPerf* perf;        // --profile (cpu)
-  fsMjTiming timing;   // --mujoco-timing, summed after the run
-  char plot_leg[32];   // the leg plotted (--plot-leg, resolved)
-  int output_failed;   // a video, plot or profile error (data saved): exit 1
+  fsOutputs* outputs; // --save-data: world 0's pose and video
+  fsPerf* perf;       // --profile (cpu)
+  fsMjTiming timing;  // --mujoco-timing, summed after the run
+  char plot_leg[32];  // the leg plotted (--plot-leg, resolved)
+  int output_failed;  // a video, plot or profile error (data saved): exit 1
 } Session;
 
 static void destroy_cpu(void* self) {
@@ -110,8 +93,8 @@ static int create_cuda(Session* s, fsError* err) {
 static int create_cuda(Session* s, fsError* err) {
   (void)s;
   return fs_fail(err, "--backend cuda: this flysim was built without CUDA (nvcc was not found "
-                 "at configure time); fix: install the CUDA toolkit and rebuild, or use "
-                 "--backend cpu");
+                      "at configure time); fix: install the CUDA toolkit and rebuild, or use "
+                      "--backend cpu");
 }
 #endif
 
@@ -137,7 +120,7 @@ static int prepare(Session* s, fsError* err) {
   if (fs_replay_bind(s->m, o->model, &s->targets, &s->bind, err)) return EXIT_RUNTIME;
   long nstep = replay_steps(o, &s->targets);
   int nwarmup = (int)lround(o->warmup_sec / s->m->opt.timestep);
-  if (nstep > (1L << 30)) nstep = 1L << 30;  // fs_replay_plan rejects it against the clip
+  if (nstep > (1L << 30)) nstep = 1L << 30; // fs_replay_plan rejects it against the clip
   if (fs_replay_plan(&s->plan, s->m, o->model, &s->targets, &s->bind, o->worlds, (int)nstep,
                      nwarmup, err))
     return EXIT_USAGE;
@@ -160,8 +143,7 @@ static void print_header(const Session* s) {
       (m->opt.disableflags & (mjDSBL_CONTACT | mjDSBL_CONSTRAINT)))
     printf("note    the GPU stepper has no collision or constraint solver yet; this run has "
            "no contacts (the CPU backend runs the same with the same --disable)\n");
-  printf("targets %s (%d DoFs, %d steps at %g s", s->opt.targets, t->ndof, t->nstep,
-         t->timestep);
+  printf("targets %s (%d DoFs, %d steps at %g s", s->opt.targets, t->ndof, t->nstep, t->timestep);
   if (fabs(t->source_timestep - t->timestep) > 1e-15)
     printf(", resampled from %g s", t->source_timestep);
   printf(")\n");
@@ -205,7 +187,7 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
   fsReplayOptions* o = &s->opt;
   int cpu = o->backend == FS_BACKEND_CPU;
   if (o->save_data[0]) {
-    if (make_dirs(o->save_data, err)) return EXIT_RUNTIME;
+    if (fs_make_dirs(o->save_data, "--save-data", err)) return EXIT_RUNTIME;
     fsOutputsSpec spec = {&s->plan, o->save_data, cpu && o->plots, cpu && o->video, s->plot_leg};
     s->outputs = fs_outputs_create(&spec, err);
     if (!s->outputs) return EXIT_RUNTIME;
@@ -321,8 +303,8 @@ static int run(Session* s, fsError* err) {
 
   printf("summary backend=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
          "world_steps_per_s=%.6g realtime_x=%.6g problem_worlds=%d interrupted=%d\n",
-         ops->name, s->plan.nworld, s->be.nthread, res.steps, res.wall_s,
-         res.world_steps_per_s, res.realtime, res.problem_worlds, res.interrupted ? 1 : 0);
+         ops->name, s->plan.nworld, s->be.nthread, res.steps, res.wall_s, res.world_steps_per_s,
+         res.realtime, res.problem_worlds, res.interrupted ? 1 : 0);
   fflush(stdout);
   if (failed) {
     *err = run_err;

@@ -51,17 +51,24 @@ static int parse(int argc, char** argv, Args* a) {
   a->worlds_per_thread = 2;
   for (int i = 1; i < argc; i++) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(argv[i], "--model") && v) snprintf(a->model, sizeof a->model, "%s", v), i++;
+    if (!strcmp(argv[i], "--model") && v)
+      snprintf(a->model, sizeof a->model, "%s", v), i++;
     else if (!strcmp(argv[i], "--targets") && v)
       snprintf(a->targets, sizeof a->targets, "%s", v), i++;
-    else if (!strcmp(argv[i], "--csv") && v) snprintf(a->csv, sizeof a->csv, "%s", v), i++;
-    else if (!strcmp(argv[i], "--label") && v) snprintf(a->label, sizeof a->label, "%s", v), i++;
+    else if (!strcmp(argv[i], "--csv") && v)
+      snprintf(a->csv, sizeof a->csv, "%s", v), i++;
+    else if (!strcmp(argv[i], "--label") && v)
+      snprintf(a->label, sizeof a->label, "%s", v), i++;
     else if (!strcmp(argv[i], "--only") && v && (!strcmp(v, "bare") || !strcmp(v, "flysim")))
       snprintf(a->only, sizeof a->only, "%s", v), i++;
-    else if (!strcmp(argv[i], "--steps") && v) a->steps = atoi(v), i++;
-    else if (!strcmp(argv[i], "--repeats") && v) a->repeats = atoi(v), i++;
-    else if (!strcmp(argv[i], "--max-threads") && v) a->max_threads = atoi(v), i++;
-    else if (!strcmp(argv[i], "--worlds-per-thread") && v) a->worlds_per_thread = atoi(v), i++;
+    else if (!strcmp(argv[i], "--steps") && v)
+      a->steps = atoi(v), i++;
+    else if (!strcmp(argv[i], "--repeats") && v)
+      a->repeats = atoi(v), i++;
+    else if (!strcmp(argv[i], "--max-threads") && v)
+      a->max_threads = atoi(v), i++;
+    else if (!strcmp(argv[i], "--worlds-per-thread") && v)
+      a->worlds_per_thread = atoi(v), i++;
     else {
       fprintf(stderr, "usage: bench_cpu [--model PATH] [--targets PATH] [--steps N] "
                       "[--repeats R] [--max-threads T] [--worlds-per-thread K] [--csv PATH] "
@@ -194,8 +201,8 @@ static int overhead(const Args* a, const Setup* s, FILE* csv) {
     if (csv) {
       fprintf(csv, "%s,%s,bare_loop,1,1,%d,%d,%.6f,%.6g,%.6g,\n", a->label, a->model, a->steps,
               a->repeats, tb, a->steps / tb, a->steps / tb * dt);
-      fprintf(csv, "%s,%s,flysim_stepper,1,1,%d,%d,%.6f,%.6g,%.6g,\n", a->label, a->model,
-              a->steps, a->repeats, to, a->steps / to, a->steps / to * dt);
+      fprintf(csv, "%s,%s,flysim_stepper,1,1,%d,%d,%.6f,%.6g,%.6g,\n", a->label, a->model, a->steps,
+              a->repeats, to, a->steps / to, a->steps / to * dt);
       fprintf(csv, "%s,%s,overhead_pct,1,1,%d,%d,,,,%.3f\n", a->label, a->model, a->steps,
               a->repeats, pct);
     }
@@ -216,9 +223,8 @@ static int scaling(const Args* a, const Setup* s, FILE* csv) {
          a->worlds_per_thread, steps, a->repeats < 3 ? a->repeats : 3);
   printf("  %7s %7s %16s %12s %11s\n", "threads", "worlds", "world-steps/s", "x realtime",
          "efficiency");
-  for (int t = 1; t <= a->max_threads; t = t * 2 > a->max_threads && t < a->max_threads
-                                                ? a->max_threads
-                                                : t * 2) {
+  for (int t = 1; t <= a->max_threads;
+       t = t * 2 > a->max_threads && t < a->max_threads ? a->max_threads : t * 2) {
     int nworld = t * a->worlds_per_thread;
     double best = 0;
     for (int r = 0; r < (a->repeats < 3 ? a->repeats : 3); r++) {

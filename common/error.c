@@ -30,8 +30,7 @@ int fs_fail_oom(fsError* err, const char* what, double bytes) {
                  what, bytes / (1024.0 * 1024.0));
 }
 
-void* fs_calloc(fsError* err, const char* what, unsigned long long count,
-                unsigned long long size) {
+void* fs_calloc(fsError* err, const char* what, unsigned long long count, unsigned long long size) {
   if (count == 0) count = 1;
   void* p = calloc(count, size);
   if (!p) fs_fail_oom(err, what, (double)count * (double)size);

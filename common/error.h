@@ -26,8 +26,7 @@ int fs_fail_append(fsError* err, const char* fmt, ...) __attribute__((format(pri
 int fs_fail_oom(fsError* err, const char* what, double bytes);
 
 /// calloc that reports failure into err; NULL on failure.
-void* fs_calloc(fsError* err, const char* what, unsigned long long count,
-                unsigned long long size);
+void* fs_calloc(fsError* err, const char* what, unsigned long long count, unsigned long long size);
 
 /// strdup that reports failure into err; NULL on failure.
 char* fs_strdup(fsError* err, const char* s);

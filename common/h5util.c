@@ -19,27 +19,42 @@ static herr_t keep_innermost(unsigned n, const H5E_error2_t* e, void* data) {
   return 0;
 }
 
-int fs_h5_fail(fsError* err, const char* path, const char* expr, const char* func,
-               const char* file, int line) {
+int fs_h5_fail(fsError* err, const char* path, const char* expr, const char* func, const char* file,
+               int line) {
   InnerMessage m = {{0}};
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, keep_innermost, &m);
   H5Eclear2(H5E_DEFAULT);
-  return fs_fail(err, "%s: HDF5 call `%s` failed in %s (%s:%d)%s%s", path, expr, func, file,
-                 line, m.desc[0] ? ": " : "", m.desc);
+  return fs_fail(err, "%s: HDF5 call `%s` failed in %s (%s:%d)%s%s", path, expr, func, file, line,
+                 m.desc[0] ? ": " : "", m.desc);
 }
 
 void fs_h5_close(hid_t id) {
   if (id < 0) return;
   H5E_BEGIN_TRY {
     switch (H5Iget_type(id)) {
-    case H5I_FILE: H5Fclose(id); break;
-    case H5I_GROUP: H5Gclose(id); break;
-    case H5I_DATASET: H5Dclose(id); break;
-    case H5I_DATASPACE: H5Sclose(id); break;
-    case H5I_DATATYPE: H5Tclose(id); break;
-    case H5I_ATTR: H5Aclose(id); break;
-    case H5I_GENPROP_LST: H5Pclose(id); break;
-    default: break;
+    case H5I_FILE:
+      H5Fclose(id);
+      break;
+    case H5I_GROUP:
+      H5Gclose(id);
+      break;
+    case H5I_DATASET:
+      H5Dclose(id);
+      break;
+    case H5I_DATASPACE:
+      H5Sclose(id);
+      break;
+    case H5I_DATATYPE:
+      H5Tclose(id);
+      break;
+    case H5I_ATTR:
+      H5Aclose(id);
+      break;
+    case H5I_GENPROP_LST:
+      H5Pclose(id);
+      break;
+    default:
+      break;
     }
   }
   H5E_END_TRY;
@@ -51,8 +66,8 @@ void fs_h5_free_strings(char** s, int n) {
   free(s);
 }
 
-int fs_h5_read_strings(hid_t file, const char* path, const char* dataset, char*** out,
-                       int* n, fsError* err) {
+int fs_h5_read_strings(hid_t file, const char* path, const char* dataset, char*** out, int* n,
+                       fsError* err) {
   hid_t d = -1, space = -1, ftype = -1, mtype = -1;
   char** result = NULL;
   char* fixed = NULL;
@@ -68,15 +83,14 @@ int fs_h5_read_strings(hid_t file, const char* path, const char* dataset, char**
   FS_H5_TRY(err, path, d = H5Dopen2(file, dataset, H5P_DEFAULT));
   FS_H5_TRY(err, path, ftype = H5Dget_type(d));
   if (H5Tget_class(ftype) != H5T_STRING) {
-    fs_fail(err, "%s: dataset '%s' does not hold strings; fix: store the names as strings",
-            path, dataset);
+    fs_fail(err, "%s: dataset '%s' does not hold strings; fix: store the names as strings", path,
+            dataset);
     goto fail;
   }
   FS_H5_TRY(err, path, space = H5Dget_space(d));
   int rank = H5Sget_simple_extent_ndims(space);
   if (rank != 1) {
-    fs_fail(err, "%s: dataset '%s' has rank %d, expected a 1-D list of names", path, dataset,
-            rank);
+    fs_fail(err, "%s: dataset '%s' has rank %d, expected a 1-D list of names", path, dataset, rank);
     goto fail;
   }
   hsize_t dim = 0;
@@ -125,7 +139,7 @@ int fs_h5_read_strings(hid_t file, const char* path, const char* dataset, char**
 
 fail:
   free(fixed);
-  free(vlen);  // strings inside are leaked only on a failed read after a vlen read
+  free(vlen); // strings inside are leaked only on a failed read after a vlen read
   fs_h5_free_strings(result, count);
   fs_h5_close(mtype);
   fs_h5_close(ftype);
@@ -134,8 +148,8 @@ fail:
   return -1;
 }
 
-int fs_h5_write_strings(hid_t loc, const char* path, const char* dataset,
-                        const char* const* s, int n, fsError* err) {
+int fs_h5_write_strings(hid_t loc, const char* path, const char* dataset, const char* const* s,
+                        int n, fsError* err) {
   hid_t type = -1, space = -1, d = -1;
   hsize_t dim = (hsize_t)n;
   FS_H5_TRY(err, path, type = H5Tcopy(H5T_C_S1));
@@ -153,6 +167,38 @@ fail:
   fs_h5_close(d);
   fs_h5_close(space);
   fs_h5_close(type);
+  return -1;
+}
+
+int fs_h5_write_array(hid_t loc, const char* path, const char* name, int rank, const hsize_t* dims,
+                      hid_t ftype, hid_t mtype, const void* data, int compress, const char* units,
+                      const char* doc, fsError* err) {
+  hid_t space = -1, plist = H5P_DEFAULT, d = -1;
+  hsize_t n = 1;
+  for (int i = 0; i < rank; i++) n *= dims[i];
+  FS_H5_TRY(err, path, space = H5Screate_simple(rank, dims, NULL));
+  if (compress && n > 0) {
+    hsize_t chunk[H5S_MAX_RANK];
+    for (int i = 0; i < rank; i++) chunk[i] = dims[i] ? dims[i] : 1;
+    if (chunk[0] > 1000) chunk[0] = 1000;
+    FS_H5_TRY(err, path, plist = H5Pcreate(H5P_DATASET_CREATE));
+    FS_H5_TRY(err, path, H5Pset_chunk(plist, rank, chunk));
+    FS_H5_TRY(err, path, H5Pset_shuffle(plist));
+    FS_H5_TRY(err, path, H5Pset_deflate(plist, 1));
+  }
+  FS_H5_TRY(err, path, d = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, plist, H5P_DEFAULT));
+  if (n > 0) FS_H5_TRY(err, path, H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+  if ((units && fs_h5_attr_string(d, path, "units", units, err)) ||
+      (doc && fs_h5_attr_string(d, path, "description", doc, err)))
+    goto fail;
+  fs_h5_close(d);
+  if (plist != H5P_DEFAULT) fs_h5_close(plist);
+  fs_h5_close(space);
+  return 0;
+fail:
+  fs_h5_close(d);
+  if (plist != H5P_DEFAULT) fs_h5_close(plist);
+  fs_h5_close(space);
   return -1;
 }
 
@@ -218,12 +264,10 @@ fail:
   return rc;
 }
 
-int fs_h5_attr_double(hid_t obj, const char* path, const char* name, double value,
-                      fsError* err) {
+int fs_h5_attr_double(hid_t obj, const char* path, const char* name, double value, fsError* err) {
   return write_scalar_attr(obj, path, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, err);
 }
 
-int fs_h5_attr_int(hid_t obj, const char* path, const char* name, long long value,
-                   fsError* err) {
+int fs_h5_attr_int(hid_t obj, const char* path, const char* name, long long value, fsError* err) {
   return write_scalar_attr(obj, path, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &value, err);
 }

@@ -13,7 +13,8 @@ static int ends_with(const char* s, const char* suffix) {
 mjModel* fs_model_load(const char* path, fsError* err) {
   FILE* f = fopen(path, "rb");
   if (!f) {
-    fs_fail(err, "%s: cannot open the model: %s; fix: pass an MJCF (.xml) or MJB (.mjb) file "
+    fs_fail(err,
+            "%s: cannot open the model: %s; fix: pass an MJCF (.xml) or MJB (.mjb) file "
             "with --model, or run scripts/setup.sh to export the default NeuroMechFly",
             path, strerror(errno));
     return NULL;
@@ -87,8 +88,9 @@ static int bind_adhesion(const mjModel* m, fsReplayBinding* b, fsError* err) {
 // Report every target DoF without a position actuator, and what the model offers.
 static int fail_unbound(const mjModel* m, const char* model_path, const fsTargets* t,
                         const fsReplayBinding* b, int nmissing, fsError* err) {
-  fs_fail(err, "%s: no position actuator drives %d of the %d DoFs named in %s '/dof_names':",
-          model_path, nmissing, t->ndof, t->path);
+  fs_fail(err,
+          "%s: no position actuator drives %d of the %d DoFs named in %s '/dof_names':", model_path,
+          nmissing, t->ndof, t->path);
   int shown = 0;
   for (int a = 0; a < t->ndof && shown < 12; a++)
     if (b->actuator[a] < 0) {
@@ -108,11 +110,11 @@ static int fail_unbound(const mjModel* m, const char* model_path, const fsTarget
     }
   if (shown) fs_fail_append(err, "%s)", npos > shown ? ", ..." : "");
   return fs_fail_append(err, ". Fix: use the model these targets were exported for, or "
-                        "targets whose DoF names are joints driven by position actuators");
+                             "targets whose DoF names are joints driven by position actuators");
 }
 
-int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t,
-                   fsReplayBinding* b, fsError* err) {
+int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t, fsReplayBinding* b,
+                   fsError* err) {
   memset(b, 0, sizeof *b);
   b->nact = t->ndof;
   b->actuator = fs_calloc(err, "actuator map", (unsigned)t->ndof, sizeof(int));
@@ -129,9 +131,10 @@ int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t,
       int jnt = m->actuator_trnid[2 * i];
       if (!joint_matches(mj_id2name(m, mjOBJ_JOINT, jnt), t->names[a])) continue;
       if (b->actuator[a] >= 0) {
-        fs_fail(err, "%s: DoF '%s' (from %s) is driven by two position actuators (%d and %d); "
-                "fix: keep one position actuator per joint", model_path, t->names[a], t->path,
-                b->actuator[a], i);
+        fs_fail(err,
+                "%s: DoF '%s' (from %s) is driven by two position actuators (%d and %d); "
+                "fix: keep one position actuator per joint",
+                model_path, t->names[a], t->path, b->actuator[a], i);
         goto fail;
       }
       b->actuator[a] = i;
@@ -147,8 +150,10 @@ int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t,
     for (int k = 0; k < b->njoint; k++)
       if (b->joint_id[k] == jnt) b->actuator_joint[a] = k;
     if (b->actuator_joint[a] < 0) {
-      fs_fail(err, "%s: DoF '%s' is a multi-DoF joint; fix: position actuators of a replay must "
-              "drive hinge or slide joints", model_path, t->names[a]);
+      fs_fail(err,
+              "%s: DoF '%s' is a multi-DoF joint; fix: position actuators of a replay must "
+              "drive hinge or slide joints",
+              model_path, t->names[a]);
       goto fail;
     }
   }

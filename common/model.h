@@ -19,24 +19,24 @@ mjModel* fs_model_load(const char* path, fsError* err);
 /// How a replay drives and reads a model: which actuator each target column
 /// drives, which actuators are adhesion, which joints are recorded.
 typedef struct fsReplayBinding {
-  int nact;               // A: target columns
-  int* actuator;          // (A) actuator id driven by each target column
-  int* actuator_joint;    // (A) index into the recorded joints of the driven joint
-  const char** actuator_names;  // (A) the model's actuator names (owned by the model)
-  int nadhesion;          // adhesion actuators (body transmission), switched on
-  int* adhesion;          // (nadhesion) actuator ids
-  int njoint;             // J: recorded 1-DoF joints (hinge, slide), model order
-  int* joint_id;          // (J) joint ids
-  int* joint_qposadr;     // (J) qpos address of each
-  const char** joint_names;  // (J) the model's joint names (owned by the model)
-  int key;                // keyframe each world resets to ("neutral", else 0); -1: qpos0
+  int nact;                    // A: target columns
+  int* actuator;               // (A) actuator id driven by each target column
+  int* actuator_joint;         // (A) index into the recorded joints of the driven joint
+  const char** actuator_names; // (A) the model's actuator names (owned by the model)
+  int nadhesion;               // adhesion actuators (body transmission), switched on
+  int* adhesion;               // (nadhesion) actuator ids
+  int njoint;                  // J: recorded 1-DoF joints (hinge, slide), model order
+  int* joint_id;               // (J) joint ids
+  int* joint_qposadr;          // (J) qpos address of each
+  const char** joint_names;    // (J) the model's joint names (owned by the model)
+  int key;                     // keyframe each world resets to ("neutral", else 0); -1: qpos0
 } fsReplayBinding;
 
 /// Bind targets to a model: for every target DoF name, the position actuator whose
 /// joint has that name (exactly, or after the fly's "prefix/"). Lists every DoF
 /// that has no such actuator. model_path names the model in errors.
-int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t,
-                   fsReplayBinding* b, fsError* err);
+int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t, fsReplayBinding* b,
+                   fsError* err);
 
 void fs_replay_binding_free(fsReplayBinding* b);
 

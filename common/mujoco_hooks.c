@@ -16,9 +16,8 @@ static long g_nwarning = 0;
 static void on_mujoco_warning(const char* msg) {
   pthread_mutex_lock(&g_print);
   long n = ++g_nwarning;
-  if (n <= FS_WARNINGS_SHOWN)  // (on a terminal, first clear the progress line)
-    fprintf(stderr, "%sflysim: MuJoCo warning: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "",
-            msg);
+  if (n <= FS_WARNINGS_SHOWN) // (on a terminal, first clear the progress line)
+    fprintf(stderr, "%sflysim: MuJoCo warning: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "", msg);
   else if (n == FS_WARNINGS_SHOWN + 1)
     fprintf(stderr, "flysim: further MuJoCo warnings are counted per world in the report\n");
   pthread_mutex_unlock(&g_print);

@@ -125,14 +125,13 @@ void fs_mjtiming_print(const fsMjTiming* t, FILE* out) {
 }
 
 int fs_mjtiming_write_h5(const fsMjTiming* t, hid_t file, const char* path, fsError* err) {
-  hid_t g = -1, space = -1, d = -1;
+  hid_t g = -1;
   hsize_t n = mjNTIMER;
   int parent[mjNTIMER];
   for (int i = 0; i < mjNTIMER; i++) parent[i] = fs_mjtiming_parent(i);
   FS_H5_TRY(err, path,
             g = H5Gcreate2(file, "mujoco_timing", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (fs_h5_write_strings(g, path, "phase_names", mjTIMERSTRING, mjNTIMER, err)) goto fail;
-  FS_H5_TRY(err, path, space = H5Screate_simple(1, &n, NULL));
   struct {
     const char* name;
     hid_t ftype, mtype;
@@ -147,15 +146,10 @@ int fs_mjtiming_write_h5(const fsMjTiming* t, hid_t file, const char* path, fsEr
        "cumulative duration of each phase, summed over worlds and threads "
        "(mjData.timer[i].duration, clock: CLOCK_MONOTONIC through mjcb_time)"},
   };
-  for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-    FS_H5_TRY(err, path,
-              d = H5Dcreate2(g, cols[k].name, cols[k].ftype, space, H5P_DEFAULT, H5P_DEFAULT,
-                             H5P_DEFAULT));
-    FS_H5_TRY(err, path, H5Dwrite(d, cols[k].mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, cols[k].data));
-    if (fs_h5_attr_string(d, path, "description", cols[k].doc, err)) goto fail;
-    fs_h5_close(d);
-    d = -1;
-  }
+  for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+    if (fs_h5_write_array(g, path, cols[k].name, 1, &n, cols[k].ftype, cols[k].mtype, cols[k].data,
+                          0, NULL, cols[k].doc, err))
+      goto fail;
   if (fs_h5_attr_int(g, path, "world_steps", t->calls[mjTIMER_STEP], err) ||
       fs_h5_attr_int(g, path, "nworld", t->nworld, err) ||
       fs_h5_attr_string(g, path, "note",
@@ -164,12 +158,9 @@ int fs_mjtiming_write_h5(const fsMjTiming* t, hid_t file, const char* path, fsEr
                         "relative breakdown, not absolute throughput.",
                         err))
     goto fail;
-  fs_h5_close(space);
   fs_h5_close(g);
   return 0;
 fail:
-  fs_h5_close(d);
-  fs_h5_close(space);
   fs_h5_close(g);
   return -1;
 }

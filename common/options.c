@@ -20,71 +20,69 @@ const char* fs_assets_dir(void) {
 }
 
 void fs_print_replay_help(void) {
-  printf(
-      "usage: flysim replay [options]\n"
-      "\n"
-      "Replay recorded fly walking through the model's position actuators in many\n"
-      "worlds at once, and report throughput (world-steps/s and x realtime).\n"
-      "Defaults replay NeuroMechFly (exported from FlyGym by scripts/setup.sh) on its\n"
-      "recorded walking clip, like FlyGym's scripts/replay_behavior_cpu.py.\n"
-      "\n"
-      "options:\n"
-      "  --backend cpu|cuda      stepper: MuJoCo's mj_step on CPU threads (default cpu)\n"
-      "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
-      "                          (default %s/mesh.mjb)\n"
-      "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
-      "                          attribute timestep; resampled (cubic) to the model's\n"
-      "                          timestep if it differs (default %s/walking_clip.h5)\n"
-      "  --worlds N              worlds stepped together (default 1); world w replays\n"
-      "                          the clip from row (w mod floor(T/S)) x S\n"
-      "  --threads N             CPU threads (default: one per core, at most N worlds)\n"
-      "  --sim-duration-sec S    simulated seconds (default: half the clip, as FlyGym)\n"
-      "  --sim-steps N           simulated steps (instead of --sim-duration-sec)\n"
-      "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
-      "                          starts, not recorded (default 0.05, as FlyGym)\n"
-      "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
-      "                          (T x N x A), streamed as the run goes; then plots of\n"
-      "                          world 0 (DIR/joint_angle_tracking.png|pdf: target vs\n"
-      "                          simulated angles of one leg; DIR/pose_over_time.png|pdf)\n"
-      "                          and, cpu, a video of world 0's tracking camera rendered\n"
-      "                          inside the loop (DIR/replay.mp4: 320x240, 25 fps at 0.2x\n"
-      "                          speed, as FlyGym; MuJoCo's renderer, headless EGL, ffmpeg)\n"
-      "  --no-video              with --save-data: skip the video (it costs loop time)\n"
-      "  --no-plots              with --save-data: skip the plots (data only)\n"
-      "  --plot-leg LEG          leg of the joint-angle plot: lf lm lh rf rm rh (default lf;\n"
-      "                          a model's legs are named by its joints, e.g. l_knee -> l)\n"
-      "  --mujoco-timing         cpu: after the run, print MuJoCo's per-phase timers\n"
-      "                          (mjData.timer through mjcb_time, zeroed after the warm-up;\n"
-      "                          summed over worlds and threads; with --save-data also in\n"
-      "                          /mujoco_timing). The callback adds overhead: read the\n"
-      "                          table as a relative breakdown\n"
-      "  --profile PATH          cpu: sample the timed loop with Linux perf (native stacks\n"
-      "                          through DWARF unwinding, MuJoCo's frames included) and\n"
-      "                          write PATH: speedscope JSON if PATH ends in .json, else\n"
-      "                          perf script text; open either at https://www.speedscope.app\n"
-      "                          cuda: re-run under Nsight Systems (nsys profile\n"
-      "                          --cuda-graph-trace=node), writing PATH.nsys-rep\n"
-      "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
-      "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
-      "                          e.g. contact, gravity, spring, damper, actuation)\n"
-      "  --quiet                 no progress line\n"
-      "  -h, --help              this text\n"
-      "\n"
-      "The last line printed is a summary a script can parse (key=value pairs).\n"
-      "Exit status: 0 success, 1 run-time error, 2 usage error, 130 interrupted\n"
-      "(Ctrl-C: the run stops after the current step and the file keeps every\n"
-      "completed step; a second Ctrl-C kills at once).\n"
-      "Environment: FLYSIM_ASSETS overrides the assets folder; FLYSIM_PERF,\n"
-      "FLYSIM_PERF_FREQ (999), FLYSIM_PERF_CALL_GRAPH (dwarf,16384) and\n"
-      "FLYSIM_PERF_KEEP_DATA=1 tune --profile (cpu); FLYSIM_FFMPEG, FLYSIM_EGL_PLATFORM\n"
-      "(device|surfaceless|default) and FLYSIM_EGL_DEVICE (or MUJOCO_EGL_DEVICE_ID) the\n"
-      "video; FLYSIM_PYTHON and FLYSIM_PLOT_SCRIPT the plots (default: the venv's python\n"
-      "and scripts/plot_replay.py, found at build time).\n",
-      fs_assets_dir(), fs_assets_dir());
+  printf("usage: flysim replay [options]\n"
+         "\n"
+         "Replay recorded fly walking through the model's position actuators in many\n"
+         "worlds at once, and report throughput (world-steps/s and x realtime).\n"
+         "Defaults replay NeuroMechFly (exported from FlyGym by scripts/setup.sh) on its\n"
+         "recorded walking clip, like FlyGym's scripts/replay_behavior_cpu.py.\n"
+         "\n"
+         "options:\n"
+         "  --backend cpu|cuda      stepper: MuJoCo's mj_step on CPU threads (default cpu)\n"
+         "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
+         "                          (default %s/mesh.mjb)\n"
+         "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
+         "                          attribute timestep; resampled (cubic) to the model's\n"
+         "                          timestep if it differs (default %s/walking_clip.h5)\n"
+         "  --worlds N              worlds stepped together (default 1); world w replays\n"
+         "                          the clip from row (w mod floor(T/S)) x S\n"
+         "  --threads N             CPU threads (default: one per core, at most N worlds)\n"
+         "  --sim-duration-sec S    simulated seconds (default: half the clip, as FlyGym)\n"
+         "  --sim-steps N           simulated steps (instead of --sim-duration-sec)\n"
+         "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
+         "                          starts, not recorded (default 0.05, as FlyGym)\n"
+         "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
+         "                          (T x N x A), streamed as the run goes; then plots of\n"
+         "                          world 0 (DIR/joint_angle_tracking.png|pdf: target vs\n"
+         "                          simulated angles of one leg; DIR/pose_over_time.png|pdf)\n"
+         "                          and, cpu, a video of world 0's tracking camera rendered\n"
+         "                          inside the loop (DIR/replay.mp4: 320x240, 25 fps at 0.2x\n"
+         "                          speed, as FlyGym; MuJoCo's renderer, headless EGL, ffmpeg)\n"
+         "  --no-video              with --save-data: skip the video (it costs loop time)\n"
+         "  --no-plots              with --save-data: skip the plots (data only)\n"
+         "  --plot-leg LEG          leg of the joint-angle plot: lf lm lh rf rm rh (default lf;\n"
+         "                          a model's legs are named by its joints, e.g. l_knee -> l)\n"
+         "  --mujoco-timing         cpu: after the run, print MuJoCo's per-phase timers\n"
+         "                          (mjData.timer through mjcb_time, zeroed after the warm-up;\n"
+         "                          summed over worlds and threads; with --save-data also in\n"
+         "                          /mujoco_timing). The callback adds overhead: read the\n"
+         "                          table as a relative breakdown\n"
+         "  --profile PATH          cpu: sample the timed loop with Linux perf (native stacks\n"
+         "                          through DWARF unwinding, MuJoCo's frames included) and\n"
+         "                          write PATH: speedscope JSON if PATH ends in .json, else\n"
+         "                          perf script text; open either at https://www.speedscope.app\n"
+         "                          cuda: re-run under Nsight Systems (nsys profile\n"
+         "                          --cuda-graph-trace=node), writing PATH.nsys-rep\n"
+         "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
+         "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
+         "                          e.g. contact, gravity, spring, damper, actuation)\n"
+         "  --quiet                 no progress line\n"
+         "  -h, --help              this text\n"
+         "\n"
+         "The last line printed is a summary a script can parse (key=value pairs).\n"
+         "Exit status: 0 success, 1 run-time error, 2 usage error, 130 interrupted\n"
+         "(Ctrl-C: the run stops after the current step and the file keeps every\n"
+         "completed step; a second Ctrl-C kills at once).\n"
+         "Environment: FLYSIM_ASSETS overrides the assets folder; FLYSIM_PERF,\n"
+         "FLYSIM_PERF_FREQ (999), FLYSIM_PERF_CALL_GRAPH (dwarf,16384) and\n"
+         "FLYSIM_PERF_KEEP_DATA=1 tune --profile (cpu); FLYSIM_FFMPEG, FLYSIM_EGL_PLATFORM\n"
+         "(device|surfaceless|default) and FLYSIM_EGL_DEVICE (or MUJOCO_EGL_DEVICE_ID) the\n"
+         "video; FLYSIM_PYTHON and FLYSIM_PLOT_SCRIPT the plots (default: the venv's python\n"
+         "and scripts/plot_replay.py, found at build time).\n",
+         fs_assets_dir(), fs_assets_dir());
 }
 
-static int parse_positive_int(const char* opt, const char* s, long max, long* out,
-                              fsError* err) {
+static int parse_positive_int(const char* opt, const char* s, long max, long* out, fsError* err) {
   char* end = NULL;
   errno = 0;
   long v = strtol(s, &end, 10);
@@ -146,25 +144,47 @@ void fs_disable_names(int mask, char* out, size_t n) {
 }
 
 enum {
-  OPT_BACKEND = 256, OPT_MODEL, OPT_TARGETS, OPT_WORLDS, OPT_THREADS, OPT_DURATION,
-  OPT_STEPS, OPT_WARMUP, OPT_SAVE, OPT_PROFILE, OPT_DISABLE, OPT_QUIET, OPT_TIMING,
-  OPT_NO_VIDEO, OPT_NO_PLOTS, OPT_PLOT_LEG
+  OPT_BACKEND = 256,
+  OPT_MODEL,
+  OPT_TARGETS,
+  OPT_WORLDS,
+  OPT_THREADS,
+  OPT_DURATION,
+  OPT_STEPS,
+  OPT_WARMUP,
+  OPT_SAVE,
+  OPT_PROFILE,
+  OPT_DISABLE,
+  OPT_QUIET,
+  OPT_TIMING,
+  OPT_NO_VIDEO,
+  OPT_NO_PLOTS,
+  OPT_PLOT_LEG
 };
 
 // The outputs' options (--mujoco-timing, --no-video, --no-plots, --plot-leg): 1 if c
 // is one of them, -1 on a bad value, 0 otherwise.
 static int parse_output_option(int c, fsReplayOptions* o, fsError* err) {
   switch (c) {
-  case OPT_TIMING: o->mujoco_timing = 1; return 1;
-  case OPT_NO_VIDEO: o->video = 0; return 1;
-  case OPT_NO_PLOTS: o->plots = 0; return 1;
+  case OPT_TIMING:
+    o->mujoco_timing = 1;
+    return 1;
+  case OPT_NO_VIDEO:
+    o->video = 0;
+    return 1;
+  case OPT_NO_PLOTS:
+    o->plots = 0;
+    return 1;
   case OPT_PLOT_LEG:
     if (!optarg[0] || strlen(optarg) >= sizeof o->plot_leg || strpbrk(optarg, " /-_"))
-      return fs_fail(err, "--plot-leg: '%s' is not a leg name; fix: e.g. --plot-leg lf (lf lm "
-                     "lh rf rm rh for NeuroMechFly)", optarg);
+      return fs_fail(err,
+                     "--plot-leg: '%s' is not a leg name; fix: e.g. --plot-leg lf (lf lm "
+                     "lh rf rm rh for NeuroMechFly)",
+                     optarg);
     snprintf(o->plot_leg, sizeof o->plot_leg, "%s", optarg);
     return 1;
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -172,13 +192,17 @@ static int parse_output_option(int c, fsReplayOptions* o, fsError* err) {
 static int check_combinations(const fsReplayOptions* o, fsError* err) {
   if (o->mujoco_timing && o->backend == FS_BACKEND_CUDA)
     return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
-                   "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
-                   "(for the GPU's stage times use --profile, Nsight Systems)");
-  const char* needs_save = !o->video ? "--no-video" : !o->plots ? "--no-plots"
-                           : o->plot_leg[0] ? "--plot-leg" : NULL;
+                        "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
+                        "(for the GPU's stage times use --profile, Nsight Systems)");
+  const char* needs_save = !o->video        ? "--no-video"
+                           : !o->plots      ? "--no-plots"
+                           : o->plot_leg[0] ? "--plot-leg"
+                                            : NULL;
   if (needs_save && !o->save_data[0])
-    return fs_fail(err, "%s only applies with --save-data DIR; fix: add --save-data DIR or drop "
-                   "%s", needs_save, needs_save);
+    return fs_fail(err,
+                   "%s only applies with --save-data DIR; fix: add --save-data DIR or drop "
+                   "%s",
+                   needs_save, needs_save);
   return 0;
 }
 
@@ -229,8 +253,10 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       else if (!strcmp(optarg, "cuda"))
         o->backend = FS_BACKEND_CUDA;
       else
-        return fs_fail(err, "--backend: '%s' is not a backend; fix: --backend cpu or "
-                       "--backend cuda", optarg);
+        return fs_fail(err,
+                       "--backend: '%s' is not a backend; fix: --backend cpu or "
+                       "--backend cuda",
+                       optarg);
       break;
     case OPT_MODEL:
       if (copy_path("--model", optarg, o->model, sizeof o->model, err)) return -1;
@@ -266,14 +292,18 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       if (!flag) {
         char all[1024];
         fs_disable_names((1 << mjNDISABLE) - 1, all, sizeof all);
-        return fs_fail(err, "--disable: '%s' is not a MuJoCo disable flag; fix: one of %s",
-                       optarg, all);
+        return fs_fail(err, "--disable: '%s' is not a MuJoCo disable flag; fix: one of %s", optarg,
+                       all);
       }
       o->disable |= flag;
       break;
     }
-    case OPT_QUIET: o->quiet = 1; break;
-    case 'h': fs_print_replay_help(); return 1;
+    case OPT_QUIET:
+      o->quiet = 1;
+      break;
+    case 'h':
+      fs_print_replay_help();
+      return 1;
     case ':':
       return fs_fail(err, "%s needs a value; see flysim replay --help", argv[optind - 1]);
     default:

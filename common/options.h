@@ -14,22 +14,22 @@ typedef enum { FS_BACKEND_CPU, FS_BACKEND_CUDA } fsBackendKind;
 
 typedef struct fsReplayOptions {
   fsBackendKind backend;
-  char model[4096];         // --model (default: the exported NeuroMechFly MJB)
-  char targets[4096];       // --targets (default: the exported walking clip)
-  int worlds;               // --worlds
-  int threads;              // --threads (0: one per core)
-  double sim_duration_sec;  // --sim-duration-sec (< 0: half the clip, as FlyGym)
-  long sim_steps;           // --sim-steps (< 0: from the duration)
-  double warmup_sec;        // --warmup-sec (FlyGym's Simulation.warmup: 0.05 s)
-  char save_data[4096];     // --save-data DIR ("" = nothing saved)
-  char profile[4096];       // --profile PATH ("" = no profile)
-  int mujoco_timing;        // --mujoco-timing: MuJoCo's per-phase timer table (cpu)
-  int video;                // with --save-data: render the video (--no-video: 0)
-  int plots;                // with --save-data: draw the plots (--no-plots: 0)
-  char plot_leg[32];        // --plot-leg LEG ("" = lf, else the model's first leg)
-  int disable;              // --disable NAME: mjtDisableBit flags added to the model's
-  int quiet;                // --quiet: no progress line
-  char command_line[8192];  // argv joined, for the HDF5 attributes
+  char model[4096];        // --model (default: the exported NeuroMechFly MJB)
+  char targets[4096];      // --targets (default: the exported walking clip)
+  int worlds;              // --worlds
+  int threads;             // --threads (0: one per core)
+  double sim_duration_sec; // --sim-duration-sec (< 0: half the clip, as FlyGym)
+  long sim_steps;          // --sim-steps (< 0: from the duration)
+  double warmup_sec;       // --warmup-sec (FlyGym's Simulation.warmup: 0.05 s)
+  char save_data[4096];    // --save-data DIR ("" = nothing saved)
+  char profile[4096];      // --profile PATH ("" = no profile)
+  int mujoco_timing;       // --mujoco-timing: MuJoCo's per-phase timer table (cpu)
+  int video;               // with --save-data: render the video (--no-video: 0)
+  int plots;               // with --save-data: draw the plots (--no-plots: 0)
+  char plot_leg[32];       // --plot-leg LEG ("" = lf, else the model's first leg)
+  int disable;             // --disable NAME: mjtDisableBit flags added to the model's
+  int quiet;               // --quiet: no progress line
+  char command_line[8192]; // argv joined, for the HDF5 attributes
 } fsReplayOptions;
 
 /// Folder of the exported assets: $FLYSIM_ASSETS, else the build's default.

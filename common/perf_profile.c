@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/perf_phases.h"
 #include "common/perf_script.h"
 #include "common/profile_nsys.h"
@@ -105,29 +106,6 @@ static int probe_perf_event_open(fsError* err) {
                  strerror(e));
 }
 
-// mkdir -p of the folder part of path.
-static int make_parent_dirs(const char* path, fsError* err) {
-  char buf[PATH_MAX];
-  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-    return fs_fail(err, "--profile %s: path too long; fix: a shorter path", path);
-  char* slash = strrchr(buf, '/');
-  if (!slash || slash == buf) return 0;
-  *slash = 0;
-  for (char* p = buf + 1;; p++) {
-    if (*p != '/' && *p != 0) continue;
-    char c = *p;
-    *p = 0;
-    if (mkdir(buf, 0777) && errno != EEXIST)
-      return fs_fail(err,
-                     "--profile %s: cannot create folder %s: %s; fix: choose a writable "
-                     "--profile path",
-                     path, buf, strerror(errno));
-    *p = c;
-    if (!c) break;
-  }
-  return 0;
-}
-
 int fs_perf_probe(const char* output, fsError* err) {
   char perf[PATH_MAX];
   size_t len = strlen(output);
@@ -138,7 +116,7 @@ int fs_perf_probe(const char* output, fsError* err) {
                    output);
   if (find_perf(perf, sizeof perf, err)) return -1;
   if (probe_perf_event_open(err)) return -1;
-  return make_parent_dirs(output, err);
+  return fs_make_parent_dirs(output, "--profile", err);
 }
 
 // Read perf's "ack\n" within the timeout; fails if perf exits first.

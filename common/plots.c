@@ -102,54 +102,19 @@ void fs_pose_free(fsPose* p) {
   memset(p, 0, sizeof *p);
 }
 
-// A float32 dataset of rank dims, chunked along the first axis and compressed
-// (written once, after the run).
+// A float dataset (float32, or float64 from doubles), compressed: written once.
 static int write_floats(hid_t loc, const char* path, const char* name, int rank,
                         const hsize_t* dims, hid_t mtype, const void* data, const char* units,
                         const char* doc, fsError* err) {
-  hid_t space = -1, plist = -1, d = -1;
-  hsize_t chunk[3] = {dims[0] < 1000 ? (dims[0] ? dims[0] : 1) : 1000, rank > 1 ? dims[1] : 1,
-                      rank > 2 ? dims[2] : 1};
-  for (int i = 1; i < rank; i++)
-    if (!chunk[i]) chunk[i] = 1;
   hid_t ftype = mtype == H5T_NATIVE_DOUBLE ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
-  FS_H5_TRY(err, path, space = H5Screate_simple(rank, dims, NULL));
-  FS_H5_TRY(err, path, plist = H5Pcreate(H5P_DATASET_CREATE));
-  FS_H5_TRY(err, path, H5Pset_chunk(plist, rank, chunk));
-  FS_H5_TRY(err, path, H5Pset_shuffle(plist));
-  FS_H5_TRY(err, path, H5Pset_deflate(plist, 1));
-  FS_H5_TRY(err, path, d = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, plist, H5P_DEFAULT));
-  if (dims[0] > 0) FS_H5_TRY(err, path, H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
-  if (fs_h5_attr_string(d, path, "units", units, err) ||
-      fs_h5_attr_string(d, path, "description", doc, err))
-    goto fail;
-  fs_h5_close(d);
-  fs_h5_close(plist);
-  fs_h5_close(space);
-  return 0;
-fail:
-  fs_h5_close(d);
-  fs_h5_close(plist);
-  fs_h5_close(space);
-  return -1;
+  return fs_h5_write_array(loc, path, name, rank, dims, ftype, mtype, data, 1, units, doc, err);
 }
 
 static int write_int_list(hid_t loc, const char* path, const char* name, const int* v, int n,
                           const char* doc, fsError* err) {
-  hid_t space = -1, d = -1;
   hsize_t dims = (hsize_t)n;
-  FS_H5_TRY(err, path, space = H5Screate_simple(1, &dims, NULL));
-  FS_H5_TRY(err, path,
-            d = H5Dcreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  if (n > 0) FS_H5_TRY(err, path, H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
-  if (fs_h5_attr_string(d, path, "description", doc, err)) goto fail;
-  fs_h5_close(d);
-  fs_h5_close(space);
-  return 0;
-fail:
-  fs_h5_close(d);
-  fs_h5_close(space);
-  return -1;
+  return fs_h5_write_array(loc, path, name, 1, &dims, H5T_STD_I32LE, H5T_NATIVE_INT, v, 0, NULL,
+                           doc, err);
 }
 
 static double* time_axis(long long nstep, double dt, fsError* err) {

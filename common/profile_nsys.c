@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
+
 static const char* const k_nsys_options[] = {"profile", "--trace=cuda,nvtx,osrt",
                                              "--cuda-graph-trace=node", "--force-overwrite=true",
                                              "--output"};
@@ -130,30 +132,6 @@ static void append_install_hint(fsError* err) {
   }
 }
 
-// mkdir -p of the folder part of path ("out/cuda" -> "out").
-static int make_parent_dirs(const char* path, fsError* err) {
-  char buf[4096];
-  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-    return fs_fail(err, "--profile %s: path longer than %zu characters; fix: a shorter path", path,
-                   sizeof buf - 1);
-  char* slash = strrchr(buf, '/');
-  if (!slash || slash == buf) return 0;
-  *slash = 0;
-  for (char* p = buf + 1;; p++) {
-    if (*p != '/' && *p != 0) continue;
-    char c = *p;
-    *p = 0;
-    if (mkdir(buf, 0777) && errno != EEXIST)
-      return fs_fail(err,
-                     "--profile %s: cannot create folder %s: %s; fix: choose a writable "
-                     "--profile path",
-                     path, buf, strerror(errno));
-    *p = c;
-    if (!c) break;
-  }
-  return 0;
-}
-
 int fs_nsys_reexec(int argc, char** argv, const char* output, fsError* err) {
   if (fs_nsys_guard_set()) return 0; // started by nsys: profile this run
   if (!output || !output[0])
@@ -175,7 +153,7 @@ int fs_nsys_reexec(int argc, char** argv, const char* output, fsError* err) {
     return -1;
   }
   if (fs_self_exe_path(self, sizeof self, err)) return -1;
-  if (make_parent_dirs(output, err)) return -1;
+  if (fs_make_parent_dirs(output, "--profile", err)) return -1;
 
   int cap = argc + FS_NSYS_ARGV_EXTRA;
   const char** args = fs_calloc(err, "nsys command line", (unsigned long long)cap, sizeof *args);

@@ -17,7 +17,7 @@ extern char** environ;
 #define FS_CHUNK_BYTES (1 << 20) // chunks of at most about 1 MiB
 
 struct fsRecorder {
-  fsRecorderSpec spec;          // spec.series points at series_copy
+  fsRecorderSpec spec; // spec.series points at series_copy
   fsSeriesSpec series_copy[FS_MAX_SERIES];
   char* path;
   hid_t file;

@@ -35,23 +35,23 @@ extern "C" {
 
 /// One recorded series: dataset /name, shape (T x N x ncol).
 typedef struct fsSeriesSpec {
-  const char* name;           // dataset name
-  int ncol;                   // C: values per world per step
-  const char* units;          // attribute `units`
-  const char* doc;            // attribute `description`
-  const char* names_dataset;  // dataset naming the C columns (attribute `columns`), or NULL
+  const char* name;          // dataset name
+  int ncol;                  // C: values per world per step
+  const char* units;         // attribute `units`
+  const char* doc;           // attribute `description`
+  const char* names_dataset; // dataset naming the C columns (attribute `columns`), or NULL
 } fsSeriesSpec;
 
 typedef struct fsRecorderSpec {
-  const char* path;           // file to create (truncated if it exists)
-  long long nstep;            // T: steps planned (the datasets' allocated length)
-  int nworld;                 // N: worlds in the file
-  int world_begin;            // first world this writer owns
-  int world_count;            // worlds this writer owns
-  int block;                  // steps per chunk (appends should be whole blocks)
-  double timestep;            // seconds per step (/time and attribute `timestep`)
+  const char* path; // file to create (truncated if it exists)
+  long long nstep;  // T: steps planned (the datasets' allocated length)
+  int nworld;       // N: worlds in the file
+  int world_begin;  // first world this writer owns
+  int world_count;  // worlds this writer owns
+  int block;        // steps per chunk (appends should be whole blocks)
+  double timestep;  // seconds per step (/time and attribute `timestep`)
   int nseries;
-  const fsSeriesSpec* series;  // copied by fs_recorder_create (its strings are not)
+  const fsSeriesSpec* series; // copied by fs_recorder_create (its strings are not)
 } fsRecorderSpec;
 
 typedef struct fsRecorder fsRecorder;

@@ -10,18 +10,18 @@
 #include "common/nvtx.h"
 
 void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]) {
-  out[FS_SERIES_QPOS_JOINT] = (fsSeriesSpec){
-      "qpos_joint", b->njoint, "rad",
-      "hinge (rad) and slide (length units) joint positions at the end of each step",
-      "joint_names"};
-  out[FS_SERIES_TARGET] = (fsSeriesSpec){
-      "target", b->nact, "rad", "target position applied by each position actuator during "
-      "each step", "actuator_names"};
+  out[FS_SERIES_QPOS_JOINT] =
+      (fsSeriesSpec){"qpos_joint", b->njoint, "rad",
+                     "hinge (rad) and slide (length units) joint positions at the end of each step",
+                     "joint_names"};
+  out[FS_SERIES_TARGET] = (fsSeriesSpec){"target", b->nact, "rad",
+                                         "target position applied by each position actuator during "
+                                         "each step",
+                                         "actuator_names"};
 }
 
-int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path,
-                   const fsTargets* t, const fsReplayBinding* b, int nworld, int nstep,
-                   int nwarmup, fsError* err) {
+int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const fsTargets* t,
+                   const fsReplayBinding* b, int nworld, int nstep, int nwarmup, fsError* err) {
   memset(r, 0, sizeof *r);
   if (nworld < 1) return fs_fail(err, "--worlds %d: need at least one world", nworld);
   if (nstep < 1) return fs_fail(err, "the replay has %d steps: need at least one", nstep);
@@ -90,8 +90,8 @@ static void print_progress(const char* label, const fsReplay* r, long long done,
   fflush(stderr);
 }
 
-int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
-                  const fsRunOptions* opt, fsRunResult* res, fsError* err) {
+int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const fsRunOptions* opt,
+                  fsRunResult* res, fsError* err) {
   static const fsRunHooks no_hooks = {NULL, NULL, NULL};
   const fsRunHooks* hooks = opt->hooks ? opt->hooks : &no_hooks;
   fsBlock blk[2];
@@ -147,7 +147,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
     }
     if (opt->recorder) prev = b;
     cur ^= 1;
-    if (b->ndone < b->nstep) break;  // stopped by a signal
+    if (b->ndone < b->nstep) break; // stopped by a signal
   }
   res->wall_s = fs_clock_s() - t0;
   fs_nvtx_pop();
@@ -162,7 +162,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
   rc = 0;
 
 done:
-  if (timed && hooks->on_timed_end) hooks->on_timed_end(hooks->arg, NULL);  // loop failed
+  if (timed && hooks->on_timed_end) hooks->on_timed_end(hooks->arg, NULL); // loop failed
   res->steps = step;
   if (res->wall_s <= 0) res->wall_s = 0;
   res->world_steps_per_s = res->wall_s > 0 ? (double)step * r->nworld / res->wall_s : 0.0;
@@ -174,14 +174,22 @@ done:
 
 const char* fs_warning_name(int i) {
   switch (i) {
-  case mjWARN_INERTIA: return "singular-inertia";
-  case mjWARN_CONTACTFULL: return "contact-buffer-full";
-  case mjWARN_CNSTRFULL: return "constraint-buffer-full";
-  case mjWARN_BADQPOS: return "bad-qpos";
-  case mjWARN_BADQVEL: return "bad-qvel";
-  case mjWARN_BADQACC: return "bad-qacc";
-  case mjWARN_BADCTRL: return "bad-ctrl";
-  default: return "unknown-warning";
+  case mjWARN_INERTIA:
+    return "singular-inertia";
+  case mjWARN_CONTACTFULL:
+    return "contact-buffer-full";
+  case mjWARN_CNSTRFULL:
+    return "constraint-buffer-full";
+  case mjWARN_BADQPOS:
+    return "bad-qpos";
+  case mjWARN_BADQVEL:
+    return "bad-qvel";
+  case mjWARN_BADQACC:
+    return "bad-qacc";
+  case mjWARN_BADCTRL:
+    return "bad-ctrl";
+  default:
+    return "unknown-warning";
   }
 }
 

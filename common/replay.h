@@ -21,8 +21,8 @@ extern "C" {
 
 /// The series a replay records, one definition each (dataset, columns, units).
 typedef enum fsSeriesId {
-  FS_SERIES_QPOS_JOINT = 0,  // (T x N x J) hinge/slide joint positions after each step
-  FS_SERIES_TARGET,          // (T x N x A) target applied during each step
+  FS_SERIES_QPOS_JOINT = 0, // (T x N x J) hinge/slide joint positions after each step
+  FS_SERIES_TARGET,         // (T x N x A) target applied during each step
   FS_NSERIES
 } fsSeriesId;
 
@@ -33,37 +33,36 @@ void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]);
 typedef struct fsReplay {
   const mjModel* m;
   const char* model_path;
-  const fsTargets* targets;      // (T x A) at m->opt.timestep
+  const fsTargets* targets; // (T x A) at m->opt.timestep
   const fsReplayBinding* bind;
-  int nworld;                    // N
-  int nstep;                     // S: timed, recorded steps
-  int nwarmup;                   // steps before the clock, at the keyframe's controls
-  long* world_start;             // (N) target row of each world's first step
+  int nworld;        // N
+  int nstep;         // S: timed, recorded steps
+  int nwarmup;       // steps before the clock, at the keyframe's controls
+  long* world_start; // (N) target row of each world's first step
 } fsReplay;
 
 /// Fill r: world w starts at row (w mod floor(T / S)) * S -- FlyGym's GPU script's
 /// slices: (w * S) mod T when S divides T, never running past the clip's end.
 /// Errors (as usage errors) if S > T or N < 1.
-int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path,
-                   const fsTargets* t, const fsReplayBinding* b, int nworld, int nstep,
-                   int nwarmup, fsError* err);
+int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const fsTargets* t,
+                   const fsReplayBinding* b, int nworld, int nstep, int nwarmup, fsError* err);
 void fs_replay_plan_free(fsReplay* r);
 
 /// Steps [step0, step0 + nstep) of a run, with buffers for the recorded series.
 typedef struct fsBlock {
   int step0;
-  int nstep;                     // requested
-  int ndone;                     // completed by every world (set by the backend)
-  float* series[FS_NSERIES];     // (nstep x N x C_k), or all NULL when not recording
+  int nstep;                 // requested
+  int ndone;                 // completed by every world (set by the backend)
+  float* series[FS_NSERIES]; // (nstep x N x C_k), or all NULL when not recording
 } fsBlock;
 
 /// Per-world health after a run: MuJoCo's warning counters and the first step at
 /// which any warning (NaN/Inf state or acceleration, full buffers, ...) appeared.
 typedef struct fsWorldStatus {
-  int warnings[mjNWARNING];      // mjData.warning[i].number
-  int first_warning_step;        // replay step (negative: during warm-up), or INT_MIN
-  int first_warning;             // mjtWarning of that first warning, or -1
-  int fatal;                     // a MuJoCo error stopped this world
+  int warnings[mjNWARNING]; // mjData.warning[i].number
+  int first_warning_step;   // replay step (negative: during warm-up), or INT_MIN
+  int first_warning;        // mjtWarning of that first warning, or -1
+  int fatal;                // a MuJoCo error stopped this world
 } fsWorldStatus;
 
 /// A backend: one set of worlds being stepped.
@@ -81,12 +80,12 @@ typedef struct fsBackendOps {
 
 /// What a run measured.
 typedef struct fsRunResult {
-  long long steps;               // steps completed by every world
-  double wall_s;                 // timed loop, after warm-up, until the last step is done
-  double world_steps_per_s;      // N * steps / wall_s
-  double realtime;               // world_steps_per_s * timestep
-  int interrupted;               // signal number that stopped the run, or 0
-  int problem_worlds;            // worlds with MuJoCo warnings or errors
+  long long steps;          // steps completed by every world
+  double wall_s;            // timed loop, after warm-up, until the last step is done
+  double world_steps_per_s; // N * steps / wall_s
+  double realtime;          // world_steps_per_s * timestep
+  int interrupted;          // signal number that stopped the run, or 0
+  int problem_worlds;       // worlds with MuJoCo warnings or errors
 } fsRunResult;
 
 /// A hook at the edges of the timed loop (profilers, timers); non-zero stops the run.
@@ -95,18 +94,18 @@ typedef int (*fsRunHook)(void* arg, fsError* err);
 /// Hooks around the timed loop, e.g. --profile's perf switches and --mujoco-timing's
 /// timer reset: what they do is outside the measured wall time.
 typedef struct fsRunHooks {
-  fsRunHook on_timed_start;      // after the warm-up, right before the clock starts (or NULL)
-  fsRunHook on_timed_end;        // right after the clock stops (also when the loop fails,
-                                 // then with err NULL), before the last block is saved
-  void* arg;                     // passed to both
+  fsRunHook on_timed_start; // after the warm-up, right before the clock starts (or NULL)
+  fsRunHook on_timed_end;   // right after the clock stops (also when the loop fails,
+                            // then with err NULL), before the last block is saved
+  void* arg;                // passed to both
 } fsRunHooks;
 
 typedef struct fsRunOptions {
-  fsRecorder* recorder;          // NULL: nothing recorded
-  int block;                     // steps per block
-  int progress;                  // print a progress line (stderr is a terminal)
-  const char* label;             // progress label
-  const fsRunHooks* hooks;       // around the timed loop (or NULL)
+  fsRecorder* recorder;    // NULL: nothing recorded
+  int block;               // steps per block
+  int progress;            // print a progress line (stderr is a terminal)
+  const char* label;       // progress label
+  const fsRunHooks* hooks; // around the timed loop (or NULL)
 } fsRunOptions;
 
 /// Steps per block for N worlds: about 1e4 world-steps, at most 1000 and at most S.
@@ -114,8 +113,8 @@ int fs_replay_block_steps(int nworld, int nstep);
 
 /// Warm up, then run r->nstep steps in blocks, recording if opt->recorder.
 /// Stops early (result->interrupted) on SIGINT/SIGTERM/SIGHUP.
-int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self,
-                  const fsRunOptions* opt, fsRunResult* result, fsError* err);
+int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const fsRunOptions* opt,
+                  fsRunResult* result, fsError* err);
 
 /// A short name of MuJoCo warning i (mjtWarning), e.g. "bad-qacc".
 const char* fs_warning_name(int i);

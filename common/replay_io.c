@@ -17,19 +17,7 @@ const char* fs_version(void) {
 // Write a 1-D or 2-D integer dataset (row-major) of the given file type.
 static int write_ints(hid_t file, const char* path, const char* name, int rank, const hsize_t* dims,
                       hid_t ftype, hid_t mtype, const void* data, const char* doc, fsError* err) {
-  hid_t space = -1, d = -1;
-  FS_H5_TRY(err, path, space = H5Screate_simple(rank, dims, NULL));
-  FS_H5_TRY(err, path,
-            d = H5Dcreate2(file, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  FS_H5_TRY(err, path, H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
-  if (fs_h5_attr_string(d, path, "description", doc, err)) goto fail;
-  fs_h5_close(d);
-  fs_h5_close(space);
-  return 0;
-fail:
-  fs_h5_close(d);
-  fs_h5_close(space);
-  return -1;
+  return fs_h5_write_array(file, path, name, rank, dims, ftype, mtype, data, 0, NULL, doc, err);
 }
 
 static void utc_now(char* buf, size_t n) {

@@ -21,9 +21,9 @@ extern "C" {
 #endif
 
 typedef struct fsReplayMeta {
-  const char* backend;       // "cpu" or "cuda"
-  const char* command_line;  // as typed
-  int nthread;               // CPU threads (0 if not applicable)
+  const char* backend;      // "cpu" or "cuda"
+  const char* command_line; // as typed
+  int nthread;              // CPU threads (0 if not applicable)
 } fsReplayMeta;
 
 /// Create path with the replay's series and metadata.

@@ -14,11 +14,10 @@ int fs_resample_count(int n_in, double dt_in, double dt_out) {
 //   m[i-1] + 4 m[i] + m[i+1] = 6 (y[i-1] - 2 y[i] + y[i+1]) / h^2
 // with the not-a-knot conditions m[0] - 2 m[1] + m[2] = 0 (and at the end)
 // give m[1] and m[n-2] directly; the rest is a tridiagonal solve (Thomas).
-static void spline_moments(const double* y, int n, int stride, double h, double* m,
-                           double* c) {
+static void spline_moments(const double* y, int n, int stride, double h, double* m, double* c) {
   const double s = 6.0 / (h * h);
-#define Y(i) y[(long)(i) * stride]
-#define RHS(i) (s * (Y((i) - 1) - 2.0 * Y(i) + Y((i) + 1)))
+#define Y(i)   y[(long)(i)*stride]
+#define RHS(i) (s * (Y((i)-1) - 2.0 * Y(i) + Y((i) + 1)))
   m[1] = RHS(1) / 6.0;
   m[n - 2] = RHS(n - 2) / 6.0;
   // Unknowns m[2..n-3]: forward sweep with m[1] and m[n-2] moved to the right side.
@@ -45,8 +44,8 @@ static void spline_moments(const double* y, int n, int stride, double h, double*
 #undef Y
 }
 
-void fs_resample_cubic(const double* in, int n_in, int ncol, double dt_in, double* out,
-                       int n_out, double dt_out, double* scratch) {
+void fs_resample_cubic(const double* in, int n_in, int ncol, double dt_in, double* out, int n_out,
+                       double dt_out, double* scratch) {
   double* m = scratch;
   double* c = scratch + n_in;
   const double h = dt_in;
@@ -62,8 +61,8 @@ void fs_resample_cubic(const double* in, int n_in, int ncol, double dt_in, doubl
       } else {
         int i = (int)floor(u);
         if (i < 0) i = 0;
-        double a = ((double)(i + 1) * h - t) / h;  // weight of sample i
-        double b = 1.0 - a;                        // weight of sample i + 1
+        double a = ((double)(i + 1) * h - t) / h; // weight of sample i
+        double b = 1.0 - a;                       // weight of sample i + 1
         double yi = y[(long)i * ncol], yj = y[(long)(i + 1) * ncol];
         v = a * yi + b * yj + ((a * a * a - a) * m[i] + (b * b * b - b) * m[i + 1]) * h * h / 6.0;
       }

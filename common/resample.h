@@ -16,8 +16,8 @@ int fs_resample_count(int n_in, double dt_in, double dt_out);
 /// out (n_out x ncol, spacing dt_out, starting at time 0). Needs n_in >= 4.
 /// scratch holds 2 * n_in doubles. Samples past the last input time take the
 /// last input value.
-void fs_resample_cubic(const double* in, int n_in, int ncol, double dt_in, double* out,
-                       int n_out, double dt_out, double* scratch);
+void fs_resample_cubic(const double* in, int n_in, int ncol, double dt_in, double* out, int n_out,
+                       double dt_out, double* scratch);
 
 #ifdef __cplusplus
 }

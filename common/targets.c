@@ -20,8 +20,10 @@ static int read_timestep(hid_t file, hid_t dset, const char* path, double* dt, f
                    "recording)",
                    path);
   if (!(*dt > 0.0) || !isfinite(*dt))
-    return fs_fail(err, "%s: attribute 'timestep' is %g; fix: it must be the positive number "
-                   "of seconds between rows", path, *dt);
+    return fs_fail(err,
+                   "%s: attribute 'timestep' is %g; fix: it must be the positive number "
+                   "of seconds between rows",
+                   path, *dt);
   return 0;
 }
 
@@ -59,9 +61,11 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
   memset(t, 0, sizeof *t);
   fs_h5_quiet();
   if (access(path, R_OK) != 0)
-    return fs_fail(err, "%s: cannot read the targets file (does it exist?); fix: pass an "
+    return fs_fail(err,
+                   "%s: cannot read the targets file (does it exist?); fix: pass an "
                    "existing file with --targets, or run scripts/setup.sh to export the "
-                   "default clip", path);
+                   "default clip",
+                   path);
   t->path = fs_strdup(err, path);
   if (!t->path) return -1;
 #if H5_VERSION_GE(1, 12, 0)
@@ -70,35 +74,42 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
   htri_t is_hdf5 = H5Fis_hdf5(path);
 #endif
   if (is_hdf5 <= 0) {
-    fs_fail(err, "%s: not an HDF5 file; fix: targets must be HDF5 with datasets '/targets' "
-            "(T x A) and '/dof_names' (A)", path);
+    fs_fail(err,
+            "%s: not an HDF5 file; fix: targets must be HDF5 with datasets '/targets' "
+            "(T x A) and '/dof_names' (A)",
+            path);
     goto fail;
   }
   FS_H5_TRY(err, path, file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
   if (H5Lexists(file, "targets", H5P_DEFAULT) <= 0) {
-    fs_fail(err, "%s: no dataset '/targets'; fix: store the target angles as a 2-D dataset "
-            "'/targets' (T x A, radians)", path);
+    fs_fail(err,
+            "%s: no dataset '/targets'; fix: store the target angles as a 2-D dataset "
+            "'/targets' (T x A, radians)",
+            path);
     goto fail;
   }
   FS_H5_TRY(err, path, dset = H5Dopen2(file, "targets", H5P_DEFAULT));
   FS_H5_TRY(err, path, type = H5Dget_type(dset));
   if (H5Tget_class(type) != H5T_FLOAT) {
-    fs_fail(err, "%s: dataset '/targets' is not floating point; fix: store angles as float32 "
-            "or float64 radians", path);
+    fs_fail(err,
+            "%s: dataset '/targets' is not floating point; fix: store angles as float32 "
+            "or float64 radians",
+            path);
     goto fail;
   }
   FS_H5_TRY(err, path, space = H5Dget_space(dset));
   hsize_t dims[2] = {0, 0};
   int rank = H5Sget_simple_extent_ndims(space);
   if (rank != 2) {
-    fs_fail(err, "%s: dataset '/targets' has rank %d; fix: it must be 2-D (T steps x A DoFs)",
-            path, rank);
+    fs_fail(err, "%s: dataset '/targets' has rank %d; fix: it must be 2-D (T steps x A DoFs)", path,
+            rank);
     goto fail;
   }
   FS_H5_TRY(err, path, H5Sget_simple_extent_dims(space, dims, NULL));
   if (fs_h5_read_strings(file, path, "dof_names", &t->names, &t->ndof, err)) goto fail;
   if ((hsize_t)t->ndof != dims[1]) {
-    fs_fail(err, "%s: dataset '/targets' has shape (%llu, %llu) but '/dof_names' names %d DoFs; "
+    fs_fail(err,
+            "%s: dataset '/targets' has shape (%llu, %llu) but '/dof_names' names %d DoFs; "
             "fix: the second dimension of '/targets' must equal the number of names",
             path, (unsigned long long)dims[0], (unsigned long long)dims[1], t->ndof);
     goto fail;
@@ -141,8 +152,8 @@ int fs_targets_resample(fsTargets* t, double timestep, fsError* err) {
     return fs_fail(err, "resampling %s: timestep %g must be positive", t->path, timestep);
   if (fabs(t->timestep - timestep) <= 1e-12 * timestep) return 0;
   int n_out = fs_resample_count(t->nstep, t->timestep, timestep);
-  double* out = fs_calloc(err, "resampled targets", (unsigned long long)n_out * t->ndof,
-                          sizeof(double));
+  double* out =
+      fs_calloc(err, "resampled targets", (unsigned long long)n_out * t->ndof, sizeof(double));
   double* scratch = fs_calloc(err, "resampling scratch", 2ull * t->nstep, sizeof(double));
   if (!out || !scratch) {
     free(out);

@@ -16,13 +16,13 @@ extern "C" {
 
 /// Target angles, row-major (T x A), at a uniform timestep.
 typedef struct fsTargets {
-  int nstep;          // T: rows
-  int ndof;           // A: columns
-  double timestep;    // seconds between rows
-  double* value;      // (T x A) radians
-  char** names;       // (A) DoF names
-  char* path;         // the file they came from
-  double source_timestep;  // the file's timestep (differs from timestep if resampled)
+  int nstep;              // T: rows
+  int ndof;               // A: columns
+  double timestep;        // seconds between rows
+  double* value;          // (T x A) radians
+  char** names;           // (A) DoF names
+  char* path;             // the file they came from
+  double source_timestep; // the file's timestep (differs from timestep if resampled)
 } fsTargets;
 
 /// Read and validate a targets file. Errors name the file, the dataset and the fix.

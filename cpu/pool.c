@@ -9,10 +9,10 @@ struct fsPool {
   int n;
   pthread_t* threads;
   pthread_mutex_t lock;
-  pthread_cond_t start;  // a new job (generation changed) or shutdown
-  pthread_cond_t done;   // a worker finished the job
+  pthread_cond_t start; // a new job (generation changed) or shutdown
+  pthread_cond_t done;  // a worker finished the job
   unsigned long generation;
-  int running;           // workers still in the current job
+  int running; // workers still in the current job
   int quit;
   fsPoolFn fn;
   void* arg;
@@ -73,8 +73,8 @@ fsPool* fs_pool_create(int nworker, fsError* err) {
     int rc = pthread_create(&p->threads[i], NULL, worker_main, wa);
     if (rc != 0) {
       free(wa);
-      fs_fail(err, "cannot start worker thread %d of %d: %s; fix: use fewer --threads", i,
-              nworker, strerror(rc));
+      fs_fail(err, "cannot start worker thread %d of %d: %s; fix: use fewer --threads", i, nworker,
+              strerror(rc));
       fs_pool_destroy(p);
       return NULL;
     }

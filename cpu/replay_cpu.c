@@ -13,8 +13,8 @@
 typedef struct World {
   mjData* d;
   fsWorldStatus st;
-  int nwarn_seen;  // sum of d->warning[].number at the last check
-  int ndone;       // steps of the current block completed
+  int nwarn_seen; // sum of d->warning[].number at the last check
+  int ndone;      // steps of the current block completed
   char error[1024];
 } World;
 
@@ -24,11 +24,11 @@ struct fsCpuReplay {
   const fsReplay* r;
   fsPool* pool;
   int nthread;
-  World* worlds;      // (N)
+  World* worlds; // (N)
   Job job;
-  fsBlock* block;     // the block being stepped
-  atomic_int stop;    // a world failed: every worker stops
-  fsCpuWorldHook hook;  // world 0's observer (or NULL)
+  fsBlock* block;      // the block being stepped
+  atomic_int stop;     // a world failed: every worker stops
+  fsCpuWorldHook hook; // world 0's observer (or NULL)
   void* hook_arg;
 };
 
@@ -202,9 +202,10 @@ fsCpuReplay* fs_cpu_create(const fsReplay* r, int nthread, fsError* err) {
   for (int w = 0; w < r->nworld; w++) {
     c->worlds[w].d = mj_makeData(r->m);
     if (!c->worlds[w].d) {
-      fs_fail(err, "%s: cannot allocate MuJoCo data for world %d of %d (%.1f MiB each); fix: "
-              "use fewer --worlds", r->model_path, w, r->nworld,
-              (double)r->m->narena / (1024.0 * 1024.0));
+      fs_fail(err,
+              "%s: cannot allocate MuJoCo data for world %d of %d (%.1f MiB each); fix: "
+              "use fewer --worlds",
+              r->model_path, w, r->nworld, (double)r->m->narena / (1024.0 * 1024.0));
       goto fail;
     }
   }

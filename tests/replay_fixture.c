@@ -63,7 +63,8 @@ float* fixture_read_series(const char* h5, const char* name, int* t, int* n, int
   hid_t s = d >= 0 ? H5Dget_space(d) : -1;
   hsize_t dims[3] = {0, 0, 0};
   float* buf = NULL;
-  if (s >= 0 && H5Sget_simple_extent_ndims(s) == 3 && H5Sget_simple_extent_dims(s, dims, NULL) >= 0) {
+  if (s >= 0 && H5Sget_simple_extent_ndims(s) == 3 &&
+      H5Sget_simple_extent_dims(s, dims, NULL) >= 0) {
     buf = malloc(dims[0] * dims[1] * dims[2] * sizeof(float) + 1);
     if (buf && H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
       free(buf);

@@ -16,7 +16,7 @@ typedef struct Fixture {
   fsReplay plan;
   fsCpuReplay* cpu;
   fsRunResult res;
-  char h5[512];  // the recorded file ("" if not recorded)
+  char h5[512]; // the recorded file ("" if not recorded)
 } Fixture;
 
 /// Load and plan; returns 0 or prints the error and returns -1.

@@ -12,8 +12,7 @@ static const char* kWalkerDofs[6] = {"l_yaw", "l_pitch", "l_knee", "r_yaw", "r_p
 static void write_walker_targets(const char* path, int T) {
   double* v = malloc(sizeof(double) * (size_t)T * 6);
   for (int k = 0; k < T; k++)
-    for (int a = 0; a < 6; a++)
-      v[k * 6 + a] = 0.4 * sin(2 * M_PI * 8.0 * k * 1e-4 + a) + 0.05 * a;
+    for (int a = 0; a < 6; a++) v[k * 6 + a] = 0.4 * sin(2 * M_PI * 8.0 * k * 1e-4 + a) + 0.05 * a;
   CHECK(fs_test_write_targets(path, T, 6, kWalkerDofs, v, 1e-4) == 0);
   free(v);
 }
@@ -31,7 +30,7 @@ static int same_state(const mjModel* m, const mjData* a, const mjData* b) {
 static void test_thread_count_invariance(const char* dir, const char* targets) {
   enum { NW = 7, NS = 300 };
   const int threads[4] = {1, 2, 3, 7};
-  Fixture fx[2];  // [0]: one thread (the reference), [1]: the others in turn
+  Fixture fx[2]; // [0]: one thread (the reference), [1]: the others in turn
   char h5[4][512];
   for (int i = 0; i < 4; i++) {
     Fixture* f = &fx[i ? 1 : 0];
@@ -69,12 +68,12 @@ static void test_world_offsets(const char* targets) {
     CHECK(0);
     return;
   }
-  const long expect[5] = {0, 60, 120, 0, 60};  // T = 200: three slices of 60
+  const long expect[5] = {0, 60, 120, 0, 60}; // T = 200: three slices of 60
   for (int w = 0; w < 5; w++) CHECK(f.plan.world_start[w] == expect[w]);
   fsReplay plan;
   fsError err = {{0}};
   CHECK(fs_replay_plan(&plan, f.m, "walker.xml", &f.t, &f.b, 4, 100, 0, &err) == 0);
-  CHECK(plan.world_start[1] == 100 && plan.world_start[2] == 0);  // (w x S) mod T
+  CHECK(plan.world_start[1] == 100 && plan.world_start[2] == 0); // (w x S) mod T
   fs_replay_plan_free(&plan);
   CHECK(fs_replay_plan(&plan, f.m, "walker.xml", &f.t, &f.b, 4, 201, 0, &err) != 0);
   CHECK_CONTAINS(err.msg, "201 steps");
@@ -84,8 +83,8 @@ static void test_world_offsets(const char* targets) {
 }
 
 // Worlds whose slice of the clip drives an unlimited servo to 5e9 rad blow up
-// (acceleration beyond MuJoCo's 1e10 limit); MuJoCo warns (bad qacc) and resets them. The run goes on, and exactly those worlds are
-// reported, with the kind and the step of their first warning.
+// (acceleration beyond MuJoCo's 1e10 limit); MuJoCo warns (bad qacc) and resets them. The run goes
+// on, and exactly those worlds are reported, with the kind and the step of their first warning.
 static void test_instability_reported(const char* dir) {
   char model[512], targets[512];
   snprintf(model, sizeof model, "%s/unstable.xml", dir);
@@ -107,15 +106,17 @@ static void test_instability_reported(const char* dir) {
     return;
   }
   CHECK(fixture_run(&f, NULL) == 0);
-  CHECK(f.res.steps == 50);  // the run did not stop
+  CHECK(f.res.steps == 50); // the run did not stop
   for (int w = 0; w < 4; w++) {
     fsWorldStatus st;
     fs_cpu_ops.world_status(f.cpu, w, &st);
-    int odd = w % 2;  // worlds 1 and 3 start at row 50 and meet 5e9 at step 20
+    int odd = w % 2; // worlds 1 and 3 start at row 50 and meet 5e9 at step 20
     CHECK_MSG((st.warnings[mjWARN_BADQACC] > 0) == odd, "world %d: %d bad-qacc warnings", w,
               st.warnings[mjWARN_BADQACC]);
-    if (odd) CHECK(st.first_warning == mjWARN_BADQACC && st.first_warning_step == 20);
-    else CHECK(st.first_warning == -1);
+    if (odd)
+      CHECK(st.first_warning == mjWARN_BADQACC && st.first_warning_step == 20);
+    else
+      CHECK(st.first_warning == -1);
   }
   CHECK(fs_replay_report_worlds(&f.plan, &fs_cpu_ops, f.cpu, 10) == 2);
   fixture_close(&f);

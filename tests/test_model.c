@@ -28,7 +28,7 @@ static void test_malformed_xml(const char* dir) {
   mjModel* m = fs_model_load(path, &err);
   CHECK(m == NULL);
   CHECK_CONTAINS(err.msg, path);
-  CHECK_CONTAINS(err.msg, "XML");  // MuJoCo's own parser message is passed on
+  CHECK_CONTAINS(err.msg, "XML"); // MuJoCo's own parser message is passed on
 }
 
 static void test_bad_mjb(const char* dir) {

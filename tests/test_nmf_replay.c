@@ -36,8 +36,8 @@ static void test_matches_flygym(const char* dir) {
   CHECK(nq == fx.m->nq);
   const mjData* last = fs_cpu_world(fx.cpu, 0);
   int exact = !memcmp(last->qpos, ref + (size_t)(T - 1) * nq, sizeof(double) * nq);
-  CHECK_MSG(exact, "final qpos differs from FlyGym's (first entry %.17g vs %.17g)",
-            last->qpos[0], ref[(size_t)(T - 1) * nq]);
+  CHECK_MSG(exact, "final qpos differs from FlyGym's (first entry %.17g vs %.17g)", last->qpos[0],
+            ref[(size_t)(T - 1) * nq]);
   int t, n, c, bad = 0;
   float* q = fixture_read_series(h5, "qpos_joint", &t, &n, &c);
   CHECK(q && t == T && n == 1 && c == fx.b.njoint);
@@ -88,7 +88,8 @@ static void test_tracking(const char* dir, const char* model) {
     CHECK_MSG(rms < 5.0, "world %d tracks its targets to %.2f deg RMS", w, rms);
     CHECK(held > 10.0);
   }
-  CHECK(fx.res.problem_worlds == 0 && fs_replay_report_worlds(&fx.plan, &fs_cpu_ops, fx.cpu, 5) == 0);
+  CHECK(fx.res.problem_worlds == 0 &&
+        fs_replay_report_worlds(&fx.plan, &fs_cpu_ops, fx.cpu, 5) == 0);
   free(q);
   free(g);
   fixture_close(&fx);

@@ -122,16 +122,18 @@ static void test_resample_cubic(const char* dir) {
   fsError err = {{0}};
   CHECK_MSG(fs_targets_load(path, &t, &err) == 0, "%s", err.msg);
   CHECK(fs_targets_resample(&t, 1e-4, &err) == 0);
-  CHECK_MSG(t.nstep == 2000, "%d rows", t.nstep);  // numpy.arange(0, 66/330, 1e-4)
+  CHECK_MSG(t.nstep == 2000, "%d rows", t.nstep); // numpy.arange(0, 66/330, 1e-4)
   CHECK(t.timestep == 1e-4 && fabs(t.source_timestep - 1.0 / fps) < 1e-18);
   double worst = 0, worst_sine = 0;
   for (int k = 0; k < t.nstep; k++) {
     double s = k * 1e-4;
-    double expect = s <= (N - 1) / fps ? 0.3 - 2.0 * s + 5.0 * s * s - 40.0 * s * s * s
-                                       : v[2 * (N - 1)];
+    double expect =
+        s <= (N - 1) / fps ? 0.3 - 2.0 * s + 5.0 * s * s - 40.0 * s * s * s : v[2 * (N - 1)];
     worst = fmax(worst, fabs(t.value[2 * k] - expect));
-    if (s <= (N - 1) / fps) worst_sine = fmax(worst_sine, fabs(t.value[2 * k + 1] - sin(9.0 * s)));
-    else CHECK(t.value[2 * k + 1] == v[2 * (N - 1) + 1]);
+    if (s <= (N - 1) / fps)
+      worst_sine = fmax(worst_sine, fabs(t.value[2 * k + 1] - sin(9.0 * s)));
+    else
+      CHECK(t.value[2 * k + 1] == v[2 * (N - 1) + 1]);
   }
   CHECK_MSG(worst < 1e-13, "cubic reproduced to %.3g", worst);
   CHECK_MSG(worst_sine < 1e-6 && worst_sine > 0, "sine interpolated to %.3g", worst_sine);
@@ -164,7 +166,8 @@ static void test_resample_matches_flygym(void) {
     span = fmax(span, fabs(fine.value[i]));
   }
   printf("330 Hz clip resampled vs FlyGym's: max |error| %.3g rad at row %d (angles up to %.2f "
-         "rad)\n", worst, at / fine.ndof, span);
+         "rad)\n",
+         worst, at / fine.ndof, span);
   CHECK_MSG(worst < 1e-12, "max error %.3g rad", worst);
   for (int a = 0; a < fine.ndof; a++) CHECK(!strcmp(coarse.names[a], fine.names[a]));
   fs_targets_free(&coarse);

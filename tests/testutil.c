@@ -41,7 +41,7 @@ const char* fs_test_model(const char* file) {
   static char buf[8][1024];
   static int next = 0;
   char* out = buf[next++ % 8];
-  const char* env = getenv("FLYSIM_SOURCE_DIR");  // a copy of the tree elsewhere
+  const char* env = getenv("FLYSIM_SOURCE_DIR"); // a copy of the tree elsewhere
   snprintf(out, 1024, "%s/tests/models/%s", env && env[0] ? env : FLYSIM_SOURCE_DIR, file);
   return out;
 }

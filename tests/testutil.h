@@ -15,32 +15,31 @@
 
 extern int fs_test_failures;
 
-#define CHECK(cond)                                                                      \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
-      fs_test_failures++;                                                                \
-    }                                                                                    \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+      fs_test_failures++;                                                                          \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_MSG(cond, ...)                                                             \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fprintf(stderr, "\n");                                                             \
-      fs_test_failures++;                                                                \
-    }                                                                                    \
+#define CHECK_MSG(cond, ...)                                                                       \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                     \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+      fs_test_failures++;                                                                          \
+    }                                                                                              \
   } while (0)
 
 /// Fails (and prints both) unless haystack contains needle.
-#define CHECK_CONTAINS(haystack, needle)                                                 \
-  CHECK_MSG(strstr((haystack), (needle)) != NULL, "expected \"%s\" in \"%s\"", (needle), \
-            (haystack))
+#define CHECK_CONTAINS(haystack, needle)                                                           \
+  CHECK_MSG(strstr((haystack), (needle)) != NULL, "expected \"%s\" in \"%s\"", (needle), (haystack))
 
-#define CHECK_NEAR(a, b, tol)                                                            \
-  CHECK_MSG(fabs((double)(a) - (double)(b)) <= (tol), "%.17g vs %.17g (tol %g)",        \
-            (double)(a), (double)(b), (double)(tol))
+#define CHECK_NEAR(a, b, tol)                                                                      \
+  CHECK_MSG(fabs((double)(a) - (double)(b)) <= (tol), "%.17g vs %.17g (tol %g)", (double)(a),      \
+            (double)(b), (double)(tol))
 
 /// End of main: print a verdict and return the exit status.
 int fs_test_finish(const char* name);
@@ -58,7 +57,7 @@ const char* fs_test_asset(const char* file);
 
 /// Deterministic random numbers (splitmix64); fs_test_seed prints the seed.
 void fs_test_seed(uint64_t seed);
-double fs_test_uniform(void);  // [0, 1)
+double fs_test_uniform(void); // [0, 1)
 
 /// Write a targets file: /targets (T x A) float64, /dof_names (A), attribute
 /// `timestep`. Returns 0 on success.

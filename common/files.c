@@ -1,0 +1,35 @@
+#include "common/files.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int fs_make_dirs(const char* dir, const char* what, fsError* err) {
+  char buf[4096];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return fs_fail(err, "%s %s: path longer than %zu characters; fix: a shorter path", what, dir,
+                   sizeof buf - 1);
+  for (char* p = buf + 1;; p++) {
+    if (*p != '/' && *p != 0) continue;
+    char c = *p;
+    *p = 0;
+    if (mkdir(buf, 0777) && errno != EEXIST)
+      return fs_fail(err, "%s %s: cannot create folder %s: %s; fix: choose a writable %s path",
+                     what, dir, buf, strerror(errno), what);
+    *p = c;
+    if (!c) break;
+  }
+  return 0;
+}
+
+int fs_make_parent_dirs(const char* path, const char* what, fsError* err) {
+  char buf[4096];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+    return fs_fail(err, "%s %s: path longer than %zu characters; fix: a shorter path", what, path,
+                   sizeof buf - 1);
+  char* slash = strrchr(buf, '/');
+  if (!slash || slash == buf) return 0;
+  *slash = 0;
+  return fs_make_dirs(buf, what, err);
+}
