@@ -100,11 +100,7 @@ static int setup(const Args* a, Setup* s) {
 // The bare loop: FlyGym's replay in C with nothing around mj_step. Returns seconds.
 static double bare_loop(const Setup* s, int steps, int nwarmup, mjData* d) {
   const fsReplayBinding* b = &s->b;
-  if (b->key >= 0)
-    mj_resetDataKeyframe(s->m, d, b->key);
-  else
-    mj_resetData(s->m, d);
-  for (int i = 0; i < b->nadhesion; i++) d->ctrl[b->adhesion[i]] = 1.0;
+  fs_replay_reset_world(s->m, b, d);
   for (int k = 0; k < nwarmup; k++) mj_step(s->m, d);
   double t0 = fs_clock_s();
   for (int k = 0; k < steps; k++) {

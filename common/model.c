@@ -171,6 +171,14 @@ fail:
   return -1;
 }
 
+void fs_replay_reset_world(const mjModel* m, const fsReplayBinding* b, mjData* d) {
+  if (b->key >= 0)
+    mj_resetDataKeyframe(m, d, b->key);
+  else
+    mj_resetData(m, d);
+  for (int i = 0; i < b->nadhesion; i++) d->ctrl[b->adhesion[i]] = 1.0;
+}
+
 void fs_replay_binding_free(fsReplayBinding* b) {
   if (!b) return;
   free(b->actuator);

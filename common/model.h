@@ -40,6 +40,10 @@ int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t,
 
 void fs_replay_binding_free(fsReplayBinding* b);
 
+/// A world's start, as FlyGym's Simulation.reset + set_leg_adhesion_states(ones):
+/// the binding's keyframe (or qpos0), every adhesion actuator's control at 1.
+void fs_replay_reset_world(const mjModel* m, const fsReplayBinding* b, mjData* d);
+
 /// True if actuator i is a position servo: joint transmission, fixed gain kp,
 /// affine bias (0, -kp, -kv).
 int fs_actuator_is_position(const mjModel* m, int i);

@@ -71,11 +71,7 @@ static void warmup_world(fsCpuReplay* c, World* wd) {
   const fsReplay* r = c->r;
   const mjModel* m = r->m;
   mjData* d = wd->d;
-  if (r->bind->key >= 0)
-    mj_resetDataKeyframe(m, d, r->bind->key);
-  else
-    mj_resetData(m, d);
-  for (int i = 0; i < r->bind->nadhesion; i++) d->ctrl[r->bind->adhesion[i]] = 1.0;
+  fs_replay_reset_world(m, r->bind, d);
   memset(&wd->st, 0, sizeof wd->st);
   wd->st.first_warning = -1;
   wd->st.first_warning_step = INT_MIN;

@@ -171,11 +171,7 @@ static int upload_reset_state(fsCudaReplay* c, fsError* err) {
   const fsReplay* r = c->r;
   mjData* md = mj_makeData(r->m);
   if (!md) return fs_fail(err, "%s: cannot allocate MuJoCo data", r->model_path);
-  if (r->bind->key >= 0)
-    mj_resetDataKeyframe(r->m, md, r->bind->key);
-  else
-    mj_resetData(r->m, md);
-  for (int i = 0; i < r->bind->nadhesion; i++) md->ctrl[r->bind->adhesion[i]] = 1.0;
+  fs_replay_reset_world(r->m, r->bind, md);
   fsBatch one;
   int rc = fs_batch_alloc(&c->hm, 1, &one, err);
   if (!rc) rc = fs_batch_from_mj(&c->hm, &one, 0, r->m, md, FS_STAGE_STATE, err);
