@@ -3,7 +3,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/profile_nsys.h"
 
 int fs_make_dirs(const char* dir, const char* what, fsError* err) {
   char buf[4096];
@@ -21,6 +25,18 @@ int fs_make_dirs(const char* dir, const char* what, fsError* err) {
     if (!c) break;
   }
   return 0;
+}
+
+int fs_find_program(const char* name, const char* env_var, const char* purpose, const char* fix,
+                    char* out, size_t n, fsError* err) {
+  const char* forced = getenv(env_var);
+  if (forced && forced[0]) {
+    if (access(forced, X_OK) == 0 && snprintf(out, n, "%s", forced) < (int)n) return 0;
+    return fs_fail(err, "%s=%s: not an executable file; fix: point %s at %s or unset it", env_var,
+                   forced, env_var, name);
+  }
+  if (fs_find_on_path(name, out, n, err) == 0) return 0;
+  return fs_fail_append(err, "; %s; fix: %s, or set %s=/path/to/%s", purpose, fix, env_var, name);
 }
 
 int fs_make_parent_dirs(const char* path, const char* what, fsError* err) {

@@ -43,18 +43,11 @@ static const char* env_or(const char* name, const char* dflt) {
 }
 
 static int find_perf(char* out, size_t n, fsError* err) {
-  const char* forced = getenv("FLYSIM_PERF");
-  if (forced && forced[0]) {
-    if (access(forced, X_OK) == 0) return snprintf(out, n, "%s", forced) < (int)n ? 0 : -1;
-    return fs_fail(err,
-                   "FLYSIM_PERF=%s: not an executable file; fix: point FLYSIM_PERF at perf "
-                   "or unset it",
-                   forced);
-  }
-  if (fs_find_on_path("perf", out, n, err) == 0) return 0;
-  return fs_fail_append(err, "; --profile with --backend cpu samples the loop with Linux perf; "
-                             "fix: install it (Debian: apt-get install linux-perf; Ubuntu: "
-                             "linux-tools-generic) or set FLYSIM_PERF=/path/to/perf");
+  return fs_find_program("perf", "FLYSIM_PERF",
+                         "--profile with --backend cpu samples the loop with Linux perf",
+                         "install it (Debian: apt-get install linux-perf; Ubuntu: "
+                         "linux-tools-generic)",
+                         out, n, err);
 }
 
 static int read_paranoid(void) {

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/profile_nsys.h"
 #include "common/spawn.h"
 
@@ -46,18 +47,9 @@ struct fsVideoWriter {
 };
 
 static int find_ffmpeg(char* out, size_t n, fsError* err) {
-  const char* forced = getenv("FLYSIM_FFMPEG");
-  if (forced && forced[0]) {
-    if (access(forced, X_OK) == 0) return snprintf(out, n, "%s", forced) < (int)n ? 0 : -1;
-    return fs_fail(err,
-                   "FLYSIM_FFMPEG=%s: not an executable file; fix: point it at ffmpeg or "
-                   "unset it",
-                   forced);
-  }
-  if (fs_find_on_path("ffmpeg", out, n, err) == 0) return 0;
-  return fs_fail_append(err, "; the video is encoded by ffmpeg; fix: install it (Debian: "
-                             "apt-get install ffmpeg), set FLYSIM_FFMPEG=/path/to/ffmpeg, or pass "
-                             "--no-video");
+  return fs_find_program("ffmpeg", "FLYSIM_FFMPEG", "the video is encoded by ffmpeg",
+                         "install it (Debian: apt-get install ffmpeg) or pass --no-video", out, n,
+                         err);
 }
 
 fsVideoWriter* fs_video_writer_open(const char* path, int width, int height, double fps,
