@@ -173,7 +173,7 @@ static int overhead(const Args* a, const Setup* s, FILE* csv) {
   mjData* d0 = mj_makeData(s->m);
   mjData* d1 = mj_makeData(s->m);
   int rc = 0;
-  for (int r = 0; r < a->repeats && !rc; r++) {  // alternating which goes first
+  for (int r = 0; r < a->repeats && !rc; r++) { // alternating which goes first
     fsRunResult res;
     if (r % 2) rc = flysim_loop(s, 1, 1, a->steps, nwarmup, &res, d1);
     bare[r] = bare_loop(s, a->steps, nwarmup, d0);

@@ -40,6 +40,11 @@ void fs_batch_state_to_mj(const fsModel* m, const fsBatch* b, int w, const mjMod
 /// Fill every field of `stage` (all worlds) with NaN (ints with INT_MIN).
 void fs_batch_poison(const fsModel* m, fsBatch* b, int stage);
 
+/// MuJoCo's values of a contact field (kind FS_KIND_CONTACT: ncon, or contact_<m>
+/// = mjData.contact[c].<m> for c < ncon, row c) into out (n values at most).
+/// Returns 0, or -1 if the field has no mjContact member.
+int fs_contact_values(const fsFieldInfo* f, const mjData* md, double* out, size_t n);
+
 /// MuJoCo's array for data field f (NULL if mjData has none of that name).
 const mjtNum* fs_mj_field(const mjData* md, const char* name);
 

@@ -20,7 +20,13 @@
 #define FS_NWARNING 7  // mjNWARNING
 
 // MuJoCo's warning indices (mjtWarning) that the smooth step raises.
-enum { FS_WARN_BADQPOS = 3, FS_WARN_BADQVEL = 4, FS_WARN_BADQACC = 5, FS_WARN_BADCTRL = 6 };
+enum {
+  FS_WARN_CONTACTFULL = 1, // the collision stage (contact buffer full)
+  FS_WARN_BADQPOS = 3,
+  FS_WARN_BADQVEL = 4,
+  FS_WARN_BADQACC = 5,
+  FS_WARN_BADCTRL = 6
+};
 
 // Disable bits (mjtDisableBit) the smooth step honours.
 enum {
@@ -34,6 +40,24 @@ enum {
   FS_DSBL_EULERDAMP = 1 << 15,
   FS_DSBL_AUTORESET = 1 << 16,
 };
+
+// Enable bits (mjtEnableBit) the collision stage honours.
+enum { FS_ENBL_OVERRIDE = 1 << 0 };
+
+// Geom types (mjtGeom) and the contact parameter sizes (mjNREF, mjNIMP).
+enum {
+  FS_GEOM_PLANE = 0,
+  FS_GEOM_HFIELD,
+  FS_GEOM_SPHERE,
+  FS_GEOM_CAPSULE,
+  FS_GEOM_ELLIPSOID,
+  FS_GEOM_CYLINDER,
+  FS_GEOM_BOX,
+  FS_GEOM_MESH,
+  FS_GEOM_SDF
+};
+#define FS_NREF 2
+#define FS_NIMP 5
 
 // Joint, transmission, gain and bias types (mjtJoint, mjtTrn, mjtGain, mjtBias).
 enum { FS_JNT_FREE = 0, FS_JNT_BALL = 1, FS_JNT_SLIDE = 2, FS_JNT_HINGE = 3 };
@@ -52,16 +76,28 @@ enum {
 
 // Sizes of the model (fsModel members). "one" sizes per-world scalars.
 #define FS_MODEL_SIZES(X)                                                                          \
-  X(nq)        /* generalized coordinates */                                                       \
-  X(nv)        /* degrees of freedom */                                                            \
-  X(nu)        /* actuators = controls = force outputs (one each) */                               \
-  X(nbody)     /* bodies, world included */                                                        \
-  X(njnt)      /* joints */                                                                        \
-  X(nC)        /* non-zeros of the reduced inertia (MuJoCo's M, qLD, qH layout) */                 \
-  X(nJmom)     /* non-zeros of the actuator moments (static sparsity, flysim) */                   \
-  X(nlevel)    /* depths of the body tree, world = 0 (flysim) */                                   \
-  X(nleveladr) /* nlevel + 1 */                                                                    \
-  X(one)       /* 1 */
+  X(nq)            /* generalized coordinates */                                                   \
+  X(nv)            /* degrees of freedom */                                                        \
+  X(nu)            /* actuators = controls = force outputs (one each) */                           \
+  X(nbody)         /* bodies, world included */                                                    \
+  X(njnt)          /* joints */                                                                    \
+  X(nC)            /* non-zeros of the reduced inertia (MuJoCo's M, qLD, qH layout) */             \
+  X(nJmom)         /* non-zeros of the actuator moments (static sparsity, flysim) */               \
+  X(nlevel)        /* depths of the body tree, world = 0 (flysim) */                               \
+  X(nleveladr)     /* nlevel + 1 */                                                                \
+  X(ngeom)         /* geoms */                                                                     \
+  X(nsite)         /* sites */                                                                     \
+  X(npair)         /* explicit contact pairs (<pair>) */                                           \
+  X(nmesh)         /* meshes */                                                                    \
+  X(nmeshvert)     /* vertices of all meshes */                                                    \
+  X(nmeshgraph)    /* ints of all meshes' convex-hull graphs */                                    \
+  X(nmeshpoly)     /* hull polygons (coplanar faces merged) of all meshes */                       \
+  X(nmeshpolyvert) /* their vertices */                                                            \
+  X(nmeshpolymap)  /* entries of the vertex -> polygons map */                                     \
+  X(nmeshextrema)  /* nmesh * 27 */                                                                \
+  X(nprecon)       /* contact slots of all pairs: sum of each pair's bound (flysim) */             \
+  X(nconmax)       /* contacts a world holds: nprecon unless lowered before allocating (flysim) */ \
+  X(one)           /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
 #define FS_MODEL_FIELDS_MJ(X)                                                                      \
@@ -111,7 +147,44 @@ enum {
   X(int, actuator_ctrllimited, nu, 1)          /* control clamped */                               \
   X(fsReal, actuator_ctrlrange, nu, 2)         /* control range */                                 \
   X(int, actuator_forcelimited, nu, 1)         /* force clamped */                                 \
-  X(fsReal, actuator_forcerange, nu, 2)        /* force range */
+  X(fsReal, actuator_forcerange, nu, 2)        /* force range */                                   \
+  X(int, geom_type, ngeom, 1)                  /* mjtGeom */                                       \
+  X(int, geom_dataid, ngeom, 1)                /* mesh id, -1: none */                             \
+  X(int, geom_bodyid, ngeom, 1)                /* body */                                          \
+  X(int, geom_sameframe, ngeom, 1)       /* frame = body's / inertial frame (mjtSameFrame) */      \
+  X(fsReal, geom_size, ngeom, 3)         /* type-specific sizes */                                 \
+  X(fsReal, geom_rbound, ngeom, 1)       /* bounding-sphere radius, 0 for planes */                \
+  X(fsReal, geom_pos, ngeom, 3)          /* local position offset */                               \
+  X(fsReal, geom_quat, ngeom, 4)         /* local orientation offset */                            \
+  X(int, site_bodyid, nsite, 1)          /* body */                                                \
+  X(int, site_sameframe, nsite, 1)       /* frame = body's / inertial frame */                     \
+  X(fsReal, site_pos, nsite, 3)          /* local position offset */                               \
+  X(fsReal, site_quat, nsite, 4)         /* local orientation offset */                            \
+  X(int, pair_dim, npair, 1)             /* contact dimensionality (condim) */                     \
+  X(int, pair_geom1, npair, 1)           /* geom 1 */                                              \
+  X(int, pair_geom2, npair, 1)           /* geom 2 */                                              \
+  X(fsReal, pair_solref, npair, FS_NREF) /* solver reference: normal */                            \
+  X(fsReal, pair_solreffriction, npair, FS_NREF) /* solver reference: friction (0 0: solref) */    \
+  X(fsReal, pair_solimp, npair, FS_NIMP)         /* solver impedance */                            \
+  X(fsReal, pair_margin, npair, 1)      /* contact kept in the solver below this distance */       \
+  X(fsReal, pair_gap, npair, 1)         /* ... and detected up to margin + gap */                  \
+  X(fsReal, pair_adhesion, npair, 1)    /* adhesive force of the pair's contacts */                \
+  X(fsReal, pair_friction, npair, 5)    /* tangent1, 2, spin, roll1, 2 */                          \
+  X(int, mesh_vertadr, nmesh, 1)        /* first vertex */                                         \
+  X(int, mesh_vertnum, nmesh, 1)        /* vertices */                                             \
+  X(int, mesh_graphadr, nmesh, 1)       /* convex-hull graph in mesh_graph, -1: none */            \
+  X(fsReal, mesh_vert, nmeshvert, 3)    /* vertex positions (MuJoCo's floats) */                   \
+  X(int, mesh_graph, nmeshgraph, 1)     /* hull graphs: nvert, nface, edgeadr, globalid, edges */  \
+  X(int, mesh_extrema, nmeshextrema, 1) /* hull vertex (graph id) extreme in 3x3x3 directions */   \
+  X(int, mesh_polynum, nmesh, 1)        /* hull polygons of the mesh */                            \
+  X(int, mesh_polyadr, nmesh, 1)        /* first polygon */                                        \
+  X(fsReal, mesh_polynormal, nmeshpoly, 3) /* polygon normals (mesh frame) */                      \
+  X(int, mesh_polyvertadr, nmeshpoly, 1)   /* first vertex of the polygon in mesh_polyvert */      \
+  X(int, mesh_polyvertnum, nmeshpoly, 1)   /* its vertices */                                      \
+  X(int, mesh_polyvert, nmeshpolyvert, 1)  /* polygon vertices (mesh vertex ids, in order) */      \
+  X(int, mesh_polymapadr, nmeshvert, 1)    /* polygons of each vertex: first in mesh_polymap */    \
+  X(int, mesh_polymapnum, nmeshvert, 1)    /* ... how many */                                      \
+  X(int, mesh_polymap, nmeshpolymap, 1)    /* polygon ids (mesh-local) */
 
 // X(type, name, size, cols): model arrays flysim derives at upload.
 #define FS_MODEL_FIELDS_OWN(X)                                                                     \
@@ -130,7 +203,10 @@ enum {
   X(int, level_body, nbody, 1)        /* bodies sorted by depth, then id */                        \
   X(int, body_childnum, nbody, 1)     /* children of the body */                                   \
   X(int, body_childadr, nbody, 1)     /* first in body_child */                                    \
-  X(int, body_child, nbody, 1)        /* children, increasing id */
+  X(int, body_child, nbody, 1)        /* children, increasing id */                                \
+  X(int, pair_maxcon, npair, 1)   /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */   \
+  X(int, pair_conadr, npair, 1)   /* its first slot in the precon_* scratch */                     \
+  X(int, precon_pair, nprecon, 1) /* the pair of each slot */
 
 #define FS_MODEL_FIELDS(X) FS_MODEL_FIELDS_MJ(X) FS_MODEL_FIELDS_OWN(X)
 
@@ -143,6 +219,11 @@ typedef struct fsModel {
   fsReal gravity[3]; // opt.gravity
   int disableflags;  // opt.disableflags (mjtDisableBit)
   int flg_eulerdamp; // Euler integrates damping implicitly (MuJoCo's mj_EulerSkip test)
+  int enableflags;   // opt.enableflags (mjtEnableBit)
+  fsReal o_margin;   // opt.o_margin, o_solref, o_solimp, o_friction: contact override
+  fsReal o_solref[FS_NREF];
+  fsReal o_solimp[FS_NIMP];
+  fsReal o_friction[5];
 #define FS_X(type, name, size, cols) type* name;
   FS_MODEL_FIELDS(FS_X)
 #undef FS_X
@@ -155,6 +236,7 @@ typedef enum fsStage {
   FS_STAGE_COM_POS,           // mj_comPos
   FS_STAGE_MAKE_M,            // mj_makeM (mj_crb)
   FS_STAGE_FACTOR_M,          // mj_factorM
+  FS_STAGE_COLLISION,         // mj_collision (explicit pairs; part 2, not in the step yet)
   FS_STAGE_TRANSMISSION,      // mj_transmission
   FS_STAGE_ACTUATOR_VELOCITY, // mj_fwdVelocity: actuator_velocity = moment * qvel
   FS_STAGE_COM_VEL,           // mj_comVel
@@ -167,35 +249,61 @@ typedef enum fsStage {
   FS_NSTAGE
 } fsStage;
 
-/// What a data field is: MuJoCo's (same name in mjData), flysim's own
-/// (per-world bookkeeping) or scratch (a stage's intermediates).
-enum { FS_KIND_MJ = 0, FS_KIND_OWN, FS_KIND_SCRATCH };
+/// What a data field is: MuJoCo's (same name in mjData), a member of MuJoCo's
+/// contacts (contact_<member> is mjData.contact[i].<member>; ncon is mjData.ncon),
+/// flysim's own (per-world bookkeeping) or scratch (a stage's intermediates).
+enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_OWN, FS_KIND_SCRATCH };
 
 // X(type, name, size, cols, stage, kind): per-world data.
 #define FS_DATA_FIELDS(X)                                                                          \
-  X(fsReal, qpos, nq, 1, STATE, MJ)                          /* position */                        \
-  X(fsReal, qvel, nv, 1, STATE, MJ)                          /* velocity */                        \
-  X(fsReal, ctrl, nu, 1, STATE, MJ)                          /* control */                         \
-  X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                  /* applied generalized force */       \
-  X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)                /* last qacc (solver warm start) */   \
-  X(double, time, one, 1, STATE, MJ)                         /* simulation time */                 \
-  X(int, warning_number, one, FS_NWARNING, STATE, OWN)       /* MuJoCo's warning counters */       \
-  X(fsReal, xpos, nbody, 3, KINEMATICS, MJ)                  /* body frame position */             \
-  X(fsReal, xquat, nbody, 4, KINEMATICS, MJ)                 /* body frame orientation */          \
-  X(fsReal, xmat, nbody, 9, KINEMATICS, MJ)                  /* ... as a matrix */                 \
-  X(fsReal, xipos, nbody, 3, KINEMATICS, MJ)                 /* centre of mass */                  \
-  X(fsReal, ximat, nbody, 9, KINEMATICS, MJ)                 /* inertial frame orientation */      \
-  X(fsReal, xanchor, njnt, 3, KINEMATICS, MJ)                /* joint anchor */                    \
-  X(fsReal, xaxis, njnt, 3, KINEMATICS, MJ)                  /* joint axis */                      \
-  X(fsReal, subtree_com, nbody, 3, COM_POS, MJ)              /* centre of mass of each subtree */  \
-  X(fsReal, cinert, nbody, 10, COM_POS, MJ)                  /* com-based body inertia and mass */ \
-  X(fsReal, cdof, nv, 6, COM_POS, MJ)                        /* com-based motion axis (rot:lin) */ \
-  X(fsReal, crb, nbody, 10, MAKE_M, MJ)                      /* com-based composite inertia */     \
-  X(fsReal, M, nC, 1, MAKE_M, MJ)                            /* inertia, reduced sparse layout */  \
-  X(fsReal, qLD, nC, 1, FACTOR_M, MJ)                        /* L'*D*L factor of M, same layout */ \
-  X(fsReal, qLDiagInv, nv, 1, FACTOR_M, MJ)                  /* 1/diag(D) */                       \
-  X(fsReal, actuator_length, nu, 1, TRANSMISSION, MJ)        /* actuator length */                 \
-  X(fsReal, actuator_moment, nJmom, 1, TRANSMISSION, MJ)     /* moments (model's sparsity) */      \
+  X(fsReal, qpos, nq, 1, STATE, MJ)                         /* position */                         \
+  X(fsReal, qvel, nv, 1, STATE, MJ)                         /* velocity */                         \
+  X(fsReal, ctrl, nu, 1, STATE, MJ)                         /* control */                          \
+  X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                 /* applied generalized force */        \
+  X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)               /* last qacc (solver warm start) */    \
+  X(double, time, one, 1, STATE, MJ)                        /* simulation time */                  \
+  X(int, warning_number, one, FS_NWARNING, STATE, OWN)      /* MuJoCo's warning counters */        \
+  X(fsReal, xpos, nbody, 3, KINEMATICS, MJ)                 /* body frame position */              \
+  X(fsReal, xquat, nbody, 4, KINEMATICS, MJ)                /* body frame orientation */           \
+  X(fsReal, xmat, nbody, 9, KINEMATICS, MJ)                 /* ... as a matrix */                  \
+  X(fsReal, xipos, nbody, 3, KINEMATICS, MJ)                /* centre of mass */                   \
+  X(fsReal, ximat, nbody, 9, KINEMATICS, MJ)                /* inertial frame orientation */       \
+  X(fsReal, xanchor, njnt, 3, KINEMATICS, MJ)               /* joint anchor */                     \
+  X(fsReal, xaxis, njnt, 3, KINEMATICS, MJ)                 /* joint axis */                       \
+  X(fsReal, geom_xpos, ngeom, 3, KINEMATICS, MJ)            /* geom position */                    \
+  X(fsReal, geom_xmat, ngeom, 9, KINEMATICS, MJ)            /* geom orientation */                 \
+  X(fsReal, site_xpos, nsite, 3, KINEMATICS, MJ)            /* site position */                    \
+  X(fsReal, site_xmat, nsite, 9, KINEMATICS, MJ)            /* site orientation */                 \
+  X(fsReal, subtree_com, nbody, 3, COM_POS, MJ)             /* centre of mass of each subtree */   \
+  X(fsReal, cinert, nbody, 10, COM_POS, MJ)                 /* com-based body inertia and mass */  \
+  X(fsReal, cdof, nv, 6, COM_POS, MJ)                       /* com-based motion axis (rot:lin) */  \
+  X(fsReal, crb, nbody, 10, MAKE_M, MJ)                     /* com-based composite inertia */      \
+  X(fsReal, M, nC, 1, MAKE_M, MJ)                           /* inertia, reduced sparse layout */   \
+  X(fsReal, qLD, nC, 1, FACTOR_M, MJ)                       /* L'*D*L factor of M, same layout */  \
+  X(fsReal, qLDiagInv, nv, 1, FACTOR_M, MJ)                 /* 1/diag(D) */                        \
+  X(int, pair_ncon, npair, 1, COLLISION, SCRATCH)           /* contacts each pair made */          \
+  X(int, pair_conout, npair, 1, COLLISION, SCRATCH)         /* its first contact in contact_* */   \
+  X(fsReal, precon_dist, nprecon, 1, COLLISION, SCRATCH)    /* each pair's contacts (slots of */   \
+  X(fsReal, precon_pos, nprecon, 3, COLLISION, SCRATCH)     /*  pair_conadr): MuJoCo's         */  \
+  X(fsReal, precon_normal, nprecon, 3, COLLISION, SCRATCH)  /*  mjPreContact: distance, point, */  \
+  X(fsReal, precon_tangent, nprecon, 3, COLLISION, SCRATCH) /*  normal, first tangent or 0     */  \
+  X(int, ncon, one, 1, COLLISION, CONTACT)                  /* contacts (pairs in model order) */  \
+  X(int, contact_overflow, one, 1, COLLISION, OWN)          /* contacts dropped: nconmax full */   \
+  X(fsReal, contact_dist, nconmax, 1, COLLISION, CONTACT)   /* distance, negative: penetration */  \
+  X(fsReal, contact_pos, nconmax, 3, COLLISION, CONTACT)    /* midpoint between the geoms */       \
+  X(fsReal, contact_frame, nconmax, 9, COLLISION, CONTACT)  /* normal (geom 0 -> 1), tangents */   \
+  X(fsReal, contact_includemargin, nconmax, 1, COLLISION, CONTACT) /* margin for force */          \
+  X(fsReal, contact_friction, nconmax, 5, COLLISION, CONTACT) /* tangent1, 2, spin, roll1, 2 */    \
+  X(fsReal, contact_solref, nconmax, FS_NREF, COLLISION, CONTACT)         /* normal */             \
+  X(fsReal, contact_solreffriction, nconmax, FS_NREF, COLLISION, CONTACT) /* friction */           \
+  X(fsReal, contact_solimp, nconmax, FS_NIMP, COLLISION, CONTACT)         /* impedance */          \
+  X(fsReal, contact_adhesion, nconmax, 1, COLLISION, CONTACT)             /* adhesive force */     \
+  X(int, contact_dim, nconmax, 1, COLLISION, CONTACT)                     /* 1, 3, 4 or 6 */       \
+  X(int, contact_geom, nconmax, 2, COLLISION, CONTACT)    /* geom ids (the pair's, plane 1st) */   \
+  X(int, contact_exclude, nconmax, 1, COLLISION, CONTACT) /* 1: in the gap (no force) */           \
+  X(int, contact_pair, nconmax, 1, COLLISION, OWN)        /* the pair that made it */              \
+  X(fsReal, actuator_length, nu, 1, TRANSMISSION, MJ)     /* actuator length */                    \
+  X(fsReal, actuator_moment, nJmom, 1, TRANSMISSION, MJ)  /* moments (model's sparsity) */         \
   X(fsReal, actuator_velocity, nu, 1, ACTUATOR_VELOCITY, MJ) /* actuator velocity */               \
   X(fsReal, cvel, nbody, 6, COM_VEL, MJ)                     /* com-based velocity (rot:lin) */    \
   X(fsReal, cdof_dot, nv, 6, COM_VEL, MJ)                    /* time derivative of cdof */         \

@@ -33,8 +33,20 @@ _Static_assert((int)FS_JNT_FREE == (int)mjJNT_FREE && (int)FS_JNT_BALL == (int)m
                    (int)FS_BIAS_NONE == (int)mjBIAS_NONE &&
                    (int)FS_BIAS_AFFINE == (int)mjBIAS_AFFINE &&
                    (int)FS_SAMEFRAME_BODY == (int)mjSAMEFRAME_BODY &&
-                   (int)FS_SAMEFRAME_BODYROT == (int)mjSAMEFRAME_BODYROT,
+                   (int)FS_SAMEFRAME_BODYROT == (int)mjSAMEFRAME_BODYROT &&
+                   (int)FS_SAMEFRAME_INERTIA == (int)mjSAMEFRAME_INERTIA &&
+                   (int)FS_SAMEFRAME_INERTIAROT == (int)mjSAMEFRAME_INERTIAROT,
                "cuda/fields.h: MuJoCo's enums changed");
+_Static_assert((int)FS_GEOM_PLANE == (int)mjGEOM_PLANE &&
+                   (int)FS_GEOM_SPHERE == (int)mjGEOM_SPHERE &&
+                   (int)FS_GEOM_CAPSULE == (int)mjGEOM_CAPSULE &&
+                   (int)FS_GEOM_ELLIPSOID == (int)mjGEOM_ELLIPSOID &&
+                   (int)FS_GEOM_CYLINDER == (int)mjGEOM_CYLINDER &&
+                   (int)FS_GEOM_BOX == (int)mjGEOM_BOX && (int)FS_GEOM_MESH == (int)mjGEOM_MESH &&
+                   (int)FS_GEOM_SDF == (int)mjGEOM_SDF && (int)FS_NREF == (int)mjNREF &&
+                   (int)FS_NIMP == (int)mjNIMP && (int)FS_ENBL_OVERRIDE == (int)mjENBL_OVERRIDE &&
+                   (int)FS_WARN_CONTACTFULL == (int)mjWARN_CONTACTFULL,
+               "cuda/fields.h: MuJoCo's collision constants changed");
 
 //---------------------------------- the check
 //------------------------------------------------------
@@ -100,7 +112,7 @@ static long colliding_geom_pairs(const mjModel* m) {
   return n;
 }
 
-static void check_options(const mjModel* m, Problems* p) {
+static void check_options(const mjModel* m, Problems* p, fsBuildFor use) {
   static const char* integrators[] = {"Euler", "RK4", "implicit", "implicitfast", "discrete"};
   int it = m->opt.integrator;
   if (it != mjINT_EULER)
@@ -111,7 +123,7 @@ static void check_options(const mjModel* m, Problems* p) {
   if (m->opt.density != 0 || m->opt.viscosity != 0)
     problem(p, "fluid forces (density %g, viscosity %g); fix: set both to 0", m->opt.density,
             m->opt.viscosity);
-  if (contacts_enabled(m)) {
+  if (use == FS_BUILD_STEP && contacts_enabled(m)) {
     long ng = colliding_geom_pairs(m);
     if (m->npair || ng)
       problem(p,
@@ -126,6 +138,57 @@ static void check_options(const mjModel* m, Problems* p) {
   if (m->ngravcomp)
     problem(p, "gravity compensation on %ld bod%s; fix: gravcomp=\"0\"", (long)m->ngravcomp,
             m->ngravcomp == 1 ? "y" : "ies");
+}
+
+// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the
+// plane pairs the stage implements; 0 for the pairs it does not.
+static int pair_maxcon(const mjModel* m, int p) {
+  int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
+  if (t1 > t2) {
+    int t = t1;
+    t1 = t2;
+    t2 = t;
+  }
+  if (t1 != mjGEOM_PLANE) return 0;
+  switch (t2) {
+  case mjGEOM_SPHERE:
+  case mjGEOM_ELLIPSOID:
+    return 1;
+  case mjGEOM_CAPSULE:
+    return 2;
+  case mjGEOM_MESH:
+  case mjGEOM_CYLINDER:
+  case mjGEOM_BOX:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+// What the collision stage (part 2 groundwork) implements: explicit pairs of a
+// plane against a sphere, capsule, ellipsoid, cylinder, box or convex mesh, and no
+// other contacts (no broadphase).
+static void check_collision(const mjModel* m, Problems* p) {
+  if (!contacts_enabled(m)) return;
+  Found pair = {0, 0};
+  for (int k = 0; k < m->npair; k++)
+    if (!pair_maxcon(m, k)) found(&pair, k);
+  if (pair.count) {
+    int g1 = m->pair_geom1[pair.first], g2 = m->pair_geom2[pair.first];
+    problem(p,
+            "contact pairs of geom types the collision stage does not implement on %d pair%s "
+            "(first: id %d, %s '%s' with %s '%s'); fix: pair a plane with a sphere, capsule, "
+            "ellipsoid, cylinder, box or mesh",
+            pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
+            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2));
+  }
+  long ng = colliding_geom_pairs(m);
+  if (ng)
+    problem(p,
+            "%ld geom pair%s that may collide by contype/conaffinity (the collision stage "
+            "collides explicit pairs only: no broadphase); fix: contype=\"0\" "
+            "conaffinity=\"0\" on every geom, and a <pair> for each contact wanted",
+            ng, ng == 1 ? "" : "s");
 }
 
 static void check_joints(const mjModel* m, Problems* p) {
@@ -210,9 +273,14 @@ static void check_actuators(const mjModel* m, Problems* p) {
 }
 
 int fs_model_check(const mjModel* m, const char* model_path, fsError* err) {
+  return fs_model_check_for(m, model_path, FS_BUILD_STEP, err);
+}
+
+int fs_model_check_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err) {
   Problems p = {err, 0};
   fs_fail(err, "%s: ", model_path);
-  check_options(m, &p);
+  check_options(m, &p, use);
+  if (use == FS_BUILD_COLLISION) check_collision(m, &p);
   check_joints(m, &p);
   check_tendons_equality(m, &p);
   check_actuators(m, &p);
@@ -252,9 +320,9 @@ const int fs_data_nfield = (int)(sizeof fs_data_fields / sizeof fs_data_fields[0
 
 const char* fs_stage_name(int stage) {
   static const char* names[FS_NSTAGE] = {
-      "state",         "kinematics",        "com_pos",        "make_m",  "factor_m",
-      "transmission",  "actuator_velocity", "com_vel",        "passive", "rne",
-      "fwd_actuation", "fwd_acceleration",  "fwd_constraint", "euler"};
+      "state",     "kinematics",    "com_pos",           "make_m",         "factor_m",
+      "collision", "transmission",  "actuator_velocity", "com_vel",        "passive",
+      "rne",       "fwd_actuation", "fwd_acceleration",  "fwd_constraint", "euler"};
   return stage >= 0 && stage < FS_NSTAGE ? names[stage] : "?";
 }
 
@@ -273,10 +341,13 @@ static void copy_byte(int* dst, const mjtByte* src, long n) {
 static void copy_bool(int* dst, const mjtBool* src, long n) {
   for (long i = 0; i < n; i++) dst[i] = src[i] ? 1 : 0;
 }
+static void copy_float(fsReal* dst, const float* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = (fsReal)src[i];
+}
 // Copy an mjModel array into the model's, converting by the source's type.
 #define FS_COPY(dst, src, n)                                                                       \
   _Generic((src), mjtNum *: copy_num, int *: copy_int, mjtByte *: copy_byte,                  \
-           mjtBool *: copy_bool)(dst, src, n)
+           mjtBool *: copy_bool, float *: copy_float)(dst, src, n)
 
 // Depth of every body (world 0) into depth; returns the number of levels.
 static int body_depths(const mjModel* mj, int* depth) {
@@ -386,6 +457,18 @@ static void derive_moments(const mjModel* mj, fsModel* m) {
   free(fill);
 }
 
+// Each pair's contact bound and slots in the precon scratch; the slots' pairs.
+// Without contacts (disabled) no slots: the collision stage returns none.
+static void derive_pairs(const mjModel* mj, fsModel* m) {
+  int adr = 0;
+  for (int p = 0; p < m->npair; p++) {
+    m->pair_maxcon[p] = contacts_enabled(mj) ? pair_maxcon(mj, p) : 0;
+    m->pair_conadr[p] = adr;
+    for (int j = 0; j < m->pair_maxcon[p]; j++) m->precon_pair[adr + j] = p;
+    adr += m->pair_maxcon[p];
+  }
+}
+
 static int alloc_model(fsModel* m, fsError* err) {
   for (int f = 0; f < fs_model_nfield; f++) {
     const fsFieldInfo* fi = &fs_model_fields[f];
@@ -398,8 +481,34 @@ static int alloc_model(fsModel* m, fsError* err) {
 }
 
 int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsError* err) {
+  return fs_model_build_for(mj, model_path, m, FS_BUILD_STEP, err);
+}
+
+// Sizes and options of the collision stage's model.
+static void collision_sizes(const mjModel* mj, fsModel* m) {
+  m->ngeom = (int)mj->ngeom;
+  m->nsite = (int)mj->nsite;
+  m->npair = (int)mj->npair;
+  m->nmesh = (int)mj->nmesh;
+  m->nmeshvert = (int)mj->nmeshvert;
+  m->nmeshgraph = (int)mj->nmeshgraph;
+  m->nmeshpoly = (int)mj->nmeshpoly;
+  m->nmeshpolyvert = (int)mj->nmeshpolyvert;
+  m->nmeshpolymap = (int)mj->nmeshpolymap;
+  m->nmeshextrema = 27 * (int)mj->nmesh;
+  for (int p = 0; p < m->npair; p++) m->nprecon += contacts_enabled(mj) ? pair_maxcon(mj, p) : 0;
+  m->nconmax = m->nprecon;
+  m->enableflags = mj->opt.enableflags;
+  m->o_margin = (fsReal)mj->opt.o_margin;
+  for (int k = 0; k < FS_NREF; k++) m->o_solref[k] = (fsReal)mj->opt.o_solref[k];
+  for (int k = 0; k < FS_NIMP; k++) m->o_solimp[k] = (fsReal)mj->opt.o_solimp[k];
+  for (int k = 0; k < 5; k++) m->o_friction[k] = (fsReal)mj->opt.o_friction[k];
+}
+
+int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
+                       fsError* err) {
   memset(m, 0, sizeof *m);
-  if (fs_model_check(mj, model_path, err)) return -1;
+  if (fs_model_check_for(mj, model_path, use, err)) return -1;
   int* depth = fs_calloc(err, "body depths", (unsigned long long)mj->nbody, sizeof(int));
   if (!depth) return -1;
   m->nq = (int)mj->nq;
@@ -411,6 +520,7 @@ int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsErro
   m->nlevel = body_depths(mj, depth);
   m->nleveladr = m->nlevel + 1;
   m->one = 1;
+  collision_sizes(mj, m);
   for (int a = 0; a < m->nu; a++) m->nJmom += moment_nnz(mj, a);
   m->timestep = mj->opt.timestep;
   for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
@@ -426,6 +536,7 @@ int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsErro
   derive_tree(mj, m, depth);
   derive_dofs(mj, m);
   derive_moments(mj, m);
+  derive_pairs(mj, m);
   free(depth);
   return 0;
 }

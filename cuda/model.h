@@ -24,10 +24,29 @@ extern "C" {
 /// over contacts, so with none they move nothing).
 int fs_model_check(const mjModel* m, const char* model_path, fsError* err);
 
+/// What a model is built for. FS_BUILD_STEP: the whole step (fs_model_check:
+/// contacts refused until part 2 wires collision, constraint rows and the solver
+/// into it). FS_BUILD_COLLISION: the same check, except that contacts are let
+/// through when the collision stage implements them (explicit plane pairs, no
+/// geom pair colliding by contype/conaffinity): for running and testing the stages
+/// up to collision (fs_stage_run). The step, and the stages that depend on contacts
+/// (transmission of adhesion actuators, constraint), do not see those contacts yet.
+typedef enum fsBuildFor { FS_BUILD_STEP = 0, FS_BUILD_COLLISION = 1 } fsBuildFor;
+
+/// fs_model_check for a use (fs_model_check is FS_BUILD_STEP).
+int fs_model_check_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err);
+
 /// Build the stepper's model from mj (after fs_model_check): sizes, options,
 /// arrays converted to fsReal, and the derived arrays. Host memory; free with
 /// fs_model_free.
 int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsError* err);
+
+/// fs_model_build for a use (fs_model_build is FS_BUILD_STEP). The contact buffer
+/// (nprecon, nconmax) is sized from the pairs when contacts are enabled, else 0.
+/// A caller may lower m->nconmax before allocating data: the collision stage then
+/// drops (and counts, in contact_overflow) the contacts beyond it.
+int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
+                       fsError* err);
 void fs_model_free(fsModel* m);
 
 /// The model's and the data's fields (cuda/fields.h), in table order.

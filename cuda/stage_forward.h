@@ -4,6 +4,7 @@
 #ifndef FLYSIM_CUDA_STAGE_FORWARD_H
 #define FLYSIM_CUDA_STAGE_FORWARD_H
 
+#include "cuda/stage_collision.h"
 #include "cuda/stage_position.h"
 #include "cuda/stage_velocity.h"
 
@@ -175,7 +176,7 @@ FS_HD void fs_fwd_position(const fsModel* m, fsData* d) {
   fs_com_pos(m, d);
   fs_make_m(m, d);
   fs_factor_m(m, d);
-  // part 2: collision (static pair list), constraint rows
+  // part 2: fs_collision (stage_collision.h, tested alone), constraint rows
   fs_transmission(m, d);
 }
 
@@ -223,6 +224,9 @@ FS_HD void fs_stage_run(const fsModel* m, fsData* d, int stage) {
     break;
   case FS_STAGE_FACTOR_M:
     fs_factor_m(m, d);
+    break;
+  case FS_STAGE_COLLISION:
+    fs_collision(m, d);
     break;
   case FS_STAGE_TRANSMISSION:
     fs_transmission(m, d);

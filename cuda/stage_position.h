@@ -99,8 +99,39 @@ FS_HD void fsi_body_frame(const fsModel* m, fsData* d, int i) {
   }
 }
 
+/// Frame (xpos, xmat) of an object fixed to body b at the local pos and quat
+/// (mj_local2Global): sameframe says which of the body's frames it shares.
+FS_HD void fsi_local_to_global(const fsData* d, fsReal xpos[3], fsReal xmat[9], const fsReal pos[3],
+                               const fsReal quat[4], int b, int sameframe) {
+  switch (sameframe) {
+  case FS_SAMEFRAME_BODY:
+    fsi_copy(xpos, d->xpos + 3 * b, 3);
+    break;
+  case FS_SAMEFRAME_INERTIA:
+    fsi_copy(xpos, d->xipos + 3 * b, 3);
+    break;
+  default: // none, body rotation, inertia rotation: the body frame's position
+    fsi_mul_mat_vec3(xpos, d->xmat + 9 * b, pos);
+    for (int k = 0; k < 3; k++) xpos[k] += d->xpos[3 * b + k];
+  }
+  switch (sameframe) {
+  case FS_SAMEFRAME_NONE: {
+    fsReal q[4];
+    fsi_mul_quat(q, d->xquat + 4 * b, quat);
+    fsi_quat_to_mat(xmat, q);
+    break;
+  }
+  case FS_SAMEFRAME_BODY:
+  case FS_SAMEFRAME_BODYROT:
+    fsi_copy(xmat, d->xmat + 9 * b, 9);
+    break;
+  default: // inertia, inertia rotation
+    fsi_copy(xmat, d->ximat + 9 * b, 9);
+  }
+}
+
 /// mj_kinematics: frames of bodies (level by level from the root), joints and
-/// inertial frames. Geoms and sites are not needed by the smooth step (part 2).
+/// inertial frames; then geoms and sites (mj_kinematics2).
 FS_HD void fs_kinematics(const fsModel* m, fsData* d) {
   FS_LANE0 {
     for (int k = 0; k < 3; k++) d->xpos[k] = d->xipos[k] = 0;
@@ -114,6 +145,15 @@ FS_HD void fs_kinematics(const fsModel* m, fsData* d) {
     FS_FOR_LANE(k, a1 - a0) fsi_body_frame(m, d, m->level_body[a0 + k]);
     FS_SYNC();
   }
+  FS_FOR_LANE(g, m->ngeom) {
+    fsi_local_to_global(d, d->geom_xpos + 3 * g, d->geom_xmat + 9 * g, m->geom_pos + 3 * g,
+                        m->geom_quat + 4 * g, m->geom_bodyid[g], m->geom_sameframe[g]);
+  }
+  FS_FOR_LANE(i, m->nsite) {
+    fsi_local_to_global(d, d->site_xpos + 3 * i, d->site_xmat + 9 * i, m->site_pos + 3 * i,
+                        m->site_quat + 4 * i, m->site_bodyid[i], m->site_sameframe[i]);
+  }
+  FS_SYNC();
 }
 
 /// Motion axes (cdof) of joint j of body i about the subtree com of its tree.

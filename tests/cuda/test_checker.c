@@ -1,7 +1,9 @@
 // The model check of the batched stepper: a model using many unsupported features
 // gets ONE error that lists every one of them; the models the stepper runs pass;
 // NeuroMechFly is refused with contacts on (naming the fix) and accepted with
-// contacts or the whole constraint solver disabled.
+// contacts or the whole constraint solver disabled. Built for the collision stage
+// (FS_BUILD_COLLISION, part 2 groundwork), models with explicit plane pairs pass
+// with contacts on, and pairs or geom collisions the stage lacks are refused.
 #include <stdio.h>
 #include <string.h>
 
@@ -64,8 +66,58 @@ static void fly(void) {
   expect_ok(path, mjDSBL_CONSTRAINT);
 }
 
+static void expect_collision_ok(const char* path) {
+  mjModel* m = fsh_load(path);
+  fsError err = {{0}};
+  fsModel fm;
+  int rc = fs_model_build_for(m, path, &fm, FS_BUILD_COLLISION, &err);
+  CHECK_MSG(rc == 0, "%s refused for the collision stage: %s", path, err.msg);
+  if (!rc) {
+    int bound = 0; // every pair's contact bound, in slots
+    for (int p = 0; p < fm.npair; p++) bound += fm.pair_maxcon[p];
+    CHECK(fm.nprecon == bound && fm.nconmax == bound && bound > 0);
+    printf("%s: %d pairs, %d contact slots per world\n", path, fm.npair, fm.nconmax);
+    fs_model_free(&fm);
+  }
+  mj_deleteModel(m);
+}
+
+static void collision_build(void) {
+  char fly[1024];
+  snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
+  expect_collision_ok(fly);
+  expect_collision_ok(fs_test_asset("capsule.mjb"));
+  expect_collision_ok(fs_test_model("cuda_contact_primitives.xml"));
+  expect_collision_ok(fs_test_model("cuda_contact_mesh.xml"));
+  // the fly: 55 plane-mesh pairs of at most 4 contacts (MuJoCo 3.16's plane-mesh)
+  mjModel* m = fsh_load(fly);
+  fsModel fm;
+  fsError err = {{0}};
+  CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.npair == 55 && fm.nconmax == 220);
+  fs_model_free(&fm);
+  // the step still refuses contacts; with them disabled, no contact slots at all
+  CHECK(fs_model_build(m, fly, &fm, &err) == -1);
+  m->opt.disableflags |= mjDSBL_CONTACT;
+  CHECK(fs_model_build(m, fly, &fm, &err) == 0);
+  CHECK(fm.nconmax == 0 && fm.nprecon == 0);
+  fs_model_free(&fm);
+  mj_deleteModel(m);
+
+  const char* path = fs_test_model("cuda_contact_unsupported.xml");
+  m = fsh_load(path);
+  CHECK(fs_model_check_for(m, path, FS_BUILD_COLLISION, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg, "contact pairs of geom types the collision stage does not implement on "
+                          "1 pair (first: id 1, geom 'ball' with geom 'pill')");
+  CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
+  mj_deleteModel(m);
+}
+
 int main(void) {
   unsupported_model();
+  collision_build();
   fly();
   expect_ok(fs_test_model("cuda_chain.xml"), 0);
   expect_ok(fs_test_model("cuda_free.xml"), 0);
