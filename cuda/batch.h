@@ -27,9 +27,11 @@ static inline fsData fs_batch_world(const fsModel* m, const fsBatch* b, int w) {
   return fs_data_world(m, &b->base, w);
 }
 
-/// Copy into world w every field MuJoCo's data holds (all MJ fields, time and the
-/// warning counters), converting to fsReal. stage >= 0 copies only that stage's
-/// fields. Fails if MuJoCo's actuator moments do not have the model's sparsity.
+/// Copy into world w every field MuJoCo's data holds (all MJ fields, contacts and
+/// constraint rows, time and the warning counters), converting to fsReal; contact_pair
+/// and efc_J_coladr from the contacts' geoms. stage >= 0 copies only that stage's
+/// fields. Fails if MuJoCo's actuator moments or constraint Jacobian have a non-zero
+/// outside the model's sparsity.
 int fs_batch_from_mj(const fsModel* m, fsBatch* b, int w, const mjModel* mj, const mjData* md,
                      int stage, fsError* err);
 
@@ -44,6 +46,24 @@ void fs_batch_poison(const fsModel* m, fsBatch* b, int stage);
 /// = mjData.contact[c].<m> for c < ncon, row c) into out (n values at most).
 /// Returns 0, or -1 if the field has no mjContact member.
 int fs_contact_values(const fsFieldInfo* f, const mjData* md, double* out, size_t n);
+
+/// MuJoCo's values of a constraint-row field (kind FS_KIND_EFC: nefc, or efc_<x> =
+/// mjData.efc_<x>, rows < nefc) into out (n values at most), in the model's layout:
+/// efc_J row r at out[r * njmax], its pair's chain order (MuJoCo's sparse rows must
+/// have exactly those columns, its dense rows no non-zero elsewhere). Returns the
+/// number of values, or -1 if they do not fit (or have no such field).
+long fs_efc_values(const fsModel* m, const fsFieldInfo* f, const mjModel* mj, const mjData* md,
+                   double* out, size_t n);
+
+/// MuJoCo's actuator moments in the model's static sparsity (nJmom values; entries
+/// MuJoCo's compressed rows do not hold are 0). Returns 0, or -1 - a if actuator a
+/// has a non-zero outside the model's sparsity.
+int fs_moment_values(const fsModel* m, const mjData* md, double* out);
+
+/// The model's pair that made MuJoCo's contact con, by its geoms: the first pair of
+/// those geoms (-1 if none). Pairs of the same geoms share what the stages read
+/// through contact_pair (the dof chain); the contact's own fields hold the rest.
+int fs_contact_pair(const fsModel* m, const mjContact* con);
 
 /// MuJoCo's array for data field f (NULL if mjData has none of that name).
 const mjtNum* fs_mj_field(const mjData* md, const char* name);

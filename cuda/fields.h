@@ -22,6 +22,7 @@
 // MuJoCo's warning indices (mjtWarning) that the smooth step raises.
 enum {
   FS_WARN_CONTACTFULL = 1, // the collision stage (contact buffer full)
+  FS_WARN_CNSTRFULL = 2,   // the constraint rows (row buffer full)
   FS_WARN_BADQPOS = 3,
   FS_WARN_BADQVEL = 4,
   FS_WARN_BADQACC = 5,
@@ -37,6 +38,7 @@ enum {
   FS_DSBL_GRAVITY = 1 << 7,
   FS_DSBL_CLAMPCTRL = 1 << 8,
   FS_DSBL_ACTUATION = 1 << 11,
+  FS_DSBL_REFSAFE = 1 << 12, // constraint rows: solref[0] >= 2 * timestep unless set
   FS_DSBL_EULERDAMP = 1 << 15,
   FS_DSBL_AUTORESET = 1 << 16,
 };
@@ -97,6 +99,10 @@ enum {
   X(nmeshextrema)  /* nmesh * 27 */                                                                \
   X(nprecon)       /* contact slots of all pairs: sum of each pair's bound (flysim) */             \
   X(nconmax)       /* contacts a world holds: nprecon unless lowered before allocating (flysim) */ \
+  X(npairdof)      /* entries of all pairs' dof chains (flysim) */                                 \
+  X(nefcmax)       /* constraint rows a world holds: the rows of every contact slot (flysim) */    \
+  X(njmax)         /* non-zeros of a constraint row at most: the longest pair chain (flysim) */    \
+  X(nefcJ)         /* nefcmax * njmax: the rows' non-zeros, a fixed njmax per row (flysim) */      \
   X(one)           /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
@@ -115,6 +121,7 @@ enum {
   X(fsReal, body_mass, nbody, 1)               /* mass */                                          \
   X(fsReal, body_subtreemass, nbody, 1)        /* mass of the subtree */                           \
   X(fsReal, body_inertia, nbody, 3)            /* diagonal inertia in the ipos/iquat frame */      \
+  X(fsReal, body_invweight0, nbody, 2)         /* mean inverse inertia at qpos0: transl., rot. */  \
   X(int, jnt_type, njnt, 1)                    /* mjtJoint */                                      \
   X(int, jnt_qposadr, njnt, 1)                 /* first qpos */                                    \
   X(int, jnt_dofadr, njnt, 1)                  /* first dof */                                     \
@@ -206,7 +213,10 @@ enum {
   X(int, body_child, nbody, 1)        /* children, increasing id */                                \
   X(int, pair_maxcon, npair, 1)   /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */   \
   X(int, pair_conadr, npair, 1)   /* its first slot in the precon_* scratch */                     \
-  X(int, precon_pair, nprecon, 1) /* the pair of each slot */
+  X(int, precon_pair, nprecon, 1) /* the pair of each slot */                                      \
+  X(int, pair_nv, npair, 1)       /* dofs its contacts move: geom 2's body chain (0: no rows) */   \
+  X(int, pair_dofadr, npair, 1)   /* first in pair_dof */                                          \
+  X(int, pair_dof, npairdof, 1)   /* the chains: increasing dof ids (MuJoCo's mj_mergeChain) */
 
 #define FS_MODEL_FIELDS(X) FS_MODEL_FIELDS_MJ(X) FS_MODEL_FIELDS_OWN(X)
 
@@ -224,6 +234,8 @@ typedef struct fsModel {
   fsReal o_solref[FS_NREF];
   fsReal o_solimp[FS_NIMP];
   fsReal o_friction[5];
+  fsReal impratio; // opt.impratio: friction-to-normal impedance ratio of contacts
+  int jac_sparse;  // MuJoCo's mj_isSparse: its Jacobians are sparse (sets sums' order)
 #define FS_X(type, name, size, cols) type* name;
   FS_MODEL_FIELDS(FS_X)
 #undef FS_X
@@ -231,28 +243,35 @@ typedef struct fsModel {
 
 /// Stages, in mj_step's order; each writes the fields that name it below.
 typedef enum fsStage {
-  FS_STAGE_STATE = 0,         // not a stage: state and inputs
-  FS_STAGE_KINEMATICS,        // mj_kinematics (bodies, joints, inertial frames)
-  FS_STAGE_COM_POS,           // mj_comPos
-  FS_STAGE_MAKE_M,            // mj_makeM (mj_crb)
-  FS_STAGE_FACTOR_M,          // mj_factorM
-  FS_STAGE_COLLISION,         // mj_collision (explicit pairs; part 2, not in the step yet)
-  FS_STAGE_TRANSMISSION,      // mj_transmission
-  FS_STAGE_ACTUATOR_VELOCITY, // mj_fwdVelocity: actuator_velocity = moment * qvel
-  FS_STAGE_COM_VEL,           // mj_comVel
-  FS_STAGE_PASSIVE,           // mj_passive
-  FS_STAGE_RNE,               // mj_rne without acceleration: qfrc_bias
-  FS_STAGE_ACTUATION,         // mj_fwdActuation
-  FS_STAGE_ACCELERATION,      // mj_fwdAcceleration
-  FS_STAGE_CONSTRAINT,        // mj_fwdConstraint (part 1: no constraints)
-  FS_STAGE_EULER,             // mj_Euler (implicit damping, integration, time)
+  FS_STAGE_STATE = 0,            // not a stage: state and inputs
+  FS_STAGE_KINEMATICS,           // mj_kinematics (bodies, joints, inertial frames)
+  FS_STAGE_COM_POS,              // mj_comPos
+  FS_STAGE_MAKE_M,               // mj_makeM (mj_crb)
+  FS_STAGE_FACTOR_M,             // mj_factorM
+  FS_STAGE_COLLISION,            // mj_collision (explicit pairs; part 2, not in the step yet)
+  FS_STAGE_MAKE_CONSTRAINT,      // mj_makeConstraint (contact rows; part 2, not in the step yet)
+  FS_STAGE_TRANSMISSION,         // mj_transmission
+  FS_STAGE_ACTUATOR_VELOCITY,    // mj_fwdVelocity: actuator_velocity = moment * qvel
+  FS_STAGE_COM_VEL,              // mj_comVel
+  FS_STAGE_PASSIVE,              // mj_passive
+  FS_STAGE_REFERENCE_CONSTRAINT, // mj_referenceConstraint (efc_vel, efc_aref; not in the step yet)
+  FS_STAGE_RNE,                  // mj_rne without acceleration: qfrc_bias
+  FS_STAGE_ACTUATION,            // mj_fwdActuation
+  FS_STAGE_ACCELERATION,         // mj_fwdAcceleration
+  FS_STAGE_CONSTRAINT,           // mj_fwdConstraint (part 1: no constraints)
+  FS_STAGE_EULER,                // mj_Euler (implicit damping, integration, time)
   FS_NSTAGE
 } fsStage;
 
 /// What a data field is: MuJoCo's (same name in mjData), a member of MuJoCo's
 /// contacts (contact_<member> is mjData.contact[i].<member>; ncon is mjData.ncon),
-/// flysim's own (per-world bookkeeping) or scratch (a stage's intermediates).
-enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_OWN, FS_KIND_SCRATCH };
+/// MuJoCo's constraint rows (efc_<x> is mjData.efc_<x>, rows < nefc; efc_J holds
+/// each row's non-zeros in flysim's layout, see below), flysim's own (per-world
+/// bookkeeping) or scratch (a stage's intermediates).
+enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_EFC, FS_KIND_OWN, FS_KIND_SCRATCH };
+
+/// Constraint types (mjtConstraint) of the rows flysim makes: contacts.
+enum { FS_CNSTR_CONTACT_FRICTIONLESS = 5, FS_CNSTR_CONTACT_PYRAMIDAL = 6 };
 
 // X(type, name, size, cols, stage, kind): per-world data.
 #define FS_DATA_FIELDS(X)                                                                          \
@@ -302,14 +321,32 @@ enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_OWN, FS_KIND_SCRATCH };
   X(int, contact_geom, nconmax, 2, COLLISION, CONTACT)    /* geom ids (the pair's, plane 1st) */   \
   X(int, contact_exclude, nconmax, 1, COLLISION, CONTACT) /* 1: in the gap (no force) */           \
   X(int, contact_pair, nconmax, 1, COLLISION, OWN)        /* the pair that made it */              \
-  X(fsReal, actuator_length, nu, 1, TRANSMISSION, MJ)     /* actuator length */                    \
-  X(fsReal, actuator_moment, nJmom, 1, TRANSMISSION, MJ)  /* moments (model's sparsity) */         \
+  X(int, contact_efc_address, nconmax, 1, MAKE_CONSTRAINT, CONTACT) /* first row, -1: none */      \
+  X(fsReal, contact_mu, nconmax, 1, MAKE_CONSTRAINT, CONTACT) /* regularized cone's friction */    \
+  X(int, nefc, one, 1, MAKE_CONSTRAINT, EFC)              /* rows: contacts in d->contact order */ \
+  X(int, efc_overflow, one, 1, MAKE_CONSTRAINT, OWN)      /* rows dropped: nefcmax full */         \
+  X(int, efc_type, nefcmax, 1, MAKE_CONSTRAINT, EFC)      /* mjtConstraint */                      \
+  X(int, efc_id, nefcmax, 1, MAKE_CONSTRAINT, EFC)        /* the contact */                        \
+  X(int, efc_J_rownnz, nefcmax, 1, MAKE_CONSTRAINT, EFC)  /* non-zeros: the pair's pair_nv */      \
+  X(int, efc_J_coladr, nefcmax, 1, MAKE_CONSTRAINT, OWN)  /* columns: pair_dof[adr..adr+rownnz) */ \
+  X(fsReal, efc_J, nefcJ, 1, MAKE_CONSTRAINT, EFC)        /* row r: [r*njmax, r*njmax + rownnz) */ \
+  X(fsReal, efc_pos, nefcmax, 1, MAKE_CONSTRAINT, EFC)    /* position: the contact's distance */   \
+  X(fsReal, efc_margin, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* inclusion margin */                   \
+  X(fsReal, efc_frictionloss, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* 0: no friction-loss rows */     \
+  X(fsReal, efc_diagA, nefcmax, 1, MAKE_CONSTRAINT, EFC)        /* R * imp / (1 - imp) */          \
+  X(fsReal, efc_KBIP, nefcmax, 4, MAKE_CONSTRAINT, EFC)      /* stiffness, damping, imp, imp' */   \
+  X(fsReal, efc_D, nefcmax, 1, MAKE_CONSTRAINT, EFC)         /* constraint mass: 1 / R */          \
+  X(fsReal, efc_R, nefcmax, 1, MAKE_CONSTRAINT, EFC)         /* regularizer */                     \
+  X(fsReal, actuator_length, nu, 1, TRANSMISSION, MJ)        /* actuator length */                 \
+  X(fsReal, actuator_moment, nJmom, 1, TRANSMISSION, MJ)     /* moments (model's sparsity) */      \
   X(fsReal, actuator_velocity, nu, 1, ACTUATOR_VELOCITY, MJ) /* actuator velocity */               \
   X(fsReal, cvel, nbody, 6, COM_VEL, MJ)                     /* com-based velocity (rot:lin) */    \
   X(fsReal, cdof_dot, nv, 6, COM_VEL, MJ)                    /* time derivative of cdof */         \
   X(fsReal, qfrc_spring, nv, 1, PASSIVE, MJ)                 /* passive spring force */            \
   X(fsReal, qfrc_damper, nv, 1, PASSIVE, MJ)                 /* passive damper force */            \
   X(fsReal, qfrc_passive, nv, 1, PASSIVE, MJ)                /* total passive force */             \
+  X(fsReal, efc_vel, nefcmax, 1, REFERENCE_CONSTRAINT, EFC)  /* J * qvel */                        \
+  X(fsReal, efc_aref, nefcmax, 1, REFERENCE_CONSTRAINT, EFC) /* reference acceleration */          \
   X(fsReal, qfrc_bias, nv, 1, RNE, MJ)                       /* C(qpos, qvel) incl. gravity */     \
   X(fsReal, rne_cacc, nbody, 6, RNE, SCRATCH)                /* com-based acceleration */          \
   X(fsReal, rne_cfrc, nbody, 6, RNE, SCRATCH)                /* com-based body force */            \

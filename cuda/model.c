@@ -47,6 +47,11 @@ _Static_assert((int)FS_GEOM_PLANE == (int)mjGEOM_PLANE &&
                    (int)FS_NIMP == (int)mjNIMP && (int)FS_ENBL_OVERRIDE == (int)mjENBL_OVERRIDE &&
                    (int)FS_WARN_CONTACTFULL == (int)mjWARN_CONTACTFULL,
                "cuda/fields.h: MuJoCo's collision constants changed");
+_Static_assert((int)FS_CNSTR_CONTACT_FRICTIONLESS == (int)mjCNSTR_CONTACT_FRICTIONLESS &&
+                   (int)FS_CNSTR_CONTACT_PYRAMIDAL == (int)mjCNSTR_CONTACT_PYRAMIDAL &&
+                   (int)FS_DSBL_REFSAFE == (int)mjDSBL_REFSAFE &&
+                   (int)FS_WARN_CNSTRFULL == (int)mjWARN_CNSTRFULL,
+               "cuda/fields.h: MuJoCo's constraint constants changed");
 
 //---------------------------------- the check
 //------------------------------------------------------
@@ -165,6 +170,78 @@ static int pair_maxcon(const mjModel* m, int p) {
   }
 }
 
+// Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies,
+// common ancestors skipped) into chain (nv); returns its length. With the plane's
+// body static (MuJoCo's compiler requires it) it is the other geom's body's chain.
+static int pair_chain(const mjModel* m, int p, int* chain) {
+  int b1 = m->body_weldid[m->geom_bodyid[m->pair_geom1[p]]];
+  int b2 = m->body_weldid[m->geom_bodyid[m->pair_geom2[p]]];
+  int d1 = m->body_dofnum[b1] ? m->body_dofadr[b1] + m->body_dofnum[b1] - 1 : -1;
+  int d2 = m->body_dofnum[b2] ? m->body_dofadr[b2] + m->body_dofnum[b2] - 1 : -1;
+  int n = 0;
+  while (d1 >= 0 || d2 >= 0) {
+    int da = d1 > d2 ? d1 : d2;
+    if (d1 == da && d2 == da) break; // common ancestors: no relative motion
+    chain[n++] = da;
+    if (d1 == da) d1 = m->dof_parentid[d1];
+    if (d2 == da) d2 = m->dof_parentid[d2];
+  }
+  for (int i = 0; i < n / 2; i++) { // increasing
+    int t = chain[i];
+    chain[i] = chain[n - 1 - i];
+    chain[n - 1 - i] = t;
+  }
+  return n;
+}
+
+// Rows of a contact of condim dim under the pyramidal cone: 1, or 2 per friction
+// direction.
+static int contact_rows(int dim) {
+  return dim == 1 ? 1 : 2 * (dim - 1);
+}
+
+// What the constraint rows (part 2 groundwork) implement: MuJoCo's contact rows
+// under the pyramidal cone with its approximate diagonal, for pairs that move
+// something; no surface velocity.
+static void check_constraint(const mjModel* m, Problems* p) {
+  if (!contacts_enabled(m)) return;
+  if (m->opt.cone != mjCONE_PYRAMIDAL)
+    problem(p, "elliptic friction cones (the constraint rows implement the pyramidal cone); "
+               "fix: <option cone=\"pyramidal\"/>");
+  if (m->opt.enableflags & mjENBL_DIAGEXACT)
+    problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
+               "diagexact=\"enable\"/>");
+  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0};
+  for (int g = 0; g < m->ngeom; g++)
+    for (int k = 0; k < 6; k++)
+      if (m->geom_surfacevel[6 * g + k] != 0) {
+        found(&surf, g);
+        break;
+      }
+  int* chain = calloc((size_t)m->nv + 1, sizeof(int));
+  for (int k = 0; k < m->npair; k++) {
+    if (!pair_chain(m, k, chain)) found(&still, k);
+    for (int s = 0; s < 2; s++) {
+      int g = s ? m->pair_geom2[k] : m->pair_geom1[k];
+      if (m->geom_type[g] == mjGEOM_PLANE && m->body_dofnum[m->body_weldid[m->geom_bodyid[g]]])
+        found(&moving, k);
+    }
+  }
+  free(chain);
+  problem_found(p, m, &surf, mjOBJ_GEOM, "surface velocity", "surfacevel=\"0 0 0 0 0 0\"");
+  if (still.count)
+    problem(p,
+            "%d contact pair%s between bodies without dofs (first: id %d; MuJoCo makes no "
+            "rows for them and marks their contacts exclude 3); fix: remove %s",
+            still.count, still.count == 1 ? "" : "s", still.first,
+            still.count == 1 ? "it" : "them");
+  if (moving.count)
+    problem(p,
+            "%d contact pair%s with a plane on a moving body (first: id %d); fix: planes in "
+            "static bodies",
+            moving.count, moving.count == 1 ? "" : "s", moving.first);
+}
+
 // What the collision stage (part 2 groundwork) implements: explicit pairs of a
 // plane against a sphere, capsule, ellipsoid, cylinder, box or convex mesh, and no
 // other contacts (no broadphase).
@@ -280,7 +357,8 @@ int fs_model_check_for(const mjModel* m, const char* model_path, fsBuildFor use,
   Problems p = {err, 0};
   fs_fail(err, "%s: ", model_path);
   check_options(m, &p, use);
-  if (use == FS_BUILD_COLLISION) check_collision(m, &p);
+  if (use == FS_BUILD_COLLISION || use == FS_BUILD_CONSTRAINT) check_collision(m, &p);
+  if (use == FS_BUILD_CONSTRAINT) check_constraint(m, &p);
   check_joints(m, &p);
   check_tendons_equality(m, &p);
   check_actuators(m, &p);
@@ -319,10 +397,23 @@ const fsFieldInfo fs_data_fields[] = {
 const int fs_data_nfield = (int)(sizeof fs_data_fields / sizeof fs_data_fields[0]);
 
 const char* fs_stage_name(int stage) {
-  static const char* names[FS_NSTAGE] = {
-      "state",     "kinematics",    "com_pos",           "make_m",         "factor_m",
-      "collision", "transmission",  "actuator_velocity", "com_vel",        "passive",
-      "rne",       "fwd_actuation", "fwd_acceleration",  "fwd_constraint", "euler"};
+  static const char* names[FS_NSTAGE] = {"state",
+                                         "kinematics",
+                                         "com_pos",
+                                         "make_m",
+                                         "factor_m",
+                                         "collision",
+                                         "make_constraint",
+                                         "transmission",
+                                         "actuator_velocity",
+                                         "com_vel",
+                                         "passive",
+                                         "reference_constraint",
+                                         "rne",
+                                         "fwd_actuation",
+                                         "fwd_acceleration",
+                                         "fwd_constraint",
+                                         "euler"};
   return stage >= 0 && stage < FS_NSTAGE ? names[stage] : "?";
 }
 
@@ -427,19 +518,41 @@ static void derive_dofs(const mjModel* mj, fsModel* m) {
   }
 }
 
-// Non-zeros of actuator a's moment row: one dof for a joint transmission, none for
-// a body transmission (no contacts).
-static int moment_nnz(const mjModel* mj, int a) {
-  return mj->actuator_trntype[a] == mjTRN_BODY ? 0 : 1;
+// Dofs of actuator a's moment row into dofs (nv), increasing; returns how many.
+// Joint transmission: its dof. Body transmission: every dof a contact of the body
+// can move (the ancestor dofs of both geoms' bodies of each pair with a geom on
+// the body) when the model has constraint rows (with_rows), else none (no
+// contacts: MuJoCo's row is empty). MuJoCo's row holds the non-zeros among these.
+static int moment_dofs(const mjModel* mj, int a, int with_rows, int* dofs) {
+  if (mj->actuator_trntype[a] != mjTRN_BODY) {
+    dofs[0] = mj->jnt_dofadr[mj->actuator_trnid[2 * a]];
+    return 1;
+  }
+  if (!with_rows) return 0;
+  int body = mj->actuator_trnid[2 * a], n = 0;
+  char* mark = calloc((size_t)mj->nv + 1, 1);
+  for (int p = 0; p < mj->npair; p++) {
+    int b[2] = {mj->geom_bodyid[mj->pair_geom1[p]], mj->geom_bodyid[mj->pair_geom2[p]]};
+    if (b[0] != body && b[1] != body) continue;
+    for (int s = 0; s < 2; s++) {
+      int w = mj->body_weldid[b[s]];
+      for (int i = mj->body_dofnum[w] ? mj->body_dofadr[w] + mj->body_dofnum[w] - 1 : -1; i >= 0;
+           i = mj->dof_parentid[i])
+        mark[i] = 1;
+    }
+  }
+  for (int i = 0; i < mj->nv; i++)
+    if (mark[i]) dofs[n++] = i;
+  free(mark);
+  return n;
 }
 
 // Static moment sparsity and its transpose (per dof, by actuator).
-static void derive_moments(const mjModel* mj, fsModel* m) {
+static void derive_moments(const mjModel* mj, fsModel* m, int with_rows) {
   int adr = 0;
   for (int a = 0; a < m->nu; a++) {
     m->moment_rowadr[a] = adr;
-    m->moment_rownnz[a] = moment_nnz(mj, a);
-    if (m->moment_rownnz[a]) m->moment_colind[adr] = mj->jnt_dofadr[mj->actuator_trnid[2 * a]];
+    m->moment_rownnz[a] = moment_dofs(mj, a, with_rows, m->moment_colind + adr);
     adr += m->moment_rownnz[a];
   }
   for (int k = 0; k < m->nJmom; k++) m->dof_momentnum[m->moment_colind[k]]++;
@@ -467,6 +580,33 @@ static void derive_pairs(const mjModel* mj, fsModel* m) {
     for (int j = 0; j < m->pair_maxcon[p]; j++) m->precon_pair[adr + j] = p;
     adr += m->pair_maxcon[p];
   }
+}
+
+// Each pair's dof chain (constraint rows only; else none).
+static void derive_chains(const mjModel* mj, fsModel* m) {
+  int adr = 0;
+  for (int p = 0; p < m->npair && m->npairdof; p++) {
+    m->pair_dofadr[p] = adr;
+    m->pair_nv[p] = pair_chain(mj, p, m->pair_dof + adr);
+    adr += m->pair_nv[p];
+  }
+}
+
+// Sizes of the constraint rows: each pair's chain, and rows for every contact slot
+// (MuJoCo's pyramidal count per contact); none unless built for them.
+static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
+  m->impratio = (fsReal)mj->opt.impratio;
+  m->jac_sparse = mj_isSparse(mj);
+  if (!with_rows) return;
+  int* chain = calloc((size_t)mj->nv + 1, sizeof(int));
+  for (int p = 0; p < m->npair; p++) {
+    int n = pair_chain(mj, p, chain);
+    m->npairdof += n;
+    m->njmax = n > m->njmax ? n : m->njmax;
+    m->nefcmax += pair_maxcon(mj, p) * contact_rows(mj->pair_dim[p]);
+  }
+  free(chain);
+  m->nefcJ = m->nefcmax * m->njmax;
 }
 
 static int alloc_model(fsModel* m, fsError* err) {
@@ -521,7 +661,15 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   m->nleveladr = m->nlevel + 1;
   m->one = 1;
   collision_sizes(mj, m);
-  for (int a = 0; a < m->nu; a++) m->nJmom += moment_nnz(mj, a);
+  int with_rows = use == FS_BUILD_CONSTRAINT && contacts_enabled(mj);
+  constraint_sizes(mj, m, with_rows);
+  int* dofs = fs_calloc(err, "moment dofs", (unsigned long long)mj->nv + 1, sizeof(int));
+  if (!dofs) {
+    free(depth);
+    return -1;
+  }
+  for (int a = 0; a < m->nu; a++) m->nJmom += moment_dofs(mj, a, with_rows, dofs);
+  free(dofs);
   m->timestep = mj->opt.timestep;
   for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
   m->disableflags = mj->opt.disableflags;
@@ -535,8 +683,9 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
 #undef FS_X
   derive_tree(mj, m, depth);
   derive_dofs(mj, m);
-  derive_moments(mj, m);
+  derive_moments(mj, m, with_rows);
   derive_pairs(mj, m);
+  derive_chains(mj, m);
   free(depth);
   return 0;
 }

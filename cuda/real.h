@@ -78,6 +78,9 @@ FS_HD fsReal fs_abs(fsReal x) {
 FS_HD fsReal fs_atan2(fsReal y, fsReal x) {
   return atan2f(y, x);
 }
+FS_HD fsReal fs_pow(fsReal x, fsReal y) {
+  return powf(x, y);
+}
 #else
 FS_HD fsReal fs_sqrt(fsReal x) {
   return sqrt(x);
@@ -93,6 +96,9 @@ FS_HD fsReal fs_abs(fsReal x) {
 }
 FS_HD fsReal fs_atan2(fsReal y, fsReal x) {
   return atan2(y, x);
+}
+FS_HD fsReal fs_pow(fsReal x, fsReal y) {
+  return pow(x, y);
 }
 #endif
 

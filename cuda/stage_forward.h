@@ -5,7 +5,9 @@
 #define FLYSIM_CUDA_STAGE_FORWARD_H
 
 #include "cuda/stage_collision.h"
+#include "cuda/stage_constraint.h"
 #include "cuda/stage_position.h"
+#include "cuda/stage_transmission.h"
 #include "cuda/stage_velocity.h"
 
 /// mj_fwdActuation for the supported types: ctrl clamped to ctrlrange (unless
@@ -176,7 +178,7 @@ FS_HD void fs_fwd_position(const fsModel* m, fsData* d) {
   fs_com_pos(m, d);
   fs_make_m(m, d);
   fs_factor_m(m, d);
-  // part 2: fs_collision (stage_collision.h, tested alone), constraint rows
+  // part 2: fs_collision, fs_make_constraint (tested alone, not wired yet)
   fs_transmission(m, d);
 }
 
@@ -185,7 +187,7 @@ FS_HD void fs_fwd_velocity(const fsModel* m, fsData* d) {
   fs_actuator_velocity(m, d);
   fs_com_vel(m, d);
   fs_passive(m, d);
-  // part 2: constraint reference accelerations
+  // part 2: fs_reference_constraint (tested alone, not wired yet)
   fs_rne(m, d);
 }
 
@@ -228,6 +230,9 @@ FS_HD void fs_stage_run(const fsModel* m, fsData* d, int stage) {
   case FS_STAGE_COLLISION:
     fs_collision(m, d);
     break;
+  case FS_STAGE_MAKE_CONSTRAINT:
+    fs_make_constraint(m, d);
+    break;
   case FS_STAGE_TRANSMISSION:
     fs_transmission(m, d);
     break;
@@ -239,6 +244,9 @@ FS_HD void fs_stage_run(const fsModel* m, fsData* d, int stage) {
     break;
   case FS_STAGE_PASSIVE:
     fs_passive(m, d);
+    break;
+  case FS_STAGE_REFERENCE_CONSTRAINT:
+    fs_reference_constraint(m, d);
     break;
   case FS_STAGE_RNE:
     fs_rne(m, d);

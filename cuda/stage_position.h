@@ -1,6 +1,6 @@
 // Position stages of the smooth step, one world each (see cuda/real.h for the
 // lanes): kinematics, centres of mass and motion axes, composite inertia and the
-// mass matrix, its sparse L'DL factorisation, actuator transmission.
+// mass matrix, its sparse L'DL factorisation (transmission: stage_transmission.h).
 // Each stage reads the model and the world's data and writes its fields (the
 // fields of cuda/fields.h that name the stage); each ends with FS_SYNC().
 #ifndef FLYSIM_CUDA_STAGE_POSITION_H
@@ -284,24 +284,6 @@ FS_HD void fs_factor_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];
   FS_SYNC();
   FS_LANE0 fsi_factor_ld(m, d->qLD, d->qLDiagInv);
-  FS_SYNC();
-}
-
-/// mj_transmission: actuator lengths and moments (sparsity fixed in the model).
-/// Joint transmission on a hinge or slide: length qpos * gear, moment gear. Body
-/// transmission (adhesion): length 0, and a moment averaged over the body's
-/// contacts -- with contacts disabled there are none, so the row is empty.
-FS_HD void fs_transmission(const fsModel* m, fsData* d) {
-  FS_FOR_LANE(i, m->nu) {
-    fsReal gear = m->actuator_gear[6 * i];
-    if (m->actuator_trntype[i] == FS_TRN_BODY) {
-      d->actuator_length[i] = 0;
-    } else { // joint or joint-in-parent, on a hinge or slide
-      int jnt = m->actuator_trnid[2 * i];
-      d->actuator_length[i] = d->qpos[m->jnt_qposadr[jnt]] * gear;
-      d->actuator_moment[m->moment_rowadr[i]] = gear;
-    }
-  }
   FS_SYNC();
 }
 

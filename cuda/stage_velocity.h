@@ -4,19 +4,13 @@
 #define FLYSIM_CUDA_STAGE_VELOCITY_H
 
 #include "cuda/stage_position.h"
+#include "cuda/stage_transmission.h"
 
-/// mj_fwdVelocity's actuator_velocity = moment * qvel (zero if actuation is off).
+/// mj_fwdVelocity's actuator_velocity = moment * qvel in MuJoCo's order (zero if
+/// actuation is off).
 FS_HD void fs_actuator_velocity(const fsModel* m, fsData* d) {
   int off = m->disableflags & FS_DSBL_ACTUATION;
-  FS_FOR_LANE(i, m->nu) {
-    fsReal v = 0;
-    if (!off) {
-      int a0 = m->moment_rowadr[i];
-      for (int a = a0; a < a0 + m->moment_rownnz[i]; a++)
-        v += d->actuator_moment[a] * d->qvel[m->moment_colind[a]];
-    }
-    d->actuator_velocity[i] = v;
-  }
+  FS_FOR_LANE(i, m->nu) d->actuator_velocity[i] = off ? 0 : fsi_moment_dot(m, d, i, d->qvel);
   FS_SYNC();
 }
 

@@ -377,6 +377,7 @@ static fshContactWorst compare_field(const fsModel* m, const fsBatch* b, const f
   double* r = calloc(cap, sizeof(double));
   int at_margin_ok = !strcmp(f->name, "contact_exclude") || !strcmp(f->name, "contact_dim");
   for (int w = 0; w < b->nworld; w++) {
+    if (tol->skip && tol->skip[w]) continue;
     fsData d = fs_batch_world(m, b, w);
     const int* map = maps + (size_t)w * (m->nconmax + 1);
     size_t cols = (size_t)f->cols;
@@ -409,7 +410,7 @@ static fshContactWorst compare_field(const fsModel* m, const fsBatch* b, const f
 }
 
 int fsh_compare_contacts(const char* label, const fsModel* m, const fsBatch* b, mjData* const* ref,
-                         const fshTol* tol, double tol_b, double* worst) {
+                         const fshTol* tol, double tol_b, int stage, double* worst) {
   int nbad = 0, allowed[2] = {0, 0};
   int* maps = calloc((size_t)b->nworld * (m->nconmax + 1), sizeof(int));
   for (int w = 0; w < b->nworld; w++) {
@@ -419,7 +420,7 @@ int fsh_compare_contacts(const char* label, const fsModel* m, const fsBatch* b, 
   }
   for (int f = 0; f < fs_data_nfield; f++) {
     const fsFieldInfo* fi = &fs_data_fields[f];
-    if (fi->kind != FS_KIND_CONTACT || !strcmp(fi->name, "ncon")) continue;
+    if (fi->kind != FS_KIND_CONTACT || fi->stage != stage || !strcmp(fi->name, "ncon")) continue;
     fshContactWorst w = compare_field(m, b, fi, ref, tol, maps, tol_b, allowed);
     int bad = !(w.err <= (fi->type == FS_TYPE_int ? 0 : tol->rel));
     printf("  %-22s %-22s %-8.2e world %d contact %d [%d] %.10g vs %.10g%s\n", label, fi->name,

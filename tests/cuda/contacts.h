@@ -46,7 +46,8 @@ typedef struct fshContactStats {
   int penetrating, within_margin, in_gap, max_per_pair;
 } fshContactStats;
 
-/// Compare the collision stage's output (ncon, contact_*, contact_pair) of every
+/// Compare the contact fields a stage writes (FS_STAGE_COLLISION: ncon, contact_*,
+/// contact_pair; FS_STAGE_MAKE_CONSTRAINT: contact_efc_address, contact_mu) of every
 /// world with MuJoCo's d->contact. tol_b 0 (float64): the same contacts in the same
 /// order, integer fields equal. tol_b > 0 (float32): contacts matched by pair and
 /// position; one that only one side has, or an exclude/dim flag that differs, is
@@ -54,10 +55,11 @@ typedef struct fshContactStats {
 /// threshold that decides it (detection: margin + gap; exclusion: margin) -- float32
 /// cannot resolve the float64 ulp-wide boundaries the tests put contacts on. Reals:
 /// error = |ours - ref| / max(|ref|, floor * scale), scale the largest |ref| of the
-/// field in that world (for dist: the largest coordinate). Prints a line per field;
+/// field in that world (for dist: the largest coordinate); worlds tol->skip leaves out
+/// are matched but their fields not compared. Prints a line per field;
 /// returns the number of failures. worst: the largest real-field error (accumulated).
 int fsh_compare_contacts(const char* label, const fsModel* m, const fsBatch* b, mjData* const* ref,
-                         const fshTol* tol, double tol_b, double* worst);
+                         const fshTol* tol, double tol_b, int stage, double* worst);
 
 /// MuJoCo's contact statistics of the reference worlds.
 fshContactStats fsh_contact_stats(const mjModel* mj, mjData* const* ref, int nworld);

@@ -3,7 +3,8 @@
 // NeuroMechFly is refused with contacts on (naming the fix) and accepted with
 // contacts or the whole constraint solver disabled. Built for the collision stage
 // (FS_BUILD_COLLISION, part 2 groundwork), models with explicit plane pairs pass
-// with contacts on, and pairs or geom collisions the stage lacks are refused.
+// with contacts on, and pairs or geom collisions the stage lacks are refused; built
+// for the constraint rows (FS_BUILD_CONSTRAINT), what the rows lack is refused.
 #include <stdio.h>
 #include <string.h>
 
@@ -115,9 +116,65 @@ static void collision_build(void) {
   mj_deleteModel(m);
 }
 
+// Built for the constraint rows (FS_BUILD_CONSTRAINT): the fly and our contact models
+// pass with rows for every contact slot (pyramidal: 4 per condim-3 contact) and
+// adhesion moments over the dofs their contacts can move; what the rows do not
+// implement is refused in one error; the step still refuses contacts.
+static void constraint_build(void) {
+  char models[4][1024]; // fs_test_model/fs_test_asset return rotating buffers: copies
+  snprintf(models[0], sizeof models[0], "%s", fs_test_asset("mesh.mjb"));
+  snprintf(models[1], sizeof models[1], "%s", fs_test_asset("capsule.mjb"));
+  snprintf(models[2], sizeof models[2], "%s", fs_test_model("cuda_efc_walker.xml"));
+  snprintf(models[3], sizeof models[3], "%s", fs_test_model("cuda_contact_primitives.xml"));
+  const char* fly = models[0];
+  for (int i = 0; i < 4; i++) {
+    mjModel* m = fsh_load(models[i]);
+    fsModel fm;
+    fsError err = {{0}};
+    int rc = fs_model_build_for(m, models[i], &fm, FS_BUILD_CONSTRAINT, &err);
+    CHECK_MSG(rc == 0, "%s refused for the constraint rows: %s", models[i], err.msg);
+    if (rc) {
+      mj_deleteModel(m);
+      continue;
+    }
+    printf("%s: %d contact slots, %d rows of at most %d dofs, %d moment entries\n", models[i],
+           fm.nconmax, fm.nefcmax, fm.njmax, fm.nJmom);
+    if (i < 2) { // the fly: 55 condim-3 pairs; 42 joint actuators, 6 adhesion on 11-dof legs
+      CHECK(fm.nefcmax == 4 * fm.nconmax && fm.njmax == 17);
+      CHECK(fm.nJmom == 42 + 6 * 17);
+    }
+    fs_model_free(&fm);
+    mj_deleteModel(m);
+  }
+  // the step still refuses contacts; built for the collision stage, no rows
+  mjModel* m = fsh_load(fly);
+  fsModel fm;
+  fsError err = {{0}};
+  CHECK(fs_model_build(m, fly, &fm, &err) == -1);
+  CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.nefcmax == 0 && fm.nJmom == 42);
+  fs_model_free(&fm);
+  mj_deleteModel(m);
+
+  const char* path = fs_test_model("cuda_efc_unsupported.xml");
+  m = fsh_load(path);
+  CHECK(fs_model_check_for(m, path, FS_BUILD_CONSTRAINT, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 7 features");
+  CHECK_CONTAINS(err.msg, "elliptic friction cones");
+  CHECK_CONTAINS(err.msg, "the exact constraint diagonal (enable flag diagexact)");
+  CHECK_CONTAINS(err.msg, "surface velocity on 1 geom (first: 'ball'");
+  CHECK_CONTAINS(err.msg, "1 contact pair between bodies without dofs");
+  CHECK_CONTAINS(err.msg, "joint limits (constraints are part 2) on 1 joint (first: 'hinge'");
+  CHECK_CONTAINS(err.msg, "dof friction loss (constraints are part 2) on 1 joint");
+  CHECK_CONTAINS(err.msg, "active equality constraints");
+  mj_deleteModel(m);
+}
+
 int main(void) {
   unsupported_model();
   collision_build();
+  constraint_build();
   fly();
   expect_ok(fs_test_model("cuda_chain.xml"), 0);
   expect_ok(fs_test_model("cuda_free.xml"), 0);

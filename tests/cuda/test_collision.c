@@ -33,10 +33,10 @@ typedef struct Case {
 } Case;
 
 #ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0};  // relative to the field's scale in the world
-static const double kTolBoundary = 1e-6; // x the world's size: float32 vs a threshold
+static const fshTol kTol = {1e-4, 1.0, NULL}; // relative to the field's scale in the world
+static const double kTolBoundary = 1e-6;      // x the world's size: float32 vs a threshold
 #else
-static const fshTol kTol = {1e-9, 1e-6};
+static const fshTol kTol = {1e-9, 1e-6, NULL};
 static const double kTolBoundary = 0; // float64: exactly MuJoCo's contacts
 #endif
 
@@ -76,7 +76,8 @@ static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData
   if (load_all(m, mj, ref, FS_STAGE_STATE) || load_all(m, mj, ref, FS_STAGE_KINEMATICS)) return 1;
   fs_batch_poison(m, &g_batch, FS_STAGE_COLLISION);
   if (run(r, FS_STAGE_COLLISION)) return 1;
-  return fsh_compare_contacts("collision", m, &g_batch, ref, &kTol, kTolBoundary, &g_worst_alone);
+  return fsh_compare_contacts("collision", m, &g_batch, ref, &kTol, kTolBoundary,
+                              FS_STAGE_COLLISION, &g_worst_alone);
 }
 
 // 2. Kinematics, then collision, from the state.
@@ -88,8 +89,8 @@ static int chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjDa
   if (run(r, FS_STAGE_KINEMATICS) || run(r, FS_STAGE_COLLISION)) return 1;
   static const char* geoms[] = {"geom_xpos", "geom_xmat", NULL};
   int nbad = fsh_compare_fields("kinematics", m, &g_batch, geoms, ref, &kTol, NULL);
-  return nbad +
-         fsh_compare_contacts("collision", m, &g_batch, ref, &kTol, kTolBoundary, &g_worst_chain);
+  return nbad + fsh_compare_contacts("collision", m, &g_batch, ref, &kTol, kTolBoundary,
+                                     FS_STAGE_COLLISION, &g_worst_chain);
 }
 
 // 3. A contact buffer one contact short of what the busiest world needs (the runner
