@@ -139,10 +139,6 @@ static void print_header(const Session* s) {
     fs_disable_names(s->opt.disable, names, sizeof names);
     printf("        disabled by --disable: %s\n", names);
   }
-  if (s->opt.backend == FS_BACKEND_CUDA &&
-      (m->opt.disableflags & (mjDSBL_CONTACT | mjDSBL_CONSTRAINT)))
-    printf("note    the GPU stepper has no collision or constraint solver yet; this run has "
-           "no contacts (the CPU backend runs the same with the same --disable)\n");
   printf("targets %s (%d DoFs, %d steps at %g s", s->opt.targets, t->ndof, t->nstep, t->timestep);
   if (fabs(t->source_timestep - t->timestep) > 1e-15)
     printf(", resampled from %g s", t->source_timestep);

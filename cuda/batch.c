@@ -251,6 +251,8 @@ static int efc_from_mj(const fsModel* m, fsData* d, const mjModel* mj, const mjD
     for (long k = 0; k < got; k++) {
       if (fi->type == FS_TYPE_int)
         ((int*)dst)[k] = (int)buf[k];
+      else if (fi->type == FS_TYPE_double)
+        ((double*)dst)[k] = buf[k];
       else
         ((fsReal*)dst)[k] = (fsReal)buf[k];
     }

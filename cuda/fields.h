@@ -18,6 +18,7 @@
 #define FS_NGAIN    10 // mjNGAIN
 #define FS_NBIAS    10 // mjNBIAS
 #define FS_NWARNING 7  // mjNWARNING
+#define FS_NISLAND  20 // mjNISLAND: islands with solver statistics
 
 // MuJoCo's warning indices (mjtWarning) that the smooth step raises.
 enum {
@@ -103,7 +104,16 @@ enum {
   X(nefcmax)       /* constraint rows a world holds: the rows of every contact slot (flysim) */    \
   X(njmax)         /* non-zeros of a constraint row at most: the longest pair chain (flysim) */    \
   X(nefcJ)         /* nefcmax * njmax: the rows' non-zeros, a fixed njmax per row (flysim) */      \
-  X(one)           /* 1 */
+  X(ntree)         /* kinematic trees under the world */                                           \
+  X(ndesc)         /* nC - nv: the reduced layout's off-diagonal entries (flysim) */               \
+  X(ndlevel)       /* depths of the reduced layout's rows (flysim) */                              \
+  X(ndleveladr)    /* ndlevel + 1 */                                                               \
+  X(nH)         /* entries of the Hessian's layout: every dof's ancestors and itself (flysim) */   \
+  X(nHdesc)     /* nH - nv */                                                                      \
+  X(nhlevel)    /* depths of the dof tree (flysim) */                                              \
+  X(nhleveladr) /* nhlevel + 1 */                                                                  \
+  X(npairnv)    /* npair * nv when there are constraint rows, else 0 (flysim) */                   \
+  X(one)        /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
 #define FS_MODEL_FIELDS_MJ(X)                                                                      \
@@ -134,6 +144,7 @@ enum {
   X(int, dof_bodyid, nv, 1)                    /* body of the dof */                               \
   X(int, dof_jntid, nv, 1)                     /* joint of the dof */                              \
   X(int, dof_parentid, nv, 1)                  /* parent dof, -1 at a root */                      \
+  X(int, dof_treeid, nv, 1)                    /* kinematic tree of the dof */                     \
   X(int, dof_simplenum, nv, 1)                 /* consecutive simple dofs (fixed diagonal M) */    \
   X(fsReal, dof_M0, nv, 1)                     /* diagonal of M for simple dofs */                 \
   X(fsReal, dof_armature, nv, 1)               /* armature inertia */                              \
@@ -144,6 +155,8 @@ enum {
   X(int, M_rownnz, nv, 1)                      /* reduced inertia: non-zeros per row */            \
   X(int, M_rowadr, nv, 1)                      /* row addresses */                                 \
   X(int, M_colind, nC, 1)                      /* column indices (ancestors, then the diagonal) */ \
+  X(int, tree_dofadr, ntree, 1)                /* first dof of the tree */                         \
+  X(int, tree_dofnum, ntree, 1)                /* dofs of the tree (consecutive) */                \
   X(int, actuator_trntype, nu, 1)              /* mjtTrn */                                        \
   X(int, actuator_trnid, nu, 2)                /* transmission target */                           \
   X(int, actuator_gaintype, nu, 1)             /* mjtGain */                                       \
@@ -211,12 +224,34 @@ enum {
   X(int, body_childnum, nbody, 1)     /* children of the body */                                   \
   X(int, body_childadr, nbody, 1)     /* first in body_child */                                    \
   X(int, body_child, nbody, 1)        /* children, increasing id */                                \
-  X(int, pair_maxcon, npair, 1)   /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */   \
-  X(int, pair_conadr, npair, 1)   /* its first slot in the precon_* scratch */                     \
-  X(int, precon_pair, nprecon, 1) /* the pair of each slot */                                      \
-  X(int, pair_nv, npair, 1)       /* dofs its contacts move: geom 2's body chain (0: no rows) */   \
-  X(int, pair_dofadr, npair, 1)   /* first in pair_dof */                                          \
-  X(int, pair_dof, npairdof, 1)   /* the chains: increasing dof ids (MuJoCo's mj_mergeChain) */
+  X(int, pair_maxcon, npair, 1)     /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */ \
+  X(int, pair_conadr, npair, 1)     /* its first slot in the precon_* scratch */                   \
+  X(int, precon_pair, nprecon, 1)   /* the pair of each slot */                                    \
+  X(int, pair_nv, npair, 1)         /* dofs its contacts move: geom 2's body chain (0: no rows) */ \
+  X(int, pair_dofadr, npair, 1)     /* first in pair_dof */                                        \
+  X(int, pair_dof, npairdof, 1)     /* the chains: increasing dof ids (MuJoCo's mj_mergeChain) */  \
+  X(int, pair_tree, npair, 1)       /* tree its contacts' rows act on: their island (-1: none) */  \
+  X(int, pair_chainpos, npairnv, 1) /* [p * nv + dof]: the dof's place in the chain, -1: none */   \
+  X(int, M_rowind, nC, 1)           /* row of each entry of the reduced layout */                  \
+  X(int, dof_descnum, nv, 1)        /* descendants of the dof: rows whose entries reach it */      \
+  X(int, dof_descadr, nv, 1)        /* first in dof_desc */                                        \
+  X(int, dof_desc, ndesc, 1)        /* descendants, increasing (the transpose of M_colind) */      \
+  X(int, dlevel_dofadr, ndleveladr, 1)   /* dofs of depth k: dlevel_dof[adr[k]..adr[k+1]) */       \
+  X(int, dlevel_dof, nv, 1)              /* dofs by depth (ancestors), then id */                  \
+  X(int, dlevel_entryadr, ndleveladr, 1) /* reduced-layout entries of the rows of depth k */       \
+  X(int, dlevel_entry, nC, 1)            /* entries by their row's depth */                        \
+  X(int, H_rownnz, nv, 1)   /* the Hessian's layout (the reduced layout with every ancestor, */    \
+  X(int, H_rowadr, nv, 1)   /*  also of MuJoCo's "simple" dofs, whose rows of M hold only the */   \
+  X(int, H_colind, nH, 1)   /*  diagonal: a contact row couples a free body's 6 dofs) */           \
+  X(int, H_rowind, nH, 1)   /* row of each entry */                                                \
+  X(int, H_Madr, nH, 1)     /* the same entry in M's layout, -1: none */                           \
+  X(int, H_descnum, nv, 1)  /* descendants of the dof in this layout */                            \
+  X(int, H_descadr, nv, 1)  /* first in H_desc */                                                  \
+  X(int, H_desc, nHdesc, 1) /* descendants, increasing */                                          \
+  X(int, hlevel_dofadr, nhleveladr, 1)   /* dofs of depth k in this layout */                      \
+  X(int, hlevel_dof, nv, 1)              /* dofs by depth, then id */                              \
+  X(int, hlevel_entryadr, nhleveladr, 1) /* entries of the rows of depth k */                      \
+  X(int, hlevel_entry, nH, 1)            /* entries by their row's depth */
 
 #define FS_MODEL_FIELDS(X) FS_MODEL_FIELDS_MJ(X) FS_MODEL_FIELDS_OWN(X)
 
@@ -234,8 +269,18 @@ typedef struct fsModel {
   fsReal o_solref[FS_NREF];
   fsReal o_solimp[FS_NIMP];
   fsReal o_friction[5];
-  fsReal impratio; // opt.impratio: friction-to-normal impedance ratio of contacts
-  int jac_sparse;  // MuJoCo's mj_isSparse: its Jacobians are sparse (sets sums' order)
+  fsReal impratio;         // opt.impratio: friction-to-normal impedance ratio of contacts
+  int jac_sparse;          // MuJoCo's mj_isSparse: its Jacobians are sparse (sets sums' order)
+  int iterations;          // opt.iterations: Newton iterations at most (per island)
+  double tolerance;        // opt.tolerance: the solver's convergence tolerance
+  int ls_iterations;       // opt.ls_iterations: line-search evaluations at most
+  double ls_tolerance;     // opt.ls_tolerance: line-search gradient tolerance (x tolerance)
+  int noslip_iterations;   // opt.noslip_iterations: 0 = no noslip
+  double noslip_tolerance; // opt.noslip_tolerance
+  double meaninertia;      // stat.meaninertia: scales the monolithic solve and noslip
+  int islands;             // constraint islands (mjDSBL_ISLAND off): one solve per island
+  int warmstart;           // mjDSBL_WARMSTART off: start from the best of qacc_warmstart/smooth
+  int adhesion;            // flg_adhesion: contacts with adhesion pull (mj_passive)
 #define FS_X(type, name, size, cols) type* name;
   FS_MODEL_FIELDS(FS_X)
 #undef FS_X
@@ -258,7 +303,8 @@ typedef enum fsStage {
   FS_STAGE_RNE,                  // mj_rne without acceleration: qfrc_bias
   FS_STAGE_ACTUATION,            // mj_fwdActuation
   FS_STAGE_ACCELERATION,         // mj_fwdAcceleration
-  FS_STAGE_CONSTRAINT,           // mj_fwdConstraint (part 1: no constraints)
+  FS_STAGE_CONSTRAINT,           // mj_fwdConstraint: warm start, Newton, noslip
+  FS_STAGE_NOSLIP,               // mj_fwdConstraint's noslip alone, from efc_force (tests)
   FS_STAGE_EULER,                // mj_Euler (implicit damping, integration, time)
   FS_NSTAGE
 } fsStage;
@@ -272,6 +318,12 @@ enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_EFC, FS_KIND_OWN, FS_KIND_SCRATC
 
 /// Constraint types (mjtConstraint) of the rows flysim makes: contacts.
 enum { FS_CNSTR_CONTACT_FRICTIONLESS = 5, FS_CNSTR_CONTACT_PYRAMIDAL = 6 };
+
+/// Constraint states (mjtConstraintState) of contact rows.
+enum { FS_CNSTRSTATE_SATISFIED = 0, FS_CNSTRSTATE_QUADRATIC = 1 };
+
+/// What went wrong in a world's solve (solver_error bits); MuJoCo stops with an error.
+enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sparse Hessian")
 
 // X(type, name, size, cols, stage, kind): per-world data.
 #define FS_DATA_FIELDS(X)                                                                          \
@@ -344,6 +396,7 @@ enum { FS_CNSTR_CONTACT_FRICTIONLESS = 5, FS_CNSTR_CONTACT_PYRAMIDAL = 6 };
   X(fsReal, cdof_dot, nv, 6, COM_VEL, MJ)                    /* time derivative of cdof */         \
   X(fsReal, qfrc_spring, nv, 1, PASSIVE, MJ)                 /* passive spring force */            \
   X(fsReal, qfrc_damper, nv, 1, PASSIVE, MJ)                 /* passive damper force */            \
+  X(fsReal, qfrc_adhesion, nv, 1, PASSIVE, MJ)               /* contact adhesion's pull */         \
   X(fsReal, qfrc_passive, nv, 1, PASSIVE, MJ)                /* total passive force */             \
   X(fsReal, efc_vel, nefcmax, 1, REFERENCE_CONSTRAINT, EFC)  /* J * qvel */                        \
   X(fsReal, efc_aref, nefcmax, 1, REFERENCE_CONSTRAINT, EFC) /* reference acceleration */          \
@@ -356,9 +409,41 @@ enum { FS_CNSTR_CONTACT_FRICTIONLESS = 5, FS_CNSTR_CONTACT_PYRAMIDAL = 6 };
   X(fsReal, qacc_smooth, nv, 1, ACCELERATION, MJ)            /* unconstrained acceleration */      \
   X(fsReal, qfrc_constraint, nv, 1, CONSTRAINT, MJ)          /* constraint force */                \
   X(fsReal, qacc, nv, 1, CONSTRAINT, MJ)                     /* acceleration */                    \
-  X(fsReal, qH, nC, 1, EULER, MJ)                            /* factor of M + h*diag(damping) */   \
-  X(fsReal, qHDiagInv, nv, 1, EULER, MJ)                     /* its 1/diag(D) */                   \
-  X(fsReal, euler_qacc, nv, 1, EULER, SCRATCH)               /* acceleration Euler integrates */
+  X(double, efc_b, nefcmax, 1, CONSTRAINT, EFC)     /* J * qacc_smooth - aref (solver's real) */   \
+  X(fsReal, efc_force, nefcmax, 1, CONSTRAINT, EFC) /* constraint force of each row */             \
+  X(int, efc_state, nefcmax, 1, CONSTRAINT, EFC)    /* mjtConstraintState (see the solver) */      \
+  X(int, nisland, one, 1, CONSTRAINT, OWN)          /* islands solved (MuJoCo's d->nisland) */     \
+  X(int, solver_niter, one, FS_NISLAND, CONSTRAINT, OWN)   /* per island: Newton + noslip its. */  \
+  X(int, solver_nnoslip, one, FS_NISLAND, CONSTRAINT, OWN) /* ... of which noslip */               \
+  X(double, solver_improvement, one, FS_NISLAND, CONSTRAINT, OWN) /* Newton's last, scaled */      \
+  X(double, solver_gradient, one, FS_NISLAND, CONSTRAINT, OWN)    /* ... and its gradient */       \
+  X(int, solver_error, one, 1, CONSTRAINT, OWN)                   /* FS_SOLVER_* bits, 0: none */  \
+  X(int, efc_tree, nefcmax, 1, CONSTRAINT, SCRATCH)     /* the row's tree (its island) */          \
+  X(int, tree_island, ntree, 1, CONSTRAINT, SCRATCH)    /* the tree's island, -1: no rows */       \
+  X(int, sol_state, nefcmax, 1, CONSTRAINT, SCRATCH)    /* Newton's row states */                  \
+  X(int, sol_oldstate, nefcmax, 1, CONSTRAINT, SCRATCH) /* ... before the last step */             \
+  X(double, sol_force, nefcmax, 1, CONSTRAINT, SCRATCH) /* efc_force in the solver's real */       \
+  X(double, sol_Jaref, nefcmax, 1, CONSTRAINT, SCRATCH) /* J * qacc - aref */                      \
+  X(double, sol_Jv, nefcmax, 1, CONSTRAINT, SCRATCH)    /* J * search */                           \
+  X(double, sol_quad, nefcmax, 3, CONSTRAINT, SCRATCH)  /* each row's cost along the search */     \
+  X(double, sol_D, nefcmax, 1, CONSTRAINT, SCRATCH)     /* the Hessian's row weights */            \
+  X(double, sol_qacc, nv, 1, CONSTRAINT, SCRATCH)       /* qacc in the solver's real */            \
+  X(double, sol_qfrc, nv, 1, CONSTRAINT, SCRATCH)       /* qfrc_constraint ... */                  \
+  X(double, sol_vec, nv, 1, CONSTRAINT, SCRATCH)        /* a vector read in the solver's real */   \
+  X(double, sol_Ma, nv, 1, CONSTRAINT, SCRATCH)         /* M * qacc */                             \
+  X(double, sol_Mv, nv, 1, CONSTRAINT, SCRATCH)         /* M * search */                           \
+  X(double, sol_grad, nv, 1, CONSTRAINT, SCRATCH)       /* gradient of the cost */                 \
+  X(double, sol_Mgrad, nv, 1, CONSTRAINT, SCRATCH)      /* inv(H) grad (inv(M) grad at first) */   \
+  X(double, sol_search, nv, 1, CONSTRAINT, SCRATCH)     /* search direction */                     \
+  X(double, sol_dense, nv, 1, CONSTRAINT, SCRATCH)      /* Cholesky scratch (dense row, diag) */   \
+  X(double, sol_H, nH, 1, CONSTRAINT, SCRATCH)          /* Hessian M + J'DJ (H_* layout) */        \
+  X(double, sol_L, nH, 1, CONSTRAINT, SCRATCH)          /* its Cholesky factor H = L'L */          \
+  X(double, noslip_Y, nefcJ, 1, CONSTRAINT, SCRATCH)    /* rows of J * M^-1/2 (efc_J's layout) */  \
+  X(double, noslip_u, nv, 1, CONSTRAINT, SCRATCH)       /* Y' * force */                           \
+  X(double, noslip_A, nefcmax, 2, CONSTRAINT, SCRATCH)  /* (AR - R) diagonal, next off-diag. */    \
+  X(fsReal, qH, nC, 1, EULER, MJ)                       /* factor of M + h*diag(damping) */        \
+  X(fsReal, qHDiagInv, nv, 1, EULER, MJ)                /* its 1/diag(D) */                        \
+  X(fsReal, euler_qacc, nv, 1, EULER, SCRATCH)          /* acceleration Euler integrates */
 
 /// One world's data (a view: pointers into the batch), or a batch's base pointers.
 typedef struct fsData {

@@ -9,6 +9,7 @@ static _Thread_local int t_lane;
 static pthread_barrier_t g_sync;          // the lanes' FS_SYNC (FS_EMU_NLANE parties)
 static pthread_barrier_t g_start, g_done; // the caller and the lanes (FS_EMU_NLANE + 1)
 static int g_flag[FS_EMU_NLANE];
+static double g_part[FS_EMU_NLANE];
 static void (*g_fn)(void*);
 static void* g_arg;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -28,6 +29,20 @@ int fs_lane_any(int p) {
   for (int i = 0; i < FS_EMU_NLANE; i++) any |= g_flag[i];
   pthread_barrier_wait(&g_sync); // nobody writes a flag before everyone has read
   return any;
+}
+
+double fs_lane_sum_emu(double x) {
+  g_part[t_lane] = x;
+  pthread_barrier_wait(&g_sync);
+  double v[FS_EMU_NLANE]; // the device's butterfly: v[l] += v[l ^ o], o = 16, 8, ..., 1
+  for (int i = 0; i < FS_EMU_NLANE; i++) v[i] = g_part[i];
+  for (int o = FS_EMU_NLANE / 2; o > 0; o >>= 1) {
+    double w[FS_EMU_NLANE];
+    for (int i = 0; i < FS_EMU_NLANE; i++) w[i] = v[i] + v[i ^ o];
+    for (int i = 0; i < FS_EMU_NLANE; i++) v[i] = w[i];
+  }
+  pthread_barrier_wait(&g_sync); // nobody writes a part before everyone has read
+  return v[t_lane];
 }
 
 // A lane: wait for a job, run it, report, forever (the threads live with the process).

@@ -3,7 +3,9 @@
 // FS_NLANE threads that share its FS_FOR_LANE loops and meet at FS_SYNC() (a
 // barrier) and FS_ANY() (a barrier and an OR), as a warp's lanes do. A missing
 // FS_SYNC between a write and another lane's read is then a data race that
-// ThreadSanitizer reports; a sync some lanes skip deadlocks the barrier.
+// ThreadSanitizer reports; a sync some lanes skip deadlocks the barrier. FS_ANY and
+// fs_lane_sum are barriers here, and the device starts both with __syncwarp, so the
+// two agree on what they order.
 #ifndef FLYSIM_CUDA_LANES_H
 #define FLYSIM_CUDA_LANES_H
 
@@ -19,6 +21,9 @@ int fs_lane_id(void);
 void fs_lane_sync(void);
 /// 1 if p is non-zero on any lane (__any_sync); every lane must call it.
 int fs_lane_any(int p);
+/// The sum of x over the lanes, added in the device's butterfly order (fs_lane_sum);
+/// every lane must call it. The emulation builds use double reals.
+double fs_lane_sum_emu(double x);
 /// Run fn(arg) on FS_EMU_NLANE lanes and wait for them (one world at a time).
 void fs_lanes_run(void (*fn)(void*), void* arg);
 

@@ -117,7 +117,7 @@ static long colliding_geom_pairs(const mjModel* m) {
   return n;
 }
 
-static void check_options(const mjModel* m, Problems* p, fsBuildFor use) {
+static void check_options(const mjModel* m, Problems* p) {
   static const char* integrators[] = {"Euler", "RK4", "implicit", "implicitfast", "discrete"};
   int it = m->opt.integrator;
   if (it != mjINT_EULER)
@@ -128,15 +128,6 @@ static void check_options(const mjModel* m, Problems* p, fsBuildFor use) {
   if (m->opt.density != 0 || m->opt.viscosity != 0)
     problem(p, "fluid forces (density %g, viscosity %g); fix: set both to 0", m->opt.density,
             m->opt.viscosity);
-  if (use == FS_BUILD_STEP && contacts_enabled(m)) {
-    long ng = colliding_geom_pairs(m);
-    if (m->npair || ng)
-      problem(p,
-              "contacts (%ld explicit pairs, %ld geom pairs that may collide; collision and "
-              "the constraint solver are part 2); fix: disable contacts (flysim replay "
-              "--disable contact, or <flag contact=\"disable\"/>)",
-              (long)m->npair, ng);
-  }
   if (m->nflex) problem(p, "%ld flexes; fix: remove them", (long)m->nflex);
   if (m->nplugin) problem(p, "%ld plugins; fix: remove them", (long)m->nplugin);
   if (m->nmocap) problem(p, "%ld mocap bodies; fix: remove them", (long)m->nmocap);
@@ -204,7 +195,12 @@ static int contact_rows(int dim) {
 // under the pyramidal cone with its approximate diagonal, for pairs that move
 // something; no surface velocity.
 static void check_constraint(const mjModel* m, Problems* p) {
-  if (!contacts_enabled(m)) return;
+  if (!contacts_enabled(m) || !m->npair) return;
+  if (m->opt.solver != mjSOL_NEWTON)
+    problem(p,
+            "the %s constraint solver (flysim implements MuJoCo's Newton solver); fix: "
+            "<option solver=\"Newton\"/>",
+            m->opt.solver == mjSOL_PGS ? "PGS" : "CG");
   if (m->opt.cone != mjCONE_PYRAMIDAL)
     problem(p, "elliptic friction cones (the constraint rows implement the pyramidal cone); "
                "fix: <option cone=\"pyramidal\"/>");
@@ -276,9 +272,11 @@ static void check_joints(const mjModel* m, Problems* p) {
     if (limits_on && m->jnt_limited[j]) found(&limited, j);
   for (int i = 0; i < m->nv; i++)
     if (friction_on && m->dof_frictionloss[i] > 0) found(&friction, m->dof_jntid[i]);
-  problem_found(p, m, &limited, mjOBJ_JOINT, "joint limits (constraints are part 2)",
+  problem_found(p, m, &limited, mjOBJ_JOINT,
+                "joint limits (the solver implements contact rows only)",
                 "remove the ranges or disable limits (<flag limit=\"disable\"/>)");
-  problem_found(p, m, &friction, mjOBJ_JOINT, "dof friction loss (constraints are part 2)",
+  problem_found(p, m, &friction, mjOBJ_JOINT,
+                "dof friction loss (the solver implements contact rows only)",
                 "frictionloss=\"0\" or <flag frictionloss=\"disable\"/>");
   Found sameframe = {0, 0};
   for (int b = 1; b < m->nbody; b++)
@@ -312,7 +310,8 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
   int eq_on = !disabled(m, mjDSBL_EQUALITY) && !disabled(m, mjDSBL_CONSTRAINT);
   for (int k = 0; k < m->neq; k++)
     if (eq_on && m->eq_active0[k]) found(&eq, k);
-  problem_found(p, m, &eq, mjOBJ_EQUALITY, "active equality constraints (part 2)",
+  problem_found(p, m, &eq, mjOBJ_EQUALITY,
+                "active equality constraints (the solver implements contact rows only)",
                 "remove them or <flag equality=\"disable\"/>");
 }
 
@@ -356,9 +355,9 @@ int fs_model_check(const mjModel* m, const char* model_path, fsError* err) {
 int fs_model_check_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err) {
   Problems p = {err, 0};
   fs_fail(err, "%s: ", model_path);
-  check_options(m, &p, use);
-  if (use == FS_BUILD_COLLISION || use == FS_BUILD_CONSTRAINT) check_collision(m, &p);
-  if (use == FS_BUILD_CONSTRAINT) check_constraint(m, &p);
+  check_options(m, &p);
+  check_collision(m, &p);
+  if (use == FS_BUILD_STEP) check_constraint(m, &p);
   check_joints(m, &p);
   check_tendons_equality(m, &p);
   check_actuators(m, &p);
@@ -413,6 +412,7 @@ const char* fs_stage_name(int stage) {
                                          "fwd_actuation",
                                          "fwd_acceleration",
                                          "fwd_constraint",
+                                         "noslip",
                                          "euler"};
   return stage >= 0 && stage < FS_NSTAGE ? names[stage] : "?";
 }
@@ -607,6 +607,145 @@ static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
   }
   free(chain);
   m->nefcJ = m->nefcmax * m->njmax;
+  m->npairnv = m->npair * m->nv;
+}
+
+// The solver's options (mjOption, mjStatistic) and flags.
+static void solver_options(const mjModel* mj, fsModel* m) {
+  m->iterations = mj->opt.iterations;
+  m->tolerance = mj->opt.tolerance;
+  m->ls_iterations = mj->opt.ls_iterations;
+  m->ls_tolerance = mj->opt.ls_tolerance;
+  m->noslip_iterations = mj->opt.noslip_iterations;
+  m->noslip_tolerance = mj->opt.noslip_tolerance;
+  m->meaninertia = mj->stat.meaninertia;
+  m->islands = !(mj->opt.disableflags & mjDSBL_ISLAND);
+  m->warmstart = !(mj->opt.disableflags & mjDSBL_WARMSTART);
+  m->adhesion = mj->flg_adhesion != 0;
+}
+
+// Depth of a dof: its ancestors (its row of the reduced layout, less the diagonal).
+static int dof_depth(const mjModel* mj, int i) {
+  return mj->M_rownnz[i] - 1;
+}
+
+// Levels of the dof tree: the deepest dof's depth + 1 (1 without dofs).
+static int dof_levels(const mjModel* mj) {
+  int n = 1;
+  for (int i = 0; i < mj->nv; i++)
+    if (dof_depth(mj, i) + 1 > n) n = dof_depth(mj, i) + 1;
+  return n;
+}
+
+// Depth of a dof in its tree (its ancestors through dof_parentid).
+static int dof_tree_depth(const mjModel* mj, int i) {
+  int n = 0;
+  for (int j = mj->dof_parentid[i]; j >= 0; j = mj->dof_parentid[j]) n++;
+  return n;
+}
+
+// Sizes of the Hessian's layout: every dof's ancestors and itself.
+static void hessian_sizes(const mjModel* mj, fsModel* m) {
+  m->nH = 0;
+  m->nhlevel = 1;
+  for (int i = 0; i < mj->nv; i++) {
+    int dep = dof_tree_depth(mj, i);
+    m->nH += dep + 1;
+    if (dep + 1 > m->nhlevel) m->nhlevel = dep + 1;
+  }
+  m->nHdesc = m->nH - m->nv;
+  m->nhleveladr = m->nhlevel + 1;
+}
+
+// The Hessian's layout (rows: ancestors through dof_parentid, increasing, then the
+// diagonal), its entries' places in M's layout, descendants and levels.
+static void derive_hessian(const mjModel* mj, fsModel* m) {
+  int nv = m->nv, adr = 0;
+  for (int i = 0; i < nv; i++) {
+    int dep = dof_tree_depth(mj, i);
+    m->H_rowadr[i] = adr;
+    m->H_rownnz[i] = dep + 1;
+    m->H_colind[adr + dep] = i;
+    for (int j = mj->dof_parentid[i], k = dep - 1; j >= 0; j = mj->dof_parentid[j], k--)
+      m->H_colind[adr + k] = j;
+    for (int k = 0; k <= dep; k++) {
+      int e = adr + k, col = m->H_colind[e];
+      m->H_rowind[e] = i;
+      m->H_Madr[e] = -1;
+      for (int q = 0; q < m->M_rownnz[i]; q++)
+        if (m->M_colind[m->M_rowadr[i] + q] == col) m->H_Madr[e] = m->M_rowadr[i] + q;
+    }
+    adr += dep + 1;
+  }
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; k < m->H_rownnz[i] - 1; k++) m->H_descnum[m->H_colind[m->H_rowadr[i] + k]]++;
+  for (int i = 0, a = 0; i < nv; i++) {
+    m->H_descadr[i] = a;
+    a += m->H_descnum[i];
+  }
+  int* fill = calloc((size_t)nv + 1, sizeof(int));
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; k < m->H_rownnz[i] - 1; k++) {
+      int a = m->H_colind[m->H_rowadr[i] + k];
+      m->H_desc[m->H_descadr[a] + fill[a]++] = i;
+    }
+  free(fill);
+  int kd = 0, ke = 0;
+  for (int lev = 0; lev < m->nhlevel; lev++) {
+    m->hlevel_dofadr[lev] = kd;
+    m->hlevel_entryadr[lev] = ke;
+    for (int i = 0; i < nv; i++) {
+      if (m->H_rownnz[i] - 1 != lev) continue;
+      m->hlevel_dof[kd++] = i;
+      for (int k = 0; k < m->H_rownnz[i]; k++) m->hlevel_entry[ke++] = m->H_rowadr[i] + k;
+    }
+  }
+  m->hlevel_dofadr[m->nhlevel] = kd;
+  m->hlevel_entryadr[m->nhlevel] = ke;
+}
+
+// What the solver derives: each pair's tree and the places of the dofs in its chain;
+// the reduced layout's rows per entry, its transpose (each dof's descendants), and
+// dofs and entries by depth (the solver's tree passes: rows of one depth are
+// independent).
+static void derive_solver(const mjModel* mj, fsModel* m) {
+  int nv = m->nv;
+  for (int p = 0; p < m->npair; p++) {
+    m->pair_tree[p] =
+        m->npairdof && m->pair_nv[p] ? mj->dof_treeid[m->pair_dof[m->pair_dofadr[p]]] : -1;
+    if (!m->npairnv) continue;
+    for (int j = 0; j < nv; j++) m->pair_chainpos[p * nv + j] = -1;
+    for (int k = 0; k < m->pair_nv[p]; k++)
+      m->pair_chainpos[p * nv + m->pair_dof[m->pair_dofadr[p] + k]] = k;
+  }
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; k < m->M_rownnz[i]; k++) m->M_rowind[m->M_rowadr[i] + k] = i;
+  for (int i = 0; i < nv; i++) // every ancestor a of i gets i as a descendant
+    for (int k = 0; k < m->M_rownnz[i] - 1; k++) m->dof_descnum[m->M_colind[m->M_rowadr[i] + k]]++;
+  for (int i = 0, adr = 0; i < nv; i++) {
+    m->dof_descadr[i] = adr;
+    adr += m->dof_descnum[i];
+  }
+  int* fill = calloc((size_t)nv + 1, sizeof(int));
+  for (int i = 0; i < nv; i++) // increasing i: each list increases
+    for (int k = 0; k < m->M_rownnz[i] - 1; k++) {
+      int a = m->M_colind[m->M_rowadr[i] + k];
+      m->dof_desc[m->dof_descadr[a] + fill[a]++] = i;
+    }
+  free(fill);
+  int kd = 0, ke = 0;
+  for (int lev = 0; lev < m->ndlevel; lev++) {
+    m->dlevel_dofadr[lev] = kd;
+    m->dlevel_entryadr[lev] = ke;
+    for (int i = 0; i < nv; i++) {
+      if (dof_depth(mj, i) != lev) continue;
+      m->dlevel_dof[kd++] = i;
+      for (int k = 0; k < m->M_rownnz[i]; k++) m->dlevel_entry[ke++] = m->M_rowadr[i] + k;
+    }
+  }
+  m->dlevel_dofadr[m->ndlevel] = kd;
+  m->dlevel_entryadr[m->ndlevel] = ke;
+  derive_hessian(mj, m);
 }
 
 static int alloc_model(fsModel* m, fsError* err) {
@@ -657,12 +796,18 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   m->nbody = (int)mj->nbody;
   m->njnt = (int)mj->njnt;
   m->nC = (int)mj->nC;
+  m->ntree = (int)mj->ntree;
+  m->ndesc = m->nC - m->nv;
+  m->ndlevel = dof_levels(mj);
+  m->ndleveladr = m->ndlevel + 1;
+  hessian_sizes(mj, m);
   m->nlevel = body_depths(mj, depth);
   m->nleveladr = m->nlevel + 1;
   m->one = 1;
   collision_sizes(mj, m);
-  int with_rows = use == FS_BUILD_CONSTRAINT && contacts_enabled(mj);
+  int with_rows = use == FS_BUILD_STEP && contacts_enabled(mj) && mj->npair > 0;
   constraint_sizes(mj, m, with_rows);
+  solver_options(mj, m);
   int* dofs = fs_calloc(err, "moment dofs", (unsigned long long)mj->nv + 1, sizeof(int));
   if (!dofs) {
     free(depth);
@@ -686,6 +831,7 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   derive_moments(mj, m, with_rows);
   derive_pairs(mj, m);
   derive_chains(mj, m);
+  derive_solver(mj, m);
   free(depth);
   return 0;
 }

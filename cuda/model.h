@@ -24,23 +24,14 @@ extern "C" {
 /// over contacts, so with none they move nothing).
 int fs_model_check(const mjModel* m, const char* model_path, fsError* err);
 
-/// What a model is built for. FS_BUILD_STEP: the whole step (fs_model_check:
-/// contacts refused until part 2 wires collision, constraint rows and the solver
-/// into it). FS_BUILD_COLLISION: the same check, except that contacts are let
-/// through when the collision stage implements them (explicit plane pairs, no
-/// geom pair colliding by contype/conaffinity): for running and testing the stages
-/// up to collision (fs_stage_run); no constraint rows are allocated and adhesion
-/// actuators keep their contact-free (empty) moments. FS_BUILD_CONSTRAINT: as
-/// FS_BUILD_COLLISION, and the contacts must be ones the constraint rows implement
-/// (pyramidal cone, no exact diagonal, no surface velocity, pairs that move a dof):
-/// constraint rows are allocated (nefcmax) and adhesion actuators get moments
-/// through the contacts (fs_make_constraint, fs_transmission,
-/// fs_reference_constraint). The step does not call those stages yet.
-typedef enum fsBuildFor {
-  FS_BUILD_STEP = 0,
-  FS_BUILD_COLLISION = 1,
-  FS_BUILD_CONSTRAINT = 2
-} fsBuildFor;
+/// What a model is built for. FS_BUILD_STEP: the whole step, contacts included
+/// (explicit plane pairs under the pyramidal cone, MuJoCo's Newton solver, noslip):
+/// constraint rows are allocated (nefcmax) when contacts are enabled and the model
+/// has pairs, and adhesion actuators get their moments through the contacts.
+/// FS_BUILD_COLLISION: the stages up to collision only (fs_stage_run, for the
+/// collision tests): the same check without what the rows and the solver need; no
+/// constraint rows, and adhesion actuators keep their contact-free (empty) moments.
+typedef enum fsBuildFor { FS_BUILD_STEP = 0, FS_BUILD_COLLISION = 1 } fsBuildFor;
 
 /// fs_model_check for a use (fs_model_check is FS_BUILD_STEP).
 int fs_model_check_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err);
@@ -52,7 +43,7 @@ int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsErro
 
 /// fs_model_build for a use (fs_model_build is FS_BUILD_STEP). The contact buffer
 /// (nprecon, nconmax) is sized from the pairs when contacts are enabled, else 0;
-/// for FS_BUILD_CONSTRAINT also the rows (nefcmax: every contact slot's pyramidal
+/// for FS_BUILD_STEP also the rows (nefcmax: every contact slot's pyramidal
 /// rows; njmax, nefcJ) and the pairs' dof chains, else 0. A caller may lower
 /// m->nconmax (or m->nefcmax, with nefcJ = nefcmax * njmax) before allocating data:
 /// the collision stage then drops (and counts, in contact_overflow) the contacts

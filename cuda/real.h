@@ -7,11 +7,16 @@
 //
 // Execution model (see cuda/README.md): every stage function works on ONE world.
 // On the device a warp runs a world: its 32 lanes share loops over elements
-// (FS_FOR_LANE), meet at FS_SYNC() between dependent passes, and agree on
-// world-wide flags with FS_ANY(). On the host one thread is the only lane:
-// FS_FOR_LANE is a plain loop, FS_SYNC() does nothing, FS_ANY(p) is p. A block
-// marked FS_LANE0 runs on one lane (work that is serial in MuJoCo's order).
-// FS_EMULATE_LANES runs the device's model on host threads (cuda/lanes.h).
+// (FS_FOR_LANE), meet at FS_SYNC() between dependent passes, agree on world-wide
+// flags with FS_ANY() and add up their parts of a sum with fs_lane_sum(). FS_ANY and
+// fs_lane_sum are also FS_SYNC (on the device they start with __syncwarp, which
+// orders memory; __any_sync and the shuffles alone do not), so the lane emulation's
+// barriers and the device agree on what is ordered. On the host one thread is the
+// only lane: FS_FOR_LANE is a plain loop, FS_SYNC() does nothing, FS_ANY(p) is p and
+// fs_lane_sum(x) is x -- a sum of lane parts started on lane 0 is then MuJoCo's own
+// sequential sum, in its order. A block marked FS_LANE0 runs on one lane (work that
+// is serial in MuJoCo's order). FS_EMULATE_LANES runs the device's model on host
+// threads (cuda/lanes.h).
 #ifndef FLYSIM_CUDA_REAL_H
 #define FLYSIM_CUDA_REAL_H
 
@@ -29,6 +34,14 @@ typedef double fsReal;
 #define FS_MAXVAL    1e10
 #endif
 
+/// The constraint solver's real: double in every build. The Newton iteration and
+/// noslip work with differences of large terms (NeuroMechFly's J qacc and aref are
+/// ~1e6 where the forces that matter are ~1e-3), which float32 cannot resolve to
+/// MuJoCo's tolerance; the solver reads the step's fields in fsReal, iterates in
+/// double and writes its results back in fsReal (cuda/README.md, "Precision").
+typedef double fsSol;
+#define FS_SOL_MINVAL 1e-15 // mjMINVAL in double
+
 // Functions compiled for both sides. Under nvcc they are __host__ __device__.
 #ifdef __CUDACC__
 #define FS_HD __host__ __device__ static inline
@@ -41,7 +54,7 @@ typedef double fsReal;
 #define FS_NLANE  32
 #define FS_LANE   ((int)(threadIdx.x & 31))
 #define FS_SYNC() __syncwarp()
-#define FS_ANY(p) __any_sync(0xffffffffu, (p))
+#define FS_ANY(p) (__syncwarp(), __any_sync(0xffffffffu, (p)))
 #elif defined(FS_EMULATE_LANES) // the device's model on host threads (cuda/lanes.h)
 #include "cuda/lanes.h"
 #define FS_NLANE  FS_EMU_NLANE
@@ -60,6 +73,26 @@ typedef double fsReal;
 
 /// The statement or block that follows runs on lane 0 only.
 #define FS_LANE0 if (FS_LANE == 0)
+
+/// The sum over the world's lanes of x (every lane gets it). Device: a butterfly of
+/// shuffles (lane l adds lane l ^ 16, then l ^ 8, ...: every lane ends with the same
+/// bits); the emulation adds in the same tree; one lane: x.
+#ifdef __CUDA_ARCH__
+__device__ static inline float fs_lane_sum(float x) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+__device__ static inline double fs_lane_sum(double x) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+#elif defined(FS_EMULATE_LANES)
+#define fs_lane_sum(x) fs_lane_sum_emu(x)
+#else
+#define fs_lane_sum(x) (x)
+#endif
 
 // Math in the real type.
 #ifdef FS_REAL_FLOAT

@@ -232,16 +232,18 @@ FS_HD void fs_make_constraint(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
-/// Row r of the constraint Jacobian times x (nv) in MuJoCo's order (mj_mulJacVec).
-/// Sparse Jacobian (mju_dotSparse): the row's non-zeros k in 4 running sums by
-/// k % 4 up to the last multiple of 4, (s0 + s2) + (s1 + s3), then the rest one by
-/// one. Dense (mju_dot over nv columns): column j in sum j % 4 below the last
-/// multiple of 4 of nv, the 1-3 columns left summed, then added.
-FS_HD fsReal fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsReal* x) {
+/// Row r of the constraint Jacobian times x in MuJoCo's order, over the columns
+/// [c0, c0 + ncol) that MuJoCo's dense rows span (all nv in mj_mulJacVec; an island's
+/// dofs in its solver). Sparse Jacobian (mju_dotSparse): the row's non-zeros k in 4
+/// running sums by k % 4 up to the last multiple of 4, (s0 + s2) + (s1 + s3), then the
+/// rest one by one. Dense (mju_dot over the columns): column j in sum (j - c0) % 4
+/// below the last multiple of 4 of ncol, the 1-3 columns left summed, then added.
+FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fsSol* x, int c0,
+                              int ncol) {
   const fsReal* J = d->efc_J + (size_t)r * m->njmax;
   const int* col = m->pair_dof + d->efc_J_coladr[r];
   int n = d->efc_J_rownnz[r];
-  fsReal s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0}, res;
+  fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0}, res;
   if (m->jac_sparse) {
     int nb = n / 4 * 4;
     for (int k = 0; k < nb; k++) s[k & 3] += J[k] * x[col[k]];
@@ -249,10 +251,10 @@ FS_HD fsReal fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsReal*
     for (int k = nb; k < n; k++) res += J[k] * x[col[k]];
     return res;
   }
-  int nb = m->nv / 4 * 4, nt = m->nv - nb;
+  int nb = ncol / 4 * 4, nt = ncol - nb;
   for (int k = 0; k < n; k++) { // the other columns add zeros
-    int j = col[k];
-    fsReal v = J[k] * x[j];
+    int j = col[k] - c0;
+    fsSol v = J[k] * x[col[k]];
     if (j < nb)
       s[j & 3] += v;
     else
@@ -265,13 +267,26 @@ FS_HD fsReal fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsReal*
   return res;
 }
 
+/// Row r of the constraint Jacobian times x (nv) in MuJoCo's order (mj_mulJacVec).
+FS_HD fsSol fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsSol* x) {
+  return fsi_efc_dot_range(m, d, r, x, 0, m->nv);
+}
+
+/// x (nv, fsReal) into sol_vec in the solver's real, for the row products.
+FS_HD const fsSol* fsi_sol_vec(const fsModel* m, fsData* d, const fsReal* x) {
+  FS_FOR_LANE(i, m->nv) d->sol_vec[i] = x[i];
+  FS_SYNC();
+  return d->sol_vec;
+}
+
 /// mj_referenceConstraint: efc_vel = J * qvel; efc_aref = -B * vel - K * imp *
 /// (pos - margin); adhesive contacts' rows (contact adhesion, MuJoCo's
 /// mj_adhesionRef) add R * adhesion, spread evenly over a pyramid's edges.
 FS_HD void fs_reference_constraint(const fsModel* m, fsData* d) {
   int nefc = m->nefcmax ? d->nefc[0] : 0;
+  const fsSol* qvel = fsi_sol_vec(m, d, d->qvel);
   FS_FOR_LANE(r, nefc) {
-    fsReal vel = fsi_efc_dot(m, d, r, d->qvel);
+    fsReal vel = (fsReal)fsi_efc_dot(m, d, r, qvel);
     const fsReal* kbip = d->efc_KBIP + 4 * r;
     fsReal aref = -kbip[1] * vel - kbip[0] * kbip[2] * (d->efc_pos[r] - d->efc_margin[r]);
     int c = d->efc_id[r];

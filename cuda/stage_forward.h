@@ -1,12 +1,15 @@
-// Actuation, acceleration, the (part 1) constraint stage, MuJoCo's state checks
-// and Euler integration; and the step itself: one readable list of stage calls in
-// mj_step's order. One world per call (see cuda/real.h for the lanes).
+// Actuation, acceleration, the constraint stage (warm start, Newton, noslip),
+// MuJoCo's state checks and Euler integration; and the step itself: one readable
+// list of stage calls in mj_step's order. One world per call (see cuda/real.h for
+// the lanes).
 #ifndef FLYSIM_CUDA_STAGE_FORWARD_H
 #define FLYSIM_CUDA_STAGE_FORWARD_H
 
 #include "cuda/stage_collision.h"
 #include "cuda/stage_constraint.h"
+#include "cuda/stage_noslip.h"
 #include "cuda/stage_position.h"
+#include "cuda/stage_solver.h"
 #include "cuda/stage_transmission.h"
 #include "cuda/stage_velocity.h"
 
@@ -84,14 +87,69 @@ FS_HD void fs_fwd_acceleration(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
-/// mj_fwdConstraint with no constraint rows (part 1): qacc = qacc_smooth. Part 2
-/// (contacts, the Newton solver, noslip) replaces this stage.
+/// mj_fwdConstraint: with no rows qacc = qacc_smooth; else efc_b, MuJoCo's warm
+/// start, the Newton solve of each island (stage_solver.h), then noslip on each island
+/// and the dual finish (stage_noslip.h) when noslip_iterations > 0; the results
+/// written back in fsReal. efc_state: the Newton states without islands; with islands
+/// MuJoCo keeps the warm start's last evaluation there (its solver works on copies;
+/// without a warm start MuJoCo leaves it unset: flysim writes the Newton states);
+/// noslip writes its dual states.
 FS_HD void fs_fwd_constraint(const fsModel* m, fsData* d) {
-  FS_FOR_LANE(i, m->nv) {
-    d->qfrc_constraint[i] = 0;
-    d->qacc[i] = d->qacc_smooth[i];
+  int nefc = m->nefcmax ? d->nefc[0] : 0;
+  FS_FOR_LANE(k, FS_NISLAND) {
+    d->solver_niter[k] = d->solver_nnoslip[k] = 0;
+    d->solver_improvement[k] = d->solver_gradient[k] = 0;
   }
+  FS_LANE0 d->nisland[0] = d->solver_error[0] = 0;
+  if (!nefc) {
+    FS_FOR_LANE(i, m->nv) {
+      d->qfrc_constraint[i] = 0;
+      d->qacc[i] = d->qacc_smooth[i];
+    }
+    FS_SYNC();
+    return;
+  }
+  FS_FOR_LANE(i, m->nv) d->sol_qfrc[i] = 0;
   FS_SYNC();
+  fsi_solver_rows(m, d);
+  fsi_islands(m, d);
+  fsi_warmstart(m, d);
+  int nisland = d->nisland[0] ? d->nisland[0] : 1;
+  for (int k = 0; k < nisland; k++) {
+    fsIsland is = fsi_island(m, d, k);
+    fsi_newton(m, d, &is);
+  }
+  if (!d->nisland[0] || !m->warmstart) { // islands with a warm start: MuJoCo's is left there
+    FS_FOR_LANE(r, nefc) d->efc_state[r] = d->sol_state[r];
+  }
+  if (m->noslip_iterations > 0) {
+    FS_SYNC();
+    for (int k = 0; k < nisland; k++) {
+      fsIsland is = fsi_island(m, d, k);
+      fsi_noslip(m, d, &is);
+    }
+    fsi_dual_finish(m, d);
+  }
+  fsi_solver_results(m, d);
+}
+
+/// mj_fwdConstraint's noslip alone (a test entry): noslip on every island from the
+/// given efc_force, then the dual finish; solver_niter counts the noslip sweeps.
+FS_HD void fs_noslip(const fsModel* m, fsData* d) {
+  int nefc = m->nefcmax ? d->nefc[0] : 0;
+  FS_FOR_LANE(k, FS_NISLAND) d->solver_niter[k] = d->solver_nnoslip[k] = 0;
+  FS_SYNC();
+  if (!nefc || m->noslip_iterations <= 0) return;
+  FS_FOR_LANE(r, nefc) d->sol_force[r] = d->efc_force[r];
+  fsi_solver_rows(m, d);
+  fsi_islands(m, d);
+  int nisland = d->nisland[0] ? d->nisland[0] : 1;
+  for (int k = 0; k < nisland; k++) {
+    fsIsland is = fsi_island(m, d, k);
+    fsi_noslip(m, d, &is);
+  }
+  fsi_dual_finish(m, d);
+  fsi_solver_results(m, d);
 }
 
 /// mj_resetData for what the smooth step reads: qpos = qpos0, every input and
@@ -172,22 +230,24 @@ FS_HD void fs_euler(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
-/// mj_fwdPosition (smooth part).
+/// mj_fwdPosition (the islands and the projection MuJoCo makes here feed only the
+/// solver: fs_fwd_constraint makes what it needs of them).
 FS_HD void fs_fwd_position(const fsModel* m, fsData* d) {
   fs_kinematics(m, d);
   fs_com_pos(m, d);
   fs_make_m(m, d);
   fs_factor_m(m, d);
-  // part 2: fs_collision, fs_make_constraint (tested alone, not wired yet)
+  fs_collision(m, d);
+  fs_make_constraint(m, d);
   fs_transmission(m, d);
 }
 
-/// mj_fwdVelocity (smooth part).
+/// mj_fwdVelocity.
 FS_HD void fs_fwd_velocity(const fsModel* m, fsData* d) {
   fs_actuator_velocity(m, d);
   fs_com_vel(m, d);
   fs_passive(m, d);
-  // part 2: fs_reference_constraint (tested alone, not wired yet)
+  fs_reference_constraint(m, d);
   fs_rne(m, d);
 }
 
@@ -259,6 +319,9 @@ FS_HD void fs_stage_run(const fsModel* m, fsData* d, int stage) {
     break;
   case FS_STAGE_CONSTRAINT:
     fs_fwd_constraint(m, d);
+    break;
+  case FS_STAGE_NOSLIP:
+    fs_noslip(m, d);
     break;
   case FS_STAGE_EULER:
     fs_euler(m, d);

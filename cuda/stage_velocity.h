@@ -87,11 +87,33 @@ FS_HD void fsi_joint_spring(const fsModel* m, fsData* d, int j) {
   }
 }
 
-/// mj_passive: joint springs and dof dampers (with what actuators add), summed
-/// into qfrc_passive. Gravity compensation, fluid and contact forces are refused
-/// by the model check (cuda/model.c).
+/// mj_adhesion at dof i: every contact with adhesion (not excluded beyond the gap)
+/// pulls along its normal, qfrc_adhesion = sum over contacts in order of the normal
+/// Jacobian times -adhesion. Returns 1 if any contact is adhesive.
+FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
+  fsReal s = 0;
+  int any = 0;
+  for (int c = 0; c < d->ncon[0]; c++) {
+    fsReal adhesion = d->contact_adhesion[c];
+    if (adhesion == 0 || d->contact_exclude[c] > 1) continue;
+    any = 1;
+    if (m->pair_chainpos[d->contact_pair[c] * m->nv + i] < 0) continue;
+    fsReal off[3], jp[3], jr[3];
+    fsi_contact_offset(m, d, c, off);
+    fsi_jac_col(d, i, off, jp, jr);
+    s += fsi_frame_dot(d->contact_frame + 9 * c, jp) * -adhesion;
+  }
+  d->qfrc_adhesion[i] = s;
+  return any;
+}
+
+/// mj_passive: joint springs and dof dampers (with what actuators add), summed into
+/// qfrc_passive, then contact adhesion (fsi_adhesion) added. Gravity compensation,
+/// fluid forces and passive contacts are refused by the model check (cuda/model.c).
 FS_HD void fs_passive(const fsModel* m, fsData* d) {
-  FS_FOR_LANE(i, m->nv) d->qfrc_spring[i] = d->qfrc_damper[i] = d->qfrc_passive[i] = 0;
+  FS_FOR_LANE(i, m->nv) {
+    d->qfrc_spring[i] = d->qfrc_damper[i] = d->qfrc_passive[i] = d->qfrc_adhesion[i] = 0;
+  }
   FS_SYNC();
   int spring = !(m->disableflags & FS_DSBL_SPRING), damper = !(m->disableflags & FS_DSBL_DAMPER);
   if (!spring && !damper) return;
@@ -111,7 +133,11 @@ FS_HD void fs_passive(const fsModel* m, fsData* d) {
     }
   }
   FS_SYNC();
-  FS_FOR_LANE(i, m->nv) d->qfrc_passive[i] = d->qfrc_spring[i] + d->qfrc_damper[i];
+  int adhesion = m->adhesion && m->npairnv && !(m->disableflags & FS_DSBL_CONTACT);
+  FS_FOR_LANE(i, m->nv) {
+    d->qfrc_passive[i] = d->qfrc_spring[i] + d->qfrc_damper[i];
+    if (adhesion && fsi_adhesion(m, d, i)) d->qfrc_passive[i] += d->qfrc_adhesion[i];
+  }
   FS_SYNC();
 }
 

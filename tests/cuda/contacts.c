@@ -435,3 +435,35 @@ int fsh_compare_contacts(const char* label, const fsModel* m, const fsBatch* b, 
   free(maps);
   return nbad;
 }
+
+// A free body named "ball" with a sphere (the walker): in every third world it
+// hovers in the gap of its floor pair (margin < dist < margin + gap), so that its
+// contact is excluded but counts for its adhesion actuator (exclude 1).
+static void hover_ball(const mjModel* mj, mjData* d) {
+  int b = mj_name2id(mj, mjOBJ_BODY, "ball"), g = mj_name2id(mj, mjOBJ_GEOM, "ball");
+  int floor = mj_name2id(mj, mjOBJ_GEOM, "floor");
+  if (b < 0 || g < 0 || floor < 0) return;
+  for (int p = 0; p < mj->npair; p++) {
+    int a = mj->pair_geom1[p], e = mj->pair_geom2[p];
+    if (!((a == g && e == floor) || (a == floor && e == g)) || mj->pair_gap[p] <= 0) continue;
+    mjtNum margin = mj->opt.enableflags & mjENBL_OVERRIDE ? mj->opt.o_margin : mj->pair_margin[p];
+    d->qpos[mj->jnt_qposadr[mj->body_jntadr[b]] + 2] =
+        mj->geom_size[3 * g] + margin + mj->pair_gap[p] * (0.05 + 0.9 * fs_test_uniform());
+  }
+}
+
+mjData** fsh_moving_contact_worlds(const mjModel* mj, int nworld, uint64_t seed,
+                                   const fshContactNoise* noise, double vnoise) {
+  mjData** d = fsh_contact_worlds(mj, nworld, seed, noise);
+  for (int w = 0; w < nworld; w++) {
+    if (w % 3 == 1) hover_ball(mj, d[w]);
+    for (int i = 0; i < mj->nv; i++) d[w]->qvel[i] = vnoise * sym_uniform();
+    for (int i = 0; i < mj->nu; i++) {
+      const mjtNum* r = mj->actuator_ctrlrange + 2 * i;
+      d[w]->ctrl[i] =
+          mj->actuator_ctrllimited[i] ? r[0] + (r[1] - r[0]) * fs_test_uniform() : sym_uniform();
+    }
+    mj_forward(mj, d[w]);
+  }
+  return d;
+}

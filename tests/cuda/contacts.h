@@ -33,6 +33,12 @@ typedef struct fshContactNoise {
 mjData** fsh_contact_worlds(const mjModel* mj, int nworld, uint64_t seed,
                             const fshContactNoise* noise);
 
+/// fsh_contact_worlds, then in every world velocities +-vnoise and controls in their
+/// ranges (a free "ball" hovers in its floor pair's gap in every third world), and
+/// mj_forward.
+mjData** fsh_moving_contact_worlds(const mjModel* mj, int nworld, uint64_t seed,
+                                   const fshContactNoise* noise, double vnoise);
+
 /// Worst error of one contact field over every world and contact.
 typedef struct fshContactWorst {
   double err;

@@ -19,6 +19,7 @@ typedef struct EfcWorst {
 // Our value k of field f in world d, as a double.
 static double our_value(const fsFieldInfo* f, const fsData* d, size_t k) {
   void* p = *fs_field_ptr((void*)d, f);
+  if (f->type == FS_TYPE_double) return ((double*)p)[k];
   return f->type == FS_TYPE_int ? (double)((int*)p)[k] : (double)((fsReal*)p)[k];
 }
 
@@ -104,6 +105,9 @@ int fsh_compare_efc(const char* label, const fsModel* m, const fsBatch* b, const
   for (int fi = 0; fi < fs_data_nfield; fi++) {
     const fsFieldInfo* f = &fs_data_fields[fi];
     if (f->kind != FS_KIND_EFC || f->stage != stage) continue;
+    int listed = !tol->only;
+    for (int i = 0; tol->only && tol->only[i]; i++) listed |= !strcmp(tol->only[i], f->name);
+    if (!listed) continue;
     EfcWorst w = {0, tol->rel, -1, -1, -1, 0, 0, 0};
     for (int k = 0; k < b->nworld; k++) {
       if (tol->skip && tol->skip[k]) continue;

@@ -8,18 +8,17 @@
 #include "cuda/batch.h"
 #include "tests/cuda/harness.h"
 
-/// Compare the constraint-row fields (kind FS_KIND_EFC) that `stage` writes, in every
-/// world (but those tol->skip leaves out), with MuJoCo's: nefc, efc_type, efc_id and
-/// efc_J_rownnz exactly; reals row by row (efc_J through the rows' pair chains:
-/// MuJoCo's sparse rows must have the same columns, its dense rows no non-zero
-/// elsewhere) with error = |ours - MuJoCo| / max(|MuJoCo|, floor x the field's largest
-/// |MuJoCo| in the world; efc_pos: the world's largest contact coordinate), within
-/// tol->rel -- in float32, R, D and diagA also within what float32 inputs explain
-/// (their sensitivity to imp near 0 or 1 and to the position in the impedance's
-/// transition; see efc.c). A world whose nefc differs fails every field (its rows
-/// cannot be paired). Prints per field the element nearest its bound; returns the
-/// number of failed fields. worst: the largest error (accumulated) of the real fields,
-/// [1] of R, D and diagA, [0] of the others.
+/// Compare the constraint-row fields (kind FS_KIND_EFC) that `stage` writes (those in
+/// tol->only if given), in every world (but those tol->skip leaves out), with MuJoCo's: nefc,
+/// efc_type, efc_id and efc_J_rownnz exactly; reals row by row (efc_J through the rows' pair
+/// chains: MuJoCo's sparse rows must have the same columns, its dense rows no non-zero elsewhere)
+/// with error = |ours - MuJoCo| / max(|MuJoCo|, floor x the field's largest |MuJoCo| in the world;
+/// efc_pos: the world's largest contact coordinate), within tol->rel -- in float32, R, D and diagA
+/// also within what float32 inputs explain (their sensitivity to imp near 0 or 1 and to the
+/// position in the impedance's transition; see efc.c). A world whose nefc differs fails every field
+/// (its rows cannot be paired). Prints per field the element nearest its bound; returns the number
+/// of failed fields. worst: the largest error (accumulated) of the real fields, [1] of R, D and
+/// diagA, [0] of the others.
 int fsh_compare_efc(const char* label, const fsModel* m, const fsBatch* b, const mjModel* mj,
                     mjData* const* ref, const fshTol* tol, int stage, double worst[2]);
 

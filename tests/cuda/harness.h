@@ -34,9 +34,10 @@ fshRunner fsh_runner(void);
 /// Tolerance of a comparison: error = |ours - ref| / max(|ref|, floor * scale),
 /// scale = the largest |ref| of the field in that world.
 typedef struct fshTol {
-  double rel;       // largest error allowed
-  double floor;     // relative floor (fraction of the field's scale)
-  const char* skip; // worlds left out of the comparison (skip[w] != 0); NULL: none
+  double rel;              // largest error allowed
+  double floor;            // relative floor (fraction of the field's scale)
+  const char* skip;        // worlds left out of the comparison (skip[w] != 0); NULL: none
+  const char* const* only; // constraint-row comparisons: these fields (NULL: all of the stage)
 } fshTol;
 
 /// The worst element of one comparison.

@@ -1,10 +1,9 @@
 // The model check of the batched stepper: a model using many unsupported features
-// gets ONE error that lists every one of them; the models the stepper runs pass;
-// NeuroMechFly is refused with contacts on (naming the fix) and accepted with
-// contacts or the whole constraint solver disabled. Built for the collision stage
-// (FS_BUILD_COLLISION, part 2 groundwork), models with explicit plane pairs pass
-// with contacts on, and pairs or geom collisions the stage lacks are refused; built
-// for the constraint rows (FS_BUILD_CONSTRAINT), what the rows lack is refused.
+// gets ONE error that lists every one of them; the models the stepper runs pass,
+// NeuroMechFly as exported (meshes and capsules, contacts on) among them, with rows
+// for every contact slot; what the collision stage, the rows or the solver lack is
+// refused in one error. Built for the collision stage alone (FS_BUILD_COLLISION: the
+// collision tests), no rows are made.
 #include <stdio.h>
 #include <string.h>
 
@@ -31,12 +30,13 @@ static void unsupported_model(void) {
   CHECK_CONTAINS(err.msg, "does not implement 12 features");
   CHECK_CONTAINS(err.msg, "integrator RK4");
   CHECK_CONTAINS(err.msg, "fluid forces");
-  CHECK_CONTAINS(err.msg, "contacts (0 explicit pairs");
-  CHECK_CONTAINS(err.msg, "--disable contact");
+  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
   CHECK_CONTAINS(err.msg, "gravity compensation on 1 body");
-  CHECK_CONTAINS(err.msg, "joint limits (constraints are part 2) on 1 joint (first: 'ja'");
-  CHECK_CONTAINS(err.msg, "dof friction loss (constraints are part 2) on 1 joint (first: "
-                          "'ja'");
+  CHECK_CONTAINS(err.msg,
+                 "joint limits (the solver implements contact rows only) on 1 joint (first: "
+                 "'ja'");
+  CHECK_CONTAINS(err.msg, "dof friction loss (the solver implements contact rows only) on 1 "
+                          "joint (first: 'ja'");
   CHECK_CONTAINS(err.msg, "tendon forces");
   CHECK_CONTAINS(err.msg, "active equality constraints");
   CHECK_CONTAINS(err.msg, "transmissions other than a hinge/slide joint or a body (adhesion) on 2 "
@@ -52,17 +52,13 @@ static void unsupported_model(void) {
   mj_deleteModel(m);
 }
 
+// NeuroMechFly as exported: accepted with contacts on, and with them or the whole
+// constraint solver disabled.
 static void fly(void) {
   char path[1024];
   snprintf(path, sizeof path, "%s", fs_test_asset("mesh.mjb"));
-  mjModel* m = fsh_load(path);
-  fsError err = {{0}};
-  CHECK(fs_model_check(m, path, &err) == -1);
-  printf("%s\n", err.msg);
-  CHECK_CONTAINS(err.msg, "does not implement 1 feature this model uses: (1) contacts (55 "
-                          "explicit pairs");
-  CHECK_CONTAINS(err.msg, "--disable contact");
-  mj_deleteModel(m);
+  expect_ok(path, 0);
+  expect_ok(fs_test_asset("capsule.mjb"), 0);
   expect_ok(path, mjDSBL_CONTACT);
   expect_ok(path, mjDSBL_CONSTRAINT);
 }
@@ -97,8 +93,7 @@ static void collision_build(void) {
   CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
   CHECK(fm.npair == 55 && fm.nconmax == 220);
   fs_model_free(&fm);
-  // the step still refuses contacts; with them disabled, no contact slots at all
-  CHECK(fs_model_build(m, fly, &fm, &err) == -1);
+  // with contacts disabled, no contact slots at all
   m->opt.disableflags |= mjDSBL_CONTACT;
   CHECK(fs_model_build(m, fly, &fm, &err) == 0);
   CHECK(fm.nconmax == 0 && fm.nprecon == 0);
@@ -116,10 +111,10 @@ static void collision_build(void) {
   mj_deleteModel(m);
 }
 
-// Built for the constraint rows (FS_BUILD_CONSTRAINT): the fly and our contact models
-// pass with rows for every contact slot (pyramidal: 4 per condim-3 contact) and
-// adhesion moments over the dofs their contacts can move; what the rows do not
-// implement is refused in one error; the step still refuses contacts.
+// Built for the step (FS_BUILD_STEP): the fly and our contact models pass with rows
+// for every contact slot (pyramidal: 4 per condim-3 contact) and adhesion moments over
+// the dofs their contacts can move; what the rows or the solver do not implement is
+// refused in one error; built for the collision stage, no rows.
 static void constraint_build(void) {
   char models[4][1024]; // fs_test_model/fs_test_asset return rotating buffers: copies
   snprintf(models[0], sizeof models[0], "%s", fs_test_asset("mesh.mjb"));
@@ -131,8 +126,8 @@ static void constraint_build(void) {
     mjModel* m = fsh_load(models[i]);
     fsModel fm;
     fsError err = {{0}};
-    int rc = fs_model_build_for(m, models[i], &fm, FS_BUILD_CONSTRAINT, &err);
-    CHECK_MSG(rc == 0, "%s refused for the constraint rows: %s", models[i], err.msg);
+    int rc = fs_model_build(m, models[i], &fm, &err);
+    CHECK_MSG(rc == 0, "%s refused for the step: %s", models[i], err.msg);
     if (rc) {
       mj_deleteModel(m);
       continue;
@@ -146,11 +141,10 @@ static void constraint_build(void) {
     fs_model_free(&fm);
     mj_deleteModel(m);
   }
-  // the step still refuses contacts; built for the collision stage, no rows
+  // built for the collision stage: no rows
   mjModel* m = fsh_load(fly);
   fsModel fm;
   fsError err = {{0}};
-  CHECK(fs_model_build(m, fly, &fm, &err) == -1);
   CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
   CHECK(fm.nefcmax == 0 && fm.nJmom == 42);
   fs_model_free(&fm);
@@ -158,15 +152,18 @@ static void constraint_build(void) {
 
   const char* path = fs_test_model("cuda_efc_unsupported.xml");
   m = fsh_load(path);
-  CHECK(fs_model_check_for(m, path, FS_BUILD_CONSTRAINT, &err) == -1);
+  CHECK(fs_model_check(m, path, &err) == -1);
   printf("%s\n", err.msg);
-  CHECK_CONTAINS(err.msg, "does not implement 7 features");
+  CHECK_CONTAINS(err.msg, "does not implement 8 features");
+  CHECK_CONTAINS(err.msg, "the CG constraint solver");
   CHECK_CONTAINS(err.msg, "elliptic friction cones");
   CHECK_CONTAINS(err.msg, "the exact constraint diagonal (enable flag diagexact)");
   CHECK_CONTAINS(err.msg, "surface velocity on 1 geom (first: 'ball'");
   CHECK_CONTAINS(err.msg, "1 contact pair between bodies without dofs");
-  CHECK_CONTAINS(err.msg, "joint limits (constraints are part 2) on 1 joint (first: 'hinge'");
-  CHECK_CONTAINS(err.msg, "dof friction loss (constraints are part 2) on 1 joint");
+  CHECK_CONTAINS(err.msg, "joint limits (the solver implements contact rows only) on 1 joint "
+                          "(first: 'hinge'");
+  CHECK_CONTAINS(err.msg, "dof friction loss (the solver implements contact rows only) on 1 "
+                          "joint");
   CHECK_CONTAINS(err.msg, "active equality constraints");
   mj_deleteModel(m);
 }
@@ -179,12 +176,13 @@ int main(void) {
   expect_ok(fs_test_model("cuda_chain.xml"), 0);
   expect_ok(fs_test_model("cuda_free.xml"), 0);
   expect_ok(fs_test_model("cuda_limb.xml"), 0);
-  // the limb's contacts are off by its own flag; switched back on, it is refused
+  // the limb's contacts are off by its own flag; switched back on, its geoms would
+  // collide by contype/conaffinity (no broadphase): refused
   mjModel* m = fsh_load(fs_test_model("cuda_limb.xml"));
   m->opt.disableflags &= ~mjDSBL_CONTACT;
   fsError err = {{0}};
   CHECK(fs_model_check(m, "cuda_limb.xml", &err) == -1);
-  CHECK_CONTAINS(err.msg, "contacts (2 explicit pairs");
+  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
   mj_deleteModel(m);
   return fs_test_finish("cuda model check");
 }

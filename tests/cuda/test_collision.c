@@ -33,10 +33,10 @@ typedef struct Case {
 } Case;
 
 #ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL}; // relative to the field's scale in the world
-static const double kTolBoundary = 1e-6;      // x the world's size: float32 vs a threshold
+static const fshTol kTol = {1e-4, 1.0, NULL, NULL}; // relative to the field's scale in the world
+static const double kTolBoundary = 1e-6;            // x the world's size: float32 vs a threshold
 #else
-static const fshTol kTol = {1e-9, 1e-6, NULL};
+static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
 static const double kTolBoundary = 0; // float64: exactly MuJoCo's contacts
 #endif
 

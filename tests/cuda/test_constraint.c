@@ -42,10 +42,10 @@ typedef struct Case {
 } Case;
 
 #ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL}; // relative to the field's scale in the world
-static const double kTolBoundary = 1e-6;      // contacts: x the world's size (see contacts.h)
+static const fshTol kTol = {1e-4, 1.0, NULL, NULL}; // relative to the field's scale in the world
+static const double kTolBoundary = 1e-6;            // contacts: x the world's size (see contacts.h)
 #else
-static const fshTol kTol = {1e-9, 1e-6, NULL};
+static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
 static const double kTolBoundary = 0;
 #endif
 
@@ -70,42 +70,6 @@ static int run(const fshRunner* r, int stage) {
     return -1;
   }
   return 0;
-}
-
-static double sym_uniform(void) {
-  return 2 * fs_test_uniform() - 1;
-}
-
-// A free body named "ball" with a sphere (the walker): in every third world it
-// hovers in the gap of its floor pair (margin < dist < margin + gap), so that its
-// contact is excluded but counts for its adhesion actuator (exclude 1).
-static void hover_ball(const mjModel* mj, mjData* d) {
-  int b = mj_name2id(mj, mjOBJ_BODY, "ball"), g = mj_name2id(mj, mjOBJ_GEOM, "ball");
-  int floor = mj_name2id(mj, mjOBJ_GEOM, "floor");
-  if (b < 0 || g < 0 || floor < 0) return;
-  for (int p = 0; p < mj->npair; p++) {
-    int a = mj->pair_geom1[p], e = mj->pair_geom2[p];
-    if (!((a == g && e == floor) || (a == floor && e == g)) || mj->pair_gap[p] <= 0) continue;
-    mjtNum margin = mj->opt.enableflags & mjENBL_OVERRIDE ? mj->opt.o_margin : mj->pair_margin[p];
-    d->qpos[mj->jnt_qposadr[mj->body_jntadr[b]] + 2] =
-        mj->geom_size[3 * g] + margin + mj->pair_gap[p] * (0.05 + 0.9 * fs_test_uniform());
-  }
-}
-
-// Contact worlds, then velocities +-vnoise and controls in their ranges.
-static mjData** make_worlds(const mjModel* mj, const Case* c, uint64_t seed) {
-  mjData** d = fsh_contact_worlds(mj, c->nworld, seed, &c->noise);
-  for (int w = 0; w < c->nworld; w++) {
-    if (w % 3 == 1) hover_ball(mj, d[w]);
-    for (int i = 0; i < mj->nv; i++) d[w]->qvel[i] = c->vnoise * sym_uniform();
-    for (int i = 0; i < mj->nu; i++) {
-      const mjtNum* r = mj->actuator_ctrlrange + 2 * i;
-      d[w]->ctrl[i] =
-          mj->actuator_ctrllimited[i] ? r[0] + (r[1] - r[0]) * fs_test_uniform() : sym_uniform();
-    }
-    mj_forward(mj, d[w]);
-  }
-  return d;
 }
 
 // MuJoCo's rows: counts, and what the impedance and adhesion paths saw. Islands
@@ -290,7 +254,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   mjModel* mj = load_case(c);
   fsModel m;
   fsError err;
-  if (fs_model_build_for(mj, c->path, &m, FS_BUILD_CONSTRAINT, &err)) {
+  if (fs_model_build_for(mj, c->path, &m, FS_BUILD_STEP, &err)) {
     fprintf(stderr, "%s\n", err.msg);
     mj_deleteModel(mj);
     return 1;
@@ -298,7 +262,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   printf(" %d pairs, %d contact slots, %d rows of at most %d dofs per world (MuJoCo's Jacobian "
          "%s)\n",
          m.npair, m.nconmax, m.nefcmax, m.njmax, m.jac_sparse ? "sparse" : "dense");
-  mjData** ref = make_worlds(mj, c, seed);
+  mjData** ref = fsh_moving_contact_worlds(mj, c->nworld, seed, &c->noise, c->vnoise);
   print_stats(mj, ref, c->nworld);
   int nbad = 0, rc = fs_batch_alloc(&m, c->nworld, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, c->nworld, &err);

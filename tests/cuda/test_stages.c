@@ -30,11 +30,11 @@ typedef struct Case {
 static double g_worst_alone[FS_NSTAGE], g_worst_chain[FS_NSTAGE], g_worst_step;
 
 #ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL}; // relative to the field's scale (see README)
-static const fshTol kTolStep = {1e-4, 1.0, NULL};
+static const fshTol kTol = {1e-4, 1.0, NULL, NULL}; // relative to the field's scale (see README)
+static const fshTol kTolStep = {1e-4, 1.0, NULL, NULL};
 #else
-static const fshTol kTol = {1e-9, 1e-6, NULL};
-static const fshTol kTolStep = {1e-9, 1e-6, NULL};
+static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
+static const fshTol kTolStep = {1e-9, 1e-6, NULL, NULL};
 #endif
 
 static fsBatch g_batch;
