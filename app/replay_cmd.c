@@ -25,7 +25,7 @@
 #include "common/profile_nsys.h"
 #include "cpu/replay_cpu.h"
 #ifdef FLYSIM_WITH_CUDA
-#include "cuda/replay_cuda.h"
+#include "cuda/cuda_backend.h"
 #endif
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
@@ -75,16 +75,12 @@ static int create_cpu(Session* s, fsError* err) {
 }
 
 #ifdef FLYSIM_WITH_CUDA
-static void destroy_cuda(void* self) {
-  fs_cuda_destroy(self);
-}
-
 static int create_cuda(Session* s, fsError* err) {
-  fsCudaReplay* c = fs_cuda_create(&s->plan, err);
-  if (!c) return -1;
-  s->be = (Backend){&fs_cuda_ops, c, destroy_cuda, 0, ""};
-  fs_cuda_describe(c, s->be.desc, sizeof s->be.desc);
-  if (!fs_cuda_uses_graph(c))
+  fsCudaBackend c;
+  if (fs_cuda_backend_open(&s->plan, s->opt.precision, &c, err)) return -1;
+  s->be = (Backend){c.ops, c.self, c.destroy, 0, ""};
+  snprintf(s->be.desc, sizeof s->be.desc, "%s", c.desc);
+  if (!c.uses_graph)
     snprintf(s->be.desc + strlen(s->be.desc), sizeof s->be.desc - strlen(s->be.desc),
              ", no CUDA graph (FLYSIM_NO_GRAPH)");
   return 0;

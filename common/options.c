@@ -29,6 +29,9 @@ void fs_print_replay_help(void) {
          "\n"
          "options:\n"
          "  --backend cpu|cuda      stepper: MuJoCo's mj_step on CPU threads (default cpu)\n"
+         "                          or flysim's kernels on a GPU\n"
+         "  --precision f32|f64     cuda: the stepper's real (default f32; f64 is MuJoCo's\n"
+         "                          precision at about half the GPU's float32 rate)\n"
          "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
          "                          (default %s/mesh.mjb)\n"
          "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
@@ -67,8 +70,9 @@ void fs_print_replay_help(void) {
          "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
          "                          e.g. contact, gravity, spring, damper, actuation)\n"
          "  --quiet                 no progress line\n"
-         "  -h, --help              this text\n"
-         "\n"
+         "  -h, --help              this text\n",
+         fs_assets_dir(), fs_assets_dir());
+  printf("\n"
          "The last line printed is a summary a script can parse (key=value pairs).\n"
          "Exit status: 0 success, 1 run-time error, 2 usage error, 130 interrupted\n"
          "(Ctrl-C: the run stops after the current step and the file keeps every\n"
@@ -78,8 +82,7 @@ void fs_print_replay_help(void) {
          "FLYSIM_PERF_KEEP_DATA=1 tune --profile (cpu); FLYSIM_FFMPEG, FLYSIM_EGL_PLATFORM\n"
          "(device|surfaceless|default) and FLYSIM_EGL_DEVICE (or MUJOCO_EGL_DEVICE_ID) the\n"
          "video; FLYSIM_PYTHON and FLYSIM_PLOT_SCRIPT the plots (default: the venv's python\n"
-         "and scripts/plot_replay.py, found at build time).\n",
-         fs_assets_dir(), fs_assets_dir());
+         "and scripts/plot_replay.py, found at build time).\n");
 }
 
 static int parse_positive_int(const char* opt, const char* s, long max, long* out, fsError* err) {
@@ -145,6 +148,7 @@ void fs_disable_names(int mask, char* out, size_t n) {
 
 enum {
   OPT_BACKEND = 256,
+  OPT_PRECISION,
   OPT_MODEL,
   OPT_TARGETS,
   OPT_WORLDS,
@@ -189,7 +193,12 @@ static int parse_output_option(int c, fsReplayOptions* o, fsError* err) {
 }
 
 // Options that only make sense together, or only on one backend.
-static int check_combinations(const fsReplayOptions* o, fsError* err) {
+static int check_combinations(fsReplayOptions* o, fsError* err) {
+  if (o->precision && o->backend != FS_BACKEND_CUDA)
+    return fs_fail(err, "--precision chooses the GPU stepper's real; the cpu backend is "
+                        "MuJoCo's own mj_step in float64; fix: drop --precision, or add "
+                        "--backend cuda");
+  if (!o->precision) o->precision = 32;
   if (o->mujoco_timing && o->backend == FS_BACKEND_CUDA)
     return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
                         "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
@@ -209,6 +218,7 @@ static int check_combinations(const fsReplayOptions* o, fsError* err) {
 int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err) {
   static const struct option longopts[] = {
       {"backend", required_argument, NULL, OPT_BACKEND},
+      {"precision", required_argument, NULL, OPT_PRECISION},
       {"model", required_argument, NULL, OPT_MODEL},
       {"targets", required_argument, NULL, OPT_TARGETS},
       {"worlds", required_argument, NULL, OPT_WORLDS},
@@ -228,6 +238,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->backend = FS_BACKEND_CPU;
+  o->precision = 0; // unset: 32 on cuda
   o->worlds = 1;
   o->threads = 0;
   o->sim_duration_sec = -1;
@@ -256,6 +267,17 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
         return fs_fail(err,
                        "--backend: '%s' is not a backend; fix: --backend cpu or "
                        "--backend cuda",
+                       optarg);
+      break;
+    case OPT_PRECISION:
+      if (!strcmp(optarg, "f32") || !strcmp(optarg, "float32"))
+        o->precision = 32;
+      else if (!strcmp(optarg, "f64") || !strcmp(optarg, "float64"))
+        o->precision = 64;
+      else
+        return fs_fail(err,
+                       "--precision: '%s' is not a precision; fix: --precision f32 or "
+                       "--precision f64",
                        optarg);
       break;
     case OPT_MODEL:

@@ -8,6 +8,18 @@
 #include "common/error.h"
 #include "cuda/fields.h"
 
+// This build's names (cuda/real.h FS_PREC): both precisions link into one program.
+#define fs_batch_alloc       FS_PREC(fs_batch_alloc)
+#define fs_batch_free        FS_PREC(fs_batch_free)
+#define fs_batch_from_mj     FS_PREC(fs_batch_from_mj)
+#define fs_batch_state_to_mj FS_PREC(fs_batch_state_to_mj)
+#define fs_batch_poison      FS_PREC(fs_batch_poison)
+#define fs_contact_values    FS_PREC(fs_contact_values)
+#define fs_efc_values        FS_PREC(fs_efc_values)
+#define fs_moment_values     FS_PREC(fs_moment_values)
+#define fs_contact_pair      FS_PREC(fs_contact_pair)
+#define fs_mj_field          FS_PREC(fs_mj_field)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

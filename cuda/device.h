@@ -9,6 +9,21 @@
 #include "cuda/batch.h"
 #include "cuda/fields.h"
 
+// This build's names (cuda/real.h FS_PREC): both precisions link into one program.
+#define fs_cuda_device_count  FS_PREC(fs_cuda_device_count)
+#define fs_device_create      FS_PREC(fs_device_create)
+#define fs_device_destroy     FS_PREC(fs_device_destroy)
+#define fs_device_upload      FS_PREC(fs_device_upload)
+#define fs_device_download    FS_PREC(fs_device_download)
+#define fs_device_stage       FS_PREC(fs_device_stage)
+#define fs_device_forward     FS_PREC(fs_device_forward)
+#define fs_device_step        FS_PREC(fs_device_step)
+#define fs_device_model       FS_PREC(fs_device_model)
+#define fs_device_data        FS_PREC(fs_device_data)
+#define fs_device_nworld      FS_PREC(fs_device_nworld)
+#define fs_device_stream      FS_PREC(fs_device_stream)
+#define fs_device_launch_step FS_PREC(fs_device_launch_step)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -14,6 +14,12 @@
 #include "cuda/batch.h"
 #include "cuda/model.h"
 
+// This build's names (cuda/real.h FS_PREC): both precisions link into one program.
+#define fs_host_stage     FS_PREC(fs_host_stage)
+#define fs_host_forward   FS_PREC(fs_host_forward)
+#define fs_host_step      FS_PREC(fs_host_step)
+#define fs_host_real_name FS_PREC(fs_host_real_name)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -9,6 +9,18 @@
 #include "common/error.h"
 #include "cuda/fields.h"
 
+// This build's names (cuda/real.h FS_PREC): both precisions link into one program.
+#define fs_model_check     FS_PREC(fs_model_check)
+#define fs_model_check_for FS_PREC(fs_model_check_for)
+#define fs_model_build     FS_PREC(fs_model_build)
+#define fs_model_build_for FS_PREC(fs_model_build_for)
+#define fs_model_free      FS_PREC(fs_model_free)
+#define fs_model_fields    FS_PREC(fs_model_fields)
+#define fs_model_nfield    FS_PREC(fs_model_nfield)
+#define fs_data_fields     FS_PREC(fs_data_fields)
+#define fs_data_nfield     FS_PREC(fs_data_nfield)
+#define fs_stage_name      FS_PREC(fs_stage_name)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

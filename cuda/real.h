@@ -34,6 +34,16 @@ typedef double fsReal;
 #define FS_MAXVAL    1e10
 #endif
 
+/// A symbol of the build's precision: the float32 and float64 builds of the stepper
+/// (flysim_cuda_host_f32/_f64, flysim_cuda_f32/_f64) define the same API under
+/// different names, so that one program links both and picks at run time
+/// (flysim replay --precision). The headers rename their symbols with it.
+#ifdef FS_REAL_FLOAT
+#define FS_PREC(name) name##_f32
+#else
+#define FS_PREC(name) name##_f64
+#endif
+
 /// The constraint solver's real: double in every build. The Newton iteration and
 /// noslip work with differences of large terms (NeuroMechFly's J qacc and aref are
 /// ~1e6 where the forces that matter are ~1e-3), which float32 cannot resolve to

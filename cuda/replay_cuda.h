@@ -26,6 +26,14 @@
 #include "common/replay.h"
 #include "cuda/device.h"
 
+// This build's names (cuda/real.h FS_PREC): both precisions link into one program.
+#define fs_cuda_create     FS_PREC(fs_cuda_create)
+#define fs_cuda_destroy    FS_PREC(fs_cuda_destroy)
+#define fs_cuda_ops        FS_PREC(fs_cuda_ops)
+#define fs_cuda_uses_graph FS_PREC(fs_cuda_uses_graph)
+#define fs_cuda_describe   FS_PREC(fs_cuda_describe)
+#define fs_cuda_device     FS_PREC(fs_cuda_device)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

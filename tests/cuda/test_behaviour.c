@@ -29,10 +29,10 @@ enum { NWORLD = 4, NSTEP = 5000 };
 
 /// What a run of one world did.
 typedef struct Walk {
-  double rms_deg;     // tracking error
+  double rms_deg;       // tracking error
   double disp[3], dist; // thorax displacement (mm) and its length
-  double contacts;    // per step
-  int problems;       // warnings counted (or solver errors)
+  double contacts;      // per step
+  int problems;         // warnings counted (or solver errors)
 } Walk;
 
 typedef struct Clip {
@@ -173,8 +173,7 @@ int main(void) {
     CHECK_MSG(ok_track, "world %d: tracking %.3f deg, MuJoCo %.3f", w, o->rms_deg, mj.rms_deg);
     CHECK_MSG(ok_walk, "world %d: thorax displacement off by %.3f mm (MuJoCo walked %.3f)", w, dd,
               mj.dist);
-    CHECK_MSG(ok_con, "world %d: %.2f contacts per step, MuJoCo %.2f", w, o->contacts,
-              mj.contacts);
+    CHECK_MSG(ok_con, "world %d: %.2f contacts per step, MuJoCo %.2f", w, o->contacts, mj.contacts);
     CHECK_MSG(ok_health, "world %d: %d problems, MuJoCo %d", w, o->problems, mj.problems);
   }
   fs_replay_binding_free(&c.bind);

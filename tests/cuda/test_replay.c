@@ -287,8 +287,8 @@ int main(void) {
   fs_test_seed(4242);
   // the largest |dq| at each step over the worlds: the stepper and each floor
   enum { OURS, STATE, MODEL, STEP, BOTH, STATE64, NCURVE };
-  static const char* names[NCURVE] = {"stepper", "state", "model", "step", "step+model",
-                                      "state(f64 ulp)"};
+  static const char* names[NCURVE] = {"stepper", "state",      "model",
+                                      "step",    "step+model", "state(f64 ulp)"};
   double* curve[NCURVE];
   for (int k = 0; k < NCURVE; k++) curve[k] = calloc(NSTEP, sizeof(double));
 #if defined(FSH_CONTACTS) && !defined(FS_REAL_FLOAT) && !defined(FSH_GPU)
@@ -361,8 +361,8 @@ int main(void) {
   CHECK_MSG(dev <= 2 * floor, "max |dq| %.3e > 2 x floor %.3e", dev, floor);
 #elif defined(FSH_CONTACTS)
   (void)floor;
-  printf("stepper max |dq| %.3e rad = %.3g x the float64 ulp floor %.3e\n", dev,
-         dev / top[STATE64], top[STATE64]);
+  printf("stepper max |dq| %.3e rad = %.3g x the float64 ulp floor %.3e\n", dev, dev / top[STATE64],
+         top[STATE64]);
   CHECK_MSG(dev <= 10 * top[STATE64], "max |dq| %.3e > 10 x floor %.3e", dev, top[STATE64]);
 #else
   (void)floor;

@@ -70,6 +70,7 @@ static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
 static fsBatch g_batch;
 static double g_worst[4]; // solver alone, noslip alone, forward, steps: largest errors
 static double g_ratio;    // the largest error over its bound
+static int g_one_lane;    // the runner sums in MuJoCo's order (host, one lane)
 static int g_iter_worlds, g_iter_differ;
 
 static int load_all(const fsModel* m, const mjModel* mj, mjData* const* ref, int stage) {
@@ -283,7 +284,8 @@ static mjData** run_steps(const mjModel* mj, mjData* const* ref, int nworld, int
 // Islands and iteration counts against MuJoCo's (nisland, solver_niter per island);
 // the worlds whose counts differ are listed. float64: 1 if an island count differs or
 // more than a tenth of the worlds count differently; exact inputs (exact, the solver
-// alone) with MuJoCo's sparse Jacobian (the same arithmetic), also if the Newton's last
+// alone) with MuJoCo's sparse Jacobian on one lane (the same arithmetic; many lanes
+// add their parts in another order), also if the Newton's last
 // statistics (scaled improvement and gradient, MuJoCo's d->solver of its last Newton
 // iteration) differ beyond 1e-9. (From the state, the inputs differ in their last
 // bits, and the last gradient, at convergence, is rounding noise.)
@@ -338,7 +340,7 @@ static int compare_iterations(const char* label, const fsModel* m, const mjModel
   int bad = islands > 0;
   (void)mj, (void)exact;
 #else
-  int strict = exact && mj_isSparse(mj), bad_stat = strict && stat_err > 1e-9;
+  int strict = exact && g_one_lane && mj_isSparse(mj), bad_stat = strict && stat_err > 1e-9;
   int bad = islands || differ * 10 > n || bad_stat;
 #endif
   printf("  %-22s islands equal in %d/%d worlds; iterations %d (MuJoCo %d), differ in %d "
@@ -633,6 +635,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
 
 int main(void) {
   fshRunner r = fsh_runner();
+  g_one_lane = strstr(r.name, "host") && !strstr(r.name, "lanes");
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "max(%g, %g x MuJoCo's own spread)\n",
          kTol.floor, kTol.rel, kFloorRatio);
