@@ -1,115 +1,150 @@
 #!/usr/bin/env bash
-# The GPU check, in one run on a machine with an NVIDIA GPU: the GPU tests,
-# compute-sanitizer (memcheck, racecheck) on a short replay, the NVTX ranges of a
-# real run, and a throughput sweep over worlds; a short table last.
+# The GPU check, in one run on a machine with an NVIDIA GPU: the GPU tests (float32
+# and float64), compute-sanitizer (memcheck with and without the graph, synccheck,
+# initcheck) on a short replay with contacts, the NVTX ranges of a real run, and a
+# throughput sweep over worlds with contacts on; a table last.
 #
 # Binaries come from a bundle built on the development machine
 # (bench/make_device_bundle.sh -> build-device/bundle.tar.xz), because the GPU
 # machine has no MuJoCo and maybe no HDF5. From the repository root:
 #   bench/device_check.sh [BUNDLE]      (default build-device/bundle.tar.xz)
-# Environment: FLYSIM_SWEEP_WORLDS ("1024 4096 16384 65536"), FLYSIM_SWEEP_STEPS (1000).
-# Results: a table on stdout and CSV in $OUT (or ./device-check-out).
+# Environment: FLYSIM_SWEEP_WORLDS ("1024 4096 16384 65536"), FLYSIM_SWEEP_STEPS (200),
+# FLYSIM_CHECK_BUDGET_S (420: no new step starts after it).
+#
+# Made for a 10-minute call that must return a table: every step has a short
+# timeout; after the first GPU failure or hang the later GPU steps are skipped (and
+# said so); each result row is appended to the log as soon as it is known. Only the
+# bundle's programs see its libraries (nvidia-smi and compute-sanitizer do not).
+# Needs bash, tar, gzip, timeout and Python 3 (to unpack xz); not bc or xz. Writes three files to $OUT (or
+# ./device-check-out): device_check.log (everything, the table last), sweep.csv and
+# logs.tar.gz (each step's full output).
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bundle_tar="${1:-$root/build-device/bundle.tar.xz}"
 out="${OUT:-$root/device-check-out}"
 worlds_list="${FLYSIM_SWEEP_WORLDS:-1024 4096 16384 65536}"
-steps="${FLYSIM_SWEEP_STEPS:-1000}"
+steps="${FLYSIM_SWEEP_STEPS:-200}"
+budget="${FLYSIM_CHECK_BUDGET_S:-420}"
 mkdir -p "$out"
 work=$(mktemp -d)
-declare -a summary_rows=()
-note() { printf '%s\n' "$*" | tee -a "$out/device_check.log"; }
-row() { summary_rows+=("$*"); }
+logs="$work/logs"
+mkdir -p "$logs"
+log="$out/device_check.log"
+: >"$log"
+declare -a rows=()
+note() { printf '%s\n' "$*" | tee -a "$log"; }
+row() { rows+=("$*"); note "result: $*"; }
+gpu_ok=1 # 0 after the first GPU failure or hang: later GPU steps are skipped
 
 if [ ! -f "$bundle_tar" ]; then
   echo "device_check: no bundle at $bundle_tar; run bench/make_device_bundle.sh first" >&2
   exit 1
 fi
-tar -C "$work" -xJf "$bundle_tar"
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' \
+  "$bundle_tar" "$work" || { echo "device_check: cannot unpack $bundle_tar" >&2; exit 1; }
 b="$work/bundle"
-export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FLYSIM_ASSETS="$b/assets" FLYSIM_SOURCE_DIR="$root"
 flysim="$b/bin/flysim"
+bundled=(env "LD_LIBRARY_PATH=$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}") # only for ours
+
+# step NAME TIMEOUT_S COMMAND...: run a GPU step into logs/NAME.log and record it.
+step() {
+  local name=$1 tmo=$2 rc status start
+  shift 2
+  if [ "$gpu_ok" = 0 ] || [ "$SECONDS" -ge "$budget" ]; then
+    row "$name: skipped ($([ "$gpu_ok" = 0 ] && echo "after an earlier failure" || echo "time budget spent"))"
+    return 1
+  fi
+  start=$SECONDS
+  timeout -k 5 "$tmo" "$@" >"$logs/$name.log" 2>&1
+  rc=$?
+  case $rc in
+    0) status=passed ;;
+    77) status="skipped (no device)" ;;
+    124 | 137) status="HUNG (killed after ${tmo} s)"; gpu_ok=0 ;;
+    *) status="FAILED (rc $rc)"; gpu_ok=0 ;;
+  esac
+  row "$name: $status, $((SECONDS - start)) s"
+  tail -n 6 "$logs/$name.log" >>"$log"
+  [ "$rc" = 0 ]
+}
 
 note "== device"
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv 2>&1 |
-  tee -a "$out/device_check.log"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv 2>&1 | tee -a "$log"
 note "bundle commit $(cat "$b/COMMIT" 2>/dev/null)"
-if ldd "$flysim" | grep -q "not found"; then
-  note "device_check: libraries missing:"; ldd "$flysim" | grep "not found"; exit 1
+if "${bundled[@]}" ldd "$flysim" | grep -q "not found"; then
+  note "device_check: libraries missing:"
+  "${bundled[@]}" ldd "$flysim" | grep "not found" | tee -a "$log"
+  gpu_ok=0
 fi
-"$flysim" --version | tee -a "$out/device_check.log"
+"${bundled[@]}" "$flysim" --version 2>&1 | tee -a "$log"
 
-# 1. GPU tests.
 note "== GPU tests"
-for t in cuda_stages_gpu cuda_replay_gpu; do
-  start=$(date +%s.%N)
-  timeout 300 "$b/bin/$t" >"$out/$t.log" 2>&1
-  rc=$?
-  secs=$(echo "$(date +%s.%N) - $start" | bc)
-  status=$([ $rc -eq 0 ] && echo passed || ([ $rc -eq 77 ] && echo skipped || echo "FAILED rc=$rc"))
-  note "$t: $status (${secs%.*} s)"; tail -n 12 "$out/$t.log" | tee -a "$out/device_check.log"
-  row "test $t: $status"
+for t in cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu \
+  cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64; do
+  step "$t" 150 "${bundled[@]}" "$b/bin/$t"
 done
 
-# 2. compute-sanitizer on a short replay (graph and no graph).
-short=(replay --backend cuda --disable contact --worlds 64 --sim-steps 20 --warmup-sec 0.001 --quiet)
-note "== compute-sanitizer"
+note "== compute-sanitizer (a short replay with contacts)"
+short=(replay --backend cuda --worlds 64 --sim-steps 10 --warmup-sec 0.001 --quiet)
 if command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
-    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 "$flysim" "${short[@]}" \
-      >"$out/sanitizer_$tool.log" 2>&1
-    rc=$?
-    note "$tool: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$tool.log" | tail -n 1)"
-    row "compute-sanitizer $tool: $([ $rc -eq 0 ] && echo clean || echo "rc=$rc, see sanitizer_$tool.log")"
-  done
-  FLYSIM_NO_GRAPH=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$flysim" \
-    "${short[@]}" >"$out/sanitizer_memcheck_nograph.log" 2>&1
-  rc=$?
-  row "compute-sanitizer memcheck, no graph: $([ $rc -eq 0 ] && echo clean || echo "rc=$rc")"
+  san() { # NAME TOOL [env...] -- flysim args
+    local name=$1 tool=$2
+    shift 2
+    step "$name" 180 compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 9 \
+      env LD_LIBRARY_PATH="$b/lib" "$@" "$flysim" "${short[@]}"
+  }
+  san sanitizer_memcheck memcheck
+  san sanitizer_memcheck_nograph memcheck FLYSIM_NO_GRAPH=1
+  san sanitizer_synccheck synccheck
+  san sanitizer_initcheck initcheck
+  step sanitizer_memcheck_f64 180 compute-sanitizer --tool memcheck --target-processes all \
+    --error-exitcode 9 env LD_LIBRARY_PATH="$b/lib" "$flysim" "${short[@]}" --precision f64
 else
   row "compute-sanitizer: not on PATH"
 fi
 
-# 3. NVTX ranges of a real run, through the injection library.
 note "== NVTX"
 inject=$(ls "$b"/bin/*nvtx_inject*.so 2>/dev/null | head -n 1)
 if [ -n "$inject" ]; then
-  NVTX_INJECTION64_PATH="$inject" FLYSIM_NVTX_LOG="$out/nvtx.log" timeout 120 "$flysim" \
-    replay --backend cuda --disable contact --worlds 256 --sim-steps 50 --quiet >/dev/null 2>&1
-  "$b/bin/test_nvtx_ranges" --check "$out/nvtx.log" 0 50 >"$out/nvtx_check.log" 2>&1
-  rc=$?
-  row "NVTX ranges (warmup, timed_run, 50 x step): $([ $rc -eq 0 ] && echo ok || echo "FAILED, see nvtx_check.log")"
+  step nvtx_run 90 "${bundled[@]}" NVTX_INJECTION64_PATH="$inject" FLYSIM_NVTX_LOG="$logs/nvtx.log" \
+    "$flysim" replay --backend cuda --worlds 256 --sim-steps 50 --warmup-sec 0.001 --quiet &&
+    step nvtx_check 30 "${bundled[@]}" "$b/bin/test_nvtx_ranges" --check "$logs/nvtx.log" 0 50
 fi
 
-# 4. Throughput sweep (contacts disabled until part 2), graph and no graph.
-note "== sweep: $steps steps, worlds: $worlds_list"
-echo "backend,graph,worlds,steps,wall_s,world_steps_per_s,realtime_x,problem_worlds" >"$out/sweep.csv"
-sweep_one() {  # graph worlds
-  local env=() line
-  [ "$1" = no ] && env=(FLYSIM_NO_GRAPH=1)
-  line=$(env "${env[@]}" timeout 300 "$flysim" replay --backend cuda --disable contact \
-    --worlds "$2" --sim-steps "$steps" --quiet 2>>"$out/sweep.err" | grep '^summary ')
-  if [ -z "$line" ]; then row "sweep worlds=$2 graph=$1: failed (see sweep.err)"; return; fi
-  local v
+note "== sweep: $steps steps (50 warm-up), contacts on; worlds: $worlds_list"
+echo "backend,precision,graph,worlds,steps,wall_s,world_steps_per_s,realtime_x,problem_worlds" \
+  >"$out/sweep.csv"
+sweep_one() { # PRECISION GRAPH(yes|no) WORLDS; returns 1 if it failed or took over 45 s
+  local p=$1 g=$2 n=$3 name line start v
+  name="sweep_${p}_graph-${g}_${n}"
+  start=$SECONDS
+  if ! step "$name" 120 "${bundled[@]}" $([ "$g" = no ] && echo FLYSIM_NO_GRAPH=1) "$flysim" replay \
+    --backend cuda --precision "$p" --worlds "$n" --sim-steps "$steps" --warmup-sec 0.005 --quiet; then
+    return 1
+  fi
+  line=$(grep '^summary ' "$logs/$name.log")
   v() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
-  echo "cuda,$1,$2,$(v steps),$(v wall_s),$(v world_steps_per_s),$(v realtime_x),$(v problem_worlds)" >>"$out/sweep.csv"
-  row "$(printf 'cuda  graph=%-3s worlds=%-7s %12s world-steps/s  %9s x realtime  problems=%s' \
-    "$1" "$2" "$(v world_steps_per_s)" "$(v realtime_x)" "$(v problem_worlds)")"
+  echo "cuda,$p,$g,$n,$(v steps),$(v wall_s),$(v world_steps_per_s),$(v realtime_x),$(v problem_worlds)" >>"$out/sweep.csv"
+  row "$(printf 'cuda %s graph=%-3s worlds=%-6s %12s world-steps/s %9s x realtime, problem worlds %s' \
+    "$p" "$g" "$n" "$(v world_steps_per_s)" "$(v realtime_x)" "$(v problem_worlds)")"
+  [ $((SECONDS - start)) -le 45 ]
 }
-for n in $worlds_list; do sweep_one yes "$n"; done
-sweep_one no 16384
+for n in $worlds_list; do sweep_one f32 yes "$n" || break; done
+for n in 1024 16384; do sweep_one f64 yes "$n" || break; done
+sweep_one f32 no 4096
 
-# CPU on this machine's cores, for scale (same contact-free model, then with contacts).
+note "== CPU for scale: MuJoCo's mj_step, contacts on, one world per thread"
 ncpu=$(nproc)
-for args in "--disable contact" ""; do
-  # shellcheck disable=SC2086
-  line=$(timeout 300 "$flysim" replay --backend cpu $args --worlds $((2 * ncpu)) --sim-steps 1000 \
-    --quiet | grep '^summary ')
-  row "cpu   ${args:-with contacts}: $(sed -n 's/.*world_steps_per_s=\([^ ]*\).*/\1/p' <<<"$line") world-steps/s on $ncpu threads"
-done
+if timeout 120 env LD_LIBRARY_PATH="$b/lib" "$flysim" replay --backend cpu --worlds "$ncpu" \
+  --sim-steps 500 --warmup-sec 0.005 --quiet >"$logs/cpu.log" 2>&1; then
+  row "cpu: $(sed -n 's/.*world_steps_per_s=\([^ ]*\).*/\1/p' "$logs/cpu.log") world-steps/s on $ncpu threads"
+else
+  row "cpu: failed, see logs/cpu.log"
+fi
 
 note ""
-note "== device check summary"
-for r in "${summary_rows[@]}"; do note "  $r"; done
+note "== device check summary ($SECONDS s)"
+for r in "${rows[@]}"; do note "  $r"; done
+tar -C "$work" -czf "$out/logs.tar.gz" logs
 rm -rf "$work"

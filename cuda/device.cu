@@ -123,11 +123,12 @@ static int check_memory(const fsModel* m, int nworld, fsError* err) {
 }
 
 static int alloc_model(fsDevice* dev, const fsModel* host, fsError* err) {
-  dev->m = *host; // sizes and options; pointers replaced below
+  dev->m = *host; // sizes and options; every pointer nulled, then allocated below, so that
+  for (int f = 0; f < fs_model_nfield; f++) // a failure frees device pointers only
+    *fs_field_ptr(&dev->m, &fs_model_fields[f]) = NULL;
   for (int f = 0; f < fs_model_nfield; f++) {
     const fsFieldInfo* fi = &fs_model_fields[f];
     void** dst = fs_field_ptr(&dev->m, fi);
-    *dst = NULL;
     size_t n = field_bytes(host, fi, 1);
     FS_CUDA_TRY(cudaMalloc(dst, n ? n : 1), err);
     FS_CUDA_TRY(cudaMemcpy(*dst, *fs_field_ptr((void*)host, fi), n, cudaMemcpyHostToDevice), err);

@@ -203,6 +203,7 @@ static int cuda_warmup(void* self, fsError* err) {
               err);
   FS_CUDA_TRY(cudaMemsetAsync(c->d_nseen, 0, c->N * sizeof(int), c->stream), err);
   FS_CUDA_TRY(cudaMemsetAsync(c->d_first, 0xff, c->N * sizeof(int), c->stream), err); // -1: none
+  FS_CUDA_TRY(cudaMemsetAsync(c->d_first_step, 0xff, c->N * sizeof(int), c->stream), err);
   if (run_steps(c, 0, c->r->nwarmup, err)) return -1;
   FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
   c->status_fresh = 0;
@@ -285,8 +286,10 @@ const fsBackendOps fs_cuda_ops = {"cuda", cuda_warmup, cuda_begin_block, cuda_en
 
 //---------------------------------- create / destroy ----------------------------------------------
 
+// Device memory, zeroed (nothing is ever copied back uninitialised).
 template <typename T> static int device_alloc(T** p, size_t n, fsError* err) {
   FS_CUDA_TRY(cudaMalloc((void**)p, (n ? n : 1) * sizeof(T)), err);
+  FS_CUDA_TRY(cudaMemset(*p, 0, (n ? n : 1) * sizeof(T)), err);
   return 0;
 }
 
