@@ -33,5 +33,5 @@ static void cuda_close(void* self) {
 
 fshRunner fsh_runner(void) {
   static CudaRunner self;
-  return (fshRunner){"cuda float32", &self, cuda_open, cuda_run, cuda_close};
+  return (fshRunner){"cuda " FS_REAL_NAME, &self, cuda_open, cuda_run, cuda_close};
 }

@@ -327,7 +327,7 @@ int main(void) {
     add_curve(curve[OURS], ours[w], ref[w], J);
   }
 #ifdef FSH_GPU
-  const char* build = "cuda float32";
+  const char* build = "cuda " FS_REAL_NAME;
 #else
   const char* build = fs_host_real_name();
 #endif
