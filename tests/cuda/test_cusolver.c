@@ -26,7 +26,7 @@ enum { NWORLD = 16 };
   do {                                                                                             \
     cudaError_t e_ = (x);                                                                          \
     if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));          \
       exit(1);                                                                                     \
     }                                                                                              \
   } while (0)
@@ -34,7 +34,7 @@ enum { NWORLD = 16 };
   do {                                                                                             \
     cusolverStatus_t s_ = (x);                                                                     \
     if (s_ != CUSOLVER_STATUS_SUCCESS) {                                                           \
-      fprintf(stderr, "%s:%d: %s: cusolver status %d\n", __FILE__, __LINE__, #x, (int)s_);       \
+      fprintf(stderr, "%s:%d: %s: cusolver status %d\n", __FILE__, __LINE__, #x, (int)s_);         \
       exit(1);                                                                                     \
     }                                                                                              \
   } while (0)
@@ -75,6 +75,10 @@ int main(void) {
   int rc = r.open(r.self, &m, NWORLD, &err);
   if (rc == FS_TEST_SKIP) {
     printf("skipped: no CUDA device\n");
+    fs_batch_free(&b);
+    fsh_free_worlds(ref, NWORLD);
+    fs_model_free(&m);
+    mj_deleteModel(mj);
     return FS_TEST_SKIP;
   }
   CHECK_MSG(rc == 0, "%s", err.msg);
@@ -82,7 +86,8 @@ int main(void) {
   CHECK_MSG(r.run(r.self, &b, FS_STAGE_CONSTRAINT, 0, &err) == 0, "%s", err.msg);
 
   int nv = m.nv, n = 0, used[NWORLD];
-  double *H = calloc((size_t)NWORLD * nv * nv, sizeof(double)), *g = calloc((size_t)NWORLD * nv, sizeof(double));
+  double *H = calloc((size_t)NWORLD * nv * nv, sizeof(double)),
+         *g = calloc((size_t)NWORLD * nv, sizeof(double));
   for (int w = 0; w < NWORLD; w++) { // worlds whose Newton factored H (iterations > 0)
     fsData d = fs_batch_world(&m, &b, w);
     if (d.nisland[0] != 1 || d.solver_niter[0] == 0) continue;
@@ -114,7 +119,8 @@ int main(void) {
   CU_CHECK(cudaMemcpy(info, dinfo, sizeof(int) * n, cudaMemcpyDeviceToHost));
   for (int k = 0; k < n; k++) CHECK_MSG(info[k] == 0, "world %d: potrf info %d", used[k], info[k]);
   int info1 = 0;
-  SOLVER_CHECK(cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, nv, 1, dHp, nv, dgp, nv, &info1, n));
+  SOLVER_CHECK(
+      cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, nv, 1, dHp, nv, dgp, nv, &info1, n));
   CHECK(info1 == 0);
   CU_CHECK(cudaMemcpy(g, dg, sizeof(double) * n * nv, cudaMemcpyDeviceToHost));
   double worst = 0;
