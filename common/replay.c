@@ -193,18 +193,28 @@ const char* fs_warning_name(int i) {
   }
 }
 
+int fs_world_has_problem(const fsWorldStatus* st) {
+  int any = st->fatal || st->solver_limit > 0 || st->solver_error > 0;
+  for (int i = 0; i < mjNWARNING; i++) any |= st->warnings[i] > 0;
+  return any;
+}
+
 int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,
                             int verbose_limit) {
   int nbad = 0;
   for (int w = 0; w < r->nworld; w++) {
     fsWorldStatus st;
     ops->world_status(self, w, &st);
-    int any = st.fatal;
-    for (int i = 0; i < mjNWARNING; i++) any |= st.warnings[i] > 0;
-    if (!any) continue;
+    if (!fs_world_has_problem(&st)) continue;
     if (nbad < verbose_limit) {
       fprintf(stderr, "flysim: world %d:", w);
       if (st.fatal) fprintf(stderr, " stopped by a MuJoCo error;");
+      if (st.solver_limit)
+        fprintf(stderr, " the constraint solver ran to its %d iterations in %d step%s;",
+                r->m->opt.iterations, st.solver_limit, st.solver_limit == 1 ? "" : "s");
+      if (st.solver_error)
+        fprintf(stderr, " the constraint solver's Hessian lost rank in %d step%s;", st.solver_error,
+                st.solver_error == 1 ? "" : "s");
       for (int i = 0; i < mjNWARNING; i++)
         if (st.warnings[i]) fprintf(stderr, " %s x%d", fs_warning_name(i), st.warnings[i]);
       if (st.first_warning >= 0 && st.first_warning_step != INT_MIN)

@@ -63,6 +63,9 @@ typedef struct fsWorldStatus {
   int first_warning_step;   // replay step (negative: during warm-up), or INT_MIN
   int first_warning;        // mjtWarning of that first warning, or -1
   int fatal;                // a MuJoCo error stopped this world
+  int solver_limit;         // steps whose Newton solve (an island's) ran to opt.iterations
+  int solver_error;         // steps whose solve failed (the GPU stepper's rank-deficient
+                            // Hessian, where MuJoCo would stop with an error)
 } fsWorldStatus;
 
 /// A backend: one set of worlds being stepped.
@@ -85,7 +88,8 @@ typedef struct fsRunResult {
   double world_steps_per_s; // N * steps / wall_s
   double realtime;          // world_steps_per_s * timestep
   int interrupted;          // signal number that stopped the run, or 0
-  int problem_worlds;       // worlds with MuJoCo warnings or errors
+  int problem_worlds;       // worlds with MuJoCo warnings or errors, or solves that ran to
+                            // the iteration limit or failed
 } fsRunResult;
 
 /// A hook at the edges of the timed loop (profilers, timers); non-zero stops the run.
@@ -118,6 +122,10 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
 
 /// A short name of MuJoCo warning i (mjtWarning), e.g. "bad-qacc".
 const char* fs_warning_name(int i);
+
+/// 1 if world status st has a problem: a warning, an error, a solve that ran to the
+/// iteration limit or failed.
+int fs_world_has_problem(const fsWorldStatus* st);
 
 /// Print each problem world (stderr) and count them.
 int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,

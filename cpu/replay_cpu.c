@@ -61,6 +61,22 @@ static void note_warnings(World* wd, int step) {
     }
 }
 
+// Count a step whose Newton solve ran to opt.iterations in some island: MuJoCo keeps
+// one statistics entry per iteration, its Newton's with line-search evaluations,
+// noslip's without.
+static void note_solver(World* wd, const mjModel* m) {
+  const mjData* d = wd->d;
+  int nisland = d->nisland ? d->nisland : (d->nefc ? 1 : 0);
+  for (int k = 0; k < nisland && k < mjNISLAND; k++) {
+    int n = d->solver_niter[k] < mjNSOLVER ? d->solver_niter[k] : mjNSOLVER, newton = 0;
+    for (int i = 0; i < n; i++) newton += d->solver[k * mjNSOLVER + i].neval > 0;
+    if (newton >= m->opt.iterations) {
+      wd->st.solver_limit++;
+      return;
+    }
+  }
+}
+
 static int should_stop(fsCpuReplay* c) {
   return fs_interrupted() || atomic_load_explicit(&c->stop, memory_order_relaxed);
 }
@@ -79,6 +95,7 @@ static void warmup_world(fsCpuReplay* c, World* wd) {
   for (int s = 0; s < r->nwarmup && !should_stop(c); s++) {
     mj_step(m, d);
     note_warnings(wd, s - r->nwarmup);
+    note_solver(wd, m);
   }
 }
 
@@ -100,6 +117,7 @@ static void block_world(fsCpuReplay* c, int w) {
     for (int a = 0; a < A; a++) d->ctrl[b->actuator[a]] = target[a];
     mj_step(m, d);
     note_warnings(wd, step);
+    note_solver(wd, m);
     if (w == 0 && c->hook) c->hook(c->hook_arg, d, step);
     if (qrec) {
       float* q = qrec + ((long)k * N + w) * J;

@@ -27,7 +27,9 @@ struct fsCudaReplay {
   float *d_qrec, *d_trec; // (cap x N x J), (cap x N x A) this block's recording
   float *h_qrec, *h_trec; // pinned copies
   int *d_nseen, *d_first, *d_first_step; // (N) warnings seen, first warning, its step
+  int *d_limit, *d_error;                // (N) steps at the solver's limit, failed solves
   int *h_warn, *h_first, *h_first_step;  // host copies for world_status
+  int *h_limit, *h_error;
   int status_fresh;
   cudaGraphExec_t graph_step, graph_warm;
   cudaEvent_t done;
@@ -60,11 +62,21 @@ static __global__ void record_kernel(const fsReal* qpos, int nq, const int* qpos
   }
 }
 
-// First warning of each world, and the replay step it appeared at.
+// Each world's first warning and the replay step it appeared at; steps whose Newton
+// solve (an island's) ran to the iteration limit, and failed solves.
 static __global__ void health_kernel(const int* warning, const int* counter, int N, int* nseen,
-                                     int* first, int* first_step) {
+                                     int* first, int* first_step, const int* nisland,
+                                     const int* niter, const int* nnoslip, const int* error,
+                                     int iterations, int* limit, int* errors) {
   int w = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (w >= N) return;
+  int ni = nisland[w] ? nisland[w] : 1, hit = 0;
+  for (int k = 0; k < ni && k < FS_NISLAND; k++) {
+    const int* it = niter + (size_t)w * FS_NISLAND;
+    hit |= it[k] - nnoslip[(size_t)w * FS_NISLAND + k] >= iterations;
+  }
+  limit[w] += hit;
+  errors[w] += error[w] != 0;
   const int* wn = warning + (size_t)w * FS_NWARNING;
   int total = 0;
   for (int k = 0; k < FS_NWARNING; k++) total += wn[k];
@@ -106,8 +118,9 @@ static int launch_step(fsCudaReplay* c, int replay, fsError* err) {
         c->cap, c->d_qrec, c->d_trec);
     FS_CUDA_TRY(cudaGetLastError(), err);
   }
-  health_kernel<<<blocks_for(c->N), 256, 0, c->stream>>>(d->warning_number, c->d_counter, c->N,
-                                                         c->d_nseen, c->d_first, c->d_first_step);
+  health_kernel<<<blocks_for(c->N), 256, 0, c->stream>>>(
+      d->warning_number, c->d_counter, c->N, c->d_nseen, c->d_first, c->d_first_step, d->nisland,
+      d->solver_niter, d->solver_nnoslip, d->solver_error, m->iterations, c->d_limit, c->d_error);
   FS_CUDA_TRY(cudaGetLastError(), err);
   advance_kernel<<<1, 1, 0, c->stream>>>(c->d_counter);
   FS_CUDA_TRY(cudaGetLastError(), err);
@@ -204,6 +217,8 @@ static int cuda_warmup(void* self, fsError* err) {
   FS_CUDA_TRY(cudaMemsetAsync(c->d_nseen, 0, c->N * sizeof(int), c->stream), err);
   FS_CUDA_TRY(cudaMemsetAsync(c->d_first, 0xff, c->N * sizeof(int), c->stream), err); // -1: none
   FS_CUDA_TRY(cudaMemsetAsync(c->d_first_step, 0xff, c->N * sizeof(int), c->stream), err);
+  FS_CUDA_TRY(cudaMemsetAsync(c->d_limit, 0, c->N * sizeof(int), c->stream), err);
+  FS_CUDA_TRY(cudaMemsetAsync(c->d_error, 0, c->N * sizeof(int), c->stream), err);
   if (run_steps(c, 0, c->r->nwarmup, err)) return -1;
   FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
   c->status_fresh = 0;
@@ -258,6 +273,8 @@ static int fetch_status(fsCudaReplay* c, fsError* err) {
   FS_CUDA_TRY(
       cudaMemcpyAsync(c->h_first_step, c->d_first_step, nw, cudaMemcpyDeviceToHost, c->stream),
       err);
+  FS_CUDA_TRY(cudaMemcpyAsync(c->h_limit, c->d_limit, nw, cudaMemcpyDeviceToHost, c->stream), err);
+  FS_CUDA_TRY(cudaMemcpyAsync(c->h_error, c->d_error, nw, cudaMemcpyDeviceToHost, c->stream), err);
   FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
   c->status_fresh = 1;
   return 0;
@@ -279,6 +296,8 @@ static void cuda_world_status(void* self, int w, fsWorldStatus* st) {
     st->first_warning = c->h_first[w];
     st->first_warning_step = c->h_first_step[w];
   }
+  st->solver_limit = c->h_limit[w];
+  st->solver_error = c->h_error[w];
 }
 
 const fsBackendOps fs_cuda_ops = {"cuda", cuda_warmup, cuda_begin_block, cuda_end_block,
@@ -329,12 +348,15 @@ static int alloc_buffers(fsCudaReplay* c, fsError* err) {
       pinned_alloc(&c->h_qrec, nq, err) || pinned_alloc(&c->h_trec, nt, err) ||
       pinned_alloc(&c->h_counter, 2, err) || device_alloc(&c->d_nseen, (size_t)c->N, err) ||
       device_alloc(&c->d_first, (size_t)c->N, err) ||
-      device_alloc(&c->d_first_step, (size_t)c->N, err))
+      device_alloc(&c->d_first_step, (size_t)c->N, err) ||
+      device_alloc(&c->d_limit, (size_t)c->N, err) || device_alloc(&c->d_error, (size_t)c->N, err))
     return -1;
   c->h_warn = (int*)fs_calloc(err, "world warnings", (size_t)c->N * FS_NWARNING, sizeof(int));
   c->h_first = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
   c->h_first_step = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
-  if (!c->h_warn || !c->h_first || !c->h_first_step) return -1;
+  c->h_limit = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
+  c->h_error = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
+  if (!c->h_warn || !c->h_first || !c->h_first_step || !c->h_limit || !c->h_error) return -1;
   FS_CUDA_TRY(cudaEventCreateWithFlags(&c->done, cudaEventDisableTiming), err);
   return 0;
 }
@@ -380,8 +402,9 @@ void fs_cuda_destroy(fsCudaReplay* c) {
   if (c->graph_step) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_step));
   if (c->graph_warm) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_warm));
   if (c->done) FS_CUDA_WARN(cudaEventDestroy(c->done));
-  void* dev_ptrs[] = {c->d_table, c->d_start, c->d_actuator, c->d_qposadr, c->d_counter,
-                      c->d_qrec,  c->d_trec,  c->d_nseen,    c->d_first,   c->d_first_step};
+  void* dev_ptrs[] = {c->d_table,   c->d_start,      c->d_actuator, c->d_qposadr,
+                      c->d_counter, c->d_qrec,       c->d_trec,     c->d_nseen,
+                      c->d_first,   c->d_first_step, c->d_limit,    c->d_error};
   for (void* p : dev_ptrs)
     if (p) FS_CUDA_WARN(cudaFree(p));
   void* pinned[] = {c->h_qrec, c->h_trec, c->h_counter};
@@ -390,6 +413,8 @@ void fs_cuda_destroy(fsCudaReplay* c) {
   free(c->h_warn);
   free(c->h_first);
   free(c->h_first_step);
+  free(c->h_limit);
+  free(c->h_error);
   fs_device_destroy(c->dev);
   fs_model_free(&c->hm);
   free(c);

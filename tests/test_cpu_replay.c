@@ -122,6 +122,36 @@ static void test_instability_reported(const char* dir) {
   fixture_close(&f);
 }
 
+// A world whose constraint solve runs to opt.iterations is reported (MuJoCo says
+// nothing): the walker with its contacts and one Newton iteration allowed.
+static void test_solver_limit_reported(const char* targets) {
+  Fixture f;
+  if (fixture_open(&f, fs_test_model("walker.xml"), targets, 2, 100, 100, 1)) {
+    CHECK(0);
+    return;
+  }
+  f.m->opt.iterations = 1;
+  f.m->opt.tolerance = 0; // no early exit: every solve with rows runs to the limit
+  CHECK(fixture_run(&f, NULL) == 0);
+  for (int w = 0; w < 2; w++) {
+    fsWorldStatus st;
+    fs_cpu_ops.world_status(f.cpu, w, &st);
+    CHECK_MSG(st.solver_limit > 0 && st.solver_limit <= 200, "world %d: %d steps at the limit", w,
+              st.solver_limit);
+    CHECK(fs_world_has_problem(&st));
+  }
+  CHECK(fs_replay_report_worlds(&f.plan, &fs_cpu_ops, f.cpu, 10) == 2);
+  fixture_close(&f);
+  // with MuJoCo's 50 iterations the walker's solves converge: nothing reported
+  if (fixture_open(&f, fs_test_model("walker.xml"), targets, 2, 100, 100, 1)) {
+    CHECK(0);
+    return;
+  }
+  CHECK(fixture_run(&f, NULL) == 0);
+  CHECK(fs_replay_report_worlds(&f.plan, &fs_cpu_ops, f.cpu, 10) == 0);
+  fixture_close(&f);
+}
+
 // A stop request (as from Ctrl-C) ends the run at a step boundary with the steps
 // completed so far.
 static void test_stop_request(const char* targets) {
@@ -146,6 +176,7 @@ int main(void) {
   write_walker_targets(targets, 2400);
   test_thread_count_invariance(dir, targets);
   test_instability_reported(dir);
+  test_solver_limit_reported(targets);
   test_stop_request(targets);
   return fs_test_finish("test_cpu_replay");
 }
