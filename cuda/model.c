@@ -657,8 +657,48 @@ static void hessian_sizes(const mjModel* mj, fsModel* m) {
   m->nhleveladr = m->nhlevel + 1;
 }
 
+// What a tree-shaped layout's rows (rownnz, rowadr, colind: each row the dof's
+// ancestors kept by the layout, increasing, then the diagonal) give the solver's tree
+// passes: each entry's row; each dof's descendants (the rows holding it), increasing;
+// rows and entries by depth (a row's entries less the diagonal), nlevel depths.
+typedef struct Layout {
+  const int *rownnz, *rowadr, *colind;
+  int *rowind, *descnum, *descadr, *desc, *levdofadr, *levdof, *leventryadr, *leventry;
+  int nlevel;
+} Layout;
+
+static void derive_layout(int nv, const Layout* l) {
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; k < l->rownnz[i]; k++) l->rowind[l->rowadr[i] + k] = i;
+  for (int i = 0; i < nv; i++) // every ancestor a of i gets i as a descendant
+    for (int k = 0; k < l->rownnz[i] - 1; k++) l->descnum[l->colind[l->rowadr[i] + k]]++;
+  for (int i = 0, a = 0; i < nv; i++) {
+    l->descadr[i] = a;
+    a += l->descnum[i];
+  }
+  int* fill = calloc((size_t)nv + 1, sizeof(int));
+  for (int i = 0; i < nv; i++) // increasing i: each list increases
+    for (int k = 0; k < l->rownnz[i] - 1; k++) {
+      int a = l->colind[l->rowadr[i] + k];
+      l->desc[l->descadr[a] + fill[a]++] = i;
+    }
+  free(fill);
+  int kd = 0, ke = 0;
+  for (int lev = 0; lev < l->nlevel; lev++) {
+    l->levdofadr[lev] = kd;
+    l->leventryadr[lev] = ke;
+    for (int i = 0; i < nv; i++) {
+      if (l->rownnz[i] - 1 != lev) continue;
+      l->levdof[kd++] = i;
+      for (int k = 0; k < l->rownnz[i]; k++) l->leventry[ke++] = l->rowadr[i] + k;
+    }
+  }
+  l->levdofadr[l->nlevel] = kd;
+  l->leventryadr[l->nlevel] = ke;
+}
+
 // The Hessian's layout (rows: ancestors through dof_parentid, increasing, then the
-// diagonal), its entries' places in M's layout, descendants and levels.
+// diagonal), its entries' places in M's layout, and what derive_layout gives.
 static void derive_hessian(const mjModel* mj, fsModel* m) {
   int nv = m->nv, adr = 0;
   for (int i = 0; i < nv; i++) {
@@ -670,44 +710,20 @@ static void derive_hessian(const mjModel* mj, fsModel* m) {
       m->H_colind[adr + k] = j;
     for (int k = 0; k <= dep; k++) {
       int e = adr + k, col = m->H_colind[e];
-      m->H_rowind[e] = i;
       m->H_Madr[e] = -1;
       for (int q = 0; q < m->M_rownnz[i]; q++)
         if (m->M_colind[m->M_rowadr[i] + q] == col) m->H_Madr[e] = m->M_rowadr[i] + q;
     }
     adr += dep + 1;
   }
-  for (int i = 0; i < nv; i++)
-    for (int k = 0; k < m->H_rownnz[i] - 1; k++) m->H_descnum[m->H_colind[m->H_rowadr[i] + k]]++;
-  for (int i = 0, a = 0; i < nv; i++) {
-    m->H_descadr[i] = a;
-    a += m->H_descnum[i];
-  }
-  int* fill = calloc((size_t)nv + 1, sizeof(int));
-  for (int i = 0; i < nv; i++)
-    for (int k = 0; k < m->H_rownnz[i] - 1; k++) {
-      int a = m->H_colind[m->H_rowadr[i] + k];
-      m->H_desc[m->H_descadr[a] + fill[a]++] = i;
-    }
-  free(fill);
-  int kd = 0, ke = 0;
-  for (int lev = 0; lev < m->nhlevel; lev++) {
-    m->hlevel_dofadr[lev] = kd;
-    m->hlevel_entryadr[lev] = ke;
-    for (int i = 0; i < nv; i++) {
-      if (m->H_rownnz[i] - 1 != lev) continue;
-      m->hlevel_dof[kd++] = i;
-      for (int k = 0; k < m->H_rownnz[i]; k++) m->hlevel_entry[ke++] = m->H_rowadr[i] + k;
-    }
-  }
-  m->hlevel_dofadr[m->nhlevel] = kd;
-  m->hlevel_entryadr[m->nhlevel] = ke;
+  Layout l = {m->H_rownnz,   m->H_rowadr,        m->H_colind,     m->H_rowind,
+              m->H_descnum,  m->H_descadr,       m->H_desc,       m->hlevel_dofadr,
+              m->hlevel_dof, m->hlevel_entryadr, m->hlevel_entry, m->nhlevel};
+  derive_layout(nv, &l);
 }
 
 // What the solver derives: each pair's tree and the places of the dofs in its chain;
-// the reduced layout's rows per entry, its transpose (each dof's descendants), and
-// dofs and entries by depth (the solver's tree passes: rows of one depth are
-// independent).
+// M's layout's and the Hessian's (derive_layout).
 static void derive_solver(const mjModel* mj, fsModel* m) {
   int nv = m->nv;
   for (int p = 0; p < m->npair; p++) {
@@ -718,33 +734,10 @@ static void derive_solver(const mjModel* mj, fsModel* m) {
     for (int k = 0; k < m->pair_nv[p]; k++)
       m->pair_chainpos[p * nv + m->pair_dof[m->pair_dofadr[p] + k]] = k;
   }
-  for (int i = 0; i < nv; i++)
-    for (int k = 0; k < m->M_rownnz[i]; k++) m->M_rowind[m->M_rowadr[i] + k] = i;
-  for (int i = 0; i < nv; i++) // every ancestor a of i gets i as a descendant
-    for (int k = 0; k < m->M_rownnz[i] - 1; k++) m->dof_descnum[m->M_colind[m->M_rowadr[i] + k]]++;
-  for (int i = 0, adr = 0; i < nv; i++) {
-    m->dof_descadr[i] = adr;
-    adr += m->dof_descnum[i];
-  }
-  int* fill = calloc((size_t)nv + 1, sizeof(int));
-  for (int i = 0; i < nv; i++) // increasing i: each list increases
-    for (int k = 0; k < m->M_rownnz[i] - 1; k++) {
-      int a = m->M_colind[m->M_rowadr[i] + k];
-      m->dof_desc[m->dof_descadr[a] + fill[a]++] = i;
-    }
-  free(fill);
-  int kd = 0, ke = 0;
-  for (int lev = 0; lev < m->ndlevel; lev++) {
-    m->dlevel_dofadr[lev] = kd;
-    m->dlevel_entryadr[lev] = ke;
-    for (int i = 0; i < nv; i++) {
-      if (dof_depth(mj, i) != lev) continue;
-      m->dlevel_dof[kd++] = i;
-      for (int k = 0; k < m->M_rownnz[i]; k++) m->dlevel_entry[ke++] = m->M_rowadr[i] + k;
-    }
-  }
-  m->dlevel_dofadr[m->ndlevel] = kd;
-  m->dlevel_entryadr[m->ndlevel] = ke;
+  Layout l = {m->M_rownnz,    m->M_rowadr,        m->M_colind,     m->M_rowind,
+              m->dof_descnum, m->dof_descadr,     m->dof_desc,     m->dlevel_dofadr,
+              m->dlevel_dof,  m->dlevel_entryadr, m->dlevel_entry, m->ndlevel};
+  derive_layout(nv, &l);
   derive_hessian(mj, m);
 }
 

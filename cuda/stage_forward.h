@@ -124,11 +124,7 @@ FS_HD void fs_fwd_constraint(const fsModel* m, fsData* d) {
   }
   if (m->noslip_iterations > 0) {
     FS_SYNC();
-    for (int k = 0; k < nisland; k++) {
-      fsIsland is = fsi_island(m, d, k);
-      fsi_noslip(m, d, &is);
-    }
-    fsi_dual_finish(m, d);
+    fsi_noslip_islands(m, d);
   }
   fsi_solver_results(m, d);
 }
@@ -143,12 +139,7 @@ FS_HD void fs_noslip(const fsModel* m, fsData* d) {
   FS_FOR_LANE(r, nefc) d->sol_force[r] = d->efc_force[r];
   fsi_solver_rows(m, d);
   fsi_islands(m, d);
-  int nisland = d->nisland[0] ? d->nisland[0] : 1;
-  for (int k = 0; k < nisland; k++) {
-    fsIsland is = fsi_island(m, d, k);
-    fsi_noslip(m, d, &is);
-  }
-  fsi_dual_finish(m, d);
+  fsi_noslip_islands(m, d);
   fsi_solver_results(m, d);
 }
 

@@ -196,4 +196,14 @@ FS_HD void fsi_dual_finish(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
+/// Noslip on every island (or on everything without islands), then the dual finish.
+FS_HD void fsi_noslip_islands(const fsModel* m, fsData* d) {
+  int nisland = d->nisland[0] ? d->nisland[0] : 1;
+  for (int k = 0; k < nisland; k++) {
+    fsIsland is = fsi_island(m, d, k);
+    fsi_noslip(m, d, &is);
+  }
+  fsi_dual_finish(m, d);
+}
+
 #endif

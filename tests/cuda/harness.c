@@ -74,6 +74,26 @@ mjData** fsh_make_worlds(const mjModel* mj, int nworld, uint64_t seed, const fsh
   return d;
 }
 
+int fsh_load_worlds(const fsModel* m, fsBatch* b, const mjModel* mj, mjData* const* ref,
+                    int stage) {
+  fsError err;
+  for (int w = 0; w < b->nworld; w++)
+    if (fs_batch_from_mj(m, b, w, mj, ref[w], stage, &err)) {
+      fprintf(stderr, "world %d: %s\n", w, err.msg);
+      return -1;
+    }
+  return 0;
+}
+
+int fsh_run(const fshRunner* r, fsBatch* b, int what, int n) {
+  fsError err;
+  if (r->run(r->self, b, what, n, &err)) {
+    fprintf(stderr, "%s: %s\n", r->name, err.msg);
+    return -1;
+  }
+  return 0;
+}
+
 void fsh_free_worlds(mjData** d, int nworld) {
   for (int w = 0; w < nworld; w++) mj_deleteData(d[w]);
   free(d);

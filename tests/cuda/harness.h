@@ -47,6 +47,14 @@ typedef struct fshWorst {
   double ours, ref;
 } fshWorst;
 
+/// Every world of b from MuJoCo's data ref[w] (fs_batch_from_mj; stage as there).
+/// Prints the error and returns -1 if one cannot be copied.
+int fsh_load_worlds(const fsModel* m, fsBatch* b, const mjModel* mj, mjData* const* ref, int stage);
+
+/// r->run of a stage, FSH_FORWARD or FSH_STEP (n steps) on b; prints the error and
+/// returns -1 on failure.
+int fsh_run(const fshRunner* r, fsBatch* b, int what, int n);
+
 /// Per-world reference states: MuJoCo data after seeded noise, nsettle mj_steps
 /// and mj_forward. Noise: hinge angles +-qnoise rad, slides +-0.1*qnoise, free and
 /// ball orientations rotated by up to qnoise rad, free positions +-0.1*qnoise;

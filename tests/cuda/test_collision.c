@@ -43,25 +43,6 @@ static const double kTolBoundary = 0; // float64: exactly MuJoCo's contacts
 static double g_worst_alone, g_worst_chain;
 static fsBatch g_batch;
 
-static int load_all(const fsModel* m, const mjModel* mj, mjData* const* ref, int stage) {
-  fsError err;
-  for (int w = 0; w < g_batch.nworld; w++)
-    if (fs_batch_from_mj(m, &g_batch, w, mj, ref[w], stage, &err)) {
-      fprintf(stderr, "world %d: %s\n", w, err.msg);
-      return -1;
-    }
-  return 0;
-}
-
-static int run(const fshRunner* r, int stage) {
-  fsError err;
-  if (r->run(r->self, &g_batch, stage, 0, &err)) {
-    fprintf(stderr, "%s: %s\n", r->name, err.msg);
-    return -1;
-  }
-  return 0;
-}
-
 static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
   fshContactStats s = fsh_contact_stats(mj, ref, nworld);
   printf(" MuJoCo's contacts: %d worlds, ncon %d..%d (mean %.1f), %d penetrating, %d within "
@@ -73,9 +54,11 @@ static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
 // 1. The stage alone, from MuJoCo's geom frames.
 static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref) {
   printf(" collision alone (inputs from MuJoCo, outputs poisoned):\n");
-  if (load_all(m, mj, ref, FS_STAGE_STATE) || load_all(m, mj, ref, FS_STAGE_KINEMATICS)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE) ||
+      fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_KINEMATICS))
+    return 1;
   fs_batch_poison(m, &g_batch, FS_STAGE_COLLISION);
-  if (run(r, FS_STAGE_COLLISION)) return 1;
+  if (fsh_run(r, &g_batch, FS_STAGE_COLLISION, 0)) return 1;
   return fsh_compare_contacts("collision", m, &g_batch, ref, &kTol, kTolBoundary,
                               FS_STAGE_COLLISION, &g_worst_alone);
 }
@@ -83,10 +66,11 @@ static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData
 // 2. Kinematics, then collision, from the state.
 static int chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref) {
   printf(" kinematics + collision from the state (outputs poisoned):\n");
-  if (load_all(m, mj, ref, FS_STAGE_STATE)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return 1;
   fs_batch_poison(m, &g_batch, FS_STAGE_KINEMATICS);
   fs_batch_poison(m, &g_batch, FS_STAGE_COLLISION);
-  if (run(r, FS_STAGE_KINEMATICS) || run(r, FS_STAGE_COLLISION)) return 1;
+  if (fsh_run(r, &g_batch, FS_STAGE_KINEMATICS, 0) || fsh_run(r, &g_batch, FS_STAGE_COLLISION, 0))
+    return 1;
   static const char* geoms[] = {"geom_xpos", "geom_xmat", NULL};
   int nbad = fsh_compare_fields("kinematics", m, &g_batch, geoms, ref, &kTol, NULL);
   return nbad + fsh_compare_contacts("collision", m, &g_batch, ref, &kTol, kTolBoundary,
@@ -114,10 +98,12 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
     g_batch = full;
     return 1;
   }
-  if (load_all(&m, mj, ref, FS_STAGE_STATE)) nbad++; // as the chained run 2.
+  if (fsh_load_worlds(&m, &g_batch, mj, ref, FS_STAGE_STATE)) nbad++; // as the chained run 2.
   fs_batch_poison(&m, &g_batch, FS_STAGE_KINEMATICS);
   fs_batch_poison(&m, &g_batch, FS_STAGE_COLLISION);
-  if (!nbad && (run(r, FS_STAGE_KINEMATICS) || run(r, FS_STAGE_COLLISION))) nbad++;
+  if (!nbad &&
+      (fsh_run(r, &g_batch, FS_STAGE_KINEMATICS, 0) || fsh_run(r, &g_batch, FS_STAGE_COLLISION, 0)))
+    nbad++;
   for (int w = 0; w < N && !nbad; w++) {
     fsData d = fs_batch_world(&m, &g_batch, w), f = fs_batch_world(m0, &full, w);
     int need = f.ncon[0], kept = need < m.nconmax ? need : m.nconmax;

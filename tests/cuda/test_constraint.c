@@ -53,25 +53,6 @@ static double g_worst_alone[2], g_worst_chain[2]; // [1]: R, D, diagA; [0]: the 
 static int g_skipped;
 static fsBatch g_batch;
 
-static int load_all(const fsModel* m, const mjModel* mj, mjData* const* ref, int stage) {
-  fsError err;
-  for (int w = 0; w < g_batch.nworld; w++)
-    if (fs_batch_from_mj(m, &g_batch, w, mj, ref[w], stage, &err)) {
-      fprintf(stderr, "world %d: %s\n", w, err.msg);
-      return -1;
-    }
-  return 0;
-}
-
-static int run(const fshRunner* r, int stage) {
-  fsError err;
-  if (r->run(r->self, &g_batch, stage, 0, &err)) {
-    fprintf(stderr, "%s: %s\n", r->name, err.msg);
-    return -1;
-  }
-  return 0;
-}
-
 // MuJoCo's rows: counts, and what the impedance and adhesion paths saw. Islands
 // (mj_island runs after mj_makeConstraint): MuJoCo's efc_* stay in contact order (as
 // compared); its solver works on the island-sorted copies (iefc_*, map_efc2iefc).
@@ -112,9 +93,9 @@ static const char* const kActuation[] = {"actuator_length", "actuator_moment", "
 static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref) {
   int nbad = 0;
   printf(" stages alone (inputs from MuJoCo, outputs poisoned):\n");
-  if (load_all(m, mj, ref, -1)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
   fs_batch_poison(m, &g_batch, FS_STAGE_MAKE_CONSTRAINT);
-  if (run(r, FS_STAGE_MAKE_CONSTRAINT)) return 1;
+  if (fsh_run(r, &g_batch, FS_STAGE_MAKE_CONSTRAINT, 0)) return 1;
   nbad += fsh_compare_efc("make_constraint", m, &g_batch, mj, ref, &kTol, FS_STAGE_MAKE_CONSTRAINT,
                           g_worst_alone);
   nbad += fsh_compare_contacts("make_constraint", m, &g_batch, ref, &kTol, 0,
@@ -122,9 +103,9 @@ static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData
   static const int stages[] = {FS_STAGE_TRANSMISSION, FS_STAGE_ACTUATOR_VELOCITY,
                                FS_STAGE_ACTUATION, FS_STAGE_REFERENCE_CONSTRAINT};
   for (int i = 0; i < 4; i++) {
-    if (load_all(m, mj, ref, -1)) return 1;
+    if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
     fs_batch_poison(m, &g_batch, stages[i]);
-    if (run(r, stages[i])) return 1;
+    if (fsh_run(r, &g_batch, stages[i], 0)) return 1;
     if (stages[i] == FS_STAGE_REFERENCE_CONSTRAINT)
       nbad += fsh_compare_efc(fs_stage_name(stages[i]), m, &g_batch, mj, ref, &kTol, stages[i],
                               g_worst_alone);
@@ -144,10 +125,10 @@ enum { NCHAIN = sizeof kChain / sizeof kChain[0] };
 
 static int run_chain(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref,
                      int last) {
-  if (load_all(m, mj, ref, FS_STAGE_STATE)) return -1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return -1;
   for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_batch_poison(m, &g_batch, s);
   for (int i = 0; i < NCHAIN && kChain[i] <= last; i++)
-    if (run(r, kChain[i])) return -1;
+    if (fsh_run(r, &g_batch, kChain[i], 0)) return -1;
   return 0;
 }
 

@@ -73,25 +73,6 @@ static double g_ratio;    // the largest error over its bound
 static int g_one_lane;    // the runner sums in MuJoCo's order (host, one lane)
 static int g_iter_worlds, g_iter_differ;
 
-static int load_all(const fsModel* m, const mjModel* mj, mjData* const* ref, int stage) {
-  fsError err;
-  for (int w = 0; w < g_batch.nworld; w++)
-    if (fs_batch_from_mj(m, &g_batch, w, mj, ref[w], stage, &err)) {
-      fprintf(stderr, "world %d: %s\n", w, err.msg);
-      return -1;
-    }
-  return 0;
-}
-
-static int run(const fshRunner* r, int what, int n) {
-  fsError err;
-  if (r->run(r->self, &g_batch, what, n, &err)) {
-    fprintf(stderr, "%s: %s\n", r->name, err.msg);
-    return -1;
-  }
-  return 0;
-}
-
 //---------------------------------- worlds
 //------------------------------------------------------------
 
@@ -435,9 +416,9 @@ static int compare_solver(const char* label, const fsModel* m, const mjModel* mj
 static int solver_alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref,
                         const Floors* f) {
   printf(" the solver alone (inputs from MuJoCo, outputs poisoned):\n");
-  if (load_all(m, mj, ref, -1)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
   fs_batch_poison(m, &g_batch, FS_STAGE_CONSTRAINT);
-  if (run(r, FS_STAGE_CONSTRAINT, 0)) return 1;
+  if (fsh_run(r, &g_batch, FS_STAGE_CONSTRAINT, 0)) return 1;
   return compare_solver("fwd_constraint", m, mj, ref, f, NULL, 1, &g_worst[0]);
 }
 
@@ -456,12 +437,12 @@ static int noslip_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
     newton[w] = mj_copyData(NULL, mj, ref[w]);
     mj_forward(m0, newton[w]);
   }
-  if (load_all(m, mj, ref, -1)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
   for (int w = 0; w < N; w++) {
     fsData d = fs_batch_world(m, &g_batch, w);
     for (int i = 0; i < newton[w]->nefc; i++) d.efc_force[i] = (fsReal)newton[w]->efc_force[i];
   }
-  if (run(r, FS_STAGE_NOSLIP, 0)) return 1;
+  if (fsh_run(r, &g_batch, FS_STAGE_NOSLIP, 0)) return 1;
   static const char* const fields[] = {"qacc", "qfrc_constraint", "efc_force", NULL};
   double force_bound = kTol.rel;
   for (int i = 0; fields[i]; i++)
@@ -491,9 +472,9 @@ static int noslip_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
 static int forward_chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref,
                            const Floors* f) {
   printf(" mj_forward from the state (all outputs poisoned):\n");
-  if (load_all(m, mj, ref, FS_STAGE_STATE)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return 1;
   for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_batch_poison(m, &g_batch, s);
-  if (run(r, FSH_FORWARD, 0)) return 1;
+  if (fsh_run(r, &g_batch, FSH_FORWARD, 0)) return 1;
   char* skip = calloc((size_t)g_batch.nworld, 1);
   int nskip = fsh_contact_sets_differ(m, &g_batch, ref, skip), nbad = 0;
   if (nskip) {
@@ -530,7 +511,8 @@ static int whole_steps(const fshRunner* r, const fsModel* m, const mjModel* mj, 
     mj_deleteModel(alt);
     for (int j = 1; j < 4; j++) f.run[j] = run_steps(mj, ref, N, n, 1);
 #endif
-    if (load_all(m, mj, ref, FS_STAGE_STATE) || run(r, FSH_STEP, n)) return 1;
+    if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE) || fsh_run(r, &g_batch, FSH_STEP, n))
+      return 1;
     char label[32];
     snprintf(label, sizeof label, "step %d", n);
     char* skip = calloc((size_t)N, 1); // the last step's contacts (float32: at a threshold)

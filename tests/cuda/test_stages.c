@@ -39,25 +39,6 @@ static const fshTol kTolStep = {1e-9, 1e-6, NULL, NULL};
 
 static fsBatch g_batch;
 
-static int load_all(const fsModel* m, const mjModel* mj, mjData* const* ref, int stage) {
-  fsError err;
-  for (int w = 0; w < g_batch.nworld; w++)
-    if (fs_batch_from_mj(m, &g_batch, w, mj, ref[w], stage, &err)) {
-      fprintf(stderr, "world %d: %s\n", w, err.msg);
-      return -1;
-    }
-  return 0;
-}
-
-static int run(const fshRunner* r, int what, int n) {
-  fsError err;
-  if (r->run(r->self, &g_batch, what, n, &err)) {
-    fprintf(stderr, "%s: %s\n", r->name, err.msg);
-    return -1;
-  }
-  return 0;
-}
-
 // 1. Each stage alone, from MuJoCo's inputs.
 static int stages_alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref) {
   int nbad = 0;
@@ -68,9 +49,9 @@ static int stages_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
     mj_Euler(mj, eul[w]);
   }
   for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) {
-    if (load_all(m, mj, ref, -1)) return 1;
+    if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
     fs_batch_poison(m, &g_batch, s);
-    if (run(r, s, 0)) return 1;
+    if (fsh_run(r, &g_batch, s, 0)) return 1;
     if (s == FS_STAGE_EULER) { // qH is an output only when damping is implicit
       static const char* out[] = {"qH",   "qHDiagInv", "qpos", "qvel", "qacc_warmstart",
                                   "time", NULL};
@@ -87,9 +68,9 @@ static int stages_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
 // 2. mj_forward from the state alone; every stage's fields compared in order.
 static int forward_chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref) {
   printf(" mj_forward from the state (all outputs poisoned):\n");
-  if (load_all(m, mj, ref, FS_STAGE_STATE)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return 1;
   for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_batch_poison(m, &g_batch, s);
-  if (run(r, FSH_FORWARD, 0)) return 1;
+  if (fsh_run(r, &g_batch, FSH_FORWARD, 0)) return 1;
   int first = -1, nbad = 0;
   for (int s = FS_STAGE_KINEMATICS; s < FS_STAGE_EULER; s++) {
     int k = fsh_compare_stage(fs_stage_name(s), m, &g_batch, s, ref, &kTol, &g_worst_chain[s]);
@@ -124,15 +105,15 @@ static int whole_steps(const fshRunner* r, const fsModel* m, const mjModel* mj, 
   for (int w = 0; w < N; w++) st[w] = mj_copyData(NULL, mj, ref[w]);
   if (N > 1 && mj->nu) st[1]->ctrl[0] = NAN;
   if (N > 2) st[2]->qvel[mj->nv - 1] = NAN;
-  if (load_all(m, mj, st, FS_STAGE_STATE)) return 1;
+  if (fsh_load_worlds(m, &g_batch, mj, st, FS_STAGE_STATE)) return 1;
   for (int w = 0; w < N; w++) mj_step(mj, st[w]);
-  if (run(r, FSH_STEP, 1)) return 1;
+  if (fsh_run(r, &g_batch, FSH_STEP, 1)) return 1;
   printf(" one step (world 1: NaN ctrl, world 2: NaN qvel):\n");
   nbad += fsh_compare_fields("step 1", m, &g_batch, state, st, &kTolStep, &g_worst_step);
   nbad += compare_warnings(m, st);
   for (int w = 0; w < N; w++)
     for (int s = 1; s < nstep; s++) mj_step(mj, st[w]);
-  if (run(r, FSH_STEP, nstep - 1)) return 1;
+  if (fsh_run(r, &g_batch, FSH_STEP, nstep - 1)) return 1;
   char label[32];
   snprintf(label, sizeof label, "step %d", nstep);
   printf(" %d steps:\n", nstep);
