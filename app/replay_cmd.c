@@ -37,6 +37,11 @@ static long replay_steps(const fsReplayOptions* o, const fsTargets* t) {
   return fs_resample_count(1, duration, t->timestep);
 }
 
+// The stepper's real: MuJoCo's double on the CPU, --precision on the GPU.
+static const char* precision_name(const fsReplayOptions* o) {
+  return o->backend == FS_BACKEND_CUDA && o->precision == 32 ? "f32" : "f64";
+}
+
 // The chosen stepper behind the driver's interface.
 typedef struct Backend {
   const fsBackendOps* ops;
@@ -205,7 +210,7 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
   if (o->mujoco_timing) fs_mjtiming_install();
   if (o->save_data[0]) {
     snprintf(h5path, n, "%s/replay.h5", o->save_data);
-    fsReplayMeta meta = {s->be.ops->name, o->command_line, s->be.nthread};
+    fsReplayMeta meta = {s->be.ops->name, precision_name(o), o->command_line, s->be.nthread};
     s->rec = fs_replay_recorder_open(&s->plan, h5path, block, &meta, err);
     if (!s->rec) return EXIT_RUNTIME;
   }
@@ -293,10 +298,10 @@ static int run(Session* s, fsError* err) {
   fsError close_err = {{0}};
   int close_failed = finish_outputs(s, &res, reason, h5path, &close_err);
 
-  printf("summary backend=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
+  printf("summary backend=%s precision=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
          "world_steps_per_s=%.6g realtime_x=%.6g problem_worlds=%d interrupted=%d\n",
-         ops->name, s->plan.nworld, s->be.nthread, res.steps, res.wall_s, res.world_steps_per_s,
-         res.realtime, res.problem_worlds, res.interrupted ? 1 : 0);
+         ops->name, precision_name(&s->opt), s->plan.nworld, s->be.nthread, res.steps, res.wall_s,
+         res.world_steps_per_s, res.realtime, res.problem_worlds, res.interrupted ? 1 : 0);
   fflush(stdout);
   if (failed) {
     *err = run_err;

@@ -47,6 +47,7 @@ static int write_provenance(hid_t f, const char* path, const fsReplay* r, const 
       fs_h5_attr_string(f, path, "command_line", meta->command_line ? meta->command_line : "",
                         err) ||
       fs_h5_attr_string(f, path, "backend", meta->backend, err) ||
+      fs_h5_attr_string(f, path, "precision", meta->precision, err) ||
       fs_h5_attr_int(f, path, "threads", meta->nthread, err) ||
       fs_h5_attr_int(f, path, "steps_planned", r->nstep, err) ||
       fs_h5_attr_int(f, path, "warmup_steps", r->nwarmup, err) ||

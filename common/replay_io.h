@@ -22,6 +22,7 @@ extern "C" {
 
 typedef struct fsReplayMeta {
   const char* backend;      // "cpu" or "cuda"
+  const char* precision;    // the stepper's real: "f64" (cpu: MuJoCo's), "f32" or "f64"
   const char* command_line; // as typed
   int nthread;              // CPU threads (0 if not applicable)
 } fsReplayMeta;

@@ -29,7 +29,7 @@ int fixture_run(Fixture* f, const char* h5) {
   int block = fs_replay_block_steps(f->plan.nworld, f->plan.nstep);
   if (h5) {
     snprintf(f->h5, sizeof f->h5, "%s", h5);
-    fsReplayMeta meta = {"cpu", "test", fs_cpu_threads(f->cpu)};
+    fsReplayMeta meta = {"cpu", "f64", "test", fs_cpu_threads(f->cpu)};
     rec = fs_replay_recorder_open(&f->plan, h5, block, &meta, &err);
     if (!rec) {
       fprintf(stderr, "fixture: %s\n", err.msg);

@@ -74,6 +74,13 @@ def test_usage_errors():
         check(text in err, f"replay {' '.join(args)}: {text!r} in {err!r}")
 
 
+def test_precision_usage():
+    rc, _, err = run("replay", "--precision", "f64")
+    check(rc == 2 and "--backend cuda" in err and "fix:" in err, f"--precision on cpu: {rc} {err!r}")
+    rc, _, err = run("replay", "--backend", "cuda", "--precision", "f16")
+    check(rc == 2 and "f16" in err and "fix:" in err, f"--precision f16: {rc} {err!r}")
+
+
 def test_runtime_errors(tmp):
     rc, _, err = run("replay", "--model", "/nonexistent/fly.mjb")
     check(rc == 1 and "/nonexistent/fly.mjb" in err and "fix:" in err,
@@ -83,10 +90,15 @@ def test_runtime_errors(tmp):
         f.write("not hdf5")
     rc, _, err = run("replay", "--targets", bad)
     check(rc == 1 and bad in err and "not an HDF5 file" in err, f"bad targets: {err!r}")
-    rc, _, err = run("replay", "--backend", "cuda", "--disable", "contact", "--sim-steps", "10")
-    # Without a GPU: a clear error; with one this would run (the GPU tests cover it).
-    if rc != 0:
-        check(rc == 1 and "fix:" in err, f"cuda without a GPU: exit {rc}, {err!r}")
+    # The default model as exported (contacts, noslip) on the GPU stepper, in both
+    # precisions: without a GPU the only error is the missing device (the model check
+    # runs first and accepts it); with one it runs (the GPU tests cover it).
+    for precision in ("f32", "f64"):
+        rc, _, err = run("replay", "--backend", "cuda", "--precision", precision, "--sim-steps", "10")
+        if rc != 0:
+            check(rc == 1 and "no CUDA device" in err and "fix:" in err
+                  and "does not implement" not in err,
+                  f"cuda {precision} without a GPU: exit {rc}, {err!r}")
     rc, _, err = run("replay", "--save-data", "/proc/forbidden/dir", "--sim-steps", "10")
     check(rc == 1 and "/proc/forbidden" in err, f"unwritable --save-data: {err!r}")
 
@@ -192,6 +204,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="flysim-cli-") as tmp:
         test_help()
         test_usage_errors()
+        test_precision_usage()
         test_runtime_errors(tmp)
         test_run_and_file(tmp)
         test_ctrl_c(tmp)
