@@ -24,6 +24,7 @@
 #include "common/targets.h"
 #include "common/profile_nsys.h"
 #include "cpu/replay_cpu.h"
+#include "cuda/host_backend.h"
 #ifdef FLYSIM_WITH_CUDA
 #include "cuda/cuda_backend.h"
 #endif
@@ -37,9 +38,9 @@ static long replay_steps(const fsReplayOptions* o, const fsTargets* t) {
   return fs_resample_count(1, duration, t->timestep);
 }
 
-// The stepper's real: MuJoCo's double on the CPU, --precision on the GPU.
+// The stepper's real: MuJoCo's double on the CPU, --precision for flysim's stepper.
 static const char* precision_name(const fsReplayOptions* o) {
-  return o->backend == FS_BACKEND_CUDA && o->precision == 32 ? "f32" : "f64";
+  return o->backend != FS_BACKEND_CPU && o->precision == 32 ? "f32" : "f64";
 }
 
 // The chosen stepper behind the driver's interface.
@@ -76,6 +77,14 @@ static int create_cpu(Session* s, fsError* err) {
   s->be = (Backend){&fs_cpu_ops, c, destroy_cpu, fs_cpu_threads(c), ""};
   snprintf(s->be.desc, sizeof s->be.desc, "%d thread%s", s->be.nthread,
            s->be.nthread == 1 ? "" : "s");
+  return 0;
+}
+
+static int create_host(Session* s, fsError* err) {
+  fsHostBackend h;
+  if (fs_host_backend_open(&s->plan, s->opt.threads, s->opt.precision, &h, err)) return -1;
+  s->be = (Backend){h.ops, h.self, h.destroy, h.nthread, ""};
+  snprintf(s->be.desc, sizeof s->be.desc, "%s", h.desc);
   return 0;
 }
 
@@ -201,7 +210,7 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
              "state)\n");
     }
   }
-  if (o->profile[0] && cpu) {
+  if (o->profile[0] && o->backend != FS_BACKEND_CUDA) {
     s->perf = fs_perf_start(o->profile, err);
     if (!s->perf) return EXIT_RUNTIME;
     printf("profile perf record on this process (pid %d), sampling only the timed loop -> %s\n",
@@ -265,7 +274,10 @@ static int run(Session* s, fsError* err) {
   if (o->save_data[0] && o->plots &&
       fs_plot_leg_resolve(&s->bind, o->model, o->plot_leg, s->plot_leg, sizeof s->plot_leg, err))
     return EXIT_USAGE;
-  if ((o->backend == FS_BACKEND_CUDA ? create_cuda : create_cpu)(s, err)) return EXIT_RUNTIME;
+  int (*create)(Session*, fsError*) = o->backend == FS_BACKEND_CUDA   ? create_cuda
+                                      : o->backend == FS_BACKEND_HOST ? create_host
+                                                                      : create_cpu;
+  if (create(s, err)) return EXIT_RUNTIME;
   const fsBackendOps* ops = s->be.ops;
   print_header(s);
 

@@ -20,58 +20,60 @@ const char* fs_assets_dir(void) {
 }
 
 void fs_print_replay_help(void) {
-  printf("usage: flysim replay [options]\n"
-         "\n"
-         "Replay recorded fly walking through the model's position actuators in many\n"
-         "worlds at once, and report throughput (world-steps/s and x realtime).\n"
-         "Defaults replay NeuroMechFly (exported from FlyGym by scripts/setup.sh) on its\n"
-         "recorded walking clip, like FlyGym's scripts/replay_behavior_cpu.py.\n"
-         "\n"
-         "options:\n"
-         "  --backend cpu|cuda      stepper: MuJoCo's mj_step on CPU threads (default cpu)\n"
-         "                          or flysim's kernels on a GPU\n"
-         "  --precision f32|f64     cuda: the stepper's real (default f32; f64 is MuJoCo's\n"
-         "                          precision at about half the GPU's float32 rate)\n"
-         "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
-         "                          (default %s/mesh.mjb)\n"
-         "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
-         "                          attribute timestep; resampled (cubic) to the model's\n"
-         "                          timestep if it differs (default %s/walking_clip.h5)\n"
-         "  --worlds N              worlds stepped together (default 1); world w replays\n"
-         "                          the clip from row (w mod floor(T/S)) x S\n"
-         "  --threads N             CPU threads (default: one per core, at most N worlds)\n"
-         "  --sim-duration-sec S    simulated seconds (default: half the clip, as FlyGym)\n"
-         "  --sim-steps N           simulated steps (instead of --sim-duration-sec)\n"
-         "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
-         "                          starts, not recorded (default 0.05, as FlyGym)\n"
-         "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
-         "                          (T x N x A), streamed as the run goes; then plots of\n"
-         "                          world 0 (DIR/joint_angle_tracking.png|pdf: target vs\n"
-         "                          simulated angles of one leg; DIR/pose_over_time.png|pdf)\n"
-         "                          and, cpu, a video of world 0's tracking camera rendered\n"
-         "                          inside the loop (DIR/replay.mp4: 320x240, 25 fps at 0.2x\n"
-         "                          speed, as FlyGym; MuJoCo's renderer, headless EGL, ffmpeg)\n"
-         "  --no-video              with --save-data: skip the video (it costs loop time)\n"
-         "  --no-plots              with --save-data: skip the plots (data only)\n"
-         "  --plot-leg LEG          leg of the joint-angle plot: lf lm lh rf rm rh (default lf;\n"
-         "                          a model's legs are named by its joints, e.g. l_knee -> l)\n"
-         "  --mujoco-timing         cpu: after the run, print MuJoCo's per-phase timers\n"
-         "                          (mjData.timer through mjcb_time, zeroed after the warm-up;\n"
-         "                          summed over worlds and threads; with --save-data also in\n"
-         "                          /mujoco_timing). The callback adds overhead: read the\n"
-         "                          table as a relative breakdown\n"
-         "  --profile PATH          cpu: sample the timed loop with Linux perf (native stacks\n"
-         "                          through DWARF unwinding, MuJoCo's frames included) and\n"
-         "                          write PATH: speedscope JSON if PATH ends in .json, else\n"
-         "                          perf script text; open either at https://www.speedscope.app\n"
-         "                          cuda: re-run under Nsight Systems (nsys profile\n"
-         "                          --cuda-graph-trace=node), writing PATH.nsys-rep\n"
-         "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
-         "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
-         "                          e.g. contact, gravity, spring, damper, actuation)\n"
-         "  --quiet                 no progress line\n"
-         "  -h, --help              this text\n",
-         fs_assets_dir(), fs_assets_dir());
+  printf(
+      "usage: flysim replay [options]\n"
+      "\n"
+      "Replay recorded fly walking through the model's position actuators in many\n"
+      "worlds at once, and report throughput (world-steps/s and x realtime).\n"
+      "Defaults replay NeuroMechFly (exported from FlyGym by scripts/setup.sh) on its\n"
+      "recorded walking clip, like FlyGym's scripts/replay_behavior_cpu.py.\n"
+      "\n"
+      "options:\n"
+      "  --backend cpu|cuda|host stepper: MuJoCo's mj_step on CPU threads (default cpu),\n"
+      "                          flysim's kernels on a GPU, or their stage code on CPU\n"
+      "                          threads (host: what the GPU computes, without a GPU)\n"
+      "  --precision f32|f64     cuda, host: the stepper's real (default f32; f64 is\n"
+      "                          MuJoCo's precision at about half the GPU's float32 rate)\n"
+      "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
+      "                          (default %s/mesh.mjb)\n"
+      "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
+      "                          attribute timestep; resampled (cubic) to the model's\n"
+      "                          timestep if it differs (default %s/walking_clip.h5)\n"
+      "  --worlds N              worlds stepped together (default 1); world w replays\n"
+      "                          the clip from row (w mod floor(T/S)) x S\n"
+      "  --threads N             CPU threads (default: one per core, at most N worlds)\n"
+      "  --sim-duration-sec S    simulated seconds (default: half the clip, as FlyGym)\n"
+      "  --sim-steps N           simulated steps (instead of --sim-duration-sec)\n"
+      "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
+      "                          starts, not recorded (default 0.05, as FlyGym)\n"
+      "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
+      "                          (T x N x A), streamed as the run goes; then plots of\n"
+      "                          world 0 (DIR/joint_angle_tracking.png|pdf: target vs\n"
+      "                          simulated angles of one leg; DIR/pose_over_time.png|pdf)\n"
+      "                          and, cpu, a video of world 0's tracking camera rendered\n"
+      "                          inside the loop (DIR/replay.mp4: 320x240, 25 fps at 0.2x\n"
+      "                          speed, as FlyGym; MuJoCo's renderer, headless EGL, ffmpeg)\n"
+      "  --no-video              with --save-data: skip the video (it costs loop time)\n"
+      "  --no-plots              with --save-data: skip the plots (data only)\n"
+      "  --plot-leg LEG          leg of the joint-angle plot: lf lm lh rf rm rh (default lf;\n"
+      "                          a model's legs are named by its joints, e.g. l_knee -> l)\n"
+      "  --mujoco-timing         cpu: after the run, print MuJoCo's per-phase timers\n"
+      "                          (mjData.timer through mjcb_time, zeroed after the warm-up;\n"
+      "                          summed over worlds and threads; with --save-data also in\n"
+      "                          /mujoco_timing). The callback adds overhead: read the\n"
+      "                          table as a relative breakdown\n"
+      "  --profile PATH          cpu, host: sample the timed loop with Linux perf (native stacks\n"
+      "                          through DWARF unwinding, MuJoCo's frames included) and\n"
+      "                          write PATH: speedscope JSON if PATH ends in .json, else\n"
+      "                          perf script text; open either at https://www.speedscope.app\n"
+      "                          cuda: re-run under Nsight Systems (nsys profile\n"
+      "                          --cuda-graph-trace=node), writing PATH.nsys-rep\n"
+      "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
+      "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
+      "                          e.g. contact, gravity, spring, damper, actuation)\n"
+      "  --quiet                 no progress line\n"
+      "  -h, --help              this text\n",
+      fs_assets_dir(), fs_assets_dir());
   printf("\n"
          "The last line printed is a summary a script can parse (key=value pairs).\n"
          "Exit status: 0 success, 1 run-time error, 2 usage error, 130 interrupted\n"
@@ -194,12 +196,12 @@ static int parse_output_option(int c, fsReplayOptions* o, fsError* err) {
 
 // Options that only make sense together, or only on one backend.
 static int check_combinations(fsReplayOptions* o, fsError* err) {
-  if (o->precision && o->backend != FS_BACKEND_CUDA)
-    return fs_fail(err, "--precision chooses the GPU stepper's real; the cpu backend is "
+  if (o->precision && o->backend == FS_BACKEND_CPU)
+    return fs_fail(err, "--precision chooses flysim's stepper's real; the cpu backend is "
                         "MuJoCo's own mj_step in float64; fix: drop --precision, or add "
-                        "--backend cuda");
+                        "--backend cuda or --backend host");
   if (!o->precision) o->precision = 32;
-  if (o->mujoco_timing && o->backend == FS_BACKEND_CUDA)
+  if (o->mujoco_timing && o->backend != FS_BACKEND_CPU)
     return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
                         "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
                         "(for the GPU's stage times use --profile, Nsight Systems)");
@@ -238,7 +240,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->backend = FS_BACKEND_CPU;
-  o->precision = 0; // unset: 32 on cuda
+  o->precision = 0; // unset: 32 on cuda and host
   o->worlds = 1;
   o->threads = 0;
   o->sim_duration_sec = -1;
@@ -263,10 +265,12 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
         o->backend = FS_BACKEND_CPU;
       else if (!strcmp(optarg, "cuda"))
         o->backend = FS_BACKEND_CUDA;
+      else if (!strcmp(optarg, "host"))
+        o->backend = FS_BACKEND_HOST;
       else
         return fs_fail(err,
-                       "--backend: '%s' is not a backend; fix: --backend cpu or "
-                       "--backend cuda",
+                       "--backend: '%s' is not a backend; fix: --backend cpu, cuda or "
+                       "host",
                        optarg);
       break;
     case OPT_PRECISION:

@@ -10,11 +10,11 @@
 extern "C" {
 #endif
 
-typedef enum { FS_BACKEND_CPU, FS_BACKEND_CUDA } fsBackendKind;
+typedef enum { FS_BACKEND_CPU, FS_BACKEND_CUDA, FS_BACKEND_HOST } fsBackendKind;
 
 typedef struct fsReplayOptions {
   fsBackendKind backend;
-  int precision;           // --precision (cuda): 32 (f32, default) or 64 (f64)
+  int precision;           // --precision (cuda, host): 32 (f32, default) or 64 (f64)
   char model[4096];        // --model (default: the exported NeuroMechFly MJB)
   char targets[4096];      // --targets (default: the exported walking clip)
   int worlds;              // --worlds

@@ -79,6 +79,12 @@ typedef struct fsBackendOps {
   int (*end_block)(void* self, fsBlock* b, fsError* err);
   /// Health of world w.
   void (*world_status)(void* self, int w, fsWorldStatus* st);
+  /// Every world's qpos (N x nq) and contact count (N), in double, after the last
+  /// block (flysim compare reads them; not while a block runs).
+  int (*read_worlds)(void* self, double* qpos, int* ncon, fsError* err);
+  /// Round every world's qpos and qvel to float32 (flysim compare's floor: MuJoCo's
+  /// response to float32-sized perturbations); not while a block runs.
+  int (*round_state)(void* self, fsError* err);
 } fsBackendOps;
 
 /// What a run measured.

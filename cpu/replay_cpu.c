@@ -199,8 +199,32 @@ static void cpu_world_status(void* self, int w, fsWorldStatus* st) {
   for (int i = 0; i < mjNWARNING; i++) st->warnings[i] = wd->d->warning[i].number;
 }
 
-const fsBackendOps fs_cpu_ops = {"cpu", cpu_warmup, cpu_begin_block, cpu_end_block,
-                                 cpu_world_status};
+static int cpu_read_worlds(void* self, double* qpos, int* ncon, fsError* err) {
+  (void)err;
+  fsCpuReplay* c = self;
+  int nq = (int)c->r->m->nq;
+  for (int w = 0; w < c->r->nworld; w++) {
+    memcpy(qpos + (size_t)w * nq, c->worlds[w].d->qpos, sizeof(double) * nq);
+    ncon[w] = c->worlds[w].d->ncon;
+  }
+  return 0;
+}
+
+static int cpu_round_state(void* self, fsError* err) {
+  (void)err;
+  fsCpuReplay* c = self;
+  const mjModel* m = c->r->m;
+  for (int w = 0; w < c->r->nworld; w++) {
+    mjData* d = c->worlds[w].d;
+    for (int i = 0; i < m->nq; i++) d->qpos[i] = (float)d->qpos[i];
+    for (int i = 0; i < m->nv; i++) d->qvel[i] = (float)d->qvel[i];
+  }
+  return 0;
+}
+
+const fsBackendOps fs_cpu_ops = {"cpu",          cpu_warmup,       cpu_begin_block,
+                                 cpu_end_block,  cpu_world_status, cpu_read_worlds,
+                                 cpu_round_state};
 
 fsCpuReplay* fs_cpu_create(const fsReplay* r, int nthread, fsError* err) {
   fs_mujoco_install_hooks();

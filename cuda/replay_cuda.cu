@@ -300,8 +300,47 @@ static void cuda_world_status(void* self, int w, fsWorldStatus* st) {
   st->solver_error = c->h_error[w];
 }
 
-const fsBackendOps fs_cuda_ops = {"cuda", cuda_warmup, cuda_begin_block, cuda_end_block,
-                                  cuda_world_status};
+// qpos and ncon of every world into double / int host arrays.
+static int cuda_read_worlds(void* self, double* qpos, int* ncon, fsError* err) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  const fsData* d = fs_device_data(c->dev);
+  const fsModel* m = &c->hm;
+  size_t nq = (size_t)c->N * m->nq;
+  fsReal* q = (fsReal*)fs_calloc(err, "the worlds' state", nq, sizeof(fsReal));
+  if (!q) return -1;
+  cudaError_t e =
+      cudaMemcpyAsync(q, d->qpos, nq * sizeof(fsReal), cudaMemcpyDeviceToHost, c->stream);
+  if (e == cudaSuccess)
+    e = cudaMemcpyAsync(ncon, d->ncon, (size_t)c->N * sizeof(int), cudaMemcpyDeviceToHost,
+                        c->stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+  for (size_t k = 0; k < nq && e == cudaSuccess; k++) qpos[k] = q[k];
+  free(q);
+  FS_CUDA_TRY(e, err);
+  return 0;
+}
+
+static __global__ void round_kernel(fsReal* x, size_t n) {
+  size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < n) x[k] = (fsReal)(float)x[k];
+}
+
+// qpos and qvel of every world rounded to float32 on the device.
+static int cuda_round_state(void* self, fsError* err) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  const fsData* d = fs_device_data(c->dev);
+  size_t nq = (size_t)c->N * c->hm.nq, nv = (size_t)c->N * c->hm.nv;
+  round_kernel<<<(unsigned)((nq + 255) / 256), 256, 0, c->stream>>>(d->qpos, nq);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  round_kernel<<<(unsigned)((nv + 255) / 256), 256, 0, c->stream>>>(d->qvel, nv);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
+  return 0;
+}
+
+const fsBackendOps fs_cuda_ops = {"cuda",          cuda_warmup,       cuda_begin_block,
+                                  cuda_end_block,  cuda_world_status, cuda_read_worlds,
+                                  cuda_round_state};
 
 //---------------------------------- create / destroy ----------------------------------------------
 

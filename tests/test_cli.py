@@ -61,7 +61,7 @@ def test_usage_errors():
     cases = [
         (["--worlds", "0"], "--worlds"),
         (["--worlds", "abc"], "'abc' is not an integer"),
-        (["--backend", "tpu"], "--backend cpu or"),
+        (["--backend", "tpu"], "--backend cpu, cuda or host"),
         (["--bogus"], "unknown option '--bogus'"),
         (["--sim-steps", "5", "--sim-duration-sec", "1"], "pass one of them"),
         (["--sim-steps", "999999"], "--sim-steps <= 20000"),
@@ -76,9 +76,38 @@ def test_usage_errors():
 
 def test_precision_usage():
     rc, _, err = run("replay", "--precision", "f64")
-    check(rc == 2 and "--backend cuda" in err and "fix:" in err, f"--precision on cpu: {rc} {err!r}")
+    check(rc == 2 and "--backend cuda or --backend host" in err and "fix:" in err,
+          f"--precision on cpu: {rc} {err!r}")
     rc, _, err = run("replay", "--backend", "cuda", "--precision", "f16")
     check(rc == 2 and "f16" in err and "fix:" in err, f"--precision f16: {rc} {err!r}")
+
+
+def test_host_backend(tmp):
+    """--backend host: the GPU's stage code on CPU threads, both precisions, the
+    summary and the file name it."""
+    for precision, bits in (("f32", "float32"), ("f64", "float64")):
+        out_dir = os.path.join(tmp, f"host-{precision}")
+        rc, out, err = run("replay", "--backend", "host", "--precision", precision, "--worlds", "2",
+                           "--sim-steps", "300", "--save-data", out_dir, "--no-plots", "--quiet")
+        check(rc == 0, f"host {precision} replay exits 0: {err}")
+        s = summary(out)
+        check(s.get("backend") == "host" and s.get("precision") == precision
+              and s.get("steps") == "300" and s.get("problem_worlds") == "0",
+              f"host {precision} summary: {s}")
+        check(f"on host: 2 threads, {bits}" in out, f"host {precision} header: {out!r}")
+        with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
+            q = f["qpos_joint"][:]
+            check(f.attrs["backend"] == "host" and f.attrs["precision"] == precision,
+                  f"host {precision} file attributes")
+            check(q.shape == (300, 2, 66) and np.isfinite(q).all() and np.abs(q).max() > 0.01,
+                  f"host {precision} angles: {q.shape}")
+    rc, _, err = run("replay", "--backend", "host", "--mujoco-timing")
+    check(rc == 2 and "--backend cpu" in err, f"--mujoco-timing on host: {rc} {err!r}")
+    os.environ["FLYSIM_PERTURB_PASSIVE"] = "x1"
+    rc, _, err = run("replay", "--backend", "host", "--sim-steps", "10")
+    del os.environ["FLYSIM_PERTURB_PASSIVE"]
+    check(rc == 1 and "FLYSIM_PERTURB_PASSIVE" in err and "fix:" in err,
+          f"bad FLYSIM_PERTURB_PASSIVE: {rc} {err!r}")
 
 
 def test_runtime_errors(tmp):
@@ -206,6 +235,7 @@ def main():
         test_usage_errors()
         test_precision_usage()
         test_runtime_errors(tmp)
+        test_host_backend(tmp)
         test_run_and_file(tmp)
         test_ctrl_c(tmp)
         test_sigkill(tmp)

@@ -1,0 +1,270 @@
+// The host replay backend (cuda/replay_host.h): the stage code on a thread pool.
+#include "cuda/replay_host.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/interrupt.h"
+#include "cpu/pool.h"
+#include "cuda/batch.h"
+#include "cuda/model.h"
+#include "cuda/stage_forward.h"
+
+typedef enum { JOB_WARMUP, JOB_BLOCK } Job;
+
+struct fsHostReplay {
+  const fsReplay* r;
+  fsModel m;
+  fsBatch b; // (N worlds)
+  fsPool* pool;
+  int nthread;
+  fsWorldStatus* st; // (N)
+  int* nseen;        // (N) sum of the world's warning counters at the last check
+  int* ndone;        // (N) steps of the current block completed
+  Job job;
+  fsBlock* block;
+  double perturb; // FLYSIM_PERTURB_PASSIVE, or 0
+};
+
+// Record the first warning a world raises (counters only ever grow), as the GPU's
+// health kernel does.
+static void note_warnings(fsHostReplay* h, int w, const fsData* d, int step) {
+  int total = 0;
+  for (int k = 0; k < FS_NWARNING; k++) total += d->warning_number[k];
+  if (total == h->nseen[w]) return;
+  h->nseen[w] = total;
+  fsWorldStatus* st = &h->st[w];
+  if (st->first_warning >= 0) return;
+  for (int k = 0; k < FS_NWARNING; k++)
+    if (d->warning_number[k] > 0) {
+      st->first_warning = k;
+      st->first_warning_step = step;
+      return;
+    }
+}
+
+// Steps whose Newton solve (an island's) ran to the iteration limit; failed solves.
+static void note_solver(fsHostReplay* h, int w, const fsData* d) {
+  int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
+  for (int k = 0; k < ni && k < FS_NISLAND; k++)
+    hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= h->m.iterations;
+  h->st[w].solver_limit += hit;
+  h->st[w].solver_error += d->solver_error[0] != 0;
+}
+
+// fs_step with the passive force scaled by (1 + perturb) after the velocity stage:
+// the deliberately broken stepper of FLYSIM_PERTURB_PASSIVE.
+static void perturbed_step(const fsModel* m, fsData* d, double perturb) {
+  fsi_check(m, d, d->qpos, m->nq, FS_WARN_BADQPOS);
+  fsi_check(m, d, d->qvel, m->nv, FS_WARN_BADQVEL);
+  for (int pass = 0; pass < 2; pass++) {
+    fs_fwd_position(m, d);
+    fs_fwd_velocity(m, d);
+    for (int i = 0; i < m->nv; i++) d->qfrc_passive[i] *= (fsReal)(1 + perturb);
+    fs_fwd_actuation(m, d);
+    fs_fwd_acceleration(m, d);
+    fs_fwd_constraint(m, d);
+    if (pass == 1 || !fsi_check(m, d, d->qacc, m->nv, FS_WARN_BADQACC)) break;
+  }
+  fs_euler(m, d);
+}
+
+static void step_world(fsHostReplay* h, fsData* d) {
+  if (h->perturb != 0)
+    perturbed_step(&h->m, d, h->perturb);
+  else
+    fs_step(&h->m, d);
+}
+
+static void warmup_world(fsHostReplay* h, int w) {
+  const fsReplay* r = h->r;
+  fsData d = fs_batch_world(&h->m, &h->b, w);
+  for (int s = 0; s < r->nwarmup && !fs_interrupted(); s++) {
+    step_world(h, &d);
+    note_warnings(h, w, &d, s - r->nwarmup);
+    note_solver(h, w, &d);
+  }
+}
+
+// Step world w through the block: ctrl from its targets, the step, record.
+static void block_world(fsHostReplay* h, int w) {
+  const fsReplay* r = h->r;
+  const fsReplayBinding* bind = r->bind;
+  fsBlock* blk = h->block;
+  const int A = bind->nact, J = bind->njoint, N = r->nworld;
+  fsData d = fs_batch_world(&h->m, &h->b, w);
+  float* qrec = blk->series[FS_SERIES_QPOS_JOINT];
+  float* trec = blk->series[FS_SERIES_TARGET];
+  for (int k = 0; k < blk->nstep; k++) {
+    if (fs_interrupted()) return;
+    int step = blk->step0 + k;
+    const double* target = r->targets->value + (r->world_start[w] + step) * (long)A;
+    for (int a = 0; a < A; a++) d.ctrl[bind->actuator[a]] = (fsReal)target[a];
+    step_world(h, &d);
+    note_warnings(h, w, &d, step);
+    note_solver(h, w, &d);
+    if (qrec) {
+      float* q = qrec + ((long)k * N + w) * J;
+      for (int j = 0; j < J; j++) q[j] = (float)d.qpos[bind->joint_qposadr[j]];
+      float* tr = trec + ((long)k * N + w) * A;
+      for (int a = 0; a < A; a++) tr[a] = (float)(fsReal)target[a];
+    }
+    h->ndone[w] = k + 1;
+  }
+}
+
+static void worker(void* arg, int t) {
+  fsHostReplay* h = arg;
+  int N = h->r->nworld;
+  int w0 = (int)((long)t * N / h->nthread), w1 = (int)((long)(t + 1) * N / h->nthread);
+  for (int w = w0; w < w1; w++) {
+    h->ndone[w] = 0;
+    if (h->job == JOB_WARMUP)
+      warmup_world(h, w);
+    else
+      block_world(h, w);
+  }
+}
+
+// Every world <- the keyframe (or qpos0) with adhesion on (cpu/replay_cpu.c's
+// reset), through MuJoCo's data; the health counters from zero.
+static int reset_worlds(fsHostReplay* h, fsError* err) {
+  const fsReplay* r = h->r;
+  mjData* md = mj_makeData(r->m);
+  if (!md) return fs_fail(err, "%s: cannot allocate MuJoCo data", r->model_path);
+  fs_replay_reset_world(r->m, r->bind, md);
+  int rc = 0;
+  for (int w = 0; w < r->nworld && !rc; w++) {
+    rc = fs_batch_from_mj(&h->m, &h->b, w, r->m, md, FS_STAGE_STATE, err);
+    memset(&h->st[w], 0, sizeof h->st[w]);
+    h->st[w].first_warning = -1;
+    h->st[w].first_warning_step = INT_MIN;
+    h->nseen[w] = 0;
+  }
+  mj_deleteData(md);
+  return rc;
+}
+
+static int host_warmup(void* self, fsError* err) {
+  fsHostReplay* h = self;
+  if (reset_worlds(h, err)) return -1;
+  h->job = JOB_WARMUP;
+  fs_pool_start(h->pool, worker, h);
+  fs_pool_wait(h->pool);
+  return 0;
+}
+
+static int host_begin_block(void* self, fsBlock* b, fsError* err) {
+  (void)err;
+  fsHostReplay* h = self;
+  h->job = JOB_BLOCK;
+  h->block = b;
+  fs_pool_start(h->pool, worker, h);
+  return 0;
+}
+
+static int host_end_block(void* self, fsBlock* b, fsError* err) {
+  (void)err;
+  fsHostReplay* h = self;
+  fs_pool_wait(h->pool);
+  int ndone = b->nstep;
+  for (int w = 0; w < h->r->nworld; w++)
+    if (h->ndone[w] < ndone) ndone = h->ndone[w];
+  b->ndone = ndone;
+  return 0;
+}
+
+static void host_world_status(void* self, int w, fsWorldStatus* st) {
+  fsHostReplay* h = self;
+  *st = h->st[w];
+  fsData d = fs_batch_world(&h->m, &h->b, w);
+  for (int k = 0; k < FS_NWARNING && k < mjNWARNING; k++) st->warnings[k] = d.warning_number[k];
+}
+
+static int host_read_worlds(void* self, double* qpos, int* ncon, fsError* err) {
+  (void)err;
+  fsHostReplay* h = self;
+  int nq = h->m.nq;
+  for (int w = 0; w < h->r->nworld; w++) {
+    fsData d = fs_batch_world(&h->m, &h->b, w);
+    for (int i = 0; i < nq; i++) qpos[(size_t)w * nq + i] = d.qpos[i];
+    ncon[w] = d.ncon[0];
+  }
+  return 0;
+}
+
+static int host_round_state(void* self, fsError* err) {
+  (void)err;
+  fsHostReplay* h = self;
+  for (int w = 0; w < h->r->nworld; w++) {
+    fsData d = fs_batch_world(&h->m, &h->b, w);
+    for (int i = 0; i < h->m.nq; i++) d.qpos[i] = (fsReal)(float)d.qpos[i];
+    for (int i = 0; i < h->m.nv; i++) d.qvel[i] = (fsReal)(float)d.qvel[i];
+  }
+  return 0;
+}
+
+const fsBackendOps fs_host_ops = {"host",          host_warmup,       host_begin_block,
+                                  host_end_block,  host_world_status, host_read_worlds,
+                                  host_round_state};
+
+fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
+  fsHostReplay* h = fs_calloc(err, "the host stepper", 1, sizeof *h);
+  if (!h) return NULL;
+  h->r = r;
+  if (nthread <= 0) nthread = fs_cpu_count();
+  if (nthread > r->nworld) nthread = r->nworld;
+  h->nthread = nthread;
+  const char* perturb = getenv("FLYSIM_PERTURB_PASSIVE");
+  if (perturb && *perturb) {
+    char* end;
+    h->perturb = strtod(perturb, &end);
+    if (*end) {
+      fs_fail(err,
+              "FLYSIM_PERTURB_PASSIVE='%s' is not a number; fix: unset it (it is a test "
+              "switch), or give a relative scale such as 1e-3",
+              perturb);
+      goto fail;
+    }
+  }
+  if (fs_model_build(r->m, r->model_path, &h->m, err)) goto fail;
+  if (fs_batch_alloc(&h->m, r->nworld, &h->b, err)) goto fail;
+  h->st = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *h->st);
+  h->nseen = fs_calloc(err, "world health", (size_t)r->nworld, sizeof(int));
+  h->ndone = fs_calloc(err, "world health", (size_t)r->nworld, sizeof(int));
+  if (!h->st || !h->nseen || !h->ndone) goto fail;
+  for (int w = 0; w < r->nworld; w++) {
+    h->st[w].first_warning = -1;
+    h->st[w].first_warning_step = INT_MIN;
+  }
+  h->pool = fs_pool_create(nthread, err);
+  if (!h->pool) goto fail;
+  return h;
+fail:
+  fs_host_destroy(h);
+  return NULL;
+}
+
+void fs_host_destroy(fsHostReplay* h) {
+  if (!h) return;
+  fs_pool_destroy(h->pool);
+  free(h->st);
+  free(h->nseen);
+  free(h->ndone);
+  fs_batch_free(&h->b);
+  fs_model_free(&h->m);
+  free(h);
+}
+
+int fs_host_threads(const fsHostReplay* h) {
+  return h->nthread;
+}
+
+void fs_host_describe(const fsHostReplay* h, char* out, size_t n) {
+  int k = snprintf(out, n, "%d thread%s, %s", h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME);
+  if (h->perturb != 0 && k > 0 && (size_t)k < n)
+    snprintf(out + k, n - k, ", passive force x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
+             h->perturb);
+}
