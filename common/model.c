@@ -171,6 +171,20 @@ fail:
   return -1;
 }
 
+void fs_model_round_to_float(mjModel* m) {
+  MJMODEL_POINTERS_PREAMBLE(m)
+#define XNV X
+#define X(type, name, nr, nc)                                                                      \
+  if (_Generic(m->name, mjtNum * : 1, default : 0))                                                \
+    for (long k = 0; k < (long)m->nr * (nc); k++)                                                  \
+      ((mjtNum*)m->name)[k] = (float)((mjtNum*)m->name)[k];
+  MJMODEL_POINTERS
+#undef X
+#undef XNV
+  m->opt.timestep = (float)m->opt.timestep;
+  for (int k = 0; k < 3; k++) m->opt.gravity[k] = (float)m->opt.gravity[k];
+}
+
 void fs_replay_reset_world(const mjModel* m, const fsReplayBinding* b, mjData* d) {
   if (b->key >= 0)
     mj_resetDataKeyframe(m, d, b->key);

@@ -16,6 +16,10 @@ extern "C" {
 /// error text is passed on with the file name. Free with mj_deleteModel.
 mjModel* fs_model_load(const char* path, fsError* err);
 
+/// Round every real of m (its arrays, timestep and gravity) to float32: the model a
+/// float32 stepper holds (flysim compare's f32-step floor).
+void fs_model_round_to_float(mjModel* m);
+
 /// How a replay drives and reads a model: which actuator each target column
 /// drives, which actuators are adhesion, which joints are recorded.
 typedef struct fsReplayBinding {

@@ -82,10 +82,32 @@ typedef struct fsBackendOps {
   /// Every world's qpos (N x nq) and contact count (N), in double, after the last
   /// block (flysim compare reads them; not while a block runs).
   int (*read_worlds)(void* self, double* qpos, int* ncon, fsError* err);
-  /// Round every world's qpos and qvel to float32 (flysim compare's floor: MuJoCo's
-  /// response to float32-sized perturbations); not while a block runs.
-  int (*round_state)(void* self, fsError* err);
+  /// Perturb every world's qpos and qvel as `how` (fsPerturb) with directions from
+  /// seed (fs_perturb_up): flysim compare's floor; not while a block runs.
+  int (*perturb_state)(void* self, int how, unsigned seed, fsError* err);
 } fsBackendOps;
+
+/// How flysim compare perturbs a stepper's state for its floor (perturb_state).
+typedef enum fsPerturb {
+  FS_PERTURB_ROUND_F32 = 0, // rounded to float32 (in a float32 stepper: no change)
+  FS_PERTURB_ULP = 1        // moved one ulp of the stepper's real, up or down
+} fsPerturb;
+
+#ifdef __CUDACC__
+#define FS_PERTURB_HD __host__ __device__
+#else
+#define FS_PERTURB_HD
+#endif
+
+/// 1 if element k of world w moves up (else down) in perturbation number seed: a
+/// hash, so that every backend moves the same elements the same way.
+static inline FS_PERTURB_HD int fs_perturb_up(unsigned seed, unsigned w, unsigned k) {
+  unsigned h = seed * 0x9E3779B1u ^ w * 0x85EBCA77u ^ k * 0xC2B2AE3Du;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  return (int)(h >> 31);
+}
 
 /// What a run measured.
 typedef struct fsRunResult {

@@ -1,6 +1,7 @@
 #include "cpu/replay_cpu.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,21 +211,28 @@ static int cpu_read_worlds(void* self, double* qpos, int* ncon, fsError* err) {
   return 0;
 }
 
-static int cpu_round_state(void* self, fsError* err) {
+static void perturb(double* x, int n, int how, unsigned seed, unsigned w, unsigned k0) {
+  for (int i = 0; i < n; i++)
+    x[i] = how == FS_PERTURB_ROUND_F32
+               ? (float)x[i]
+               : nextafter(x[i], fs_perturb_up(seed, w, k0 + i) ? INFINITY : -INFINITY);
+}
+
+static int cpu_perturb_state(void* self, int how, unsigned seed, fsError* err) {
   (void)err;
   fsCpuReplay* c = self;
   const mjModel* m = c->r->m;
   for (int w = 0; w < c->r->nworld; w++) {
     mjData* d = c->worlds[w].d;
-    for (int i = 0; i < m->nq; i++) d->qpos[i] = (float)d->qpos[i];
-    for (int i = 0; i < m->nv; i++) d->qvel[i] = (float)d->qvel[i];
+    perturb(d->qpos, (int)m->nq, how, seed, w, 0);
+    perturb(d->qvel, (int)m->nv, how, seed, w, (unsigned)m->nq);
   }
   return 0;
 }
 
-const fsBackendOps fs_cpu_ops = {"cpu",          cpu_warmup,       cpu_begin_block,
-                                 cpu_end_block,  cpu_world_status, cpu_read_worlds,
-                                 cpu_round_state};
+const fsBackendOps fs_cpu_ops = {
+    "cpu",           cpu_warmup,       cpu_begin_block, cpu_end_block, cpu_world_status,
+    cpu_read_worlds, cpu_perturb_state};
 
 fsCpuReplay* fs_cpu_create(const fsReplay* r, int nthread, fsError* err) {
   fs_mujoco_install_hooks();

@@ -1,6 +1,25 @@
 #include "cuda/host.h"
 
+#include <stdlib.h>
+
 #include "cuda/stage_forward.h"
+
+double fs_test_perturb_passive = 0;
+
+int fs_host_test_switches(fsError* err) {
+  const char* s = getenv("FLYSIM_PERTURB_PASSIVE");
+  fs_test_perturb_passive = 0;
+  if (!s || !*s) return 0;
+  char* end;
+  double x = strtod(s, &end);
+  if (*end || !(x > -1 && x < 1))
+    return fs_fail(err,
+                   "FLYSIM_PERTURB_PASSIVE='%s' is not a number in (-1, 1); fix: unset it "
+                   "(it is a test switch), or give a relative change such as 1e-3",
+                   s);
+  fs_test_perturb_passive = x;
+  return 0;
+}
 
 enum { RUN_FORWARD = -1, RUN_STEP = -2 };
 

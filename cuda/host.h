@@ -15,10 +15,12 @@
 #include "cuda/model.h"
 
 // This build's names (cuda/real.h FS_PREC): both precisions link into one program.
-#define fs_host_stage     FS_PREC(fs_host_stage)
-#define fs_host_forward   FS_PREC(fs_host_forward)
-#define fs_host_step      FS_PREC(fs_host_step)
-#define fs_host_real_name FS_PREC(fs_host_real_name)
+#define fs_host_stage           FS_PREC(fs_host_stage)
+#define fs_host_forward         FS_PREC(fs_host_forward)
+#define fs_host_step            FS_PREC(fs_host_step)
+#define fs_host_real_name       FS_PREC(fs_host_real_name)
+#define fs_host_test_switches   FS_PREC(fs_host_test_switches)
+#define fs_test_perturb_passive FS_PREC(fs_test_perturb_passive)
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,6 +37,13 @@ void fs_host_step(const fsModel* m, fsBatch* b, int nstep);
 
 /// "float64" or "float32": the real type this build was compiled with.
 const char* fs_host_real_name(void);
+
+/// The host builds' test switch: FLYSIM_PERTURB_PASSIVE=x scales every passive force
+/// by (1 + x) (cuda/stage_velocity.h), a deliberately broken stage that `flysim
+/// compare` and its --stages must catch; read from the environment by
+/// fs_host_test_switches (the host backend and the host runner call it). Not on the GPU.
+extern double fs_test_perturb_passive;
+int fs_host_test_switches(fsError* err);
 
 #ifdef __cplusplus
 }

@@ -320,27 +320,32 @@ static int cuda_read_worlds(void* self, double* qpos, int* ncon, fsError* err) {
   return 0;
 }
 
-static __global__ void round_kernel(fsReal* x, size_t n) {
-  size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < n) x[k] = (fsReal)(float)x[k];
+// Every world's qpos and qvel perturbed (fsPerturb); x is (N x nq) then (N x nv).
+static __global__ void perturb_kernel(fsReal* qpos, fsReal* qvel, int nq, int nv, int N, int how,
+                                      unsigned seed) {
+  int k = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k >= N * (nq + nv)) return;
+  int w = k / (nq + nv), i = k % (nq + nv);
+  fsReal* x = i < nq ? qpos + (size_t)w * nq + i : qvel + (size_t)w * nv + (i - nq);
+  *x = how == FS_PERTURB_ROUND_F32
+           ? (fsReal)(float)*x
+           : fs_nextafter(*x, fs_perturb_up(seed, (unsigned)w, (unsigned)i));
 }
 
-// qpos and qvel of every world rounded to float32 on the device.
-static int cuda_round_state(void* self, fsError* err) {
+static int cuda_perturb_state(void* self, int how, unsigned seed, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
   const fsData* d = fs_device_data(c->dev);
-  size_t nq = (size_t)c->N * c->hm.nq, nv = (size_t)c->N * c->hm.nv;
-  round_kernel<<<(unsigned)((nq + 255) / 256), 256, 0, c->stream>>>(d->qpos, nq);
-  FS_CUDA_TRY(cudaGetLastError(), err);
-  round_kernel<<<(unsigned)((nv + 255) / 256), 256, 0, c->stream>>>(d->qvel, nv);
+  int n = c->N * (c->hm.nq + c->hm.nv);
+  perturb_kernel<<<blocks_for(n), 256, 0, c->stream>>>(d->qpos, d->qvel, c->hm.nq, c->hm.nv, c->N,
+                                                       how, seed);
   FS_CUDA_TRY(cudaGetLastError(), err);
   FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
   return 0;
 }
 
-const fsBackendOps fs_cuda_ops = {"cuda",          cuda_warmup,       cuda_begin_block,
-                                  cuda_end_block,  cuda_world_status, cuda_read_worlds,
-                                  cuda_round_state};
+const fsBackendOps fs_cuda_ops = {
+    "cuda",           cuda_warmup,       cuda_begin_block, cuda_end_block, cuda_world_status,
+    cuda_read_worlds, cuda_perturb_state};
 
 //---------------------------------- create / destroy ----------------------------------------------
 

@@ -9,6 +9,7 @@
 #include "common/interrupt.h"
 #include "cpu/pool.h"
 #include "cuda/batch.h"
+#include "cuda/host.h"
 #include "cuda/model.h"
 #include "cuda/stage_forward.h"
 
@@ -25,7 +26,6 @@ struct fsHostReplay {
   int* ndone;        // (N) steps of the current block completed
   Job job;
   fsBlock* block;
-  double perturb; // FLYSIM_PERTURB_PASSIVE, or 0
 };
 
 // Record the first warning a world raises (counters only ever grow), as the GPU's
@@ -54,35 +54,11 @@ static void note_solver(fsHostReplay* h, int w, const fsData* d) {
   h->st[w].solver_error += d->solver_error[0] != 0;
 }
 
-// fs_step with the passive force scaled by (1 + perturb) after the velocity stage:
-// the deliberately broken stepper of FLYSIM_PERTURB_PASSIVE.
-static void perturbed_step(const fsModel* m, fsData* d, double perturb) {
-  fsi_check(m, d, d->qpos, m->nq, FS_WARN_BADQPOS);
-  fsi_check(m, d, d->qvel, m->nv, FS_WARN_BADQVEL);
-  for (int pass = 0; pass < 2; pass++) {
-    fs_fwd_position(m, d);
-    fs_fwd_velocity(m, d);
-    for (int i = 0; i < m->nv; i++) d->qfrc_passive[i] *= (fsReal)(1 + perturb);
-    fs_fwd_actuation(m, d);
-    fs_fwd_acceleration(m, d);
-    fs_fwd_constraint(m, d);
-    if (pass == 1 || !fsi_check(m, d, d->qacc, m->nv, FS_WARN_BADQACC)) break;
-  }
-  fs_euler(m, d);
-}
-
-static void step_world(fsHostReplay* h, fsData* d) {
-  if (h->perturb != 0)
-    perturbed_step(&h->m, d, h->perturb);
-  else
-    fs_step(&h->m, d);
-}
-
 static void warmup_world(fsHostReplay* h, int w) {
   const fsReplay* r = h->r;
   fsData d = fs_batch_world(&h->m, &h->b, w);
   for (int s = 0; s < r->nwarmup && !fs_interrupted(); s++) {
-    step_world(h, &d);
+    fs_step(&h->m, &d);
     note_warnings(h, w, &d, s - r->nwarmup);
     note_solver(h, w, &d);
   }
@@ -102,7 +78,7 @@ static void block_world(fsHostReplay* h, int w) {
     int step = blk->step0 + k;
     const double* target = r->targets->value + (r->world_start[w] + step) * (long)A;
     for (int a = 0; a < A; a++) d.ctrl[bind->actuator[a]] = (fsReal)target[a];
-    step_world(h, &d);
+    fs_step(&h->m, &d);
     note_warnings(h, w, &d, step);
     note_solver(h, w, &d);
     if (qrec) {
@@ -195,20 +171,26 @@ static int host_read_worlds(void* self, double* qpos, int* ncon, fsError* err) {
   return 0;
 }
 
-static int host_round_state(void* self, fsError* err) {
+static void perturb(fsReal* x, int n, int how, unsigned seed, unsigned w, unsigned k0) {
+  for (int i = 0; i < n; i++)
+    x[i] = how == FS_PERTURB_ROUND_F32 ? (fsReal)(float)x[i]
+                                       : fs_nextafter(x[i], fs_perturb_up(seed, w, k0 + i));
+}
+
+static int host_perturb_state(void* self, int how, unsigned seed, fsError* err) {
   (void)err;
   fsHostReplay* h = self;
   for (int w = 0; w < h->r->nworld; w++) {
     fsData d = fs_batch_world(&h->m, &h->b, w);
-    for (int i = 0; i < h->m.nq; i++) d.qpos[i] = (fsReal)(float)d.qpos[i];
-    for (int i = 0; i < h->m.nv; i++) d.qvel[i] = (fsReal)(float)d.qvel[i];
+    perturb(d.qpos, h->m.nq, how, seed, w, 0);
+    perturb(d.qvel, h->m.nv, how, seed, w, (unsigned)h->m.nq);
   }
   return 0;
 }
 
-const fsBackendOps fs_host_ops = {"host",          host_warmup,       host_begin_block,
-                                  host_end_block,  host_world_status, host_read_worlds,
-                                  host_round_state};
+const fsBackendOps fs_host_ops = {
+    "host",           host_warmup,       host_begin_block, host_end_block, host_world_status,
+    host_read_worlds, host_perturb_state};
 
 fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   fsHostReplay* h = fs_calloc(err, "the host stepper", 1, sizeof *h);
@@ -217,18 +199,7 @@ fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   if (nthread <= 0) nthread = fs_cpu_count();
   if (nthread > r->nworld) nthread = r->nworld;
   h->nthread = nthread;
-  const char* perturb = getenv("FLYSIM_PERTURB_PASSIVE");
-  if (perturb && *perturb) {
-    char* end;
-    h->perturb = strtod(perturb, &end);
-    if (*end) {
-      fs_fail(err,
-              "FLYSIM_PERTURB_PASSIVE='%s' is not a number; fix: unset it (it is a test "
-              "switch), or give a relative scale such as 1e-3",
-              perturb);
-      goto fail;
-    }
-  }
+  if (fs_host_test_switches(err)) goto fail;
   if (fs_model_build(r->m, r->model_path, &h->m, err)) goto fail;
   if (fs_batch_alloc(&h->m, r->nworld, &h->b, err)) goto fail;
   h->st = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *h->st);
@@ -264,7 +235,7 @@ int fs_host_threads(const fsHostReplay* h) {
 
 void fs_host_describe(const fsHostReplay* h, char* out, size_t n) {
   int k = snprintf(out, n, "%d thread%s, %s", h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME);
-  if (h->perturb != 0 && k > 0 && (size_t)k < n)
+  if (fs_test_perturb_passive != 0 && k > 0 && (size_t)k < n)
     snprintf(out + k, n - k, ", passive force x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
-             h->perturb);
+             fs_test_perturb_passive);
 }

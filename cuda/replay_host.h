@@ -11,9 +11,9 @@
 // comparisons in CI and on a laptop, and the GPU code's behaviour apart from the
 // device. The model must pass fs_model_check (cuda/model.h), as on the GPU.
 //
-// FLYSIM_PERTURB_PASSIVE=<x> (a test switch, printed when set) scales every
-// world's passive force by (1 + x) in every step: a deliberately broken stage,
-// which `flysim compare` must catch.
+// FLYSIM_PERTURB_PASSIVE=<x> (a test switch, cuda/host.h; named in the description
+// when set) scales every world's passive force by (1 + x) in every step: a
+// deliberately broken stage, which `flysim compare` must catch.
 #ifndef FLYSIM_CUDA_REPLAY_HOST_H
 #define FLYSIM_CUDA_REPLAY_HOST_H
 

@@ -6,6 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/model.h"
+#include "common/random.h"
+
 #ifndef FLYSIM_SOURCE_DIR
 #define FLYSIM_SOURCE_DIR "."
 #endif
@@ -55,19 +58,23 @@ const char* fs_test_asset(const char* file) {
   return out;
 }
 
-static uint64_t g_state = 1;
-
 void fs_test_seed(uint64_t seed) {
-  g_state = seed;
+  fs_random_seed(seed);
   printf("seed %llu\n", (unsigned long long)seed);
 }
 
 double fs_test_uniform(void) {
-  uint64_t z = (g_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+  return fs_random_uniform();
+}
+
+mjModel* fs_test_load_model(const char* path) {
+  fsError err;
+  mjModel* m = fs_model_load(path, &err);
+  if (!m) {
+    fprintf(stderr, "%s\n", err.msg);
+    exit(1);
+  }
+  return m;
 }
 
 int fs_test_write_targets(const char* path, int T, int A, const char* const* names,

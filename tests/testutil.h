@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mujoco/mujoco.h>
+
 #define FS_TEST_SKIP 77
 
 extern int fs_test_failures;
@@ -57,7 +59,10 @@ const char* fs_test_asset(const char* file);
 
 /// Deterministic random numbers (splitmix64); fs_test_seed prints the seed.
 void fs_test_seed(uint64_t seed);
-double fs_test_uniform(void); // [0, 1)
+double fs_test_uniform(void); // [0, 1) (common/random.h's sequence)
+
+/// Load a model (MJCF or MJB), failing the test program on error.
+mjModel* fs_test_load_model(const char* path);
 
 /// Write a targets file: /targets (T x A) float64, /dof_names (A), attribute
 /// `timestep`. Returns 0 on success.

@@ -22,7 +22,7 @@
 #include "common/replay.h"
 #include "common/targets.h"
 #include "cuda/host.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/harness.h"
 #include "tests/testutil.h"
 
 enum { NWORLD = 4, NSTEP = 5000 };
@@ -139,7 +139,7 @@ int main(void) {
   char model[1024], clip[1024];
   snprintf(model, sizeof model, "%s", fs_test_asset("mesh.mjb"));
   snprintf(clip, sizeof clip, "%s", fs_test_asset("walking_clip.h5"));
-  c.mj = fsh_load(model);
+  c.mj = fs_test_load_model(model);
   if (fs_targets_load(clip, &c.t, &err) || fs_targets_resample(&c.t, c.mj->opt.timestep, &err) ||
       fs_replay_bind(c.mj, model, &c.t, &c.bind, &err)) {
     fprintf(stderr, "%s\n", err.msg);

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "cuda/model.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/harness.h"
 #include "tests/testutil.h"
 
 static void expect_ok(const char* path, int disable) {
-  mjModel* m = fsh_load(path);
+  mjModel* m = fs_test_load_model(path);
   m->opt.disableflags |= disable;
   fsError err = {{0}};
   int rc = fs_model_check(m, path, &err);
@@ -22,7 +22,7 @@ static void expect_ok(const char* path, int disable) {
 
 static void unsupported_model(void) {
   const char* path = fs_test_model("cuda_unsupported.xml");
-  mjModel* m = fsh_load(path);
+  mjModel* m = fs_test_load_model(path);
   fsError err = {{0}};
   CHECK(fs_model_check(m, path, &err) == -1);
   printf("%s\n", err.msg);
@@ -64,7 +64,7 @@ static void fly(void) {
 }
 
 static void expect_collision_ok(const char* path) {
-  mjModel* m = fsh_load(path);
+  mjModel* m = fs_test_load_model(path);
   fsError err = {{0}};
   fsModel fm;
   int rc = fs_model_build_for(m, path, &fm, FS_BUILD_COLLISION, &err);
@@ -87,7 +87,7 @@ static void collision_build(void) {
   expect_collision_ok(fs_test_model("cuda_contact_primitives.xml"));
   expect_collision_ok(fs_test_model("cuda_contact_mesh.xml"));
   // the fly: 55 plane-mesh pairs of at most 4 contacts (MuJoCo 3.16's plane-mesh)
-  mjModel* m = fsh_load(fly);
+  mjModel* m = fs_test_load_model(fly);
   fsModel fm;
   fsError err = {{0}};
   CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
@@ -101,7 +101,7 @@ static void collision_build(void) {
   mj_deleteModel(m);
 
   const char* path = fs_test_model("cuda_contact_unsupported.xml");
-  m = fsh_load(path);
+  m = fs_test_load_model(path);
   CHECK(fs_model_check_for(m, path, FS_BUILD_COLLISION, &err) == -1);
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, "does not implement 2 features");
@@ -123,7 +123,7 @@ static void constraint_build(void) {
   snprintf(models[3], sizeof models[3], "%s", fs_test_model("cuda_contact_primitives.xml"));
   const char* fly = models[0];
   for (int i = 0; i < 4; i++) {
-    mjModel* m = fsh_load(models[i]);
+    mjModel* m = fs_test_load_model(models[i]);
     fsModel fm;
     fsError err = {{0}};
     int rc = fs_model_build(m, models[i], &fm, &err);
@@ -142,7 +142,7 @@ static void constraint_build(void) {
     mj_deleteModel(m);
   }
   // built for the collision stage: no rows
-  mjModel* m = fsh_load(fly);
+  mjModel* m = fs_test_load_model(fly);
   fsModel fm;
   fsError err = {{0}};
   CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
@@ -151,7 +151,7 @@ static void constraint_build(void) {
   mj_deleteModel(m);
 
   const char* path = fs_test_model("cuda_efc_unsupported.xml");
-  m = fsh_load(path);
+  m = fs_test_load_model(path);
   CHECK(fs_model_check(m, path, &err) == -1);
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, "does not implement 8 features");
@@ -178,7 +178,7 @@ int main(void) {
   expect_ok(fs_test_model("cuda_limb.xml"), 0);
   // the limb's contacts are off by its own flag; switched back on, its geoms would
   // collide by contype/conaffinity (no broadphase): refused
-  mjModel* m = fsh_load(fs_test_model("cuda_limb.xml"));
+  mjModel* m = fs_test_load_model(fs_test_model("cuda_limb.xml"));
   m->opt.disableflags &= ~mjDSBL_CONTACT;
   fsError err = {{0}};
   CHECK(fs_model_check(m, "cuda_limb.xml", &err) == -1);

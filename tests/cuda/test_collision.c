@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/cuda/contacts.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/contacts.h"
+#include "cuda/check/harness.h"
 #include "tests/testutil.h"
 
 typedef struct Case {
@@ -130,7 +130,7 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
 
 static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   printf("\n== %s (%s), %d worlds, %s\n", c->label, c->path, c->nworld, r->name);
-  mjModel* mj = fsh_load(c->path);
+  mjModel* mj = fs_test_load_model(c->path);
   mj->opt.disableflags |= c->disable;
   mj->opt.enableflags |= c->enable;
   for (int k = 0; c->nograph && k < mj->nmesh; k++) mj->mesh_graphadr[k] = -1;

@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/cuda/contacts.h"
-#include "tests/cuda/efc.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/contacts.h"
+#include "cuda/check/efc.h"
+#include "cuda/check/harness.h"
 #include "tests/testutil.h"
 
 typedef struct Case {
@@ -216,7 +216,7 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
 }
 
 static mjModel* load_case(const Case* c) {
-  mjModel* mj = fsh_load(c->path);
+  mjModel* mj = fs_test_load_model(c->path);
   mj->opt.disableflags |= c->disable;
   mj->opt.enableflags |= c->enable;
   if (c->jacobian >= 0) mj->opt.jacobian = c->jacobian;

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "cuda/device.h"
-#include "tests/cuda/contacts.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/contacts.h"
+#include "cuda/check/harness.h"
 #include "tests/testutil.h"
 
 enum { NWORLD = 16 };
@@ -63,7 +63,7 @@ int main(void) {
   fshRunner r = fsh_runner();
   char fly[1024];
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
-  mjModel* mj = fsh_load(fly);
+  mjModel* mj = fs_test_load_model(fly);
   mj->opt.noslip_iterations = 0; // sol_Mgrad is the Newton's last
   fsModel m;
   fsError err;

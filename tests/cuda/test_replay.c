@@ -41,7 +41,7 @@
 #include "common/clock.h"
 #include "cuda/replay_cuda.h"
 #endif
-#include "tests/cuda/harness.h"
+#include "cuda/check/harness.h"
 #include "tests/testutil.h"
 
 #ifdef FSH_CONTACTS
@@ -112,17 +112,7 @@ static void run_mujoco(const Replay* r, const mjModel* mj, int w, int how, doubl
 // The model with every real rounded to float32.
 static mjModel* model_in_float(const mjModel* mj) {
   mjModel* f = mj_copyModel(NULL, mj);
-  MJMODEL_POINTERS_PREAMBLE(f)
-#define XNV X
-#define X(type, name, nr, nc)                                                                      \
-  if (_Generic(f->name, mjtNum * : 1, default : 0))                                                \
-    for (long k = 0; k < (long)f->nr * (nc); k++)                                                  \
-      ((mjtNum*)f->name)[k] = (float)((mjtNum*)f->name)[k];
-  MJMODEL_POINTERS
-#undef X
-#undef XNV
-  f->opt.timestep = (float)f->opt.timestep;
-  for (int k = 0; k < 3; k++) f->opt.gravity[k] = (float)f->opt.gravity[k];
+  fs_model_round_to_float(f);
   return f;
 }
 
@@ -251,7 +241,7 @@ static int load(Replay* r) {
   char model[1024], clip[1024];
   snprintf(model, sizeof model, "%s", fs_test_asset("mesh.mjb"));
   snprintf(clip, sizeof clip, "%s", fs_test_asset("walking_clip.h5"));
-  r->mj = fsh_load(model);
+  r->mj = fs_test_load_model(model);
 #ifndef FSH_CONTACTS
   r->mj->opt.disableflags |= mjDSBL_CONTACT;
 #endif

@@ -43,9 +43,9 @@
 
 #include "common/replay.h"
 #include "common/targets.h"
-#include "tests/cuda/contacts.h"
-#include "tests/cuda/efc.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/contacts.h"
+#include "cuda/check/efc.h"
+#include "cuda/check/harness.h"
 #include "tests/testutil.h"
 
 typedef struct Case {
@@ -535,7 +535,7 @@ static int whole_steps(const fshRunner* r, const fsModel* m, const mjModel* mj, 
 }
 
 static mjModel* load_case(const Case* c) {
-  mjModel* mj = fsh_load(c->path);
+  mjModel* mj = fs_test_load_model(c->path);
   mj->opt.disableflags |= c->disable;
   if (c->jacobian >= 0) mj->opt.jacobian = c->jacobian;
   if (c->noslip >= 0) mj->opt.noslip_iterations = c->noslip;

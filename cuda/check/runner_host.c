@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "cuda/host.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/harness.h"
 
 typedef struct HostRunner {
   const fsModel* m;
@@ -10,9 +10,8 @@ typedef struct HostRunner {
 
 static int host_open(void* self, const fsModel* m, int nworld, fsError* err) {
   (void)nworld;
-  (void)err;
   ((HostRunner*)self)->m = m;
-  return 0;
+  return fs_host_test_switches(err);
 }
 
 static int host_run(void* self, fsBatch* b, int what, int n, fsError* err) {
@@ -31,7 +30,7 @@ static void host_close(void* self) {
   (void)self;
 }
 
-fshRunner fsh_runner(void) {
+fshRunner fsh_runner_host(void) {
   static HostRunner self;
   static char name[32];
   snprintf(name, sizeof name, "host %s", fs_host_real_name());

@@ -1,12 +1,15 @@
 // Comparison of the constraint rows (cuda/stage_constraint.h) with MuJoCo's
 // mjData.efc_* (tests/cuda/test_constraint.c).
-#ifndef FLYSIM_TESTS_CUDA_EFC_H
-#define FLYSIM_TESTS_CUDA_EFC_H
+#ifndef FLYSIM_CUDA_CHECK_EFC_H
+#define FLYSIM_CUDA_CHECK_EFC_H
 
 #include <mujoco/mujoco.h>
 
 #include "cuda/batch.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/harness.h"
+
+#define fsh_compare_efc         FS_PREC(fsh_compare_efc)
+#define fsh_contact_sets_differ FS_PREC(fsh_contact_sets_differ)
 
 /// Compare the constraint-row fields (kind FS_KIND_EFC) that `stage` writes (those in
 /// tol->only if given), in every world (but those tol->skip leaves out), with MuJoCo's: nefc,

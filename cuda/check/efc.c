@@ -1,4 +1,4 @@
-#include "tests/cuda/efc.h"
+#include "cuda/check/efc.h"
 
 #include <float.h>
 #include <math.h>
@@ -113,17 +113,18 @@ int fsh_compare_efc(const char* label, const fsModel* m, const fsBatch* b, const
       if (tol->skip && tol->skip[k]) continue;
       fsData d = fs_batch_world(m, b, k);
       if (compare_world(m, f, &d, mj, ref[k], tol, k, buf, cap, &w)) {
-        printf("  %-22s %-18s world %d: nefc %d, MuJoCo %d, or rows that do not pair  <-- FAIL\n",
-               label, f->name, k, d.nefc[0], ref[k]->nefc);
+        fsh_note("  %-22s %-18s world %d: nefc %d, MuJoCo %d, or rows that do not pair  <-- FAIL\n",
+                 label, f->name, k, d.nefc[0], ref[k]->nefc);
         w.err = INFINITY;
         break;
       }
     }
     int bad = !(w.err <= w.bound);
-    char bound[48] = "";
-    if (w.bound > tol->rel) snprintf(bound, sizeof bound, " (bound %.2e: float32 inputs)", w.bound);
-    printf("  %-22s %-18s %-8.2e world %d row %d [%d] %.10g vs %.10g%s%s\n", label, f->name, w.err,
-           w.world, w.row, w.col, w.ours, w.ref, bound, bad ? "  <-- FAIL" : "");
+    fshFieldReport r = {label,   f->name, w.err, w.bound > tol->rel ? w.bound : 0,
+                        w.world, w.row,   "",    w.ours,
+                        w.ref,   bad};
+    snprintf(r.where, sizeof r.where, "world %d row %d [%d]", w.world, w.row, w.col);
+    fsh_report(&r);
     int imp =
         !strcmp(f->name, "efc_R") || !strcmp(f->name, "efc_D") || !strcmp(f->name, "efc_diagA");
     if (f->type != FS_TYPE_int && worst && isfinite(w.maxerr) && w.maxerr > worst[imp])

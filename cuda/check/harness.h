@@ -1,13 +1,14 @@
-// Test harness of the batched stepper against MuJoCo (ARCHITECTURE section 4):
-// reference worlds from MuJoCo itself (seeded noise, a few steps, mj_forward),
-// a different state in every world, outputs poisoned with NaN before a stage
-// runs, every field of every world compared with mjData, the worst world, field
-// and element reported.
+// The stepper checked against MuJoCo (ARCHITECTURE section 4), as library code for
+// the tests (tests/cuda) and `flysim compare --stages`: reference worlds from MuJoCo
+// itself (seeded noise, a few steps, mj_forward), a different state in every world,
+// outputs poisoned with NaN before a stage runs, every field of every world compared
+// with mjData, the worst world, field and element reported.
 //
-// The same tests run on the host builds (float64, float32) and on the GPU: a
-// runner moves the batch to where the stages run and back.
-#ifndef FLYSIM_TESTS_CUDA_HARNESS_H
-#define FLYSIM_TESTS_CUDA_HARNESS_H
+// The same checks run on the host builds (float64, float32) and on the GPU: a
+// runner moves the batch to where the stages run and back. Built per precision
+// (flysim_check_f32 / _f64): the names carry it (cuda/real.h FS_PREC).
+#ifndef FLYSIM_CUDA_CHECK_HARNESS_H
+#define FLYSIM_CUDA_CHECK_HARNESS_H
 
 #include <mujoco/mujoco.h>
 #include <stdint.h>
@@ -15,20 +16,40 @@
 #include "cuda/batch.h"
 #include "cuda/model.h"
 
+#define fsh_runner_host    FS_PREC(fsh_runner_host)
+#define fsh_runner_cuda    FS_PREC(fsh_runner_cuda)
+#define fsh_load_worlds    FS_PREC(fsh_load_worlds)
+#define fsh_run            FS_PREC(fsh_run)
+#define fsh_make_worlds    FS_PREC(fsh_make_worlds)
+#define fsh_free_worlds    FS_PREC(fsh_free_worlds)
+#define fsh_compare_field  FS_PREC(fsh_compare_field)
+#define fsh_compare_stage  FS_PREC(fsh_compare_stage)
+#define fsh_compare_fields FS_PREC(fsh_compare_fields)
+#define fsh_field          FS_PREC(fsh_field)
+#define fsh_set_report     FS_PREC(fsh_set_report)
+#define fsh_report         FS_PREC(fsh_report)
+#define fsh_note           FS_PREC(fsh_note)
+
 /// Where the stages run: the host pipeline or the device.
 typedef struct fshRunner {
   const char* name; // "host float64", "host float32", "cuda float32"
   void* self;
-  /// Prepare for model m and nworld worlds (0, or -1 with a message; 77: skip).
+  /// Prepare for model m and nworld worlds (0, or -1 with a message; FSH_SKIP: no
+  /// device here).
   int (*open)(void* self, const fsModel* m, int nworld, fsError* err);
   /// Run a stage (fsStage) or, with FSH_FORWARD / FSH_STEP, mj_forward or n steps.
   int (*run)(void* self, fsBatch* b, int what, int n, fsError* err);
   void (*close)(void* self);
 } fshRunner;
 
-enum { FSH_FORWARD = -1, FSH_STEP = -2 };
+enum { FSH_FORWARD = -1, FSH_STEP = -2, FSH_SKIP = 77 };
 
-/// The runner of this test build (host, or cuda when built with FSH_GPU).
+/// The host runner (cuda/host.h: the stages where the batch is) and the device runner
+/// (the batch uploaded, the kernels run, the batch downloaded; flysim_check_cuda_*).
+fshRunner fsh_runner_host(void);
+fshRunner fsh_runner_cuda(void);
+
+/// The runner of a test program (tests/cuda: host or cuda, chosen by its link).
 fshRunner fsh_runner(void);
 
 /// Tolerance of a comparison: error = |ours - ref| / max(|ref|, floor * scale),
@@ -46,6 +67,25 @@ typedef struct fshWorst {
   int world, index;
   double ours, ref;
 } fshWorst;
+
+/// One compared field's worst element, as every comparison reports it.
+typedef struct fshFieldReport {
+  const char* label; // the comparison ("kinematics", "step 1", ...)
+  const char* field;
+  double err, bound;
+  int world, index; // -1: none
+  char where[64];   // "world 3 [17]", "world 0 contact 2 [1]", "world 1 row 5 [3]"
+  double ours, ref;
+  int bad;
+} fshFieldReport;
+
+typedef void (*fshReportFn)(void* arg, const fshFieldReport* r);
+
+/// Where the comparisons report: fn gets every field's report and the other lines
+/// (fsh_note) are dropped; fn NULL (the default): a line per field on stdout.
+void fsh_set_report(fshReportFn fn, void* arg);
+void fsh_report(const fshFieldReport* r);
+void fsh_note(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /// Every world of b from MuJoCo's data ref[w] (fs_batch_from_mj; stage as there).
 /// Prints the error and returns -1 if one cannot be copied.
@@ -84,8 +124,5 @@ int fsh_compare_fields(const char* label, const fsModel* m, const fsBatch* b,
 
 /// Data field by name (NULL if none).
 const fsFieldInfo* fsh_field(const char* name);
-
-/// Load a model (MJCF or MJB), failing the test program on error.
-mjModel* fsh_load(const char* path);
 
 #endif

@@ -1,15 +1,14 @@
 // The device runner: the batch is uploaded, the stage (or forward, or steps) runs
-// in the kernels, the batch comes back. No GPU: the test is skipped (77).
+// in the kernels, the batch comes back. No GPU: open returns FSH_SKIP.
 #include "cuda/device.h"
-#include "tests/cuda/harness.h"
-#include "tests/testutil.h"
+#include "cuda/check/harness.h"
 
 typedef struct CudaRunner {
   fsDevice* dev;
 } CudaRunner;
 
 static int cuda_open(void* self, const fsModel* m, int nworld, fsError* err) {
-  if (fs_cuda_device_count() == 0) return FS_TEST_SKIP;
+  if (fs_cuda_device_count() == 0) return FSH_SKIP;
   CudaRunner* r = self;
   r->dev = fs_device_create(m, nworld, err);
   return r->dev ? 0 : -1;
@@ -31,7 +30,7 @@ static void cuda_close(void* self) {
   r->dev = NULL;
 }
 
-fshRunner fsh_runner(void) {
+fshRunner fsh_runner_cuda(void) {
   static CudaRunner self;
   return (fshRunner){"cuda " FS_REAL_NAME, &self, cuda_open, cuda_run, cuda_close};
 }

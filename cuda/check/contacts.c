@@ -1,4 +1,4 @@
-#include "tests/cuda/contacts.h"
+#include "cuda/check/contacts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "cuda/model.h"
-#include "tests/testutil.h"
+#include "common/random.h"
 
 //---------------------------------- reference worlds ----------------------------------------------
 
 static double sym_uniform(void) {
-  return 2 * fs_test_uniform() - 1;
+  return 2 * fs_random_uniform() - 1;
 }
 
 // The pair that made contact c (its geoms, in either order); -1 if none.
@@ -91,7 +91,7 @@ static void preset_quat(const mjModel* mj, int g, int k, mjtNum q[4]) {
   int best = mj->mesh_polyadr[mesh];
   for (int p = best; p < mj->mesh_polyadr[mesh] + mj->mesh_polynum[mesh]; p++)
     if (mj->mesh_polyvertnum[p] > mj->mesh_polyvertnum[best]) best = p;
-  mjtNum down[3] = {0, 0, -1}, tilt[4], h = 2 * M_PI * fs_test_uniform();
+  mjtNum down[3] = {0, 0, -1}, tilt[4], h = 2 * M_PI * fs_random_uniform();
   mjtNum tilt_axis[3] = {cos(h), sin(h), 0};
   quat_between(q, mj->mesh_polynormal + 3 * best, down);
   mju_axisAngle2Quat(tilt, tilt_axis, 0.02);
@@ -145,8 +145,8 @@ static void anchor_bodies(mjModel* mj, mjData* d, const fshContactNoise* nz) {
       }
     if (!n) continue;
     qsort(mine, (size_t)n, sizeof(double), cmp_double);
-    int k = (int)(fs_test_uniform() * (n < nz->kmax ? n : nz->kmax));
-    double target = nz->lo + (nz->hi - nz->lo) * fs_test_uniform();
+    int k = (int)(fs_random_uniform() * (n < nz->kmax ? n : nz->kmax));
+    double target = nz->lo + (nz->hi - nz->lo) * fs_random_uniform();
     double nzc = d->geom_xmat[9 * pair_plane(mj, which[0]) + 8]; // plane normal, z
     d->qpos[mj->jnt_qposadr[j] + 2] += (target - mine[k]) / nzc;
   }
@@ -199,7 +199,7 @@ static int boundary_pair(const mjModel* mj, mjData* a, mjData* b, const fshConta
 mjData** fsh_contact_worlds(const mjModel* mj_in, int nworld, uint64_t seed,
                             const fshContactNoise* nz) {
   mjModel* mj = (mjModel*)mj_in; // opt is changed for a moment, then restored
-  fs_test_seed(seed);
+  fs_random_seed(seed);
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
     d[w] = mj_makeData(mj);
@@ -215,7 +215,7 @@ mjData** fsh_contact_worlds(const mjModel* mj_in, int nworld, uint64_t seed,
     int w = nworld - 2 * (i + 1);
     nbound += boundary_pair(mj, d[w], d[w + 1], nz, i % 2);
   }
-  if (nz->boundary) printf(" %d pairs of worlds across a contact-count boundary\n", nbound);
+  if (nz->boundary) fsh_note(" %d pairs of worlds across a contact-count boundary\n", nbound);
   for (int w = 0; w < nworld; w++) mj_forward(mj, d[w]);
   return d;
 }
@@ -245,8 +245,8 @@ fshContactStats fsh_contact_stats(const mjModel* mj, mjData* const* ref, int nwo
 // MuJoCo's values of field f in world md (ncon rows), into out.
 static void ref_rows(const fsFieldInfo* f, const mjData* md, double* out, size_t n) {
   if (fs_contact_values(f, md, out, n)) {
-    fprintf(stderr, "field %s: no mjContact member\n", f->name);
-    exit(1);
+    fprintf(stderr, "internal: contact field %s has no mjContact member\n", f->name);
+    abort(); // the field table and MuJoCo's mjContact disagree: a programming error
   }
 }
 
@@ -284,8 +284,8 @@ static int match_world(const char* label, const fsModel* m, const fsData* d, con
   int nours = d->ncon[0], bad = 0;
   for (int c = 0; c < ref->ncon; c++) map[c] = -1;
   if (d->contact_overflow[0] != 0 || nours < 0 || nours > m->nconmax) {
-    printf("  %-22s world %d: ncon %d, overflow %d  <-- FAIL\n", label, w, nours,
-           d->contact_overflow[0]);
+    fsh_note("  %-22s world %d: ncon %d, overflow %d  <-- FAIL\n", label, w, nours,
+             d->contact_overflow[0]);
     return 1;
   }
   for (int k = 0; k < nours; k++) { // our contacts: pairs in order, geoms the pair's
@@ -293,14 +293,14 @@ static int match_world(const char* label, const fsModel* m, const fsData* d, con
     if (!(p >= 0 && p < m->npair && (k == 0 || p >= d->contact_pair[k - 1]) &&
           ((m->pair_geom1[p] == g0 && m->pair_geom2[p] == g1) ||
            (m->pair_geom1[p] == g1 && m->pair_geom2[p] == g0)))) {
-      printf("  %-22s world %d contact %d: pair %d, geoms %d %d  <-- FAIL\n", label, w, k, p, g0,
-             g1);
+      fsh_note("  %-22s world %d contact %d: pair %d, geoms %d %d  <-- FAIL\n", label, w, k, p, g0,
+               g1);
       return 1;
     }
   }
   if (tol_b == 0) {
     if (nours != ref->ncon) {
-      printf("  %-22s world %d: ncon %d, MuJoCo %d  <-- FAIL\n", label, w, nours, ref->ncon);
+      fsh_note("  %-22s world %d: ncon %d, MuJoCo %d  <-- FAIL\n", label, w, nours, ref->ncon);
       return 1;
     }
     for (int c = 0; c < nours; c++) map[c] = c;
@@ -346,8 +346,8 @@ static int match_world(const char* label, const fsModel* m, const fsData* d, con
     int ok = p >= 0 && at_threshold(m, p, r->includemargin, r->dist, tol_b);
     allowed[0] += ok;
     if (!ok) {
-      printf("  %-22s world %d: MuJoCo's contact %d (dist %.9g) missing  <-- FAIL\n", label, w, c,
-             r->dist);
+      fsh_note("  %-22s world %d: MuJoCo's contact %d (dist %.9g) missing  <-- FAIL\n", label, w, c,
+               r->dist);
       bad++;
     }
   }
@@ -357,8 +357,8 @@ static int match_world(const char* label, const fsModel* m, const fsData* d, con
     int ok = at_threshold(m, p, d->contact_includemargin[k], d->contact_dist[k], tol_b);
     allowed[0] += ok;
     if (!ok) {
-      printf("  %-22s world %d: our contact %d (dist %.9g) not MuJoCo's  <-- FAIL\n", label, w, k,
-             (double)d->contact_dist[k]);
+      fsh_note("  %-22s world %d: our contact %d (dist %.9g) not MuJoCo's  <-- FAIL\n", label, w, k,
+               (double)d->contact_dist[k]);
       bad++;
     }
   }
@@ -423,15 +423,16 @@ int fsh_compare_contacts(const char* label, const fsModel* m, const fsBatch* b, 
     if (fi->kind != FS_KIND_CONTACT || fi->stage != stage || !strcmp(fi->name, "ncon")) continue;
     fshContactWorst w = compare_field(m, b, fi, ref, tol, maps, tol_b, allowed);
     int bad = !(w.err <= (fi->type == FS_TYPE_int ? 0 : tol->rel));
-    printf("  %-22s %-22s %-8.2e world %d contact %d [%d] %.10g vs %.10g%s\n", label, fi->name,
-           w.err, w.world, w.contact, w.col, w.ours, w.ref, bad ? "  <-- FAIL" : "");
+    fshFieldReport r = {label, fi->name, w.err, 0, w.world, w.contact, "", w.ours, w.ref, bad};
+    snprintf(r.where, sizeof r.where, "world %d contact %d [%d]", w.world, w.contact, w.col);
+    fsh_report(&r);
     if (fi->type != FS_TYPE_int && worst && w.err > *worst) *worst = w.err;
     nbad += bad;
   }
   if (tol_b > 0)
-    printf("  %-22s let through (float32): %d contacts/flags within %.0e x size of a threshold, "
-           "%d tie(s) (another vertex as deep)\n",
-           label, allowed[0], tol_b, allowed[1]);
+    fsh_note("  %-22s let through (float32): %d contacts/flags within %.0e x size of a threshold, "
+             "%d tie(s) (another vertex as deep)\n",
+             label, allowed[0], tol_b, allowed[1]);
   free(maps);
   return nbad;
 }
@@ -448,7 +449,7 @@ static void hover_ball(const mjModel* mj, mjData* d) {
     if (!((a == g && e == floor) || (a == floor && e == g)) || mj->pair_gap[p] <= 0) continue;
     mjtNum margin = mj->opt.enableflags & mjENBL_OVERRIDE ? mj->opt.o_margin : mj->pair_margin[p];
     d->qpos[mj->jnt_qposadr[mj->body_jntadr[b]] + 2] =
-        mj->geom_size[3 * g] + margin + mj->pair_gap[p] * (0.05 + 0.9 * fs_test_uniform());
+        mj->geom_size[3 * g] + margin + mj->pair_gap[p] * (0.05 + 0.9 * fs_random_uniform());
   }
 }
 
@@ -461,7 +462,7 @@ mjData** fsh_moving_contact_worlds(const mjModel* mj, int nworld, uint64_t seed,
     for (int i = 0; i < mj->nu; i++) {
       const mjtNum* r = mj->actuator_ctrlrange + 2 * i;
       d[w]->ctrl[i] =
-          mj->actuator_ctrllimited[i] ? r[0] + (r[1] - r[0]) * fs_test_uniform() : sym_uniform();
+          mj->actuator_ctrllimited[i] ? r[0] + (r[1] - r[0]) * fs_random_uniform() : sym_uniform();
     }
     mj_forward(mj, d[w]);
   }

@@ -1,25 +1,43 @@
-#include "tests/cuda/harness.h"
+#include "cuda/check/harness.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/model.h"
-#include "tests/testutil.h"
+#include "common/random.h"
 
-mjModel* fsh_load(const char* path) {
-  fsError err;
-  mjModel* m = fs_model_load(path, &err);
-  if (!m) {
-    fprintf(stderr, "%s\n", err.msg);
-    exit(1);
+static fshReportFn g_report;
+static void* g_report_arg;
+
+void fsh_set_report(fshReportFn fn, void* arg) {
+  g_report = fn;
+  g_report_arg = arg;
+}
+
+void fsh_report(const fshFieldReport* r) {
+  if (g_report) {
+    g_report(g_report_arg, r);
+    return;
   }
-  return m;
+  char bound[48] = "";
+  if (r->bound > 0) snprintf(bound, sizeof bound, " (bound %.2e)", r->bound);
+  printf("  %-22s %-18s %-8.2e %s %.10g vs %.10g%s%s\n", r->label, r->field, r->err, r->where,
+         r->ours, r->ref, bound, r->bad ? "  <-- FAIL" : "");
+}
+
+void fsh_note(const char* fmt, ...) {
+  if (g_report) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
 }
 
 static double sym_uniform(void) {
-  return 2 * fs_test_uniform() - 1;
+  return 2 * fs_random_uniform() - 1;
 }
 
 // Rotate the unit quaternion q by a random rotation of up to amp radians.
@@ -53,13 +71,13 @@ static void add_noise(const mjModel* mj, mjData* d, const fshNoise* nz) {
   for (int i = 0; i < mj->nu; i++) {
     const mjtNum* r = mj->actuator_ctrlrange + 2 * i;
     d->ctrl[i] = mj->actuator_ctrllimited[i]
-                     ? r[0] + (r[1] - r[0]) * (1.6 * fs_test_uniform() - 0.3)
+                     ? r[0] + (r[1] - r[0]) * (1.6 * fs_random_uniform() - 0.3)
                      : nz->cnoise * sym_uniform();
   }
 }
 
 mjData** fsh_make_worlds(const mjModel* mj, int nworld, uint64_t seed, const fshNoise* noise) {
-  fs_test_seed(seed);
+  fs_random_seed(seed);
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
     d[w] = mj_makeData(mj);
@@ -155,8 +173,9 @@ static int report(const char* label, const fsModel* m, const fsBatch* b, const f
   if (fs_field_rows(m, f) * f->cols == 0) return 0;
   fshWorst w = fsh_compare_field(m, b, f, ref, tol);
   int bad = !(w.err <= tol->rel);
-  printf("  %-22s %-18s %-8.2e world %d [%d] %.10g vs %.10g%s\n", label, f->name, w.err, w.world,
-         w.index, w.ours, w.ref, bad ? "  <-- FAIL" : "");
+  fshFieldReport r = {label, f->name, w.err, 0, w.world, w.index, "", w.ours, w.ref, bad};
+  snprintf(r.where, sizeof r.where, "world %d [%d]", w.world, w.index);
+  fsh_report(&r);
   if (worst_out && w.err > *worst_out) *worst_out = w.err;
   return bad;
 }

@@ -1,5 +1,5 @@
 // Reference worlds with contacts, and the comparison of the collision stage's
-// contacts with MuJoCo's (tests/cuda/test_collision.c).
+// contacts with MuJoCo's (tests/cuda/test_collision.c, flysim compare --stages).
 //
 // Worlds: every world its own state, made so that the model's pair geoms touch,
 // penetrate and leave their planes: seeded noise on hinge angles and free-joint
@@ -9,14 +9,19 @@
 // on a face, an edge, a vertex or their largest hull polygon; pairs of worlds one float64 ulp apart
 // across the boundary where MuJoCo's contact count changes (the detection margin, or the include
 // margin for contacts in a gap).
-#ifndef FLYSIM_TESTS_CUDA_CONTACTS_H
-#define FLYSIM_TESTS_CUDA_CONTACTS_H
+#ifndef FLYSIM_CUDA_CHECK_CONTACTS_H
+#define FLYSIM_CUDA_CHECK_CONTACTS_H
 
 #include <mujoco/mujoco.h>
 #include <stdint.h>
 
 #include "cuda/batch.h"
-#include "tests/cuda/harness.h"
+#include "cuda/check/harness.h"
+
+#define fsh_contact_worlds        FS_PREC(fsh_contact_worlds)
+#define fsh_moving_contact_worlds FS_PREC(fsh_moving_contact_worlds)
+#define fsh_compare_contacts      FS_PREC(fsh_compare_contacts)
+#define fsh_contact_stats         FS_PREC(fsh_contact_stats)
 
 /// How the reference worlds are made.
 typedef struct fshContactNoise {
