@@ -4,6 +4,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include "app/compare_cmd.h"
 #include "app/replay_cmd.h"
 #include "common/options.h"
 #include "common/replay_io.h"
@@ -13,6 +14,8 @@ static void print_help(void) {
          "\n"
          "commands:\n"
          "  replay     replay the recorded walking clip in N worlds (flysim replay --help)\n"
+         "  compare    the same worlds on two steppers, against MuJoCo's own sensitivity\n"
+         "             (flysim compare --help)\n"
          "\n"
          "  -h, --help      this text\n"
          "  --version       flysim and MuJoCo versions\n");
@@ -30,6 +33,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!strcmp(argv[1], "replay")) return fs_cmd_replay(argc - 1, argv + 1, command_line);
+  if (!strcmp(argv[1], "compare")) return fs_cmd_compare(argc - 1, argv + 1, command_line);
   fprintf(stderr, "flysim: unknown command '%s'; see flysim --help\n", argv[1]);
   return 2;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/backends.h"
 #include "common/files.h"
 #include "common/interrupt.h"
 #include "common/model.h"
@@ -24,10 +25,6 @@
 #include "common/targets.h"
 #include "common/profile_nsys.h"
 #include "cpu/replay_cpu.h"
-#include "cuda/host_backend.h"
-#ifdef FLYSIM_WITH_CUDA
-#include "cuda/cuda_backend.h"
-#endif
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
@@ -43,22 +40,13 @@ static const char* precision_name(const fsReplayOptions* o) {
   return o->backend != FS_BACKEND_CPU && o->precision == 32 ? "f32" : "f64";
 }
 
-// The chosen stepper behind the driver's interface.
-typedef struct Backend {
-  const fsBackendOps* ops;
-  void* self;
-  void (*destroy)(void* self);
-  int nthread;    // CPU threads (0 for the GPU)
-  char desc[256]; // "2 threads" / "NVIDIA H200 (...)"
-} Backend;
-
 typedef struct Session {
   fsReplayOptions opt;
   mjModel* m;
   fsTargets targets;
   fsReplayBinding bind;
   fsReplay plan;
-  Backend be;
+  fsBackend be;
   fsRecorder* rec;
   fsOutputs* outputs; // --save-data: world 0's pose and video
   fsPerf* perf;       // --profile (cpu)
@@ -67,52 +55,11 @@ typedef struct Session {
   int output_failed;  // a video, plot or profile error (data saved): exit 1
 } Session;
 
-static void destroy_cpu(void* self) {
-  fs_cpu_destroy(self);
-}
-
-static int create_cpu(Session* s, fsError* err) {
-  fsCpuReplay* c = fs_cpu_create(&s->plan, s->opt.threads, err);
-  if (!c) return -1;
-  s->be = (Backend){&fs_cpu_ops, c, destroy_cpu, fs_cpu_threads(c), ""};
-  snprintf(s->be.desc, sizeof s->be.desc, "%d thread%s", s->be.nthread,
-           s->be.nthread == 1 ? "" : "s");
-  return 0;
-}
-
-static int create_host(Session* s, fsError* err) {
-  fsHostBackend h;
-  if (fs_host_backend_open(&s->plan, s->opt.threads, s->opt.precision, &h, err)) return -1;
-  s->be = (Backend){h.ops, h.self, h.destroy, h.nthread, ""};
-  snprintf(s->be.desc, sizeof s->be.desc, "%s", h.desc);
-  return 0;
-}
-
-#ifdef FLYSIM_WITH_CUDA
-static int create_cuda(Session* s, fsError* err) {
-  fsCudaBackend c;
-  if (fs_cuda_backend_open(&s->plan, s->opt.precision, &c, err)) return -1;
-  s->be = (Backend){c.ops, c.self, c.destroy, 0, ""};
-  snprintf(s->be.desc, sizeof s->be.desc, "%s", c.desc);
-  if (!c.uses_graph)
-    snprintf(s->be.desc + strlen(s->be.desc), sizeof s->be.desc - strlen(s->be.desc),
-             ", no CUDA graph (FLYSIM_NO_GRAPH)");
-  return 0;
-}
-#else
-static int create_cuda(Session* s, fsError* err) {
-  (void)s;
-  return fs_fail(err, "--backend cuda: this flysim was built without CUDA (nvcc was not found "
-                      "at configure time); fix: install the CUDA toolkit and rebuild, or use "
-                      "--backend cpu");
-}
-#endif
-
 static void session_free(Session* s) {
   fs_perf_abort(s->perf);
   if (s->rec) fs_replay_recorder_close(s->rec, &s->plan, s->be.ops, s->be.self, "not run", NULL);
   fs_outputs_free(s->outputs);
-  if (s->be.destroy) s->be.destroy(s->be.self);
+  fs_backend_close(&s->be);
   fs_replay_plan_free(&s->plan);
   fs_replay_binding_free(&s->bind);
   fs_targets_free(&s->targets);
@@ -274,10 +221,8 @@ static int run(Session* s, fsError* err) {
   if (o->save_data[0] && o->plots &&
       fs_plot_leg_resolve(&s->bind, o->model, o->plot_leg, s->plot_leg, sizeof s->plot_leg, err))
     return EXIT_USAGE;
-  int (*create)(Session*, fsError*) = o->backend == FS_BACKEND_CUDA   ? create_cuda
-                                      : o->backend == FS_BACKEND_HOST ? create_host
-                                                                      : create_cpu;
-  if (create(s, err)) return EXIT_RUNTIME;
+  if (fs_backend_open(o->backend, o->precision, &s->plan, o->threads, &s->be, err))
+    return EXIT_RUNTIME;
   const fsBackendOps* ops = s->be.ops;
   print_header(s);
 

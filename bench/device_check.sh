@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU check, in one run on a machine with an NVIDIA GPU: the GPU tests (float32
-# and float64), compute-sanitizer (memcheck with and without the graph, synccheck,
-# initcheck) on a short replay with contacts, the NVTX ranges of a real run, and a
-# throughput sweep over worlds with contacts on; a table last.
+# and float64), `flysim compare --backends cpu,cuda --stages` in both precisions,
+# compute-sanitizer (memcheck with and without the graph, synccheck, initcheck) on a
+# short replay with contacts, the NVTX ranges of a real run, and a throughput sweep
+# over worlds with contacts on; a table last.
 #
 # Binaries come from a bundle built on the development machine
 # (bench/make_device_bundle.sh -> build-device/bundle.tar.xz), because the GPU
@@ -15,9 +16,10 @@
 # timeout; after the first GPU failure or hang the later GPU steps are skipped (and
 # said so); each result row is appended to the log as soon as it is known. Only the
 # bundle's programs see its libraries (nvidia-smi and compute-sanitizer do not).
-# Needs bash, tar, gzip, timeout and Python 3 (to unpack xz); not bc or xz. Writes three files to $OUT (or
-# ./device-check-out): device_check.log (everything, the table last), sweep.csv and
-# logs.tar.gz (each step's full output).
+# Needs bash, tar, gzip, timeout and Python 3 (to unpack xz); not bc or xz. Writes to
+# $OUT (or ./device-check-out): device_check.log (everything, the table last),
+# sweep.csv, compare-f32/compare.h5 and compare-f64/compare.h5 (flysim compare's files:
+# draw them here with scripts/plot_compare.py), and logs.tar.gz (each step's output).
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bundle_tar="${1:-$root/build-device/bundle.tar.xz}"
@@ -83,6 +85,13 @@ note "== GPU tests"
 for t in cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu \
   cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64; do
   step "$t" 150 "${bundled[@]}" "$b/bin/$t"
+done
+
+note "== flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip), both precisions, --stages"
+for p in f32 f64; do
+  if step "compare_$p" 240 "${bundled[@]}" "$flysim" compare --backends cpu,cuda --precision "$p" \
+    --worlds 8 --sim-steps 2000 --stages --save "$out/compare-$p" --no-plot --quiet; then :; fi
+  row "  $(grep '^summary ' "$logs/compare_$p.log" | cut -c9-)"
 done
 
 note "== compute-sanitizer (a short replay with contacts)"

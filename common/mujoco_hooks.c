@@ -12,11 +12,14 @@
 static _Thread_local fsMjTrap* t_trap = NULL;
 static pthread_mutex_t g_print = PTHREAD_MUTEX_INITIALIZER;
 static long g_nwarning = 0;
+static int g_quiet = 0;
 
 static void on_mujoco_warning(const char* msg) {
   pthread_mutex_lock(&g_print);
-  long n = ++g_nwarning;
-  if (n <= FS_WARNINGS_SHOWN) // (on a terminal, first clear the progress line)
+  long n = g_quiet ? g_nwarning : ++g_nwarning;
+  if (g_quiet)
+    ;
+  else if (n <= FS_WARNINGS_SHOWN) // (on a terminal, first clear the progress line)
     fprintf(stderr, "%sflysim: MuJoCo warning: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "", msg);
   else if (n == FS_WARNINGS_SHOWN + 1)
     fprintf(stderr, "flysim: further MuJoCo warnings are counted per world in the report\n");
@@ -41,6 +44,12 @@ void fs_mujoco_install_hooks(void) {
 
 void fs_mj_trap_set(fsMjTrap* trap) {
   t_trap = trap;
+}
+
+void fs_mujoco_quiet_warnings(int quiet) {
+  pthread_mutex_lock(&g_print);
+  g_quiet = quiet;
+  pthread_mutex_unlock(&g_print);
 }
 
 long fs_mujoco_warning_count(void) {

@@ -26,6 +26,10 @@ void fs_mujoco_install_hooks(void);
 /// Make trap this thread's target for MuJoCo errors (NULL: none).
 void fs_mj_trap_set(fsMjTrap* trap);
 
+/// Stop (quiet 1) or resume (0) printing MuJoCo's warnings, e.g. around checks that
+/// make bad worlds on purpose; quiet warnings are not counted either.
+void fs_mujoco_quiet_warnings(int quiet);
+
 /// Number of MuJoCo warnings printed so far (all threads).
 long fs_mujoco_warning_count(void);
 

@@ -87,7 +87,7 @@ void fs_print_replay_help(void) {
          "and scripts/plot_replay.py, found at build time).\n");
 }
 
-static int parse_positive_int(const char* opt, const char* s, long max, long* out, fsError* err) {
+int fs_parse_positive_int(const char* opt, const char* s, long max, long* out, fsError* err) {
   char* end = NULL;
   errno = 0;
   long v = strtol(s, &end, 10);
@@ -98,8 +98,7 @@ static int parse_positive_int(const char* opt, const char* s, long max, long* ou
   return 0;
 }
 
-static int parse_seconds(const char* opt, const char* s, int allow_zero, double* out,
-                         fsError* err) {
+int fs_parse_seconds(const char* opt, const char* s, int allow_zero, double* out, fsError* err) {
   char* end = NULL;
   errno = 0;
   double v = strtod(s, &end);
@@ -110,10 +109,31 @@ static int parse_seconds(const char* opt, const char* s, int allow_zero, double*
   return 0;
 }
 
-static int copy_path(const char* opt, const char* s, char* out, size_t n, fsError* err) {
+int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsError* err) {
   if (!s[0]) return fs_fail(err, "%s: empty path", opt);
   if (strlen(s) >= n) return fs_fail(err, "%s: path longer than %zu characters", opt, n - 1);
   memcpy(out, s, strlen(s) + 1);
+  return 0;
+}
+
+int fs_parse_disable(const char* s, int* mask, fsError* err) {
+  int flag = fs_disable_flag(s);
+  if (!flag) {
+    char all[1024];
+    fs_disable_names((1 << mjNDISABLE) - 1, all, sizeof all);
+    return fs_fail(err, "--disable: '%s' is not a MuJoCo disable flag; fix: one of %s", s, all);
+  }
+  *mask |= flag;
+  return 0;
+}
+
+int fs_parse_positive_double(const char* opt, const char* s, double* out, fsError* err) {
+  char* end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v <= 0)
+    return fs_fail(err, "%s: '%s' is not a positive number; fix: e.g. %s 3", opt, s, opt);
+  *out = v;
   return 0;
 }
 
@@ -285,45 +305,38 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
                        optarg);
       break;
     case OPT_MODEL:
-      if (copy_path("--model", optarg, o->model, sizeof o->model, err)) return -1;
+      if (fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err)) return -1;
       break;
     case OPT_TARGETS:
-      if (copy_path("--targets", optarg, o->targets, sizeof o->targets, err)) return -1;
+      if (fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err)) return -1;
       break;
     case OPT_WORLDS:
-      if (parse_positive_int("--worlds", optarg, 1L << 24, &v, err)) return -1;
+      if (fs_parse_positive_int("--worlds", optarg, 1L << 24, &v, err)) return -1;
       o->worlds = (int)v;
       break;
     case OPT_THREADS:
-      if (parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
+      if (fs_parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
       o->threads = (int)v;
       break;
     case OPT_DURATION:
-      if (parse_seconds("--sim-duration-sec", optarg, 0, &o->sim_duration_sec, err)) return -1;
+      if (fs_parse_seconds("--sim-duration-sec", optarg, 0, &o->sim_duration_sec, err)) return -1;
       break;
     case OPT_STEPS:
-      if (parse_positive_int("--sim-steps", optarg, 1L << 30, &o->sim_steps, err)) return -1;
+      if (fs_parse_positive_int("--sim-steps", optarg, 1L << 30, &o->sim_steps, err)) return -1;
       break;
     case OPT_WARMUP:
-      if (parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err)) return -1;
+      if (fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err)) return -1;
       break;
     case OPT_SAVE:
-      if (copy_path("--save-data", optarg, o->save_data, sizeof o->save_data, err)) return -1;
+      if (fs_copy_path_option("--save-data", optarg, o->save_data, sizeof o->save_data, err))
+        return -1;
       break;
     case OPT_PROFILE:
-      if (copy_path("--profile", optarg, o->profile, sizeof o->profile, err)) return -1;
+      if (fs_copy_path_option("--profile", optarg, o->profile, sizeof o->profile, err)) return -1;
       break;
-    case OPT_DISABLE: {
-      int flag = fs_disable_flag(optarg);
-      if (!flag) {
-        char all[1024];
-        fs_disable_names((1 << mjNDISABLE) - 1, all, sizeof all);
-        return fs_fail(err, "--disable: '%s' is not a MuJoCo disable flag; fix: one of %s", optarg,
-                       all);
-      }
-      o->disable |= flag;
+    case OPT_DISABLE:
+      if (fs_parse_disable(optarg, &o->disable, err)) return -1;
       break;
-    }
     case OPT_QUIET:
       o->quiet = 1;
       break;

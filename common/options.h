@@ -1,4 +1,5 @@
-// Command-line options of `flysim replay`, shared by both backends.
+// Command-line options of `flysim replay` (all backends), and the option-value
+// parsers the other verbs share.
 #ifndef FLYSIM_COMMON_OPTIONS_H
 #define FLYSIM_COMMON_OPTIONS_H
 
@@ -49,6 +50,15 @@ int fs_disable_flag(const char* name);
 
 /// Names of the set bits of a disable mask, comma-separated, into out.
 void fs_disable_names(int mask, char* out, size_t n);
+
+/// Option values, shared by the verbs' parsers: each fails with a message naming the
+/// option, the value and an example (usage errors).
+int fs_parse_positive_int(const char* opt, const char* s, long max, long* out, fsError* err);
+int fs_parse_seconds(const char* opt, const char* s, int allow_zero, double* out, fsError* err);
+int fs_parse_positive_double(const char* opt, const char* s, double* out, fsError* err);
+int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsError* err);
+/// --disable NAME: the flag added to *mask.
+int fs_parse_disable(const char* s, int* mask, fsError* err);
 
 /// Join argv into one shell-readable line.
 void fs_join_command_line(int argc, char** argv, char* out, size_t n);

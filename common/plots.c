@@ -16,8 +16,11 @@
 #ifndef FLYSIM_PYTHON
 #define FLYSIM_PYTHON "python3"
 #endif
+#ifndef FLYSIM_SCRIPTS_DIR
+#define FLYSIM_SCRIPTS_DIR "scripts"
+#endif
 #ifndef FLYSIM_PLOT_SCRIPT
-#define FLYSIM_PLOT_SCRIPT "scripts/plot_replay.py"
+#define FLYSIM_PLOT_SCRIPT FLYSIM_SCRIPTS_DIR "/plot_replay.py"
 #endif
 
 #define FS_MAX_LEG_DOFS 64
@@ -279,22 +282,25 @@ int fs_plots_write_h5(hid_t file, const char* path, const mjModel* m, const fsRe
   return 0;
 }
 
-int fs_plots_run(const char* h5path, const char* dir, fsError* err) {
+int fs_plot_script_run(const char* script, const char* h5path, const char* dir, const char* instead,
+                       fsError* err) {
   const char* python = getenv("FLYSIM_PYTHON");
-  const char* script = getenv("FLYSIM_PLOT_SCRIPT");
   if (!python || !python[0]) python = FLYSIM_PYTHON;
-  if (!script || !script[0]) script = FLYSIM_PLOT_SCRIPT;
-  static const char fix[] = "fix: point FLYSIM_PYTHON at a Python with matplotlib and h5py "
-                            "(scripts/setup.sh makes one: .venv/bin/python) and rerun the "
-                            "command, or pass --no-plots";
+  char fix[512];
+  snprintf(fix, sizeof fix,
+           "fix: point FLYSIM_PYTHON at a Python with matplotlib and h5py (scripts/setup.sh "
+           "makes one: .venv/bin/python) and rerun the command, or %s",
+           instead);
   char found[PATH_MAX];
   fsError ignore;
   if (strchr(python, '/') ? access(python, X_OK) != 0
                           : fs_find_on_path(python, found, sizeof found, &ignore) != 0)
     return fs_fail(err, "%s: no such Python (%s), so no plots; the data are saved in %s; %s",
                    python, strchr(python, '/') ? strerror(errno) : "not on PATH", h5path, fix);
+  const char* base = strrchr(script, '/');
+  base = base ? base + 1 : script;
   char log[PATH_MAX];
-  snprintf(log, sizeof log, "%s/plot_replay.log", dir);
+  snprintf(log, sizeof log, "%s/%.*s.log", dir, (int)strcspn(base, "."), base);
   const char* argv[] = {python, script, h5path, dir, NULL};
   int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -314,4 +320,15 @@ int fs_plots_run(const char* h5path, const char* dir, fsError* err) {
   fs_file_tail(log, tail, sizeof tail);
   return fs_fail(err, "`%s %s %s %s` %s: %s; the data are saved in %s; %s", python, script, h5path,
                  dir, how, tail[0] ? tail : "(no output)", h5path, fix);
+}
+
+int fs_plots_run(const char* h5path, const char* dir, fsError* err) {
+  const char* script = getenv("FLYSIM_PLOT_SCRIPT");
+  if (!script || !script[0]) script = FLYSIM_PLOT_SCRIPT;
+  return fs_plot_script_run(script, h5path, dir, "pass --no-plots", err);
+}
+
+const char* fs_script_path(const char* name, char* out, size_t n) {
+  snprintf(out, n, "%s/%s", FLYSIM_SCRIPTS_DIR, name);
+  return out;
 }

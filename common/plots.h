@@ -80,6 +80,15 @@ int fs_plots_write_h5(hid_t file, const char* path, const mjModel* m, const fsRe
 /// that the data are saved and how to draw the plots later.
 int fs_plots_run(const char* h5path, const char* dir, fsError* err);
 
+/// Run `python script h5path dir` (FLYSIM_PYTHON, else the build's venv Python),
+/// its output into dir/<script name>.log (removed on success). Errors say the data
+/// are saved in h5path and the fix: a Python with matplotlib, or `instead`.
+int fs_plot_script_run(const char* script, const char* h5path, const char* dir, const char* instead,
+                       fsError* err);
+
+/// The path of scripts/<name> in the source tree flysim was built from.
+const char* fs_script_path(const char* name, char* out, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

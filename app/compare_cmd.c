@@ -1,0 +1,678 @@
+// flysim compare: options, inputs, the three steppers, the report and the exit status
+// (the comparison itself: compare/compare.h; the file and plot: compare/compare_io.h;
+// --stages: compare/stage_check.h).
+#include "app/compare_cmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/backends.h"
+#include "common/files.h"
+#include "common/h5util.h"
+#include "common/interrupt.h"
+#include "common/model.h"
+#include "common/mujoco_hooks.h"
+#include "common/options.h"
+#include "common/replay_io.h"
+#include "common/targets.h"
+#include "compare/compare.h"
+#include "compare/compare_io.h"
+#include "compare/stage_check.h"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FAILED = 3, EXIT_INTERRUPTED = 130 };
+
+//---------------------------------- options -------------------------------------------------------
+
+typedef struct Side {
+  fsBackendKind kind;
+  int bits; // 32 or 64; 0: --precision's
+} Side;
+
+typedef struct Options {
+  Side side[2];
+  int backends_given;
+  int precision; // flysim's steppers without a :f32 / :f64
+  char model[4096], model_b[4096], targets[4096], targets_b[4096];
+  int worlds, threads, disable, quiet, stages, plot;
+  long sim_steps;
+  double sim_duration_sec, warmup_sec;
+  int floor_mode; // -1: from B's precision
+  double max_ratio, threshold[FS_CMP_NTHRESH];
+  char save[4096];
+  char command_line[8192];
+} Options;
+
+static void print_help(void) {
+  printf("usage: flysim compare [options]\n"
+         "\n"
+         "Run the same worlds (model, flags, initial states, targets, clip rows) on two\n"
+         "steppers in lockstep and report how far B's joint angles drift from A's, against\n"
+         "the floor: A run again with its state perturbed at float size, i.e. how far\n"
+         "MuJoCo's own sensitivity explains a difference. Defaults compare NeuroMechFly's\n"
+         "walking replay (contacts, adhesion, noslip) on the CPU (MuJoCo) and the GPU.\n"
+         "\n"
+         "options:\n"
+         "  --backends A,B          steppers: cpu (MuJoCo's mj_step), cuda (flysim on the\n"
+         "                          GPU), host (flysim's stage code on CPU threads), each\n"
+         "                          optionally :f32 or :f64 (default cpu,cuda; cpu,host\n"
+         "                          where there is no GPU, and it says so)\n"
+         "  --precision f32|f64     real of cuda and host without a suffix (default f32)\n"
+         "  --model PATH            model of both (default %s/mesh.mjb)\n"
+         "  --model-b PATH          B's model instead (same joints and actuators), e.g. the\n"
+         "                          MJCF against the MJB\n"
+         "  --targets PATH          clip of both (default %s/walking_clip.h5)\n"
+         "  --targets-b PATH        B's clip instead (same length and rate)\n"
+         "  --worlds N              worlds (default 4); world w starts at clip row\n"
+         "                          (w mod floor(T/S)) x S, as flysim replay\n"
+         "  --threads N             CPU threads per CPU stepper (default: one per core)\n"
+         "  --sim-steps N           steps compared (default 2000: 0.2 s)\n"
+         "  --sim-duration-sec S    simulated seconds instead\n"
+         "  --warmup-sec S          warm-up before step 0, as flysim replay (default 0.05)\n"
+         "  --disable NAME          a MuJoCo disable flag for both (repeatable)\n"
+         "  --floor ulp|f32|f32-step\n"
+         "                          the floor run: A's state moved one ulp of A's real after\n"
+         "                          the warm-up (ulp), rounded to float32 then (f32), or A\n"
+         "                          with its model and clip rounded to float32 and its state\n"
+         "                          before every step (f32-step: what holding them in float32\n"
+         "                          does, the least error of a float32 stepper); a float32 A\n"
+         "                          moves one float32 ulp instead of rounding (default: ulp\n"
+         "                          when B is float64, f32-step when float32)\n"
+         "  --max-ratio R           bound on the ratio to the floor: the geometric mean over\n"
+         "                          worlds and steps of B's |dq| over the floor's (default 3\n"
+         "                          for a float64 B, 10 for float32, whose arithmetic adds\n"
+         "                          to what float32 storage alone causes)\n"
+         "  --angle-threshold RAD   report the first step where max |dq| exceeds it\n"
+         "                          (default 1e-3)\n"
+         "  --thorax-threshold L    ... where the thorax positions differ by more (model\n"
+         "                          length; default 1e-3 mm)\n"
+         "  --stages                also check every stage of flysim's stepper (B, or A\n"
+         "                          when B is cpu) for one step from MuJoCo's states, every\n"
+         "                          field of every world, against the tests' bounds\n"
+         "  --save DIR              write DIR/compare.h5 (every series, the per-world table,\n"
+         "                          the stage check, command line, versions) and\n"
+         "                          DIR/divergence.png\n"
+         "  --no-plot               with --save: no divergence.png\n"
+         "  --quiet                 no progress line\n"
+         "  -h, --help              this text\n"
+         "\n"
+         "Exit status: 0 within the bounds, 3 outside them (B's max |dq| over the floor's\n"
+         "above --max-ratio, problem worlds on B that A has not, or a stage beyond its\n"
+         "bound), 1 error, 2 usage error, 130 interrupted (what was compared is reported\n"
+         "and saved). The last line is a key=value summary.\n"
+         "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's passive forces by\n"
+         "(1 + x): a deliberately broken stepper, which the comparison must catch.\n",
+         fs_assets_dir(), fs_assets_dir());
+}
+
+// "cpu", "host:f64", ... into s.
+static int parse_side(const char* text, size_t len, Side* s, fsError* err) {
+  char name[32];
+  if (len >= sizeof name) len = sizeof name - 1;
+  memcpy(name, text, len);
+  name[len] = 0;
+  char* colon = strchr(name, ':');
+  s->bits = 0;
+  if (colon) {
+    *colon = 0;
+    if (!strcmp(colon + 1, "f32"))
+      s->bits = 32;
+    else if (!strcmp(colon + 1, "f64"))
+      s->bits = 64;
+    else
+      return fs_fail(err, "--backends: '%s' is not a precision; fix: :f32 or :f64", colon + 1);
+  }
+  if (!strcmp(name, "cpu"))
+    s->kind = FS_BACKEND_CPU;
+  else if (!strcmp(name, "cuda"))
+    s->kind = FS_BACKEND_CUDA;
+  else if (!strcmp(name, "host"))
+    s->kind = FS_BACKEND_HOST;
+  else
+    return fs_fail(err,
+                   "--backends: '%s' is not a backend; fix: two of cpu, cuda, host, e.g. "
+                   "--backends cpu,host",
+                   name);
+  if (s->kind == FS_BACKEND_CPU && s->bits == 32)
+    return fs_fail(err, "--backends: cpu is MuJoCo's mj_step in float64; fix: cpu or cpu:f64");
+  return 0;
+}
+
+static int parse_backends(const char* s, Options* o, fsError* err) {
+  const char* comma = strchr(s, ',');
+  if (!comma || strchr(comma + 1, ','))
+    return fs_fail(err, "--backends: '%s' is not two backends; fix: e.g. --backends cpu,host", s);
+  if (parse_side(s, (size_t)(comma - s), &o->side[0], err) ||
+      parse_side(comma + 1, strlen(comma + 1), &o->side[1], err))
+    return -1;
+  o->backends_given = 1;
+  return 0;
+}
+
+static int parse_floor(const char* s, Options* o, fsError* err) {
+  for (int m = FS_FLOOR_ULP; m <= FS_FLOOR_F32_STEP; m++)
+    if (!strcmp(s, fs_floor_name((fsFloorMode)m))) {
+      o->floor_mode = m;
+      return 0;
+    }
+  return fs_fail(err, "--floor: '%s' is not a floor; fix: --floor ulp, f32 or f32-step", s);
+}
+
+enum {
+  OPT_BACKENDS = 256,
+  OPT_PRECISION,
+  OPT_MODEL,
+  OPT_MODEL_B,
+  OPT_TARGETS,
+  OPT_TARGETS_B,
+  OPT_WORLDS,
+  OPT_THREADS,
+  OPT_STEPS,
+  OPT_DURATION,
+  OPT_WARMUP,
+  OPT_DISABLE,
+  OPT_FLOOR,
+  OPT_MAX_RATIO,
+  OPT_ANGLE,
+  OPT_THORAX,
+  OPT_STAGES,
+  OPT_SAVE,
+  OPT_NO_PLOT,
+  OPT_QUIET
+};
+
+static int parse_one(int c, Options* o, fsError* err) {
+  long v = 0;
+  switch (c) {
+  case OPT_BACKENDS:
+    return parse_backends(optarg, o, err);
+  case OPT_PRECISION:
+    if (!strcmp(optarg, "f32") || !strcmp(optarg, "f64")) {
+      o->precision = optarg[1] == '3' ? 32 : 64;
+      return 0;
+    }
+    return fs_fail(err, "--precision: '%s' is not a precision; fix: --precision f32 or f64",
+                   optarg);
+  case OPT_MODEL:
+    return fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err);
+  case OPT_MODEL_B:
+    return fs_copy_path_option("--model-b", optarg, o->model_b, sizeof o->model_b, err);
+  case OPT_TARGETS:
+    return fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err);
+  case OPT_TARGETS_B:
+    return fs_copy_path_option("--targets-b", optarg, o->targets_b, sizeof o->targets_b, err);
+  case OPT_WORLDS:
+    if (fs_parse_positive_int("--worlds", optarg, 1L << 20, &v, err)) return -1;
+    o->worlds = (int)v;
+    return 0;
+  case OPT_THREADS:
+    if (fs_parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
+    o->threads = (int)v;
+    return 0;
+  case OPT_STEPS:
+    return fs_parse_positive_int("--sim-steps", optarg, 1L << 26, &o->sim_steps, err);
+  case OPT_DURATION:
+    return fs_parse_seconds("--sim-duration-sec", optarg, 0, &o->sim_duration_sec, err);
+  case OPT_WARMUP:
+    return fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err);
+  case OPT_DISABLE:
+    return fs_parse_disable(optarg, &o->disable, err);
+  case OPT_FLOOR:
+    return parse_floor(optarg, o, err);
+  case OPT_MAX_RATIO:
+    return fs_parse_positive_double("--max-ratio", optarg, &o->max_ratio, err);
+  case OPT_ANGLE:
+    return fs_parse_positive_double("--angle-threshold", optarg, &o->threshold[FS_CMP_ANGLE], err);
+  case OPT_THORAX:
+    return fs_parse_positive_double("--thorax-threshold", optarg, &o->threshold[FS_CMP_THORAX],
+                                    err);
+  case OPT_STAGES:
+    o->stages = 1;
+    return 0;
+  case OPT_SAVE:
+    return fs_copy_path_option("--save", optarg, o->save, sizeof o->save, err);
+  case OPT_NO_PLOT:
+    o->plot = 0;
+    return 0;
+  case OPT_QUIET:
+    o->quiet = 1;
+    return 0;
+  default:
+    return fs_fail(err, "internal: option %d", c);
+  }
+}
+
+// 0 to run, 1 after --help, -1 on a usage error.
+static int parse_options(int argc, char** argv, Options* o, fsError* err) {
+  static const struct option longopts[] = {
+      {"backends", required_argument, NULL, OPT_BACKENDS},
+      {"precision", required_argument, NULL, OPT_PRECISION},
+      {"model", required_argument, NULL, OPT_MODEL},
+      {"model-b", required_argument, NULL, OPT_MODEL_B},
+      {"targets", required_argument, NULL, OPT_TARGETS},
+      {"targets-b", required_argument, NULL, OPT_TARGETS_B},
+      {"worlds", required_argument, NULL, OPT_WORLDS},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"sim-steps", required_argument, NULL, OPT_STEPS},
+      {"sim-duration-sec", required_argument, NULL, OPT_DURATION},
+      {"warmup-sec", required_argument, NULL, OPT_WARMUP},
+      {"disable", required_argument, NULL, OPT_DISABLE},
+      {"floor", required_argument, NULL, OPT_FLOOR},
+      {"max-ratio", required_argument, NULL, OPT_MAX_RATIO},
+      {"angle-threshold", required_argument, NULL, OPT_ANGLE},
+      {"thorax-threshold", required_argument, NULL, OPT_THORAX},
+      {"stages", no_argument, NULL, OPT_STAGES},
+      {"save", required_argument, NULL, OPT_SAVE},
+      {"no-plot", no_argument, NULL, OPT_NO_PLOT},
+      {"quiet", no_argument, NULL, OPT_QUIET},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  memset(o, 0, sizeof *o);
+  o->side[0] = (Side){FS_BACKEND_CPU, 0};
+  o->side[1] = (Side){fs_backend_have_cuda() ? FS_BACKEND_CUDA : FS_BACKEND_HOST, 0};
+  o->precision = 32;
+  o->worlds = 4;
+  o->sim_duration_sec = -1;
+  o->sim_steps = -1;
+  o->warmup_sec = 0.05;
+  o->floor_mode = -1;
+  o->max_ratio = 0; // from B's precision
+  o->threshold[FS_CMP_ANGLE] = 1e-3;
+  o->threshold[FS_CMP_THORAX] = 1e-3;
+  o->threshold[FS_CMP_CONTACTS] = 0;
+  o->plot = 1;
+  snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
+  snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      print_help();
+      return 1;
+    }
+    if (c == ':')
+      return fs_fail(err, "%s needs a value; see flysim compare --help", argv[optind - 1]);
+    if (c == '?')
+      return fs_fail(err, "unknown option '%s'; see flysim compare --help", argv[optind - 1]);
+    if (parse_one(c, o, err)) return -1;
+  }
+  if (optind < argc)
+    return fs_fail(err, "unexpected argument '%s'; see flysim compare --help", argv[optind]);
+  if (o->sim_steps > 0 && o->sim_duration_sec > 0)
+    return fs_fail(err, "--sim-steps and --sim-duration-sec both given; fix: pass one of them");
+  if (!o->plot && !o->save[0])
+    return fs_fail(err, "--no-plot only applies with --save DIR; fix: add --save DIR or drop it");
+  for (int k = 0; k < 2; k++)
+    if (!o->side[k].bits) o->side[k].bits = o->side[k].kind == FS_BACKEND_CPU ? 64 : o->precision;
+  if (o->stages && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
+    return fs_fail(err, "--stages checks flysim's stepper against MuJoCo, and both backends are "
+                        "cpu (MuJoCo); fix: --backends cpu,host or cpu,cuda");
+  if (o->floor_mode < 0) o->floor_mode = o->side[1].bits == 32 ? FS_FLOOR_F32_STEP : FS_FLOOR_ULP;
+  // Measured on NeuroMechFly (mesh, capsule; 4 and 16 worlds; 2,000 and 10,000 steps):
+  // float64 host 0.85-1.22 (passive force off by 1e-12: 94); float32 host 0.60-4.2 (its
+  // arithmetic, not only its storage, in float32; off by 1e-5: 4-17, by 1e-4: 75-290).
+  if (o->max_ratio == 0) o->max_ratio = o->side[1].bits == 32 ? 10 : 3;
+  return 0;
+}
+
+//---------------------------------- inputs and steppers -------------------------------------------
+
+// One side's inputs: its model, clip, binding and plan.
+typedef struct Input {
+  mjModel* m;
+  fsTargets t;
+  fsReplayBinding bind;
+  fsReplay plan;
+  int loaded;
+} Input;
+
+typedef struct Session {
+  Options opt;
+  Input in[3]; // A, B, the floor's (A's, its clip rounded to float32 for f32-step)
+  fsBackend be[3];
+  char label[3][64];
+  fsCompareSpec spec;
+  fsCompareResult res;
+  fsStageReport stages;
+  int have_stages;
+  hid_t h5;
+  char h5path[4200];
+} Session;
+
+static long steps_of(const Options* o, const fsTargets* t) {
+  if (o->sim_steps > 0) return o->sim_steps;
+  if (o->sim_duration_sec > 0) return lround(o->sim_duration_sec / t->timestep);
+  return 2000;
+}
+
+// Load model and clip, bind and plan. Returns an exit status.
+static int load_input(const Options* o, const char* model, const char* targets, int in_float,
+                      Input* in, fsError* err) {
+  in->m = fs_model_load(model, err);
+  if (!in->m) return EXIT_RUNTIME;
+  in->m->opt.disableflags |= o->disable;
+  if (fs_targets_load(targets, &in->t, err) ||
+      fs_targets_resample(&in->t, in->m->opt.timestep, err) ||
+      fs_replay_bind(in->m, model, &in->t, &in->bind, err))
+    return EXIT_RUNTIME;
+  if (in_float) // what a float32 stepper holds: the clip, and (below) the model
+    for (long k = 0; k < (long)in->t.nstep * in->t.ndof; k++)
+      in->t.value[k] = (float)in->t.value[k];
+  long nstep = steps_of(o, &in->t);
+  if (nstep > (1L << 26)) nstep = 1L << 26;
+  int nwarmup = (int)lround(o->warmup_sec / in->m->opt.timestep);
+  if (fs_replay_plan(&in->plan, in->m, model, &in->t, &in->bind, o->worlds, (int)nstep, nwarmup,
+                     err))
+    return EXIT_USAGE;
+  in->loaded = 1;
+  if (in_float) fs_model_round_to_float(in->m); // after the plan: the clip keeps its rows
+  return EXIT_OK;
+}
+
+static void input_free(Input* in) {
+  if (in->loaded) fs_replay_plan_free(&in->plan);
+  fs_replay_binding_free(&in->bind);
+  fs_targets_free(&in->t);
+  if (in->m) mj_deleteModel(in->m);
+  memset(in, 0, sizeof *in);
+}
+
+static void side_label(const fsBackend* b, char* out, size_t n) {
+  if (b->kind == FS_BACKEND_CPU)
+    snprintf(out, n, "cpu");
+  else
+    snprintf(out, n, "%s:f%d", fs_backend_kind_name(b->kind), b->bits);
+}
+
+static const char* side_what(fsBackendKind kind) {
+  return kind == FS_BACKEND_CPU    ? "MuJoCo's mj_step"
+         : kind == FS_BACKEND_CUDA ? "flysim's kernels on the GPU"
+                                   : "flysim's stage code on CPU threads";
+}
+
+static int open_all(Session* s, fsError* err) {
+  const Options* o = &s->opt;
+  const char* model_b = o->model_b[0] ? o->model_b : o->model;
+  const char* targets_b = o->targets_b[0] ? o->targets_b : o->targets;
+  int floor_in_float = o->floor_mode == FS_FLOOR_F32_STEP && o->side[0].bits == 64;
+  int rc = load_input(o, o->model, o->targets, 0, &s->in[0], err);
+  if (!rc) rc = load_input(o, model_b, targets_b, 0, &s->in[1], err);
+  if (!rc) rc = load_input(o, o->model, o->targets, floor_in_float, &s->in[2], err);
+  if (rc) return rc;
+  if (fs_compare_check_plans(&s->in[0].plan, &s->in[1].plan, err)) return EXIT_RUNTIME;
+  const Side* side[3] = {&o->side[0], &o->side[1], &o->side[0]};
+  for (int k = 0; k < 2; k++)
+    if (side[k]->kind == FS_BACKEND_CUDA && !fs_backend_have_cuda()) {
+      fs_fail(err,
+              "--backends: %s needs a CUDA device, and this machine has none (or this "
+              "flysim was built without CUDA); fix: --backends cpu,host compares flysim's "
+              "GPU stage code on CPU threads",
+              k ? "B (cuda)" : "A (cuda)");
+      return EXIT_RUNTIME;
+    }
+  for (int k = 0; k < 3; k++) {
+    if (fs_backend_open(side[k]->kind, side[k]->bits, &s->in[k].plan, o->threads, &s->be[k], err)) {
+      fs_fail_append(err, " (backend %s of --backends)", k == 1 ? "B" : "A");
+      return EXIT_RUNTIME;
+    }
+    side_label(&s->be[k], s->label[k], sizeof s->label[k]);
+  }
+  fsCompareSide cs[3];
+  for (int k = 0; k < 3; k++)
+    cs[k] =
+        (fsCompareSide){s->label[k], s->be[k].ops, s->be[k].self, &s->in[k].plan, s->be[k].bits};
+  s->spec = (fsCompareSpec){cs[0],
+                            cs[1],
+                            cs[2],
+                            (fsFloorMode)o->floor_mode,
+                            o->max_ratio,
+                            {o->threshold[0], o->threshold[1], o->threshold[2]},
+                            !o->quiet && isatty(STDERR_FILENO)};
+  return EXIT_OK;
+}
+
+//---------------------------------- report --------------------------------------------------------
+
+static const char* floor_words(const Session* s) {
+  int f32 = s->be[0].bits == 32;
+  switch (s->opt.floor_mode) {
+  case FS_FLOOR_F32:
+    return f32 ? "its state moved one float32 ulp after the warm-up (--floor f32)"
+               : "its state rounded to float32 after the warm-up (--floor f32)";
+  case FS_FLOOR_F32_STEP:
+    return f32 ? "its state moved one float32 ulp before every step (--floor f32-step)"
+               : "in float32 storage: its model and clip rounded to float32, its state before "
+                 "every step (--floor f32-step)";
+  default:
+    return f32 ? "its state moved one float32 ulp after the warm-up (--floor ulp)"
+               : "its state moved one float64 ulp after the warm-up (--floor ulp)";
+  }
+}
+
+static void print_header(const Session* s) {
+  const fsReplay* p = &s->in[0].plan;
+  const Options* o = &s->opt;
+  printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
+  if (!o->backends_given && s->be[1].kind == FS_BACKEND_HOST)
+    printf("note    no GPU here (or flysim built without CUDA): comparing cpu,host -- flysim's "
+           "GPU stage code on CPU threads\n");
+  for (int k = 0; k < 2; k++)
+    printf("%s       %s: %s (%s)\n", k ? "B" : "A", s->label[k], side_what(s->be[k].kind),
+           s->be[k].desc);
+  printf("floor   %s again, %s\n", s->label[0], floor_words(s));
+  printf("model   %s%s%s\n", o->model, o->model_b[0] ? "; B: " : "", o->model_b);
+  printf("targets %s%s%s\n", o->targets, o->targets_b[0] ? "; B: " : "", o->targets_b);
+  printf("compare %d world%s x %d steps (%.4g s simulated, %d warm-up steps), %d joint angles "
+         "per world\n",
+         p->nworld, p->nworld == 1 ? "" : "s", p->nstep, p->nstep * p->m->opt.timestep, p->nwarmup,
+         p->bind->njoint);
+  fflush(stdout);
+}
+
+static void print_first(const char* what, const int first[FS_CMP_NPAIR]) {
+  char v[2][32];
+  for (int p = 0; p < 2; p++) {
+    if (first[p] < 0)
+      snprintf(v[p], sizeof v[p], "never");
+    else
+      snprintf(v[p], sizeof v[p], "%d", first[p]);
+  }
+  printf("  %-34s %14s %14s\n", what, v[0], v[1]);
+}
+
+static void print_table(const Session* s) {
+  const fsCompareResult* r = &s->res;
+  const Options* o = &s->opt;
+  int n = r->ndone;
+  printf("\n%d steps compared%s\n", n, r->interrupted ? " (interrupted)" : "");
+  printf("  %-34s %14s %14s\n", "", "B vs A", "floor vs A");
+  printf("  %-34s %14.3e %14.3e\n", "max |dq| over the run (rad)", r->max_dq[0], r->max_dq[1]);
+  printf("  %-34s %14.3g\n", "  B's over the floor's", r->max_ratio);
+  if (n > 0)
+    printf("  %-34s %14.3e %14.3e\n", "RMS dq at the last step (rad)", r->dq_rms[0][n - 1],
+           r->dq_rms[1][n - 1]);
+  printf("  %-34s %14.3e %14.3e\n", "max thorax difference (length)", r->max_thorax[0],
+         r->max_thorax[1]);
+  char what[3][64];
+  snprintf(what[0], sizeof what[0], "first step max |dq| > %g rad", o->threshold[FS_CMP_ANGLE]);
+  snprintf(what[1], sizeof what[1], "first step thorax > %g", o->threshold[FS_CMP_THORAX]);
+  snprintf(what[2], sizeof what[2], "first step contact counts differ");
+  for (int k = 0; k < FS_CMP_NTHRESH; k++) {
+    int first[2] = {r->first_over[0][k], r->first_over[1][k]};
+    print_first(what[k], first);
+  }
+  int ncon_steps[2] = {0, 0};
+  for (int t = 0; t < n; t++)
+    for (int p = 0; p < 2; p++) ncon_steps[p] += r->ncon[p][t] > 0;
+  printf("  %-34s %14d %14d\n", "steps with contact counts differing", ncon_steps[0],
+         ncon_steps[1]);
+
+  printf("\nper world (tracking: RMS |joint angle - target| over the run, degrees)\n");
+  printf("  %5s %9s %12s %12s %12s %10s %10s  %s\n", "world", "clip row", "final |dq| B", "floor",
+         "max |dq| B", "track A", "track B", "problems");
+  int shown = 0;
+  for (int w = 0; w < r->nworld; w++) {
+    const fsCompareWorld* cw = &r->worlds[w];
+    if (shown >= 20 && !cw->problem[0] && !cw->problem[1]) continue;
+    shown++;
+    char prob[64];
+    snprintf(prob, sizeof prob, "%s%s%s", cw->problem[0] ? "A" : "",
+             cw->problem[0] && cw->problem[1] ? "," : "", cw->problem[1] ? "B" : "");
+    printf("  %5d %9ld %12.3e %12.3e %12.3e %10.3f %10.3f  %s\n", w, s->in[0].plan.world_start[w],
+           cw->final_dq[0], cw->final_dq[1], cw->max_dq[0], cw->track_rms[0] * 180 / M_PI,
+           cw->track_rms[1] * 180 / M_PI, prob[0] ? prob : "-");
+  }
+  if (shown < r->nworld) printf("  (%d more worlds without problems)\n", r->nworld - shown);
+}
+
+static void print_stages(const fsStageReport* st) {
+  printf("\nstages (%s, %d worlds from MuJoCo's states): worst error per stage\n", st->runner,
+         st->nworld);
+  printf("  (error: |ours - MuJoCo| / max(|MuJoCo|, floor x the field's largest in the world);\n"
+         "  step 1 starts world 1 with a NaN control and world 2 with a NaN velocity, as "
+         "MuJoCo resets them)\n");
+  printf("  %-20s %-20s %10s %10s %6s %7s  %s\n", "stage", "field", "error", "bound", "world",
+         "element", "ours vs MuJoCo");
+  for (int i = 0; i < st->nrow; i++) {
+    const fsStageRow* r = &st->rows[i];
+    printf("  %-20s %-20s %10.2e %10.2e %6d %7d  %.10g vs %.10g%s\n", r->stage, r->field, r->err,
+           r->bound, r->world, r->index, r->ours, r->ref, r->pass ? "" : "  <-- FAIL");
+  }
+}
+
+static const char* verdict(const Session* s) {
+  if (s->res.interrupted) return "incomplete";
+  return s->res.pass && (!s->have_stages || s->stages.pass) ? "pass" : "fail";
+}
+
+static void print_verdict(const Session* s) {
+  const fsCompareResult* r = &s->res;
+  const char* a = s->label[0];
+  const char* b = s->label[1];
+  const char* size =
+      s->opt.floor_mode == FS_FLOOR_ULP && s->be[0].bits == 64 ? "float64-ulp" : "float32-sized";
+  printf("\n");
+  if (r->ndone == 0) {
+    printf("verdict: nothing compared\n");
+    return;
+  }
+  printf("%s: %s differs from %s by %.3gx what %s's own %s perturbation causes (bound %g;\n"
+         "        geometric mean over worlds and steps of |dq|, B's over the floor's)",
+         r->ratio <= s->opt.max_ratio ? "within" : "OUTSIDE", b, a, r->ratio, a, size,
+         s->opt.max_ratio);
+  printf("%s\n", r->interrupted ? ", over the steps compared before the interrupt" : "");
+  if (r->new_problem_worlds)
+    printf("OUTSIDE: %d world(s) with problems on %s that %s does not have (see above)\n",
+           r->new_problem_worlds, b, a);
+  if (s->have_stages && !s->stages.pass)
+    printf("OUTSIDE: stages beyond their bounds (see above)\n");
+  printf("verdict: %s\n", verdict(s));
+}
+
+static void print_summary(const Session* s) {
+  const fsCompareResult* r = &s->res;
+  printf("summary backend_a=%s backend_b=%s worlds=%d steps=%d floor=%s max_dq_b=%.6g "
+         "max_dq_floor=%.6g ratio=%.6g max_dq_ratio=%.6g max_ratio=%g new_problem_worlds=%d "
+         "stages=%s "
+         "verdict=%s interrupted=%d\n",
+         s->label[0], s->label[1], r->nworld, r->ndone, fs_floor_name(s->spec.floor_mode),
+         r->max_dq[0], r->max_dq[1], r->ratio, r->max_ratio, s->opt.max_ratio,
+         r->new_problem_worlds, !s->have_stages ? "not-run" : (s->stages.pass ? "pass" : "fail"),
+         verdict(s), r->interrupted ? 1 : 0);
+  fflush(stdout);
+}
+
+//---------------------------------- the verb ------------------------------------------------------
+
+// --stages: flysim's stepper (B, else A) stage by stage from MuJoCo's states.
+static int run_stages(Session* s, fsError* err) {
+  int k = s->be[1].kind != FS_BACKEND_CPU ? 1 : 0; // parse_options refused cpu,cpu
+  fsStageCheckSpec spec = {
+      s->in[k].m, s->in[k].plan.model_path, s->be[k].kind == FS_BACKEND_CUDA, s->be[k].bits, 0,
+      2025};
+  fs_mujoco_quiet_warnings(1); // the whole step's NaN worlds warn on purpose
+  int rc = fs_stage_check(&spec, &s->stages, err);
+  fs_mujoco_quiet_warnings(0);
+  if (rc) return -1;
+  s->have_stages = 1;
+  return 0;
+}
+
+static int save_outputs(Session* s, fsError* err) {
+  fsCompareMeta meta = {s->opt.command_line, s->have_stages ? &s->stages : NULL, verdict(s)};
+  hid_t f = s->h5;
+  s->h5 = -1;
+  if (fs_compare_h5_write(f, s->h5path, &s->spec, &s->res, &meta, err)) return -1;
+  printf("Saved %s (%d steps)\n", s->h5path, s->res.ndone);
+  if (s->opt.plot && s->res.ndone > 0) {
+    if (fs_compare_plot(s->h5path, s->opt.save, err)) return -1;
+    printf("Saved %s/divergence.png\n", s->opt.save);
+  }
+  return 0;
+}
+
+static int run(Session* s, fsError* err) {
+  int status = open_all(s, err);
+  if (status != EXIT_OK) return status;
+  if (s->opt.save[0]) {
+    if (fs_make_dirs(s->opt.save, "--save", err)) return EXIT_RUNTIME;
+    snprintf(s->h5path, sizeof s->h5path, "%s/compare.h5", s->opt.save);
+    s->h5 = fs_compare_h5_create(s->h5path, err);
+    if (s->h5 < 0) return EXIT_RUNTIME;
+  }
+  print_header(s);
+  if (fs_compare_run(&s->spec, &s->res, err)) return EXIT_RUNTIME;
+  print_table(s);
+  if (s->opt.stages && !s->res.interrupted) {
+    printf("\nchecking the stages ...\n");
+    fflush(stdout);
+    if (run_stages(s, err)) return EXIT_RUNTIME;
+    print_stages(&s->stages);
+  }
+  print_verdict(s);
+  int failed = s->opt.save[0] && save_outputs(s, err);
+  print_summary(s);
+  if (failed) return EXIT_RUNTIME;
+  if (s->res.interrupted) return EXIT_INTERRUPTED;
+  return !strcmp(verdict(s), "pass") ? EXIT_OK : EXIT_FAILED;
+}
+
+static void session_free(Session* s) {
+  if (s->h5 >= 0) fs_h5_close(s->h5);
+  fs_compare_result_free(&s->res);
+  for (int k = 0; k < 3; k++) {
+    fs_backend_close(&s->be[k]);
+    input_free(&s->in[k]);
+  }
+}
+
+int fs_cmd_compare(int argc, char** argv, const char* command_line) {
+  Session* s = calloc(1, sizeof *s);
+  if (!s) {
+    fprintf(stderr, "flysim compare: error: out of memory\n");
+    return EXIT_RUNTIME;
+  }
+  s->h5 = -1;
+  fsError err = {{0}};
+  int rc = parse_options(argc, argv, &s->opt, &err);
+  int status = EXIT_OK;
+  if (rc < 0) {
+    fprintf(stderr, "flysim compare: %s\n", err.msg);
+    status = EXIT_USAGE;
+  } else if (rc == 0) {
+    snprintf(s->opt.command_line, sizeof s->opt.command_line, "%s", command_line);
+    fs_interrupt_install();
+    fs_mujoco_install_hooks();
+    status = run(s, &err);
+    if (status == EXIT_RUNTIME || status == EXIT_USAGE)
+      fprintf(stderr, "flysim compare: error: %s\n", err.msg);
+  }
+  session_free(s);
+  free(s);
+  return status;
+}
