@@ -19,26 +19,14 @@ os.environ["HDF5_USE_FILE_LOCKING"] = "FALSE"
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
+import cliutil  # noqa: E402
+from cliutil import check, summary  # noqa: E402
+
 FLYSIM, ASSETS = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
 
 
 def run(*args, timeout=300):
-    p = subprocess.run([FLYSIM, *args], capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
-
-def summary(stdout):
-    """The last line's key=value pairs."""
-    last = stdout.strip().splitlines()[-1]
-    check(last.startswith("summary "), f"last line is the summary: {last!r}")
-    return dict(kv.split("=", 1) for kv in last.split()[1:])
+    return cliutil.run(FLYSIM, *args, timeout=timeout)
 
 
 def test_help():
@@ -239,10 +227,7 @@ def main():
         test_run_and_file(tmp)
         test_ctrl_c(tmp)
         test_sigkill(tmp)
-    if failures:
-        print(f"test_cli: FAILED ({len(failures)} checks)", file=sys.stderr)
-        sys.exit(1)
-    print("test_cli: passed")
+    cliutil.finish("test_cli")
 
 
 if __name__ == "__main__":

@@ -20,28 +20,14 @@ import h5py
 import mujoco
 import numpy as np
 
+import cliutil
+from cliutil import check, summary
+
 FLYSIM, ASSETS, MODELS = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
 
 
 def run(*args, env=None, timeout=600):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run([FLYSIM, "compare", *args], capture_output=True, text=True,
-                       timeout=timeout, env=e)
-    return p.returncode, p.stdout, p.stderr
-
-
-def summary(stdout):
-    last = stdout.strip().splitlines()[-1]
-    check(last.startswith("summary "), f"last line is the summary: {last!r}")
-    return dict(kv.split("=", 1) for kv in last.split()[1:])
+    return cliutil.run(FLYSIM, "compare", *args, env=env, timeout=timeout)
 
 
 def test_help_and_usage():
@@ -204,10 +190,7 @@ def main():
         test_broken_stepper(tmp)
         test_bad_input(tmp)
         test_interrupt(tmp)
-    if failures:
-        print(f"test_compare: FAILED ({len(failures)} checks)", file=sys.stderr)
-        sys.exit(1)
-    print("test_compare: passed")
+    cliutil.finish("test_compare")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+"""What the command-line tests share: checks that collect failures, running flysim,
+and reading its summary line."""
+
+import os
+import subprocess
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    """Record a failed check (the test goes on, and fails at the end)."""
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def run(flysim, *args, env=None, timeout=300):
+    """flysim's exit status, stdout and stderr (env: variables added)."""
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([flysim, *args], capture_output=True, text=True, timeout=timeout, env=e)
+    return p.returncode, p.stdout, p.stderr
+
+
+def summary(stdout):
+    """The last line's key=value pairs."""
+    last = stdout.strip().splitlines()[-1] if stdout.strip() else ""
+    check(last.startswith("summary "), f"last line is the summary: {last!r}")
+    return dict(kv.split("=", 1) for kv in last.split()[1:])
+
+
+def finish(name):
+    """Exit 1 if any check failed."""
+    if failures:
+        print(f"{name}: FAILED ({len(failures)} checks)", file=sys.stderr)
+        sys.exit(1)
+    print(f"{name}: passed")
