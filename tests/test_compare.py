@@ -167,7 +167,8 @@ def test_interrupt(tmp):
     """Ctrl-C mid-run: exit 130, the steps compared so far reported and saved."""
     out_dir = os.path.join(tmp, "interrupted")
     proc = subprocess.Popen([FLYSIM, "compare", "--backends", "cpu,host", "--worlds", "8",
-                             "--sim-steps", "10000", "--save", out_dir, "--no-plot", "--quiet"],
+                             "--sim-steps", "10000", "--warmup-sec", "0.001", "--save", out_dir,
+                             "--no-plot", "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2.5)
     proc.send_signal(signal.SIGINT)
