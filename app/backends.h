@@ -1,11 +1,11 @@
 // The steppers a verb can run (cpu, cuda, host), opened by kind behind the replay
-// driver's interface (common/replay.h): what `flysim replay` and `flysim compare`
+// driver's interface (common/replay/replay.h): what `flysim replay` and `flysim compare`
 // share.
 #ifndef FLYSIM_APP_BACKENDS_H
 #define FLYSIM_APP_BACKENDS_H
 
-#include "common/options.h"
-#include "common/replay.h"
+#include "common/replay/options.h"
+#include "common/replay/replay.h"
 
 /// An open stepper.
 typedef struct fsBackend {

@@ -6,8 +6,8 @@
 
 #include "app/compare_cmd.h"
 #include "app/replay_cmd.h"
-#include "common/options.h"
-#include "common/replay_io.h"
+#include "common/replay/options.h"
+#include "common/recorder/replay_io.h"
 
 static void print_help(void) {
   printf("usage: flysim <command> [options]\n"

@@ -19,12 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/clock.h"
-#include "common/model.h"
-#include "common/mujoco_hooks.h"
-#include "common/options.h"
-#include "common/replay.h"
-#include "common/targets.h"
+#include "common/base/clock.h"
+#include "common/inputs/model.h"
+#include "common/base/mujoco_hooks.h"
+#include "common/replay/options.h"
+#include "common/replay/replay.h"
+#include "common/inputs/targets.h"
 #include "cpu/pool.h"
 #include "cpu/replay_cpu.h"
 

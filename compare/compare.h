@@ -36,7 +36,7 @@
 #ifndef FLYSIM_COMPARE_COMPARE_H
 #define FLYSIM_COMPARE_COMPARE_H
 
-#include "common/replay.h"
+#include "common/replay/replay.h"
 
 typedef enum fsFloorMode { FS_FLOOR_ULP, FS_FLOOR_F32, FS_FLOOR_F32_STEP } fsFloorMode;
 

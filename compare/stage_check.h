@@ -9,7 +9,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/error.h"
+#include "common/base/error.h"
 
 #define FS_STAGE_ROWS 40
 

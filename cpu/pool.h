@@ -4,7 +4,7 @@
 #ifndef FLYSIM_CPU_POOL_H
 #define FLYSIM_CPU_POOL_H
 
-#include "common/error.h"
+#include "common/base/error.h"
 
 typedef struct fsPool fsPool;
 typedef void (*fsPoolFn)(void* arg, int worker);

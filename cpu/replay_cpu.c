@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/interrupt.h"
-#include "common/mujoco_hooks.h"
+#include "common/base/interrupt.h"
+#include "common/base/mujoco_hooks.h"
 #include "cpu/pool.h"
 
 typedef struct World {

@@ -5,7 +5,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/replay.h"
+#include "common/replay/replay.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,7 +26,7 @@ mjData* fs_cpu_world(fsCpuReplay* c, int w);
 
 /// Called on the thread that steps world 0, after each of its replay steps (not
 /// the warm-up), with world 0's data and the replay step (0-based): world 0's
-/// pose and video frames (common/replay_outputs.h). Must not step d.
+/// pose and video frames (common/outputs/replay_outputs.h). Must not step d.
 typedef void (*fsCpuWorldHook)(void* arg, const mjData* d, int step);
 
 /// Install (or with fn NULL remove) the world-0 hook; not while a block runs.

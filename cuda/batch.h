@@ -5,7 +5,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/error.h"
+#include "common/base/error.h"
 #include "cuda/fields.h"
 
 // This build's names (cuda/real.h FS_PREC): both precisions link into one program.

@@ -4,7 +4,7 @@
 #ifndef FLYSIM_CUDA_CUDA_BACKEND_H
 #define FLYSIM_CUDA_CUDA_BACKEND_H
 
-#include "common/replay.h"
+#include "common/replay/replay.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-#include "common/error.h"
+#include "common/base/error.h"
 
 /// Run a CUDA call; on failure write the message into err and return -1 from
 /// the enclosing function (which returns int).

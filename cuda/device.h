@@ -5,7 +5,7 @@
 #ifndef FLYSIM_CUDA_DEVICE_H
 #define FLYSIM_CUDA_DEVICE_H
 
-#include "common/error.h"
+#include "common/base/error.h"
 #include "cuda/batch.h"
 #include "cuda/fields.h"
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <cuda_runtime.h>
 
-#include "common/nvtx.h"
+#include "common/profiling/nvtx.h"
 #include "cuda/cuda_check.h"
 #include "cuda/model.h"
 

@@ -23,7 +23,7 @@
 #ifndef FLYSIM_CUDA_REPLAY_CUDA_H
 #define FLYSIM_CUDA_REPLAY_CUDA_H
 
-#include "common/replay.h"
+#include "common/replay/replay.h"
 #include "cuda/device.h"
 
 // This build's names (cuda/real.h FS_PREC): both precisions link into one program.

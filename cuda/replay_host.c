@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/interrupt.h"
+#include "common/base/interrupt.h"
 #include "cpu/pool.h"
 #include "cuda/batch.h"
 #include "cuda/host.h"

@@ -17,7 +17,7 @@
 #ifndef FLYSIM_CUDA_REPLAY_HOST_H
 #define FLYSIM_CUDA_REPLAY_HOST_H
 
-#include "common/replay.h"
+#include "common/replay/replay.h"
 #include "cuda/real.h"
 
 // This build's names (cuda/real.h FS_PREC): both precisions link into one program.

@@ -2,7 +2,7 @@
 // message and the fix; NeuroMechFly binds as FlyGym builds it.
 #include <mujoco/mujoco.h>
 
-#include "common/model.h"
+#include "common/inputs/model.h"
 #include "tests/testutil.h"
 
 static void write_file(const char* path, const char* text) {

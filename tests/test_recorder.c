@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/recorder.h"
+#include "common/recorder/recorder.h"
 #include "tests/testutil.h"
 
 enum { N = 5, C0 = 3, C1 = 2, BLOCK = 8 };

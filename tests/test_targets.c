@@ -2,8 +2,8 @@
 // resampling reproduces what FlyGym's MotionSnippet does (SciPy's cubic interp1d).
 #include <hdf5.h>
 
-#include "common/resample.h"
-#include "common/targets.h"
+#include "common/inputs/resample.h"
+#include "common/inputs/targets.h"
 #include "tests/testutil.h"
 
 static const char* path_in(const char* dir, const char* name) {

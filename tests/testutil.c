@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/model.h"
-#include "common/random.h"
+#include "common/inputs/model.h"
+#include "common/base/random.h"
 
 #ifndef FLYSIM_SOURCE_DIR
 #define FLYSIM_SOURCE_DIR "."

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cuda/model.h"
-#include "common/random.h"
+#include "common/base/random.h"
 
 //---------------------------------- reference worlds ----------------------------------------------
 

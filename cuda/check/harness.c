@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/model.h"
-#include "common/random.h"
+#include "common/inputs/model.h"
+#include "common/base/random.h"
 
 static fshReportFn g_report;
 static void* g_report_arg;

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/model.h"
-#include "common/replay.h"
-#include "common/targets.h"
+#include "common/inputs/model.h"
+#include "common/replay/replay.h"
+#include "common/inputs/targets.h"
 #include "cuda/host.h"
 #include "cuda/check/harness.h"
 #include "tests/testutil.h"

@@ -33,12 +33,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/model.h"
-#include "common/replay.h"
-#include "common/targets.h"
+#include "common/inputs/model.h"
+#include "common/replay/replay.h"
+#include "common/inputs/targets.h"
 #include "cuda/host.h"
 #ifdef FSH_GPU
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "cuda/replay_cuda.h"
 #endif
 #include "cuda/check/harness.h"

@@ -41,8 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/replay.h"
-#include "common/targets.h"
+#include "common/replay/replay.h"
+#include "common/inputs/targets.h"
 #include "cuda/check/contacts.h"
 #include "cuda/check/efc.h"
 #include "cuda/check/harness.h"

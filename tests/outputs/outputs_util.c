@@ -9,10 +9,10 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/h5util.h"
-#include "common/perf_profile.h"
-#include "common/profile_nsys.h"
-#include "common/render.h"
+#include "common/recorder/h5util.h"
+#include "common/profiling/perf_profile.h"
+#include "common/profiling/profile_nsys.h"
+#include "common/outputs/render.h"
 #include "tests/testutil.h"
 
 #ifndef FLYSIM_BINARY

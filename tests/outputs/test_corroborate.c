@@ -16,8 +16,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/mujoco_timing.h"
-#include "common/perf_phases.h"
+#include "common/profiling/mujoco_timing.h"
+#include "common/profiling/perf_phases.h"
 #include "tests/outputs/outputs_util.h"
 #include "tests/testutil.h"
 

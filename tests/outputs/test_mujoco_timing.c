@@ -8,7 +8,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/mujoco_timing.h"
+#include "common/profiling/mujoco_timing.h"
 #include "tests/outputs/outputs_util.h"
 #include "tests/testutil.h"
 

@@ -5,11 +5,11 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/mujoco_timing.h"
-#include "common/perf_phases.h"
-#include "common/perf_script.h"
-#include "common/plots.h"
-#include "common/video.h"
+#include "common/profiling/mujoco_timing.h"
+#include "common/profiling/perf_phases.h"
+#include "common/profiling/perf_script.h"
+#include "common/outputs/plots.h"
+#include "common/outputs/video.h"
 #include "tests/outputs/outputs_util.h"
 #include "tests/testutil.h"
 

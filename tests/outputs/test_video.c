@@ -9,7 +9,7 @@
 // 77 where EGL cannot render or ffmpeg/ffprobe are missing.
 #include <stdlib.h>
 
-#include "common/video.h"
+#include "common/outputs/video.h"
 #include "tests/outputs/outputs_util.h"
 #include "tests/testutil.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/profile_nsys.h"
+#include "common/profiling/profile_nsys.h"
 
 int main(int argc, char** argv) {
   const char* output = NULL;

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/profile_nsys.h"
+#include "common/profiling/profile_nsys.h"
 #include "tests/profiling/nvtx_log.h"
 #include "tests/testutil.h"
 

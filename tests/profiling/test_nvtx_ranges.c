@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/nvtx.h"
+#include "common/profiling/nvtx.h"
 #include "tests/profiling/nvtx_log.h"
 #include "tests/testutil.h"
 

@@ -1,0 +1,51 @@
+#include "common/base/files.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/profiling/profile_nsys.h"
+
+int fs_make_dirs(const char* dir, const char* what, fsError* err) {
+  char buf[4096];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return fs_fail(err, "%s %s: path longer than %zu characters; fix: a shorter path", what, dir,
+                   sizeof buf - 1);
+  for (char* p = buf + 1;; p++) {
+    if (*p != '/' && *p != 0) continue;
+    char c = *p;
+    *p = 0;
+    if (mkdir(buf, 0777) && errno != EEXIST)
+      return fs_fail(err, "%s %s: cannot create folder %s: %s; fix: choose a writable %s path",
+                     what, dir, buf, strerror(errno), what);
+    *p = c;
+    if (!c) break;
+  }
+  return 0;
+}
+
+int fs_find_program(const char* name, const char* env_var, const char* purpose, const char* fix,
+                    char* out, size_t n, fsError* err) {
+  const char* forced = getenv(env_var);
+  if (forced && forced[0]) {
+    if (access(forced, X_OK) == 0 && snprintf(out, n, "%s", forced) < (int)n) return 0;
+    return fs_fail(err, "%s=%s: not an executable file; fix: point %s at %s or unset it", env_var,
+                   forced, env_var, name);
+  }
+  if (fs_find_on_path(name, out, n, err) == 0) return 0;
+  return fs_fail_append(err, "; %s; fix: %s, or set %s=/path/to/%s", purpose, fix, env_var, name);
+}
+
+int fs_make_parent_dirs(const char* path, const char* what, fsError* err) {
+  char buf[4096];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+    return fs_fail(err, "%s %s: path longer than %zu characters; fix: a shorter path", what, path,
+                   sizeof buf - 1);
+  char* slash = strrchr(buf, '/');
+  if (!slash || slash == buf) return 0;
+  *slash = 0;
+  return fs_make_dirs(buf, what, err);
+}

@@ -1,0 +1,206 @@
+#include "common/inputs/model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int ends_with(const char* s, const char* suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+mjModel* fs_model_load(const char* path, fsError* err) {
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    fs_fail(err,
+            "%s: cannot open the model: %s; fix: pass an MJCF (.xml) or MJB (.mjb) file "
+            "with --model, or run scripts/setup.sh to export the default NeuroMechFly",
+            path, strerror(errno));
+    return NULL;
+  }
+  fclose(f);
+  char msg[1024] = "";
+  mjModel* m = NULL;
+  if (ends_with(path, ".mjb")) {
+    m = mj_loadModel(path, NULL);
+    if (!m)
+      snprintf(msg, sizeof msg,
+               "MuJoCo could not read it as MJB (a file saved by mj_saveModel of MuJoCo %s is "
+               "needed; MJB files are tied to the MuJoCo version)",
+               mj_versionString());
+  } else {
+    m = mj_loadXML(path, NULL, msg, sizeof msg);
+  }
+  if (!m) {
+    fs_fail(err, "%s: cannot load the model: %s", path, msg[0] ? msg : "unknown MuJoCo error");
+    return NULL;
+  }
+  return m;
+}
+
+int fs_actuator_is_position(const mjModel* m, int i) {
+  const mjtNum* g = m->actuator_gainprm + (long)i * mjNGAIN;
+  const mjtNum* b = m->actuator_biasprm + (long)i * mjNBIAS;
+  return m->actuator_trntype[i] == mjTRN_JOINT && m->actuator_dyntype[i] == mjDYN_NONE &&
+         m->actuator_gaintype[i] == mjGAIN_FIXED && m->actuator_biastype[i] == mjBIAS_AFFINE &&
+         g[0] > 0 && b[0] == 0 && b[1] == -g[0];
+}
+
+// Does the model joint name equal the DoF name, exactly or after "prefix/"?
+static int joint_matches(const char* joint, const char* dof) {
+  if (!joint) return 0;
+  if (!strcmp(joint, dof)) return 1;
+  const char* slash = strrchr(joint, '/');
+  return slash && !strcmp(slash + 1, dof);
+}
+
+static int bind_joints(const mjModel* m, fsReplayBinding* b, fsError* err) {
+  for (int j = 0; j < m->njnt; j++)
+    if (m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE) b->njoint++;
+  b->joint_id = fs_calloc(err, "joint ids", (unsigned)b->njoint, sizeof(int));
+  b->joint_qposadr = fs_calloc(err, "joint addresses", (unsigned)b->njoint, sizeof(int));
+  b->joint_names = fs_calloc(err, "joint names", (unsigned)b->njoint, sizeof(char*));
+  if (!b->joint_id || !b->joint_qposadr || !b->joint_names) return -1;
+  int k = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    if (m->jnt_type[j] != mjJNT_HINGE && m->jnt_type[j] != mjJNT_SLIDE) continue;
+    b->joint_id[k] = j;
+    b->joint_qposadr[k] = m->jnt_qposadr[j];
+    const char* name = mj_id2name(m, mjOBJ_JOINT, j);
+    b->joint_names[k] = name ? name : "";
+    k++;
+  }
+  return 0;
+}
+
+static int bind_adhesion(const mjModel* m, fsReplayBinding* b, fsError* err) {
+  for (int i = 0; i < m->nu; i++)
+    if (m->actuator_trntype[i] == mjTRN_BODY) b->nadhesion++;
+  b->adhesion = fs_calloc(err, "adhesion actuators", (unsigned)b->nadhesion, sizeof(int));
+  if (!b->adhesion) return -1;
+  int k = 0;
+  for (int i = 0; i < m->nu; i++)
+    if (m->actuator_trntype[i] == mjTRN_BODY) b->adhesion[k++] = i;
+  return 0;
+}
+
+// Report every target DoF without a position actuator, and what the model offers.
+static int fail_unbound(const mjModel* m, const char* model_path, const fsTargets* t,
+                        const fsReplayBinding* b, int nmissing, fsError* err) {
+  fs_fail(err,
+          "%s: no position actuator drives %d of the %d DoFs named in %s '/dof_names':", model_path,
+          nmissing, t->ndof, t->path);
+  int shown = 0;
+  for (int a = 0; a < t->ndof && shown < 12; a++)
+    if (b->actuator[a] < 0) {
+      fs_fail_append(err, " %s", t->names[a]);
+      shown++;
+    }
+  if (nmissing > shown) fs_fail_append(err, " ... (%d more)", nmissing - shown);
+  int npos = 0;
+  for (int i = 0; i < m->nu; i++) npos += fs_actuator_is_position(m, i);
+  fs_fail_append(err, ". The model has %d position actuators", npos);
+  shown = 0;
+  for (int i = 0; i < m->nu && shown < 4; i++)
+    if (fs_actuator_is_position(m, i)) {
+      const char* jn = mj_id2name(m, mjOBJ_JOINT, m->actuator_trnid[2 * i]);
+      fs_fail_append(err, "%s%s", shown ? ", " : " (on joints ", jn ? jn : "?");
+      shown++;
+    }
+  if (shown) fs_fail_append(err, "%s)", npos > shown ? ", ..." : "");
+  return fs_fail_append(err, ". Fix: use the model these targets were exported for, or "
+                             "targets whose DoF names are joints driven by position actuators");
+}
+
+int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t, fsReplayBinding* b,
+                   fsError* err) {
+  memset(b, 0, sizeof *b);
+  b->nact = t->ndof;
+  b->actuator = fs_calloc(err, "actuator map", (unsigned)t->ndof, sizeof(int));
+  b->actuator_joint = fs_calloc(err, "actuator joints", (unsigned)t->ndof, sizeof(int));
+  b->actuator_names = fs_calloc(err, "actuator names", (unsigned)t->ndof, sizeof(char*));
+  if (!b->actuator || !b->actuator_joint || !b->actuator_names) goto fail;
+  if (bind_joints(m, b, err) || bind_adhesion(m, b, err)) goto fail;
+
+  int nmissing = 0;
+  for (int a = 0; a < t->ndof; a++) {
+    b->actuator[a] = -1;
+    for (int i = 0; i < m->nu; i++) {
+      if (!fs_actuator_is_position(m, i)) continue;
+      int jnt = m->actuator_trnid[2 * i];
+      if (!joint_matches(mj_id2name(m, mjOBJ_JOINT, jnt), t->names[a])) continue;
+      if (b->actuator[a] >= 0) {
+        fs_fail(err,
+                "%s: DoF '%s' (from %s) is driven by two position actuators (%d and %d); "
+                "fix: keep one position actuator per joint",
+                model_path, t->names[a], t->path, b->actuator[a], i);
+        goto fail;
+      }
+      b->actuator[a] = i;
+    }
+    if (b->actuator[a] < 0) {
+      nmissing++;
+      continue;
+    }
+    const char* an = mj_id2name(m, mjOBJ_ACTUATOR, b->actuator[a]);
+    b->actuator_names[a] = an ? an : "";
+    int jnt = m->actuator_trnid[2 * b->actuator[a]];
+    b->actuator_joint[a] = -1;
+    for (int k = 0; k < b->njoint; k++)
+      if (b->joint_id[k] == jnt) b->actuator_joint[a] = k;
+    if (b->actuator_joint[a] < 0) {
+      fs_fail(err,
+              "%s: DoF '%s' is a multi-DoF joint; fix: position actuators of a replay must "
+              "drive hinge or slide joints",
+              model_path, t->names[a]);
+      goto fail;
+    }
+  }
+  if (nmissing) {
+    fail_unbound(m, model_path, t, b, nmissing, err);
+    goto fail;
+  }
+  b->key = m->nkey > 0 ? 0 : -1;
+  int neutral = mj_name2id(m, mjOBJ_KEY, "neutral");
+  if (neutral >= 0) b->key = neutral;
+  return 0;
+
+fail:
+  fs_replay_binding_free(b);
+  return -1;
+}
+
+void fs_model_round_to_float(mjModel* m) {
+  MJMODEL_POINTERS_PREAMBLE(m)
+#define XNV X
+#define X(type, name, nr, nc)                                                                      \
+  if (_Generic(m->name, mjtNum * : 1, default : 0))                                                \
+    for (long k = 0; k < (long)m->nr * (nc); k++)                                                  \
+      ((mjtNum*)m->name)[k] = (float)((mjtNum*)m->name)[k];
+  MJMODEL_POINTERS
+#undef X
+#undef XNV
+  m->opt.timestep = (float)m->opt.timestep;
+  for (int k = 0; k < 3; k++) m->opt.gravity[k] = (float)m->opt.gravity[k];
+}
+
+void fs_replay_reset_world(const mjModel* m, const fsReplayBinding* b, mjData* d) {
+  if (b->key >= 0)
+    mj_resetDataKeyframe(m, d, b->key);
+  else
+    mj_resetData(m, d);
+  for (int i = 0; i < b->nadhesion; i++) d->ctrl[b->adhesion[i]] = 1.0;
+}
+
+void fs_replay_binding_free(fsReplayBinding* b) {
+  if (!b) return;
+  free(b->actuator);
+  free(b->actuator_joint);
+  free(b->actuator_names);
+  free(b->adhesion);
+  free(b->joint_id);
+  free(b->joint_qposadr);
+  free(b->joint_names);
+  memset(b, 0, sizeof *b);
+}

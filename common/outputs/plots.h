@@ -1,0 +1,95 @@
+// The replay's plots: which series they show (written into the HDF5 file, so that
+// tests check numbers rather than pixels) and the script that draws them.
+//
+// /plots/joint_tracking  (world 0, the DoFs of one leg; FlyGym's
+//                         plot_joint_angle_tracking):
+//   time (T) s, target (T x K) rad, simulated (T x K) rad, dof_names (K),
+//   target_column (K) and joint_column (K): the columns of /target and /qpos_joint
+//   copied; attributes leg, world.
+// /pose                  (world 0; FlyGym's plot_pose_over_time):
+//   points (T x P x 3) float32 world positions (see fs_pose_record), time (T),
+//   point_names (P), point_leg (P) index into leg_names or -1,
+//   leg_names (L); attribute source ("site_xpos": the model's sites, as FlyGym's
+//   leg joint sites; "xpos": body origins when the model has no sites).
+//
+// scripts/plot_replay.py reads only these groups and writes
+// joint_angle_tracking.{png,pdf} and pose_over_time.{png,pdf}. flysim runs it with
+// the venv's Python found at build time (FLYSIM_PYTHON overrides it;
+// FLYSIM_PLOT_SCRIPT overrides the script).
+//
+// Legs are named by the joints: the leg of "nmf/c_thorax-lf_coxa-yaw" is "lf" (the
+// part before '_' of the last '-'-separated token with a '_' in the last '/'
+// component); NeuroMechFly's legs are lf lm lh rf rm rh, tests/models/walker.xml's
+// l and r.
+#ifndef FLYSIM_COMMON_PLOTS_H
+#define FLYSIM_COMMON_PLOTS_H
+
+#include <stddef.h>
+
+#include <hdf5.h>
+#include <mujoco/mujoco.h>
+
+#include "common/base/error.h"
+#include "common/inputs/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The leg a joint, site or body name belongs to ("" if none).
+void fs_leg_of(const char* name, char* leg, size_t n);
+
+/// Target columns of b that drive a joint of leg, in target order; returns how many.
+int fs_leg_columns(const fsReplayBinding* b, const char* leg, int* cols, int max);
+
+/// The legs among b's actuated joints, space-separated, in order of appearance.
+void fs_leg_list(const fsReplayBinding* b, char* out, size_t n);
+
+/// --plot-leg: asked ("" = "lf" if the model has it, else its first leg) checked
+/// against the model; the leg into leg. Usage error naming the legs there are.
+int fs_plot_leg_resolve(const fsReplayBinding* b, const char* model_path, const char* asked,
+                        char* leg, size_t n, fsError* err);
+
+/// World 0's positions of the model's sites (or bodies) at every replay step.
+typedef struct fsPose {
+  int npoint;      // P
+  int use_sites;   // 1: site_xpos, 0: xpos of bodies 1..nbody-1
+  long long nstep; // T allocated
+  float* points;   // (T x P x 3)
+} fsPose;
+
+int fs_pose_init(fsPose* p, const mjModel* m, long long nstep, fsError* err);
+void fs_pose_free(fsPose* p);
+
+/// Row `step` from d: the positions mj_step computed at the start of that step
+/// (what FlyGym's get_site_positions reads after sim.step()).
+static inline void fs_pose_record(fsPose* p, const mjData* d, int step) {
+  if (step < 0 || step >= p->nstep) return;
+  const mjtNum* x = p->use_sites ? d->site_xpos : d->xpos + 3;
+  float* row = p->points + (long long)step * p->npoint * 3;
+  for (int i = 0; i < 3 * p->npoint; i++) row[i] = (float)x[i];
+}
+
+/// Write /pose (nstep rows) and /plots/joint_tracking (read back from the file's
+/// /qpos_joint and /target, nstep rows of world 0) into the open file.
+int fs_plots_write_h5(hid_t file, const char* path, const mjModel* m, const fsReplayBinding* b,
+                      const char* leg, const fsPose* pose, long long nstep, double timestep,
+                      fsError* err);
+
+/// Run the plot script on the closed file h5path, writing into dir. Errors say
+/// that the data are saved and how to draw the plots later.
+int fs_plots_run(const char* h5path, const char* dir, fsError* err);
+
+/// Run `python script h5path dir` (FLYSIM_PYTHON, else the build's venv Python),
+/// its output into dir/<script name>.log (removed on success). Errors say the data
+/// are saved in h5path and the fix: a Python with matplotlib, or `instead`.
+int fs_plot_script_run(const char* script, const char* h5path, const char* dir, const char* instead,
+                       fsError* err);
+
+/// The path of scripts/<name> in the source tree flysim was built from.
+const char* fs_script_path(const char* name, char* out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

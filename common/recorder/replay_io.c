@@ -1,0 +1,151 @@
+#include "common/recorder/replay_io.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/recorder/h5util.h"
+#include "common/version.h"
+
+const char* fs_version(void) {
+  return FLYSIM_VERSION_STRING;
+}
+
+// Write a 1-D or 2-D integer dataset (row-major) of the given file type.
+static int write_ints(hid_t file, const char* path, const char* name, int rank, const hsize_t* dims,
+                      hid_t ftype, hid_t mtype, const void* data, const char* doc, fsError* err) {
+  return fs_h5_write_array(file, path, name, rank, dims, ftype, mtype, data, 0, NULL, doc, err);
+}
+
+static void utc_now(char* buf, size_t n) {
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int write_provenance(hid_t f, const char* path, const fsReplay* r, const fsReplayMeta* meta,
+                            fsError* err) {
+  char when[64], model_abs[PATH_MAX], targets_abs[PATH_MAX];
+  utc_now(when, sizeof when);
+  if (!realpath(r->model_path, model_abs))
+    snprintf(model_abs, sizeof model_abs, "%s", r->model_path);
+  if (!realpath(r->targets->path, targets_abs))
+    snprintf(targets_abs, sizeof targets_abs, "%s", r->targets->path);
+  if (fs_h5_attr_string(f, path, "units",
+                        "the model's units (NeuroMechFly: length mm, mass g, time s); "
+                        "angles rad",
+                        err) ||
+      fs_h5_attr_string(f, path, "model_file", model_abs, err) ||
+      fs_h5_attr_string(f, path, "targets_file", targets_abs, err) ||
+      fs_h5_attr_double(f, path, "targets_file_timestep", r->targets->source_timestep, err) ||
+      fs_h5_attr_string(f, path, "mujoco_version", mj_versionString(), err) ||
+      fs_h5_attr_string(f, path, "flysim_version", fs_version(), err) ||
+      fs_h5_attr_string(f, path, "command_line", meta->command_line ? meta->command_line : "",
+                        err) ||
+      fs_h5_attr_string(f, path, "backend", meta->backend, err) ||
+      fs_h5_attr_string(f, path, "precision", meta->precision, err) ||
+      fs_h5_attr_int(f, path, "threads", meta->nthread, err) ||
+      fs_h5_attr_int(f, path, "steps_planned", r->nstep, err) ||
+      fs_h5_attr_int(f, path, "warmup_steps", r->nwarmup, err) ||
+      fs_h5_attr_string(f, path, "created", when, err))
+    return -1;
+  return 0;
+}
+
+fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int block,
+                                    const fsReplayMeta* meta, fsError* err) {
+  fsSeriesSpec series[FS_NSERIES];
+  fs_replay_series(r->bind, series);
+  fsRecorderSpec spec = {path,  r->nstep,           r->nworld,  0,     r->nworld,
+                         block, r->m->opt.timestep, FS_NSERIES, series};
+  fsRecorder* rec = fs_recorder_create(&spec, err);
+  if (!rec) return NULL;
+  hid_t f = fs_recorder_file(rec);
+  const fsReplayBinding* b = r->bind;
+  hsize_t na = (hsize_t)b->nact, nw = (hsize_t)r->nworld;
+  if (fs_h5_write_strings(f, path, "joint_names", b->joint_names, b->njoint, err) ||
+      fs_h5_write_strings(f, path, "actuator_names", b->actuator_names, b->nact, err) ||
+      write_ints(f, path, "target_joint_index", 1, &na, H5T_STD_I32LE, H5T_NATIVE_INT,
+                 b->actuator_joint,
+                 "for each column of /target, the column of /qpos_joint it drives", err) ||
+      write_ints(f, path, "world_start", 1, &nw, H5T_STD_I64LE, H5T_NATIVE_LONG, r->world_start,
+                 "row of the targets clip at which each world starts", err) ||
+      write_provenance(f, path, r, meta, err)) {
+    fs_recorder_finish(rec, "failed to write metadata", NULL);
+    return NULL;
+  }
+  return rec;
+}
+
+int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
+                             void* self, const char* stop_reason, fsError* err) {
+  return fs_replay_recorder_close_with(rec, r, ops, self, stop_reason, NULL, NULL, err);
+}
+
+int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
+                                  void* self, const char* stop_reason, fsReplayExtraWriter extra,
+                                  void* arg, fsError* err) {
+  if (!rec) return 0;
+  int rc = 0;
+  hid_t f = fs_recorder_file(rec);
+  char path[4096];
+  snprintf(path, sizeof path, "%s", fs_recorder_path(rec));
+  int* warn = calloc((size_t)r->nworld * mjNWARNING, sizeof(int));
+  int* first = calloc((size_t)r->nworld * 3, sizeof(int)); // first, solver limit, error
+  if (rc == 0 && warn && first) {
+    int *limit = first + r->nworld, *serr = first + 2 * r->nworld;
+    for (int w = 0; w < r->nworld; w++) {
+      fsWorldStatus st;
+      ops->world_status(self, w, &st);
+      memcpy(warn + (size_t)w * mjNWARNING, st.warnings, sizeof st.warnings);
+      first[w] = st.first_warning >= 0 ? st.first_warning_step : INT_MIN;
+      limit[w] = st.solver_limit;
+      serr[w] = st.solver_error;
+    }
+    const char* names[mjNWARNING];
+    for (int i = 0; i < mjNWARNING; i++) names[i] = fs_warning_name(i);
+    hsize_t dims[2] = {(hsize_t)r->nworld, mjNWARNING};
+    if (write_ints(f, path, "world_warnings", 2, dims, H5T_STD_I32LE, H5T_NATIVE_INT, warn,
+                   "MuJoCo warning counts of each world (columns: /warning_names)", err) ||
+        fs_h5_write_strings(f, path, "warning_names", names, mjNWARNING, err) ||
+        write_ints(f, path, "world_first_warning_step", 1, dims, H5T_STD_I32LE, H5T_NATIVE_INT,
+                   first,
+                   "replay step of each world's first warning (negative: warm-up; "
+                   "-2147483648: none)",
+                   err) ||
+        write_ints(f, path, "world_solver_limit_steps", 1, dims, H5T_STD_I32LE, H5T_NATIVE_INT,
+                   limit, "steps of each world whose Newton solve ran to opt.iterations", err) ||
+        write_ints(f, path, "world_solver_error_steps", 1, dims, H5T_STD_I32LE, H5T_NATIVE_INT,
+                   serr, "steps of each world whose solve failed (a rank-deficient Hessian)", err))
+      rc = -1;
+  } else if (rc == 0) {
+    rc = fs_fail_oom(err, "world status", (double)r->nworld * (mjNWARNING + 3) * sizeof(int));
+  }
+  free(warn);
+  free(first);
+  if (extra) {
+    fsError extra_err;
+    if (extra(arg, f, path, fs_recorder_steps(rec), &extra_err) && rc == 0) {
+      rc = -1;
+      if (err) *err = extra_err;
+    }
+  }
+  fsError close_err;
+  if (fs_recorder_finish(rec, stop_reason, &close_err)) {
+    if (rc == 0 && err) *err = close_err;
+    return -1;
+  }
+  // Streamed uncompressed (crash-safe); compressed once the file is closed.
+  fsSeriesSpec series[FS_NSERIES];
+  fs_replay_series(r->bind, series);
+  const char* names[FS_NSERIES];
+  for (int k = 0; k < FS_NSERIES; k++) names[k] = series[k].name;
+  fsError zerr;
+  if (fs_h5_compress(path, FS_NSERIES, names, &zerr))
+    fprintf(stderr, "flysim: warning: %s\n", zerr.msg);
+  return rc;
+}

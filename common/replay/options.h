@@ -1,0 +1,69 @@
+// Command-line options of `flysim replay` (all backends), and the option-value
+// parsers the other verbs share.
+#ifndef FLYSIM_COMMON_OPTIONS_H
+#define FLYSIM_COMMON_OPTIONS_H
+
+#include <stddef.h>
+
+#include "common/base/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { FS_BACKEND_CPU, FS_BACKEND_CUDA, FS_BACKEND_HOST } fsBackendKind;
+
+typedef struct fsReplayOptions {
+  fsBackendKind backend;
+  int precision;           // --precision (cuda, host): 32 (f32, default) or 64 (f64)
+  char model[4096];        // --model (default: the exported NeuroMechFly MJB)
+  char targets[4096];      // --targets (default: the exported walking clip)
+  int worlds;              // --worlds
+  int threads;             // --threads (0: one per core)
+  double sim_duration_sec; // --sim-duration-sec (< 0: half the clip, as FlyGym)
+  long sim_steps;          // --sim-steps (< 0: from the duration)
+  double warmup_sec;       // --warmup-sec (FlyGym's Simulation.warmup: 0.05 s)
+  char save_data[4096];    // --save-data DIR ("" = nothing saved)
+  char profile[4096];      // --profile PATH ("" = no profile)
+  int mujoco_timing;       // --mujoco-timing: MuJoCo's per-phase timer table (cpu)
+  int video;               // with --save-data: render the video (--no-video: 0)
+  int plots;               // with --save-data: draw the plots (--no-plots: 0)
+  char plot_leg[32];       // --plot-leg LEG ("" = lf, else the model's first leg)
+  int disable;             // --disable NAME: mjtDisableBit flags added to the model's
+  int quiet;               // --quiet: no progress line
+  char command_line[8192]; // argv joined, for the HDF5 attributes
+} fsReplayOptions;
+
+/// Folder of the exported assets: $FLYSIM_ASSETS, else the build's default.
+const char* fs_assets_dir(void);
+
+/// Parse `flysim replay` arguments (argv[0] is "replay"). Returns 0 to run, 1 if
+/// --help was printed, -1 on a usage error (message in err).
+int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err);
+
+/// Print `flysim replay --help` to stdout.
+void fs_print_replay_help(void);
+
+/// The mjtDisableBit named (case-insensitively) as in MuJoCo's mjDISABLESTRING
+/// (e.g. "contact", "gravity"), or 0 if none is.
+int fs_disable_flag(const char* name);
+
+/// Names of the set bits of a disable mask, comma-separated, into out.
+void fs_disable_names(int mask, char* out, size_t n);
+
+/// Option values, shared by the verbs' parsers: each fails with a message naming the
+/// option, the value and an example (usage errors).
+int fs_parse_positive_int(const char* opt, const char* s, long max, long* out, fsError* err);
+int fs_parse_seconds(const char* opt, const char* s, int allow_zero, double* out, fsError* err);
+int fs_parse_positive_double(const char* opt, const char* s, double* out, fsError* err);
+int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsError* err);
+/// --disable NAME: the flag added to *mask.
+int fs_parse_disable(const char* s, int* mask, fsError* err);
+
+/// Join argv into one shell-readable line.
+void fs_join_command_line(int argc, char** argv, char* out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,165 @@
+// The replay: what both backends run, and the loop that drives them.
+//
+// A replay plan fixes the model, the targets (at the model's timestep), the
+// number of worlds N and of steps S, and where in the clip each world starts.
+// A backend (cpu/ or cuda/) steps all worlds one block of steps at a time,
+// asynchronously; the driver here overlaps each block's stepping with writing the
+// previous block to HDF5, prints progress, honours Ctrl-C and measures throughput.
+#ifndef FLYSIM_COMMON_REPLAY_H
+#define FLYSIM_COMMON_REPLAY_H
+
+#include <mujoco/mujoco.h>
+
+#include "common/base/error.h"
+#include "common/inputs/model.h"
+#include "common/recorder/recorder.h"
+#include "common/inputs/targets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The series a replay records, one definition each (dataset, columns, units).
+typedef enum fsSeriesId {
+  FS_SERIES_QPOS_JOINT = 0, // (T x N x J) hinge/slide joint positions after each step
+  FS_SERIES_TARGET,         // (T x N x A) target applied during each step
+  FS_NSERIES
+} fsSeriesId;
+
+/// The recorder layout of the replay's series for binding b.
+void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]);
+
+/// What a run replays.
+typedef struct fsReplay {
+  const mjModel* m;
+  const char* model_path;
+  const fsTargets* targets; // (T x A) at m->opt.timestep
+  const fsReplayBinding* bind;
+  int nworld;        // N
+  int nstep;         // S: timed, recorded steps
+  int nwarmup;       // steps before the clock, at the keyframe's controls
+  long* world_start; // (N) target row of each world's first step
+} fsReplay;
+
+/// Fill r: world w starts at row (w mod floor(T / S)) * S -- FlyGym's GPU script's
+/// slices: (w * S) mod T when S divides T, never running past the clip's end.
+/// Errors (as usage errors) if S > T or N < 1.
+int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const fsTargets* t,
+                   const fsReplayBinding* b, int nworld, int nstep, int nwarmup, fsError* err);
+void fs_replay_plan_free(fsReplay* r);
+
+/// Steps [step0, step0 + nstep) of a run, with buffers for the recorded series.
+typedef struct fsBlock {
+  int step0;
+  int nstep;                 // requested
+  int ndone;                 // completed by every world (set by the backend)
+  float* series[FS_NSERIES]; // (nstep x N x C_k), or all NULL when not recording
+} fsBlock;
+
+/// Per-world health after a run: MuJoCo's warning counters and the first step at
+/// which any warning (NaN/Inf state or acceleration, full buffers, ...) appeared.
+typedef struct fsWorldStatus {
+  int warnings[mjNWARNING]; // mjData.warning[i].number
+  int first_warning_step;   // replay step (negative: during warm-up), or INT_MIN
+  int first_warning;        // mjtWarning of that first warning, or -1
+  int fatal;                // a MuJoCo error stopped this world
+  int solver_limit;         // steps whose Newton solve (an island's) ran to opt.iterations
+  int solver_error;         // steps whose solve failed (the GPU stepper's rank-deficient
+                            // Hessian, where MuJoCo would stop with an error)
+} fsWorldStatus;
+
+/// A backend: one set of worlds being stepped.
+typedef struct fsBackendOps {
+  const char* name;
+  /// Reset every world and run r->nwarmup steps (not timed, not recorded).
+  int (*warmup)(void* self, fsError* err);
+  /// Start stepping b->nstep steps from b->step0; return without waiting.
+  int (*begin_block)(void* self, fsBlock* b, fsError* err);
+  /// Wait for the block; set b->ndone (fewer than b->nstep only if stopped).
+  int (*end_block)(void* self, fsBlock* b, fsError* err);
+  /// Health of world w.
+  void (*world_status)(void* self, int w, fsWorldStatus* st);
+  /// Every world's qpos (N x nq) and contact count (N), in double, after the last
+  /// block (flysim compare reads them; not while a block runs).
+  int (*read_worlds)(void* self, double* qpos, int* ncon, fsError* err);
+  /// Perturb every world's qpos and qvel as `how` (fsPerturb) with directions from
+  /// seed (fs_perturb_up): flysim compare's floor; not while a block runs.
+  int (*perturb_state)(void* self, int how, unsigned seed, fsError* err);
+} fsBackendOps;
+
+/// How flysim compare perturbs a stepper's state for its floor (perturb_state).
+typedef enum fsPerturb {
+  FS_PERTURB_ROUND_F32 = 0, // rounded to float32 (in a float32 stepper: no change)
+  FS_PERTURB_ULP = 1        // moved one ulp of the stepper's real, up or down
+} fsPerturb;
+
+#ifdef __CUDACC__
+#define FS_PERTURB_HD __host__ __device__
+#else
+#define FS_PERTURB_HD
+#endif
+
+/// 1 if element k of world w moves up (else down) in perturbation number seed: a
+/// hash, so that every backend moves the same elements the same way.
+static inline FS_PERTURB_HD int fs_perturb_up(unsigned seed, unsigned w, unsigned k) {
+  unsigned h = seed * 0x9E3779B1u ^ w * 0x85EBCA77u ^ k * 0xC2B2AE3Du;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  return (int)(h >> 31);
+}
+
+/// What a run measured.
+typedef struct fsRunResult {
+  long long steps;          // steps completed by every world
+  double wall_s;            // timed loop, after warm-up, until the last step is done
+  double world_steps_per_s; // N * steps / wall_s
+  double realtime;          // world_steps_per_s * timestep
+  int interrupted;          // signal number that stopped the run, or 0
+  int problem_worlds;       // worlds with MuJoCo warnings or errors, or solves that ran to
+                            // the iteration limit or failed
+} fsRunResult;
+
+/// A hook at the edges of the timed loop (profilers, timers); non-zero stops the run.
+typedef int (*fsRunHook)(void* arg, fsError* err);
+
+/// Hooks around the timed loop, e.g. --profile's perf switches and --mujoco-timing's
+/// timer reset: what they do is outside the measured wall time.
+typedef struct fsRunHooks {
+  fsRunHook on_timed_start; // after the warm-up, right before the clock starts (or NULL)
+  fsRunHook on_timed_end;   // right after the clock stops (also when the loop fails,
+                            // then with err NULL), before the last block is saved
+  void* arg;                // passed to both
+} fsRunHooks;
+
+typedef struct fsRunOptions {
+  fsRecorder* recorder;    // NULL: nothing recorded
+  int block;               // steps per block
+  int progress;            // print a progress line (stderr is a terminal)
+  const char* label;       // progress label
+  const fsRunHooks* hooks; // around the timed loop (or NULL)
+} fsRunOptions;
+
+/// Steps per block for N worlds: about 1e4 world-steps, at most 1000 and at most S.
+int fs_replay_block_steps(int nworld, int nstep);
+
+/// Warm up, then run r->nstep steps in blocks, recording if opt->recorder.
+/// Stops early (result->interrupted) on SIGINT/SIGTERM/SIGHUP.
+int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const fsRunOptions* opt,
+                  fsRunResult* result, fsError* err);
+
+/// A short name of MuJoCo warning i (mjtWarning), e.g. "bad-qacc".
+const char* fs_warning_name(int i);
+
+/// 1 if world status st has a problem: a warning, an error, a solve that ran to the
+/// iteration limit or failed.
+int fs_world_has_problem(const fsWorldStatus* st);
+
+/// Print each problem world (stderr) and count them.
+int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,
+                            int verbose_limit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
