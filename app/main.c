@@ -4,6 +4,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include "app/bench_cmd.h"
 #include "app/compare_cmd.h"
 #include "app/replay_cmd.h"
 #include "common/replay/options.h"
@@ -16,6 +17,8 @@ static void print_help(void) {
          "  replay     replay the recorded walking clip in N worlds (flysim replay --help)\n"
          "  compare    the same worlds on two steppers, against MuJoCo's own sensitivity\n"
          "             (flysim compare --help)\n"
+         "  bench      throughput over steppers, precisions and worlds, with peers\n"
+         "             (flysim bench --help)\n"
          "\n"
          "  -h, --help      this text\n"
          "  --version       flysim and MuJoCo versions\n");
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   }
   if (!strcmp(argv[1], "replay")) return fs_cmd_replay(argc - 1, argv + 1, command_line);
   if (!strcmp(argv[1], "compare")) return fs_cmd_compare(argc - 1, argv + 1, command_line);
+  if (!strcmp(argv[1], "bench")) return fs_cmd_bench(argc - 1, argv + 1, command_line);
   fprintf(stderr, "flysim: unknown command '%s'; see flysim --help\n", argv[1]);
   return 2;
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The GPU check, in one run on a machine with an NVIDIA GPU: the GPU tests (float32
 # and float64), `flysim compare --backends cpu,cuda --stages` in both precisions,
-# compute-sanitizer (memcheck with and without the graph, synccheck, initcheck) on a
+# compute-sanitizer (memcheck with and without the graph, synccheck, racecheck, initcheck) on a
 # short replay with contacts, the NVTX ranges of a real run, and a throughput sweep
-# over worlds with contacts on; a table last.
+# over worlds with contacts on (flysim bench); a table last.
 #
 # Binaries come from a bundle built on the development machine
 # (bench/make_device_bundle.sh -> build-device/bundle.tar.xz), because the GPU
@@ -18,8 +18,9 @@
 # bundle's programs see its libraries (nvidia-smi and compute-sanitizer do not).
 # Needs bash, tar, gzip, timeout and Python 3 (to unpack xz); not bc or xz. Writes to
 # $OUT (or ./device-check-out): device_check.log (everything, the table last),
-# sweep.csv, compare-f32/compare.h5 and compare-f64/compare.h5 (flysim compare's files:
-# draw them here with scripts/plot_compare.py), and logs.tar.gz (each step's output).
+# compare-f32/compare.h5 and compare-f64/compare.h5 (flysim compare's files: draw them
+# here with scripts/plot_compare.py), bench-f32/ and bench-f64/ (flysim bench's
+# bench.csv and bench.json: scripts/plot_bench.py), and logs.tar.gz (each step's output).
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bundle_tar="${1:-$root/build-device/bundle.tar.xz}"
@@ -106,6 +107,7 @@ if command -v compute-sanitizer >/dev/null; then
   san sanitizer_memcheck memcheck
   san sanitizer_memcheck_nograph memcheck FLYSIM_NO_GRAPH=1
   san sanitizer_synccheck synccheck
+  san sanitizer_racecheck racecheck
   san sanitizer_initcheck initcheck
   step sanitizer_memcheck_f64 180 compute-sanitizer --tool memcheck --target-processes all \
     --error-exitcode 9 env LD_LIBRARY_PATH="$b/lib" "$flysim" "${short[@]}" --precision f64
@@ -121,27 +123,15 @@ if [ -n "$inject" ]; then
     step nvtx_check 30 "${bundled[@]}" "$b/bin/test_nvtx_ranges" --check "$logs/nvtx.log" 0 50
 fi
 
-note "== sweep: $steps steps (50 warm-up), contacts on; worlds: $worlds_list"
-echo "backend,precision,graph,worlds,steps,wall_s,world_steps_per_s,realtime_x,problem_worlds" \
-  >"$out/sweep.csv"
-sweep_one() { # PRECISION GRAPH(yes|no) WORLDS; returns 1 if it failed or took over 45 s
-  local p=$1 g=$2 n=$3 name line start v
-  name="sweep_${p}_graph-${g}_${n}"
-  start=$SECONDS
-  if ! step "$name" 120 "${bundled[@]}" $([ "$g" = no ] && echo FLYSIM_NO_GRAPH=1) "$flysim" replay \
-    --backend cuda --precision "$p" --worlds "$n" --sim-steps "$steps" --warmup-sec 0.005 --quiet; then
-    return 1
-  fi
-  line=$(grep '^summary ' "$logs/$name.log")
-  v() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
-  echo "cuda,$p,$g,$n,$(v steps),$(v wall_s),$(v world_steps_per_s),$(v realtime_x),$(v problem_worlds)" >>"$out/sweep.csv"
-  row "$(printf 'cuda %s graph=%-3s worlds=%-6s %12s world-steps/s %9s x realtime, problem worlds %s' \
-    "$p" "$g" "$n" "$(v world_steps_per_s)" "$(v realtime_x)" "$(v problem_worlds)")"
-  [ $((SECONDS - start)) -le 45 ]
-}
-for n in $worlds_list; do sweep_one f32 yes "$n" || break; done
-for n in 1024 16384; do sweep_one f64 yes "$n" || break; done
-sweep_one f32 no 4096
+note "== flysim bench: worlds $worlds_list, $steps steps x 3 repeats, contacts on"
+# float32 with the graph on and off, float64; bench.csv / bench.json come back whole
+if step bench_f32 300 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
+  --graph on,off --worlds "${worlds_list// /,}" --sim-steps "$steps" --repeat 3 \
+  --out "$out/bench-f32" --no-plot --quiet; then :; fi
+grep -E '^cuda' "$logs/bench_f32.log" | while read -r line; do row "  $line"; done
+if step bench_f64 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f64 \
+  --worlds 1024,16384 --sim-steps "$steps" --repeat 3 --out "$out/bench-f64" --no-plot --quiet; then :; fi
+grep -E '^cuda' "$logs/bench_f64.log" | while read -r line; do row "  $line"; done
 
 note "== CPU for scale: MuJoCo's mj_step, contacts on, one world per thread"
 ncpu=$(nproc)

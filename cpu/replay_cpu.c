@@ -230,9 +230,19 @@ static int cpu_perturb_state(void* self, int how, unsigned seed, fsError* err) {
   return 0;
 }
 
+static int cpu_cost(void* self, fsBackendCost* out, fsError* err) {
+  (void)err;
+  fsCpuReplay* c = self;
+  const mjData* d = c->worlds[0].d;
+  memset(out, 0, sizeof *out);
+  out->world_bytes = (double)d->nbuffer + (double)d->narena; // mj_makeData's two blocks
+  out->model_bytes = (double)c->r->m->nbuffer;
+  return 0;
+}
+
 const fsBackendOps fs_cpu_ops = {
-    "cpu",           cpu_warmup,       cpu_begin_block, cpu_end_block, cpu_world_status,
-    cpu_read_worlds, cpu_perturb_state};
+    "cpu",           cpu_warmup,        cpu_begin_block, cpu_end_block, cpu_world_status,
+    cpu_read_worlds, cpu_perturb_state, cpu_cost};
 
 fsCpuReplay* fs_cpu_create(const fsReplay* r, int nthread, fsError* err) {
   fs_mujoco_install_hooks();

@@ -64,6 +64,24 @@ int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
   return 0;
 }
 
+int fs_device_kernel_info(const fsDevice* dev, fsKernelInfo* out, fsError* err) {
+  (void)dev;
+  cudaFuncAttributes a;
+  int blocks = 0, device = 0, max_threads = 0;
+  const int threads = (int)(kWorldBlock.x * kWorldBlock.y);
+  FS_CUDA_TRY(cudaFuncGetAttributes(&a, step_kernel), err);
+  FS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, step_kernel, threads, 0), err);
+  FS_CUDA_TRY(cudaGetDevice(&device), err);
+  FS_CUDA_TRY(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device),
+              err);
+  out->registers = a.numRegs;
+  out->local_bytes = (int)a.localSizeBytes;
+  out->shared_bytes = (int)a.sharedSizeBytes;
+  out->block_threads = threads;
+  out->occupancy = max_threads > 0 ? (double)blocks * threads / max_threads : 0;
+  return 0;
+}
+
 int fs_device_stage(fsDevice* dev, int stage, fsError* err) {
   stage_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
                                                                          dev->nworld, stage);
@@ -104,10 +122,7 @@ static size_t field_bytes(const fsModel* m, const fsFieldInfo* f, int nworld) {
 
 // Bytes the model and nworld worlds take on the device.
 static size_t device_bytes(const fsModel* m, int nworld) {
-  size_t n = 0;
-  for (int f = 0; f < fs_model_nfield; f++) n += field_bytes(m, &fs_model_fields[f], 1);
-  for (int f = 0; f < fs_data_nfield; f++) n += field_bytes(m, &fs_data_fields[f], nworld);
-  return n;
+  return fs_model_bytes(m) + (size_t)nworld * fs_world_bytes(m);
 }
 
 static int check_memory(const fsModel* m, int nworld, fsError* err) {

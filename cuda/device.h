@@ -23,10 +23,19 @@
 #define fs_device_nworld      FS_PREC(fs_device_nworld)
 #define fs_device_stream      FS_PREC(fs_device_stream)
 #define fs_device_launch_step FS_PREC(fs_device_launch_step)
+#define fs_device_kernel_info FS_PREC(fs_device_kernel_info)
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/// The step kernel as compiled and launched (flysim bench): its registers, local
+/// memory (stack and spills) and static shared memory per thread block, the block, and
+/// the theoretical occupancy (resident threads over the SM's maximum).
+typedef struct fsKernelInfo {
+  int registers, local_bytes, shared_bytes, block_threads;
+  double occupancy;
+} fsKernelInfo;
 
 typedef struct fsDevice fsDevice;
 
@@ -59,6 +68,9 @@ void* fs_device_stream(const fsDevice* dev);
 /// Launch the step kernel (nstep steps of every world) on dev's stream, without
 /// waiting: what the replay captures into its graph.
 int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err);
+
+/// The step kernel's fsKernelInfo on the current device.
+int fs_device_kernel_info(const fsDevice* dev, fsKernelInfo* out, fsError* err);
 
 /// Worlds per block of the kernels (a warp each).
 #define FS_WORLDS_PER_BLOCK 4

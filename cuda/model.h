@@ -20,6 +20,8 @@
 #define fs_data_fields     FS_PREC(fs_data_fields)
 #define fs_data_nfield     FS_PREC(fs_data_nfield)
 #define fs_stage_name      FS_PREC(fs_stage_name)
+#define fs_model_bytes     FS_PREC(fs_model_bytes)
+#define fs_world_bytes     FS_PREC(fs_world_bytes)
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,6 +74,10 @@ extern const int fs_data_nfield;
 
 /// "kinematics", "com_pos", ... (fsStage); "state" for FS_STAGE_STATE.
 const char* fs_stage_name(int stage);
+
+/// Bytes of the model's arrays, and of one world's data (every field of cuda/fields.h).
+size_t fs_model_bytes(const fsModel* m);
+size_t fs_world_bytes(const fsModel* m);
 
 #ifdef __cplusplus
 }

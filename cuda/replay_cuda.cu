@@ -343,9 +343,25 @@ static int cuda_perturb_state(void* self, int how, unsigned seed, fsError* err) 
   return 0;
 }
 
+static int cuda_cost(void* self, fsBackendCost* out, fsError* err) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  memset(out, 0, sizeof *out);
+  out->world_bytes = (double)fs_world_bytes(&c->hm);
+  out->model_bytes = (double)fs_model_bytes(&c->hm);
+  fsKernelInfo k;
+  if (fs_device_kernel_info(c->dev, &k, err)) return -1;
+  out->has_kernel = 1;
+  out->registers = k.registers;
+  out->local_bytes = k.local_bytes;
+  out->shared_bytes = k.shared_bytes;
+  out->block_threads = k.block_threads;
+  out->occupancy = k.occupancy;
+  return 0;
+}
+
 const fsBackendOps fs_cuda_ops = {
-    "cuda",           cuda_warmup,       cuda_begin_block, cuda_end_block, cuda_world_status,
-    cuda_read_worlds, cuda_perturb_state};
+    "cuda",           cuda_warmup,        cuda_begin_block, cuda_end_block, cuda_world_status,
+    cuda_read_worlds, cuda_perturb_state, cuda_cost};
 
 //---------------------------------- create / destroy ----------------------------------------------
 
@@ -472,23 +488,26 @@ fsDevice* fs_cuda_device(fsCudaReplay* c) {
   return c->dev;
 }
 
-static int device_props(int* dev, cudaDeviceProp* p, int* runtime, fsError* err) {
+static int device_props(int* dev, cudaDeviceProp* p, int* runtime, int* driver, int* clock_khz,
+                        fsError* err) {
   FS_CUDA_TRY(cudaGetDevice(dev), err);
   FS_CUDA_TRY(cudaGetDeviceProperties(p, *dev), err);
   FS_CUDA_TRY(cudaRuntimeGetVersion(runtime), err);
+  FS_CUDA_TRY(cudaDriverGetVersion(driver), err);
+  FS_CUDA_TRY(cudaDeviceGetAttribute(clock_khz, cudaDevAttrClockRate, *dev), err);
   return 0;
 }
 
 void fs_cuda_describe(const fsCudaReplay* c, char* out, size_t n) {
   (void)c;
-  int dev = 0, rt = 0;
+  int dev = 0, rt = 0, drv = 0, khz = 0;
   cudaDeviceProp p;
   fsError err;
-  if (device_props(&dev, &p, &rt, &err)) {
+  if (device_props(&dev, &p, &rt, &drv, &khz, &err)) {
     snprintf(out, n, "unknown CUDA device (%s)", err.msg);
     return;
   }
-  snprintf(out, n, "%s (sm_%d%d, %d SMs, %.1f GiB), CUDA runtime %d.%d, %s", p.name, p.major,
-           p.minor, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, rt / 1000,
-           (rt % 1000) / 10, FS_REAL_NAME);
+  snprintf(out, n, "%s (sm_%d%d, %d SMs, %.1f GiB, %d MHz), driver %d.%d, CUDA runtime %d.%d, %s",
+           p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0,
+           khz / 1000, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10, FS_REAL_NAME);
 }

@@ -50,7 +50,8 @@ extern const fsBackendOps fs_cuda_ops;
 /// 1 if steps replay the CUDA graph, 0 under FLYSIM_NO_GRAPH=1.
 int fs_cuda_uses_graph(const fsCudaReplay* c);
 
-/// "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB), CUDA runtime 13.0, float32" into out.
+/// "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, 1980 MHz), driver 13.0, CUDA runtime 13.0,
+/// float32" into out.
 void fs_cuda_describe(const fsCudaReplay* c, char* out, size_t n);
 
 /// The stepper's device (model and worlds), e.g. to read worlds back in tests.

@@ -188,9 +188,18 @@ static int host_perturb_state(void* self, int how, unsigned seed, fsError* err) 
   return 0;
 }
 
+static int host_cost(void* self, fsBackendCost* out, fsError* err) {
+  (void)err;
+  fsHostReplay* h = self;
+  memset(out, 0, sizeof *out);
+  out->world_bytes = (double)fs_world_bytes(&h->m);
+  out->model_bytes = (double)fs_model_bytes(&h->m);
+  return 0;
+}
+
 const fsBackendOps fs_host_ops = {
-    "host",           host_warmup,       host_begin_block, host_end_block, host_world_status,
-    host_read_worlds, host_perturb_state};
+    "host",           host_warmup,        host_begin_block, host_end_block, host_world_status,
+    host_read_worlds, host_perturb_state, host_cost};
 
 fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   fsHostReplay* h = fs_calloc(err, "the host stepper", 1, sizeof *h);

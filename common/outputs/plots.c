@@ -16,8 +16,11 @@
 #ifndef FLYSIM_PYTHON
 #define FLYSIM_PYTHON "python3"
 #endif
+#ifndef FLYSIM_SOURCE_DIR
+#define FLYSIM_SOURCE_DIR "."
+#endif
 #ifndef FLYSIM_SCRIPTS_DIR
-#define FLYSIM_SCRIPTS_DIR "scripts"
+#define FLYSIM_SCRIPTS_DIR FLYSIM_SOURCE_DIR "/scripts"
 #endif
 #ifndef FLYSIM_PLOT_SCRIPT
 #define FLYSIM_PLOT_SCRIPT FLYSIM_SCRIPTS_DIR "/plot_replay.py"
@@ -282,10 +285,14 @@ int fs_plots_write_h5(hid_t file, const char* path, const mjModel* m, const fsRe
   return 0;
 }
 
+const char* fs_python(void) {
+  const char* python = getenv("FLYSIM_PYTHON");
+  return python && python[0] ? python : FLYSIM_PYTHON;
+}
+
 int fs_plot_script_run(const char* script, const char* h5path, const char* dir, const char* instead,
                        fsError* err) {
-  const char* python = getenv("FLYSIM_PYTHON");
-  if (!python || !python[0]) python = FLYSIM_PYTHON;
+  const char* python = fs_python();
   char fix[512];
   snprintf(fix, sizeof fix,
            "fix: point FLYSIM_PYTHON at a Python with matplotlib and h5py (scripts/setup.sh "
@@ -330,5 +337,10 @@ int fs_plots_run(const char* h5path, const char* dir, fsError* err) {
 
 const char* fs_script_path(const char* name, char* out, size_t n) {
   snprintf(out, n, "%s/%s", FLYSIM_SCRIPTS_DIR, name);
+  return out;
+}
+
+const char* fs_source_path(const char* rel, char* out, size_t n) {
+  snprintf(out, n, "%s/%s", FLYSIM_SOURCE_DIR, rel);
   return out;
 }

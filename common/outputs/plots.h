@@ -86,8 +86,15 @@ int fs_plots_run(const char* h5path, const char* dir, fsError* err);
 int fs_plot_script_run(const char* script, const char* h5path, const char* dir, const char* instead,
                        fsError* err);
 
+/// The Python that runs flysim's scripts: FLYSIM_PYTHON, else the venv's found at
+/// build time (else python3 on PATH).
+const char* fs_python(void);
+
 /// The path of scripts/<name> in the source tree flysim was built from.
 const char* fs_script_path(const char* name, char* out, size_t n);
+
+/// The path of rel (e.g. "bench/peers/flygym_cpu.py") in that source tree.
+const char* fs_source_path(const char* rel, char* out, size_t n);
 
 #ifdef __cplusplus
 }

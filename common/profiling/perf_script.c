@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/json.h"
+
 static unsigned long hash_str(const char* a, const char* b) {
   unsigned long h = 1469598103934665603UL;
   for (; *a; a++) h = (h ^ (unsigned char)*a) * 1099511628211UL;
@@ -248,20 +250,6 @@ void fs_perf_profile_count(const fsPerfProfile* p, const char* name, long long* 
   }
 }
 
-static void json_string(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 // Thread indices, busiest first.
 static int* threads_by_samples(const fsPerfProfile* p) {
   int* order = malloc((size_t)(p->nthread ? p->nthread : 1) * sizeof(int));
@@ -284,7 +272,7 @@ static void write_thread_profile(FILE* f, const fsPerfProfile* p, int t) {
   char name[128];
   snprintf(name, sizeof name, "%s (thread %d, %lld samples)", p->threads[t].comm, p->threads[t].tid,
            p->threads[t].nsample);
-  json_string(f, name);
+  fs_json_string(f, name);
   fprintf(f, ",\"unit\":\"milliseconds\",\"startValue\":0,\"endValue\":%.6f,\"samples\":[", total);
   int first = 1;
   for (int s = 0; s < p->nsample; s++) {
@@ -316,15 +304,15 @@ int fs_perf_speedscope_write(const fsPerfProfile* p, const char* path, const cha
                    path, strerror(errno));
   }
   fprintf(f, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":");
-  json_string(f, name);
+  fs_json_string(f, name);
   fprintf(f, ",\"exporter\":");
-  json_string(f, exporter);
+  fs_json_string(f, exporter);
   fprintf(f, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
   for (int i = 0; i < p->nframe; i++) {
     fprintf(f, "%s{\"name\":", i ? "," : "");
-    json_string(f, p->frames[i].name);
+    fs_json_string(f, p->frames[i].name);
     fprintf(f, ",\"file\":");
-    json_string(f, p->frames[i].file);
+    fs_json_string(f, p->frames[i].file);
     fputc('}', f);
   }
   fprintf(f, "]},\"profiles\":[");

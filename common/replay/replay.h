@@ -68,6 +68,18 @@ typedef struct fsWorldStatus {
                             // Hessian, where MuJoCo would stop with an error)
 } fsWorldStatus;
 
+/// What a stepper's worlds cost: memory, and on a GPU its step kernel.
+typedef struct fsBackendCost {
+  double world_bytes; // one world's data
+  double model_bytes; // what the worlds share
+  int has_kernel;     // the kernel fields are set (cuda)
+  int registers;      // per thread
+  int local_bytes;    // per thread: stack and register spills
+  int shared_bytes;   // static shared memory per block
+  int block_threads;
+  double occupancy; // theoretical: resident threads over the SM's maximum
+} fsBackendCost;
+
 /// A backend: one set of worlds being stepped.
 typedef struct fsBackendOps {
   const char* name;
@@ -85,6 +97,8 @@ typedef struct fsBackendOps {
   /// Perturb every world's qpos and qvel as `how` (fsPerturb) with directions from
   /// seed (fs_perturb_up): flysim compare's floor; not while a block runs.
   int (*perturb_state)(void* self, int how, unsigned seed, fsError* err);
+  /// What the worlds cost (flysim bench).
+  int (*cost)(void* self, fsBackendCost* out, fsError* err);
 } fsBackendOps;
 
 /// How flysim compare perturbs a stepper's state for its floor (perturb_state).

@@ -1,0 +1,446 @@
+// flysim bench: options, the sweep's order, the table and the files (the points:
+// bench/sweep.h; the peers: bench/peers.h; the files: bench/bench_io.h).
+#include "app/bench_cmd.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/backends.h"
+#include "bench/bench_io.h"
+#include "bench/peers.h"
+#include "bench/sweep.h"
+#include "common/base/files.h"
+#include "common/base/interrupt.h"
+#include "common/base/mujoco_hooks.h"
+#include "common/inputs/model.h"
+#include "common/inputs/targets.h"
+#include "common/recorder/replay_io.h"
+#include "common/replay/options.h"
+#include "cpu/pool.h"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+enum { MAX_LIST = 32, MAX_ROWS = 512 };
+
+typedef struct Options {
+  int backend[3], nbackend;      // fsBackendKind
+  int bits[2], nbits;            // host and cuda
+  int graph[2], ngraph;          // cuda
+  int worlds[MAX_LIST], nworlds; // 0: auto
+  char peer[32];
+  char model[4096], targets[4096], out[4096];
+  int threads, repeats, disable, quiet, plot, nstep;
+  double warmup_sec;
+  char command_line[8192];
+} Options;
+
+static void print_help(void) {
+  printf("usage: flysim bench [options]\n"
+         "\n"
+         "Throughput of the replay (NeuroMechFly walking, contacts on) over a sweep of\n"
+         "steppers, precisions, CUDA graph on/off and numbers of worlds: R timed repeats a\n"
+         "point (median, min, max world-steps/s; x realtime), memory per world, and for\n"
+         "the GPU the step kernel's registers, spills and occupancy. Optionally a peer\n"
+         "(what a user would run instead) in the same run.\n"
+         "\n"
+         "options:\n"
+         "  --backends LIST         cpu, host, cuda, comma-separated (default: cuda where\n"
+         "                          there is a GPU, else cpu,host); --backend is the same\n"
+         "  --precision LIST        f32, f64 for host and cuda (default f32; cpu is f64)\n"
+         "  --graph LIST            on, off: cuda's step as one CUDA graph or as launches\n"
+         "                          (default on)\n"
+         "  --worlds LIST|auto      worlds per point, e.g. 1024,4096 (default auto: cuda\n"
+         "                          1024, 4096, ... until device memory runs out; cpu and\n"
+         "                          host 1, 2, 4, ... up to twice the threads)\n"
+         "  --sim-steps N           timed steps per repeat (default 500)\n"
+         "  --warmup-sec S          warm-up before each repeat, not timed (default 0.005)\n"
+         "  --repeat R              timed repeats per point (default 3)\n"
+         "  --threads N             CPU threads of cpu and host (default: one per core)\n"
+         "  --model PATH            model (default %s/mesh.mjb)\n"
+         "  --targets PATH          clip (default %s/walking_clip.h5)\n"
+         "  --disable NAME          a MuJoCo disable flag (repeatable)\n"
+         "  --peer NAME             also run a peer at the CPU points' worlds (up to 16):\n"
+         "                          %s (FlyGym's own CPU loop); the table adds the ratios\n"
+         "  --out DIR               write DIR/bench.csv, DIR/bench.json (machine, GPU,\n"
+         "                          versions, command line) and DIR/throughput.png\n"
+         "  --no-plot               with --out: no throughput.png\n"
+         "  --quiet                 no progress lines\n"
+         "  -h, --help              this text\n"
+         "\n"
+         "Exit status: 0, 1 when a point or a peer failed (the others are still reported\n"
+         "and saved; running out of device memory ends an auto sweep without failing), 2\n"
+         "usage, 130 interrupted. The last line is a key=value summary.\n",
+         fs_assets_dir(), fs_assets_dir(), fs_bench_peer_names());
+}
+
+// Split a comma-separated list; each item through fn. -1 on a bad item.
+static int parse_list(const char* opt, const char* s, int (*fn)(const char*, int*), int* out,
+                      int* n, fsError* err) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", s);
+  *n = 0;
+  for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    if (*n == MAX_LIST) return fs_fail(err, "%s: at most %d values", opt, MAX_LIST);
+    if (fn(tok, &out[*n]))
+      return fs_fail(err, "%s: '%s' is not a value of it; see flysim bench --help", opt, tok);
+    (*n)++;
+  }
+  return *n ? 0 : fs_fail(err, "%s: empty list; see flysim bench --help", opt);
+}
+
+static int backend_of(const char* s, int* v) {
+  *v = !strcmp(s, "cpu")    ? FS_BACKEND_CPU
+       : !strcmp(s, "host") ? FS_BACKEND_HOST
+       : !strcmp(s, "cuda") ? FS_BACKEND_CUDA
+                            : -1;
+  return *v < 0;
+}
+
+static int bits_of(const char* s, int* v) {
+  *v = !strcmp(s, "f32") ? 32 : !strcmp(s, "f64") ? 64 : 0;
+  return !*v;
+}
+
+static int graph_of(const char* s, int* v) {
+  *v = !strcmp(s, "on") ? 1 : !strcmp(s, "off") ? 0 : -1;
+  return *v < 0;
+}
+
+static int worlds_of(const char* s, int* v) {
+  char* end;
+  long x = strtol(s, &end, 10);
+  *v = (int)x;
+  return *end || x < 1 || x > (1L << 24);
+}
+
+enum {
+  OPT_BACKENDS = 256,
+  OPT_PRECISION,
+  OPT_GRAPH,
+  OPT_WORLDS,
+  OPT_STEPS,
+  OPT_WARMUP,
+  OPT_REPEAT,
+  OPT_THREADS,
+  OPT_MODEL,
+  OPT_TARGETS,
+  OPT_DISABLE,
+  OPT_PEER,
+  OPT_OUT,
+  OPT_NO_PLOT,
+  OPT_QUIET
+};
+
+static int parse_one(int c, Options* o, fsError* err) {
+  long v = 0;
+  switch (c) {
+  case OPT_BACKENDS:
+    return parse_list("--backends", optarg, backend_of, o->backend, &o->nbackend, err);
+  case OPT_PRECISION:
+    return parse_list("--precision", optarg, bits_of, o->bits, &o->nbits, err);
+  case OPT_GRAPH:
+    return parse_list("--graph", optarg, graph_of, o->graph, &o->ngraph, err);
+  case OPT_WORLDS:
+    if (!strcmp(optarg, "auto")) {
+      o->nworlds = 0;
+      return 0;
+    }
+    return parse_list("--worlds", optarg, worlds_of, o->worlds, &o->nworlds, err);
+  case OPT_STEPS:
+    if (fs_parse_positive_int("--sim-steps", optarg, 1L << 20, &v, err)) return -1;
+    o->nstep = (int)v;
+    return 0;
+  case OPT_WARMUP:
+    return fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err);
+  case OPT_REPEAT:
+    if (fs_parse_positive_int("--repeat", optarg, 100, &v, err)) return -1;
+    o->repeats = (int)v;
+    return 0;
+  case OPT_THREADS:
+    if (fs_parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
+    o->threads = (int)v;
+    return 0;
+  case OPT_MODEL:
+    return fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err);
+  case OPT_TARGETS:
+    return fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err);
+  case OPT_DISABLE:
+    return fs_parse_disable(optarg, &o->disable, err);
+  case OPT_PEER:
+    if (!fs_bench_peer_known(optarg))
+      return fs_fail(err, "--peer: '%s' is not a peer; fix: --peer %s", optarg,
+                     fs_bench_peer_names());
+    snprintf(o->peer, sizeof o->peer, "%s", optarg);
+    return 0;
+  case OPT_OUT:
+    return fs_copy_path_option("--out", optarg, o->out, sizeof o->out, err);
+  case OPT_NO_PLOT:
+    o->plot = 0;
+    return 0;
+  case OPT_QUIET:
+    o->quiet = 1;
+    return 0;
+  default:
+    return fs_fail(err, "internal: option %d", c);
+  }
+}
+
+static int parse_options(int argc, char** argv, Options* o, fsError* err) {
+  static const struct option longopts[] = {{"backends", required_argument, NULL, OPT_BACKENDS},
+                                           {"backend", required_argument, NULL, OPT_BACKENDS},
+                                           {"precision", required_argument, NULL, OPT_PRECISION},
+                                           {"graph", required_argument, NULL, OPT_GRAPH},
+                                           {"worlds", required_argument, NULL, OPT_WORLDS},
+                                           {"sim-steps", required_argument, NULL, OPT_STEPS},
+                                           {"warmup-sec", required_argument, NULL, OPT_WARMUP},
+                                           {"repeat", required_argument, NULL, OPT_REPEAT},
+                                           {"threads", required_argument, NULL, OPT_THREADS},
+                                           {"model", required_argument, NULL, OPT_MODEL},
+                                           {"targets", required_argument, NULL, OPT_TARGETS},
+                                           {"disable", required_argument, NULL, OPT_DISABLE},
+                                           {"peer", required_argument, NULL, OPT_PEER},
+                                           {"out", required_argument, NULL, OPT_OUT},
+                                           {"no-plot", no_argument, NULL, OPT_NO_PLOT},
+                                           {"quiet", no_argument, NULL, OPT_QUIET},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  memset(o, 0, sizeof *o);
+  int cuda = fs_backend_have_cuda();
+  o->backend[0] = cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
+  o->backend[1] = FS_BACKEND_HOST;
+  o->nbackend = cuda ? 1 : 2;
+  o->bits[0] = 32;
+  o->nbits = 1;
+  o->graph[0] = 1;
+  o->ngraph = 1;
+  o->nstep = 500;
+  o->warmup_sec = 0.005;
+  o->repeats = 3;
+  o->plot = 1;
+  snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
+  snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      print_help();
+      return 1;
+    }
+    if (c == ':')
+      return fs_fail(err, "%s needs a value; see flysim bench --help", argv[optind - 1]);
+    if (c == '?')
+      return fs_fail(err, "unknown option '%s'; see flysim bench --help", argv[optind - 1]);
+    if (parse_one(c, o, err)) return -1;
+  }
+  if (optind < argc)
+    return fs_fail(err, "unexpected argument '%s'; see flysim bench --help", argv[optind]);
+  if (!o->plot && !o->out[0])
+    return fs_fail(err, "--no-plot only applies with --out DIR; fix: add --out DIR or drop it");
+  return 0;
+}
+
+//---------------------------------- the sweep -----------------------------------------------------
+
+typedef struct Session {
+  Options opt;
+  mjModel* m;
+  fsTargets t;
+  fsReplayBinding bind;
+  fsBenchInputs in;
+  fsBenchRow* rows;
+  int nrow, failed, interrupted;
+} Session;
+
+// The worlds of an auto sweep: cuda from 1024 by 4x until memory runs out (the sweep
+// stops there); cpu and host 1, 2, 4, ... up to twice the threads.
+static int auto_worlds(const Session* s, fsBackendKind kind, int* out) {
+  int n = 0;
+  if (kind == FS_BACKEND_CUDA) {
+    for (long w = 1024; w <= (1L << 22) && n < MAX_LIST; w *= 4) out[n++] = (int)w;
+    return n;
+  }
+  int threads = s->opt.threads > 0 ? s->opt.threads : fs_cpu_count();
+  for (int w = 1; w <= 2 * threads && n < MAX_LIST; w *= 2) out[n++] = w;
+  return n;
+}
+
+static int out_of_memory(const fsBenchRow* r) {
+  return !r->ok && strstr(r->error, "of device memory");
+}
+
+static void progress(const Session* s, const fsBenchPoint* p) {
+  if (s->opt.quiet || !isatty(STDERR_FILENO)) return;
+  char name[32];
+  fs_bench_stepper_name(p, name, sizeof name);
+  fprintf(stderr, "\rflysim bench: %s%s, %d worlds, %d x %d steps ...   ", name,
+          p->kind == FS_BACKEND_CUDA ? (p->graph ? " graph" : " no graph") : "", p->nworld,
+          s->in.repeats, s->in.nstep);
+  fflush(stderr);
+}
+
+static void clear_progress(const Session* s) {
+  if (s->opt.quiet || !isatty(STDERR_FILENO)) return;
+  fprintf(stderr, "\r\033[K");
+  fflush(stderr);
+}
+
+static fsBenchRow* next_row(Session* s) {
+  return s->nrow < MAX_ROWS ? &s->rows[s->nrow++] : NULL;
+}
+
+// Every point of one stepper, real and graph setting, worlds ascending.
+static void sweep_worlds(Session* s, const fsBenchPoint* base) {
+  int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, base->kind, list);
+  if (s->opt.nworlds) memcpy(list, s->opt.worlds, sizeof(int) * (size_t)n);
+  for (int i = 0; i < n && !s->interrupted; i++) {
+    fsBenchPoint p = *base;
+    p.nworld = list[i];
+    fsBenchRow* r = next_row(s);
+    if (!r) return;
+    progress(s, &p);
+    s->interrupted = fs_bench_point(&s->in, &p, r);
+    clear_progress(s);
+    if (s->interrupted) {
+      s->nrow--; // not measured
+      return;
+    }
+    if (out_of_memory(r) && !s->opt.nworlds) { // the end of an auto sweep
+      printf("%-10s %5s %8d  does not fit: the auto sweep stops here\n", r->stepper,
+             p.graph ? "on" : "off", p.nworld);
+      s->nrow--;
+      return;
+    }
+    fs_bench_print_row(stdout, r);
+    fflush(stdout);
+    s->failed += !r->ok;
+  }
+}
+
+static void run_peer(Session* s) {
+  const char* base = strrchr(s->opt.model, '/');
+  base = base ? base + 1 : s->opt.model;
+  const char* variant = !strncmp(base, "capsule", 7) ? "capsule" : "mesh";
+  int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, FS_BACKEND_CPU, list);
+  if (s->opt.nworlds) memcpy(list, s->opt.worlds, sizeof(int) * (size_t)n);
+  const char* dir = s->opt.out[0] ? s->opt.out : "/tmp";
+  for (int i = 0; i < n && !s->interrupted && list[i] <= 16; i++) {
+    fsBenchRow* r = next_row(s);
+    if (!r) return;
+    if (!s->opt.quiet && isatty(STDERR_FILENO))
+      fprintf(stderr, "\rflysim bench: peer %s, %d worlds ...   ", s->opt.peer, list[i]);
+    fs_bench_peer(s->opt.peer, list[i], s->in.nstep, variant, dir, r);
+    clear_progress(s);
+    s->interrupted = fs_interrupted();
+    fs_bench_print_row(stdout, r);
+    s->failed += !r->ok;
+  }
+}
+
+static int load(Session* s, fsError* err) {
+  Options* o = &s->opt;
+  s->m = fs_model_load(o->model, err);
+  if (!s->m) return -1;
+  s->m->opt.disableflags |= o->disable;
+  if (fs_targets_load(o->targets, &s->t, err) ||
+      fs_targets_resample(&s->t, s->m->opt.timestep, err) ||
+      fs_replay_bind(s->m, o->model, &s->t, &s->bind, err))
+    return -1;
+  s->in = (fsBenchInputs){s->m,       o->model,  &s->t,
+                          &s->bind,   o->nstep,  (int)lround(o->warmup_sec / s->m->opt.timestep),
+                          o->threads, o->repeats};
+  s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
+  return s->rows ? 0 : -1;
+}
+
+static int save(Session* s, fsError* err) {
+  char path[4200];
+  fsBenchMeta meta = {s->opt.command_line, s->opt.model,  s->opt.targets,
+                      s->in.nstep,         s->in.nwarmup, s->in.repeats};
+  snprintf(path, sizeof path, "%s/bench.csv", s->opt.out);
+  if (fs_bench_write_csv(path, s->rows, s->nrow, err)) return -1;
+  snprintf(path, sizeof path, "%s/bench.json", s->opt.out);
+  if (fs_bench_write_json(path, s->rows, s->nrow, &meta, err)) return -1;
+  printf("Saved %s/bench.csv and %s\n", s->opt.out, path);
+  if (s->opt.plot) {
+    if (fs_bench_plot(path, s->opt.out, err)) return -1;
+    printf("Saved %s/throughput.png\n", s->opt.out);
+  }
+  return 0;
+}
+
+static void print_summary(const Session* s) {
+  const fsBenchRow* best = NULL;
+  for (int i = 0; i < s->nrow; i++)
+    if (s->rows[i].ok && !s->rows[i].peer && (!best || s->rows[i].wsps_median > best->wsps_median))
+      best = &s->rows[i];
+  printf("summary points=%d failed=%d best_world_steps_per_s=%.6g best_stepper=%s "
+         "best_worlds=%d interrupted=%d\n",
+         s->nrow, s->failed, best ? best->wsps_median : 0, best ? best->stepper : "none",
+         best ? best->p.nworld : 0, s->interrupted ? 1 : 0);
+  fflush(stdout);
+}
+
+static int run(Session* s, fsError* err) {
+  Options* o = &s->opt;
+  if (load(s, err)) return EXIT_RUNTIME;
+  if (o->out[0] && fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
+  printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
+  printf("model   %s, clip %s\n", o->model, o->targets);
+  printf("bench   %d timed steps a repeat, %d repeats, %d warm-up steps before each; contacts "
+         "%s\n\n",
+         s->in.nstep, s->in.repeats, s->in.nwarmup,
+         s->m->opt.disableflags & mjDSBL_CONTACT ? "off" : "on");
+  fs_bench_print_header(stdout);
+  for (int b = 0; b < o->nbackend && !s->interrupted; b++) {
+    fsBackendKind kind = (fsBackendKind)o->backend[b];
+    int nbits = kind == FS_BACKEND_CPU ? 1 : o->nbits;
+    int ngraph = kind == FS_BACKEND_CUDA ? o->ngraph : 1;
+    for (int k = 0; k < nbits && !s->interrupted; k++)
+      for (int g = 0; g < ngraph && !s->interrupted; g++) {
+        fsBenchPoint p = {kind, kind == FS_BACKEND_CPU ? 64 : o->bits[k],
+                          kind == FS_BACKEND_CUDA ? o->graph[g] : 0, 0};
+        sweep_worlds(s, &p);
+      }
+  }
+  if (o->peer[0] && !s->interrupted) run_peer(s);
+  fs_bench_print_ratios(stdout, s->rows, s->nrow);
+  int save_failed = o->out[0] && s->nrow && save(s, err);
+  print_summary(s);
+  if (save_failed) return EXIT_RUNTIME;
+  if (s->interrupted) return EXIT_INTERRUPTED;
+  if (s->failed) {
+    fs_fail(err, "%d point%s failed (see the table)", s->failed, s->failed == 1 ? "" : "s");
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+int fs_cmd_bench(int argc, char** argv, const char* command_line) {
+  Session* s = calloc(1, sizeof *s);
+  if (!s) {
+    fprintf(stderr, "flysim bench: error: out of memory\n");
+    return EXIT_RUNTIME;
+  }
+  fsError err = {{0}};
+  int rc = parse_options(argc, argv, &s->opt, &err), status = EXIT_OK;
+  if (rc < 0) {
+    fprintf(stderr, "flysim bench: %s\n", err.msg);
+    status = EXIT_USAGE;
+  } else if (rc == 0) {
+    snprintf(s->opt.command_line, sizeof s->opt.command_line, "%s", command_line);
+    fs_interrupt_install();
+    fs_mujoco_install_hooks();
+    status = run(s, &err);
+    if (status == EXIT_RUNTIME) fprintf(stderr, "flysim bench: error: %s\n", err.msg);
+  }
+  free(s->rows);
+  fs_replay_binding_free(&s->bind);
+  fs_targets_free(&s->t);
+  if (s->m) mj_deleteModel(s->m);
+  free(s);
+  return status;
+}

@@ -1,0 +1,22 @@
+// flysim bench's peers: what a user would run instead, on the same exported model
+// and clip, in the same run (bench/peers/*.py; each prints flysim's summary line).
+//   flygym   FlyGym's own CPU loop (bench/peers/flygym_cpu.py): MuJoCo's mj_step
+//            through FlyGym's Simulation, one Python thread
+#ifndef FLYSIM_BENCH_PEERS_H
+#define FLYSIM_BENCH_PEERS_H
+
+#include "bench/sweep.h"
+
+/// 1 if name is a known peer.
+int fs_bench_peer_known(const char* name);
+
+/// "flygym" (the names, comma-separated).
+const char* fs_bench_peer_names(void);
+
+/// Run peer `name` at nworld worlds x nstep steps on model variant `model` ("mesh" or
+/// "capsule"): its row (ok 0 with the error, naming the script, its log and the fix,
+/// when it failed). log_dir holds the peer's output (<name>.log).
+void fs_bench_peer(const char* name, int nworld, int nstep, const char* model, const char* log_dir,
+                   fsBenchRow* out);
+
+#endif

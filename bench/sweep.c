@@ -1,0 +1,119 @@
+// flysim bench's points (bench/sweep.h).
+#include "bench/sweep.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/backends.h"
+#include "common/base/interrupt.h"
+
+void fs_bench_stepper_name(const fsBenchPoint* p, char* out, size_t n) {
+  if (p->kind == FS_BACKEND_CPU)
+    snprintf(out, n, "cpu");
+  else
+    snprintf(out, n, "%s:f%d", fs_backend_kind_name(p->kind), p->bits);
+}
+
+void fs_bench_row_error(fsBenchRow* r, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->error, sizeof r->error, fmt, ap);
+  va_end(ap);
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+double fs_median(double* x, int n) {
+  if (n <= 0) return 0;
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static int count_problems(const fsReplay* r, const fsBackend* be) {
+  int n = 0;
+  for (int w = 0; w < r->nworld; w++) {
+    fsWorldStatus st;
+    be->ops->world_status(be->self, w, &st);
+    n += fs_world_has_problem(&st);
+  }
+  return n;
+}
+
+// R timed repeats of the open stepper; the figures into out. Returns the signal
+// that stopped it, or 0.
+static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, const fsBackend* be,
+                        fsBenchRow* out) {
+  double* wsps = calloc((size_t)in->repeats, sizeof(double));
+  if (!wsps) {
+    fs_bench_row_error(out, "out of memory");
+    return 0;
+  }
+  fsRunOptions ropt = {NULL, fs_replay_block_steps(plan->nworld, plan->nstep), 0, "bench", NULL};
+  int done = 0, sig = 0;
+  double lo = 0, hi = 0;
+  for (int r = 0; r < in->repeats; r++) {
+    fsRunResult res;
+    fsError err = {{0}};
+    if (fs_replay_run(plan, be->ops, be->self, &ropt, &res, &err)) {
+      fs_bench_row_error(out, "%s", err.msg);
+      break;
+    }
+    if (res.interrupted) {
+      sig = res.interrupted;
+      break;
+    }
+    wsps[done++] = res.world_steps_per_s;
+    lo = done == 1 || res.world_steps_per_s < lo ? res.world_steps_per_s : lo;
+    hi = res.world_steps_per_s > hi ? res.world_steps_per_s : hi;
+  }
+  if (done == in->repeats) {
+    out->wsps_median = fs_median(wsps, done);
+    out->wsps_min = lo;
+    out->wsps_max = hi;
+    out->realtime_median = out->wsps_median * plan->m->opt.timestep;
+    out->problem_worlds = count_problems(plan, be);
+    out->ok = 1;
+  }
+  free(wsps);
+  return sig;
+}
+
+int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* out) {
+  memset(out, 0, sizeof *out);
+  out->p = *p;
+  out->nstep = in->nstep;
+  out->repeats = in->repeats;
+  fs_bench_stepper_name(p, out->stepper, sizeof out->stepper);
+  fsReplay plan;
+  fsError err = {{0}};
+  if (fs_replay_plan(&plan, in->m, in->model_path, in->targets, in->bind, p->nworld, in->nstep,
+                     in->nwarmup, &err)) {
+    fs_bench_row_error(out, "%s", err.msg);
+    return 0;
+  }
+  if (p->kind == FS_BACKEND_CUDA && !p->graph)
+    setenv("FLYSIM_NO_GRAPH", "1", 1);
+  else
+    unsetenv("FLYSIM_NO_GRAPH");
+  fsBackend be;
+  int sig = 0;
+  if (fs_backend_open(p->kind, p->bits, &plan, in->threads, &be, &err)) {
+    fs_bench_row_error(out, "%s", err.msg);
+  } else {
+    out->nthread = be.nthread;
+    snprintf(out->desc, sizeof out->desc, "%s", be.desc);
+    if (be.ops->cost(be.self, &out->cost, &err))
+      fs_bench_row_error(out, "%s", err.msg);
+    else
+      sig = time_repeats(in, &plan, &be, out);
+    fs_backend_close(&be);
+  }
+  unsetenv("FLYSIM_NO_GRAPH");
+  fs_replay_plan_free(&plan);
+  return sig ? sig : fs_interrupted();
+}

@@ -1,0 +1,60 @@
+// flysim bench's measurements: one point of a sweep (a stepper, its real, the graph
+// on or off, a number of worlds) timed over repeats, and the peers beside it.
+#ifndef FLYSIM_BENCH_SWEEP_H
+#define FLYSIM_BENCH_SWEEP_H
+
+#include "common/inputs/model.h"
+#include "common/inputs/targets.h"
+#include "common/replay/options.h"
+#include "common/replay/replay.h"
+
+/// What is measured at a point.
+typedef struct fsBenchPoint {
+  fsBackendKind kind;
+  int bits;   // 64 (cpu) or flysim's real: 32, 64
+  int graph;  // cuda: 1 graph replayed each step, 0 the kernels launched (FLYSIM_NO_GRAPH)
+  int nworld; // N
+} fsBenchPoint;
+
+/// What is shared by the points: the inputs and how long each run is.
+typedef struct fsBenchInputs {
+  const mjModel* m;
+  const char* model_path;
+  const fsTargets* targets; // at the model's timestep
+  const fsReplayBinding* bind;
+  int nstep;   // timed steps per repeat
+  int nwarmup; // warm-up steps before each repeat (not timed)
+  int threads; // CPU threads (0: one per core)
+  int repeats; // R
+} fsBenchInputs;
+
+/// One row of the table.
+typedef struct fsBenchRow {
+  char stepper[32]; // "cpu", "host:f32", "cuda:f64", "flygym"
+  fsBenchPoint p;
+  int peer;       // 1: a peer's row (bench/peers)
+  int nthread;    // CPU threads (0: the GPU)
+  char desc[256]; // the backend's description
+  int nstep, repeats;
+  double wsps_median, wsps_min, wsps_max; // world-steps/s over the repeats
+  double realtime_median;
+  fsBackendCost cost;
+  int problem_worlds; // in the last repeat
+  int ok;             // 0: failed, error says why
+  char error[512];
+} fsBenchRow;
+
+/// Measure point p (open the stepper, R x (warm-up + timed steps), close): the row
+/// (ok 0 with the error when it failed). Returns 0, or the signal that interrupted it.
+int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* out);
+
+/// The row's error (printf-style; truncated to fit).
+void fs_bench_row_error(fsBenchRow* r, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/// "cpu", "host:f32", "cuda:f64" into out.
+void fs_bench_stepper_name(const fsBenchPoint* p, char* out, size_t n);
+
+/// The median of x (n values; x is reordered).
+double fs_median(double* x, int n);
+
+#endif
