@@ -16,6 +16,7 @@
 #include "common/base/files.h"
 #include "common/base/interrupt.h"
 #include "common/base/mujoco_hooks.h"
+#include "common/base/spawn.h"
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
 #include "common/recorder/replay_io.h"
@@ -32,7 +33,7 @@ typedef struct Options {
   int worlds[MAX_LIST], nworlds; // 0: auto
   char peer[32];
   char model[4096], targets[4096], out[4096];
-  int threads, repeats, disable, quiet, plot, nstep;
+  int threads, repeats, disable, quiet, plot, nstep, lanes;
   double warmup_sec;
   char command_line[8192];
 } Options;
@@ -64,6 +65,11 @@ static void print_help(void) {
          "  --disable NAME          a MuJoCo disable flag (repeatable)\n"
          "  --peer NAME             also run a peer at the CPU points' worlds (up to 16):\n"
          "                          %s (FlyGym's own CPU loop); the table adds the ratios\n"
+         "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
+         "                          on the emulated lanes (bench/lanes_profile: per stage\n"
+         "                          and solver phase, the share of the warp's time, the\n"
+         "                          lanes' utilisation, the serial share); with --out,\n"
+         "                          DIR/lanes.csv (bench/results/lanes.csv is the record)\n"
          "  --out DIR               write DIR/bench.csv, DIR/bench.json (machine, GPU,\n"
          "                          versions, command line) and DIR/throughput.png\n"
          "  --no-plot               with --out: no throughput.png\n"
@@ -131,7 +137,8 @@ enum {
   OPT_PEER,
   OPT_OUT,
   OPT_NO_PLOT,
-  OPT_QUIET
+  OPT_QUIET,
+  OPT_LANES
 };
 
 static int parse_one(int c, Options* o, fsError* err) {
@@ -183,6 +190,9 @@ static int parse_one(int c, Options* o, fsError* err) {
   case OPT_QUIET:
     o->quiet = 1;
     return 0;
+  case OPT_LANES:
+    o->lanes = 1;
+    return 0;
   default:
     return fs_fail(err, "internal: option %d", c);
   }
@@ -205,6 +215,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
                                            {"out", required_argument, NULL, OPT_OUT},
                                            {"no-plot", no_argument, NULL, OPT_NO_PLOT},
                                            {"quiet", no_argument, NULL, OPT_QUIET},
+                                           {"lanes", no_argument, NULL, OPT_LANES},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -240,7 +251,34 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
     return fs_fail(err, "unexpected argument '%s'; see flysim bench --help", argv[optind]);
   if (!o->plot && !o->out[0])
     return fs_fail(err, "--no-plot only applies with --out DIR; fix: add --out DIR or drop it");
+  if (o->lanes && o->peer[0])
+    return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
   return 0;
+}
+
+// --lanes: bench/lanes_profile, built beside flysim, its table on stdout.
+static int run_lanes(const Options* o, fsError* err) {
+  char csv[4200] = "";
+  if (o->out[0]) {
+    if (fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
+    snprintf(csv, sizeof csv, "%s/lanes.csv", o->out);
+  }
+  const char* argv[] = {FLYSIM_LANES_PROFILE,    "--model", o->model, "--targets", o->targets,
+                        csv[0] ? "--csv" : NULL, csv,       NULL};
+  fsSpawnSpec spec = {argv, -1, -1, -1, {-1, -1}, 0};
+  fflush(stdout);
+  pid_t pid = fs_spawn(&spec, err);
+  if (pid < 0) return EXIT_RUNTIME;
+  int status = fs_spawn_wait(pid);
+  if (status != 0) {
+    char how[64];
+    fs_spawn_describe(status, how, sizeof how);
+    fs_fail(err, "%s %s (see above); fix: rebuild (it is built with flysim)", FLYSIM_LANES_PROFILE,
+            how);
+    return EXIT_RUNTIME;
+  }
+  if (csv[0]) printf("Saved %s\n", csv);
+  return EXIT_OK;
 }
 
 //---------------------------------- the sweep -----------------------------------------------------
@@ -434,7 +472,7 @@ int fs_cmd_bench(int argc, char** argv, const char* command_line) {
     snprintf(s->opt.command_line, sizeof s->opt.command_line, "%s", command_line);
     fs_interrupt_install();
     fs_mujoco_install_hooks();
-    status = run(s, &err);
+    status = s->opt.lanes ? run_lanes(&s->opt, &err) : run(s, &err);
     if (status == EXIT_RUNTIME) fprintf(stderr, "flysim bench: error: %s\n", err.msg);
   }
   free(s->rows);

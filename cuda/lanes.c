@@ -2,8 +2,14 @@
 #include "cuda/lanes.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(FS_LANES_PROFILE) && (defined(__x86_64__) || defined(__i386__))
+#include <x86intrin.h>
+#endif
 
 static _Thread_local int t_lane;
 static pthread_barrier_t g_sync;          // the lanes' FS_SYNC (FS_EMU_NLANE parties)
@@ -18,22 +24,151 @@ int fs_lane_id(void) {
   return t_lane;
 }
 
-void fs_lane_sync(void) {
+//---------------------------------- the profile (FS_LANES_PROFILE) --------------------------------
+
+enum { NLABEL = 64 };
+static _Thread_local int t_label;
+static fsLaneStat g_stat[NLABEL];
+
+void fs_lane_mark(int label) {
+  t_label = label >= 0 && label < NLABEL ? label : 0;
+}
+
+#ifdef FS_LANES_PROFILE
+static _Thread_local uint64_t t_since;
+static uint64_t g_work[FS_EMU_NLANE];
+static int g_label[FS_EMU_NLANE];
+static double g_empty; // an empty phase's cycles, taken off every lane's work
+
+static uint64_t cycles(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+static void phase_start(void) {
+  t_since = cycles();
+}
+
+static void phase_end(void) {
+  g_work[t_lane] = cycles() - t_since;
+  g_label[t_lane] = t_label;
+}
+
+enum { NCAL = 400 };                      // the calibration's empty phases
+static double g_cal[NCAL * FS_EMU_NLANE]; // their lanes' cycles
+static int g_ncal = -1;                   // >= 0 while calibrating
+
+// One phase's lanes into its label's statistics (one thread, while the lanes wait).
+static void account(void) {
+  if (g_ncal >= 0) {
+    for (int i = 0; i < FS_EMU_NLANE && g_ncal < NCAL * FS_EMU_NLANE; i++)
+      g_cal[g_ncal++] = (double)g_work[i];
+    return;
+  }
+  double mx = 0, sum = 0;
+  for (int i = 0; i < FS_EMU_NLANE; i++) {
+    double w = (double)g_work[i] - g_empty;
+    w = w > 0 ? w : 0;
+    sum += w;
+    mx = w > mx ? w : mx;
+  }
+  fsLaneStat* st = &g_stat[g_label[0]];
+  if (mx > 1e6) {
+    st->dropped++;
+    return;
+  }
+  st->phases++;
+  st->work += sum;
+  st->span += mx;
+  if (mx > 0 && sum - mx < 0.25 * mx) {
+    st->serial_phases++;
+    st->serial_span += mx;
+  }
+}
+
+// A barrier that ends a phase: every lane's work is in before lane 0 accounts it.
+static void phase_barrier(void) {
+  phase_end();
   pthread_barrier_wait(&g_sync);
+  if (t_lane == 0) account();
+}
+
+static void calibrate_job(void* arg) {
+  (void)arg;
+  for (int k = 0; k < 400; k++) fs_lane_sync();
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+void fs_lanes_profile_reset(void) {
+  g_ncal = 0; // the cost of an empty phase: the median lane of NCAL empty phases
+  fs_lanes_run(calibrate_job, NULL);
+  qsort(g_cal, (size_t)g_ncal, sizeof(double), cmp_double);
+  g_empty = g_ncal ? g_cal[g_ncal / 2] : 0;
+  g_ncal = -1;
+  memset(g_stat, 0, sizeof g_stat);
+}
+#else
+static void phase_start(void) {}
+
+static void account(void) {}
+
+void fs_lanes_profile_reset(void) {
+  memset(g_stat, 0, sizeof g_stat);
+}
+#endif
+
+double fs_lanes_profile_read(fsLaneStat* out, int nlabel) {
+  for (int k = 0; k < nlabel; k++) out[k] = k < NLABEL ? g_stat[k] : (fsLaneStat){0};
+#ifdef FS_LANES_PROFILE
+  return g_empty;
+#else
+  return 0;
+#endif
+}
+
+//---------------------------------- syncs ---------------------------------------------------------
+
+// Every lane: the phase ends (profile), all meet, then the next phase starts.
+void fs_lane_sync(void) {
+#ifdef FS_LANES_PROFILE
+  phase_barrier();
+  pthread_barrier_wait(&g_sync); // nobody starts timing before lane 0 has accounted
+  phase_start();
+#else
+  pthread_barrier_wait(&g_sync);
+#endif
 }
 
 int fs_lane_any(int p) {
   g_flag[t_lane] = p != 0;
+#ifdef FS_LANES_PROFILE
+  phase_barrier();
+#else
   pthread_barrier_wait(&g_sync);
+#endif
   int any = 0;
   for (int i = 0; i < FS_EMU_NLANE; i++) any |= g_flag[i];
   pthread_barrier_wait(&g_sync); // nobody writes a flag before everyone has read
+  phase_start();
   return any;
 }
 
 double fs_lane_sum_emu(double x) {
   g_part[t_lane] = x;
+#ifdef FS_LANES_PROFILE
+  phase_barrier();
+#else
   pthread_barrier_wait(&g_sync);
+#endif
   double v[FS_EMU_NLANE]; // the device's butterfly: v[l] += v[l ^ o], o = 16, 8, ..., 1
   for (int i = 0; i < FS_EMU_NLANE; i++) v[i] = g_part[i];
   for (int o = FS_EMU_NLANE / 2; o > 0; o >>= 1) {
@@ -42,6 +177,7 @@ double fs_lane_sum_emu(double x) {
     for (int i = 0; i < FS_EMU_NLANE; i++) v[i] = w[i];
   }
   pthread_barrier_wait(&g_sync); // nobody writes a part before everyone has read
+  phase_start();
   return v[t_lane];
 }
 
@@ -50,7 +186,11 @@ static void* lane_main(void* p) {
   t_lane = (int)(size_t)p;
   for (;;) {
     pthread_barrier_wait(&g_start);
+    phase_start();
     g_fn(g_arg);
+#ifdef FS_LANES_PROFILE
+    phase_end();
+#endif
     pthread_barrier_wait(&g_done);
   }
   return NULL;
@@ -78,4 +218,5 @@ void fs_lanes_run(void (*fn)(void*), void* arg) {
   g_arg = arg;
   pthread_barrier_wait(&g_start);
   pthread_barrier_wait(&g_done);
+  account(); // the job's last phase (the lanes wait for the next job)
 }

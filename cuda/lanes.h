@@ -27,6 +27,27 @@ double fs_lane_sum_emu(double x);
 /// Run fn(arg) on FS_EMU_NLANE lanes and wait for them (one world at a time).
 void fs_lanes_run(void (*fn)(void*), void* arg);
 
+// The lane-utilisation profile (builds with FS_LANES_PROFILE; bench/lanes_profile.c).
+// Each lane's work between two syncs (a phase) is timed with the CPU's cycle counter,
+// less the cost of an empty phase; a warp would spend the busiest lane's time on the
+// phase (its span) with 32 lane slots. Per label (FSI_MARK):
+//   utilisation = the lanes' work / (32 x the spans),
+//   serial      = the spans of phases where the other 31 lanes together worked less
+//                 than a quarter of the busiest one (one lane's work, the rest idle).
+// A phase with a span over 1e6 cycles (the thread was descheduled, which the 32
+// threads on a few cores make happen) is dropped and counted.
+typedef struct fsLaneStat {
+  double work, span, serial_span; // cycles
+  long phases, serial_phases, dropped;
+} fsLaneStat;
+
+/// Set this lane's label (FSI_MARK).
+void fs_lane_mark(int label);
+/// Zero the statistics (e.g. after a warm-up).
+void fs_lanes_profile_reset(void);
+/// The statistics per label (nlabel of them) into out; the empty phase's cost (cycles).
+double fs_lanes_profile_read(fsLaneStat* out, int nlabel);
+
 #ifdef __cplusplus
 }
 #endif

@@ -79,6 +79,26 @@ typedef double fsSol;
 #define FS_ANY(p) (p)
 #endif
 
+/// The lane-utilisation profile (bench/lanes_profile.c, flysim bench --lanes): its
+/// build of the emulation (FS_LANES_PROFILE) charges each span between two syncs to
+/// the part of the step the lanes are in, set by FSI_MARK at the stages' starts (the
+/// fsStage values) and at the solver's phases below; elsewhere FSI_MARK is nothing.
+enum {
+  FS_MARK_CHECKS = 32,  // the state and acceleration checks of mj_step
+  FS_MARK_SOLVER_SETUP, // the solver's rows, islands, warm start
+  FS_MARK_NEWTON,       // Newton's gradient, direction and updates
+  FS_MARK_HESSIAN,      // the Hessian: factor and incremental updates
+  FS_MARK_LINESEARCH,   // the exact line search
+  FS_MARK_NOSLIP,       // noslip and the dual finish
+  FS_MARK_RESULTS,      // the solver's results
+  FS_NMARK
+};
+#if defined(FS_EMULATE_LANES) && defined(FS_LANES_PROFILE)
+#define FSI_MARK(label) fs_lane_mark(label)
+#else
+#define FSI_MARK(label) ((void)0)
+#endif
+
 /// for (i over [0, n)) split across the world's lanes.
 #define FS_FOR_LANE(i, n) for (int i = FS_LANE; i < (n); i += FS_NLANE)
 

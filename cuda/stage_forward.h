@@ -109,6 +109,7 @@ FS_HD void fs_fwd_constraint(const fsModel* m, fsData* d) {
     FS_SYNC();
     return;
   }
+  FSI_MARK(FS_MARK_SOLVER_SETUP);
   FS_FOR_LANE(i, m->nv) d->sol_qfrc[i] = 0;
   FS_SYNC();
   fsi_solver_rows(m, d);
@@ -117,15 +118,18 @@ FS_HD void fs_fwd_constraint(const fsModel* m, fsData* d) {
   int nisland = d->nisland[0] ? d->nisland[0] : 1;
   for (int k = 0; k < nisland; k++) {
     fsIsland is = fsi_island(m, d, k);
+    FSI_MARK(FS_MARK_NEWTON);
     fsi_newton(m, d, &is);
   }
   if (!d->nisland[0] || !m->warmstart) { // islands with a warm start: MuJoCo's is left there
     FS_FOR_LANE(r, nefc) d->efc_state[r] = d->sol_state[r];
   }
   if (m->noslip_iterations > 0) {
+    FSI_MARK(FS_MARK_NOSLIP);
     FS_SYNC();
     fsi_noslip_islands(m, d);
   }
+  FSI_MARK(FS_MARK_RESULTS);
   fsi_solver_results(m, d);
 }
 
@@ -224,21 +228,33 @@ FS_HD void fs_euler(const fsModel* m, fsData* d) {
 /// mj_fwdPosition (the islands and the projection MuJoCo makes here feed only the
 /// solver: fs_fwd_constraint makes what it needs of them).
 FS_HD void fs_fwd_position(const fsModel* m, fsData* d) {
+  FSI_MARK(FS_STAGE_KINEMATICS);
   fs_kinematics(m, d);
+  FSI_MARK(FS_STAGE_COM_POS);
   fs_com_pos(m, d);
+  FSI_MARK(FS_STAGE_MAKE_M);
   fs_make_m(m, d);
+  FSI_MARK(FS_STAGE_FACTOR_M);
   fs_factor_m(m, d);
+  FSI_MARK(FS_STAGE_COLLISION);
   fs_collision(m, d);
+  FSI_MARK(FS_STAGE_MAKE_CONSTRAINT);
   fs_make_constraint(m, d);
+  FSI_MARK(FS_STAGE_TRANSMISSION);
   fs_transmission(m, d);
 }
 
 /// mj_fwdVelocity.
 FS_HD void fs_fwd_velocity(const fsModel* m, fsData* d) {
+  FSI_MARK(FS_STAGE_ACTUATOR_VELOCITY);
   fs_actuator_velocity(m, d);
+  FSI_MARK(FS_STAGE_COM_VEL);
   fs_com_vel(m, d);
+  FSI_MARK(FS_STAGE_PASSIVE);
   fs_passive(m, d);
+  FSI_MARK(FS_STAGE_REFERENCE_CONSTRAINT);
   fs_reference_constraint(m, d);
+  FSI_MARK(FS_STAGE_RNE);
   fs_rne(m, d);
 }
 
@@ -246,20 +262,25 @@ FS_HD void fs_fwd_velocity(const fsModel* m, fsData* d) {
 FS_HD void fs_forward(const fsModel* m, fsData* d) {
   fs_fwd_position(m, d);
   fs_fwd_velocity(m, d);
+  FSI_MARK(FS_STAGE_ACTUATION);
   fs_fwd_actuation(m, d);
+  FSI_MARK(FS_STAGE_ACCELERATION);
   fs_fwd_acceleration(m, d);
   fs_fwd_constraint(m, d);
 }
 
 /// mj_step with the Euler integrator.
 FS_HD void fs_step(const fsModel* m, fsData* d) {
+  FSI_MARK(FS_MARK_CHECKS);
   fsi_check(m, d, d->qpos, m->nq, FS_WARN_BADQPOS);
   fsi_check(m, d, d->qvel, m->nv, FS_WARN_BADQVEL);
   // forward; a bad qacc resets the world and forward runs once more (mj_checkAcc)
   for (int pass = 0; pass < 2; pass++) {
     fs_forward(m, d);
+    FSI_MARK(FS_MARK_CHECKS);
     if (pass == 1 || !fsi_check(m, d, d->qacc, m->nv, FS_WARN_BADQACC)) break;
   }
+  FSI_MARK(FS_STAGE_EULER);
   fs_euler(m, d);
 }
 

@@ -423,7 +423,9 @@ FS_HD void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
   int small_grad = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi)) < tol;
   int done = gap && small_grad, error = 0;
   if (!done) {
+    FSI_MARK(FS_MARK_HESSIAN);
     error |= fsi_hessian_factor(m, d, is);
+    FSI_MARK(FS_MARK_NEWTON);
     fsi_chol_solve(&LH, d->sol_L, d->sol_grad, d->sol_Mgrad, d0, d1);
     done = small_grad && fsi_newton_decrement(d, is) < tol;
   }
@@ -432,8 +434,10 @@ FS_HD void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
   fsSol improvement = 0, gradient = 0;
   while (!done && iter < m->iterations) {
     fsSol ls_improvement;
+    FSI_MARK(FS_MARK_LINESEARCH);
     fsSol alpha =
         fsi_line_search(m, d, is, tol * m->ls_tolerance, m->ls_iterations, &ls_improvement);
+    FSI_MARK(FS_MARK_NEWTON);
     if (alpha == 0) break;
     FS_FOR_LANE(t, nvi) {
       int i = d0 + t;
@@ -447,7 +451,9 @@ FS_HD void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
     }
     FS_SYNC();
     fsi_primal_update(m, d, is);
+    FSI_MARK(FS_MARK_HESSIAN);
     error |= fsi_hessian_incremental(m, d, is);
+    FSI_MARK(FS_MARK_NEWTON);
     fsi_primal_grad(d, is);
     fsi_chol_solve(&LH, d->sol_L, d->sol_grad, d->sol_Mgrad, d0, d1);
     improvement = scale * ls_improvement;

@@ -34,7 +34,8 @@ def test_usage():
                        (["--graph", "maybe"], "'maybe'"),
                        (["--peer", "mjx2"], "not a peer"),
                        (["--no-plot"], "--no-plot only applies with --out"),
-                       (["--repeat", "0"], "--repeat")]:
+                       (["--repeat", "0"], "--repeat"),
+                       (["--lanes", "--peer", "flygym"], "drop --peer")]:
         rc, _, err = run(*args)
         check(rc == 2 and text in err, f"bench {' '.join(args)}: exit {rc} (2), {err!r}")
 

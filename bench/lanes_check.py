@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Run the lane-utilisation profile (bench/lanes_profile) and hold it to the record:
+the whole step's utilisation must stay above half of bench/results/lanes.csv's (a stage
+that lost its lanes, or a loop serialised on one), and its serial share below the
+record's plus 25 points. The profile times lanes with the CPU's cycle counter, so it
+varies by about 10 % from run to run; the bounds are far wider than that.
+
+  lanes_check.py LANES_PROFILE_BINARY RECORD_CSV [OUT_CSV]
+"""
+
+import csv
+import subprocess
+import sys
+
+
+def whole_step(path):
+    for row in csv.DictReader(open(path)):
+        if row["part"] == "whole step":
+            return float(row["utilisation"]), float(row["serial_share"])
+    sys.exit(f"lanes_check: {path} has no 'whole step' row")
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    binary, record = sys.argv[1], sys.argv[2]
+    out = sys.argv[3] if len(sys.argv) == 4 else "lanes.csv"
+    p = subprocess.run([binary, "--csv", out], capture_output=True, text=True)
+    print(p.stdout, end="")
+    if p.returncode:
+        sys.exit(f"lanes_check: {binary} failed: {p.stderr}")
+    util, serial = whole_step(out)
+    util0, serial0 = whole_step(record)
+    print(f"whole step: utilisation {util:.3f} (recorded {util0:.3f}), serial share "
+          f"{100 * serial:.1f} % (recorded {100 * serial0:.1f} %)")
+    bad = []
+    if util < 0.5 * util0:
+        bad.append(f"utilisation {util:.3f} < half the recorded {util0:.3f}")
+    if serial > serial0 + 0.25:
+        bad.append(f"serial share {serial:.3f} > the recorded {serial0:.3f} + 0.25")
+    if bad:
+        sys.exit("lanes_check: " + "; ".join(bad) + " (bench/results/lanes.csv; update it "
+                 "with `flysim bench --lanes --out bench/results` for a reason you can state)")
+    print("lanes_check: within the record")
+
+
+if __name__ == "__main__":
+    main()

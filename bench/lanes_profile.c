@@ -1,0 +1,166 @@
+// Lane utilisation of the step, measured by the lane emulation (the GPU-free proxy of
+// how busy a warp's 32 lanes are): NeuroMechFly's replay with contacts, every world on
+// 32 emulated lanes (cuda/lanes.h, profiling build), each span between two syncs
+// charged to the part of the step it belongs to (FSI_MARK). Per part: its share of
+// the warp's time (spans), the lanes' utilisation (work / 32 spans) and the serial
+// share (spans where one lane works and the rest idle). The warm-up runs in MuJoCo.
+// `flysim bench --lanes` runs it; the cuda_lanes test holds it to bench/results/lanes.csv.
+//
+//   lanes_profile [--model PATH] [--targets PATH] [--worlds N] [--steps S]
+//                 [--warmup-steps W] [--csv PATH]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/inputs/model.h"
+#include "common/inputs/targets.h"
+#include "common/replay/options.h"
+#include "cuda/batch.h"
+#include "cuda/host.h"
+#include "cuda/lanes.h"
+#include "cuda/model.h"
+
+static const char* mark_name(int k) {
+  static const char* extra[] = {"checks",          "solver: setup",       "solver: newton",
+                                "solver: hessian", "solver: line search", "solver: noslip",
+                                "solver: results"};
+  if (k < FS_NSTAGE) return fs_stage_name(k);
+  return k - FS_MARK_CHECKS < (int)(sizeof extra / sizeof *extra) ? extra[k - FS_MARK_CHECKS] : "?";
+}
+
+typedef struct Args {
+  const char *model, *targets, *csv;
+  int worlds, steps, warmup;
+} Args;
+
+static int parse(int argc, char** argv, Args* a) {
+  static char model[4096], targets[4096];
+  snprintf(model, sizeof model, "%s/mesh.mjb", fs_assets_dir());
+  snprintf(targets, sizeof targets, "%s/walking_clip.h5", fs_assets_dir());
+  *a = (Args){model, targets, NULL, 2, 40, 500};
+  for (int i = 1; i < argc; i++) {
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(argv[i], "--model") && v)
+      a->model = argv[++i];
+    else if (!strcmp(argv[i], "--targets") && v)
+      a->targets = argv[++i];
+    else if (!strcmp(argv[i], "--csv") && v)
+      a->csv = argv[++i];
+    else if (!strcmp(argv[i], "--worlds") && v)
+      a->worlds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--steps") && v)
+      a->steps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--warmup-steps") && v)
+      a->warmup = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "lanes_profile: bad argument '%s'; see the header of bench/lanes_profile.c\n",
+              argv[i]);
+      return -1;
+    }
+  }
+  if (a->worlds < 1 || a->steps < 1 || a->warmup < 0) {
+    fprintf(stderr, "lanes_profile: --worlds and --steps must be at least 1\n");
+    return -1;
+  }
+  return 0;
+}
+
+// The replay's worlds after the warm-up (keyframe, adhesion on, keyframe controls),
+// warmed up by MuJoCo (fast) and handed over with their warm start.
+static int warm_worlds(const Args* a, const mjModel* mj, const fsReplayBinding* bind,
+                       const fsModel* m, fsBatch* b, fsError* err) {
+  mjData* md = mj_makeData(mj);
+  if (!md) return fs_fail(err, "cannot allocate MuJoCo data");
+  fs_replay_reset_world(mj, bind, md);
+  for (int s = 0; s < a->warmup; s++) mj_step(mj, md);
+  int rc = 0;
+  for (int w = 0; w < a->worlds && !rc; w++)
+    rc = fs_batch_from_mj(m, b, w, mj, md, FS_STAGE_STATE, err);
+  mj_deleteData(md);
+  return rc;
+}
+
+static void report(const Args* a, FILE* csv) {
+  fsLaneStat st[FS_NMARK];
+  double empty = fs_lanes_profile_read(st, FS_NMARK);
+  double span = 0, work = 0, serial = 0;
+  long dropped = 0, phases = 0;
+  for (int k = 0; k < FS_NMARK; k++) {
+    span += st[k].span;
+    work += st[k].work;
+    serial += st[k].serial_span;
+    dropped += st[k].dropped;
+    phases += st[k].phases;
+  }
+  double ws = (double)a->worlds * a->steps;
+  printf("%-22s %12s %10s %12s %10s\n", "part of the step", "phases/step", "time %", "utilisation",
+         "serial %");
+  if (csv) fprintf(csv, "part,phases_per_world_step,time_share,utilisation,serial_share\n");
+  for (int k = 0; k < FS_NMARK; k++) {
+    if (!st[k].phases) continue;
+    double util = st[k].span > 0 ? st[k].work / (FS_EMU_NLANE * st[k].span) : 0;
+    double ser = st[k].span > 0 ? st[k].serial_span / st[k].span : 0;
+    printf("%-22s %12.1f %10.1f %12.3f %10.1f\n", mark_name(k), st[k].phases / ws,
+           100 * st[k].span / span, util, 100 * ser);
+    if (csv)
+      fprintf(csv, "%s,%.2f,%.4f,%.4f,%.4f\n", mark_name(k), st[k].phases / ws, st[k].span / span,
+              util, ser);
+  }
+  double util = span > 0 ? work / (FS_EMU_NLANE * span) : 0;
+  printf("%-22s %12.1f %10.1f %12.3f %10.1f\n", "whole step", phases / ws, 100.0, util,
+         100 * serial / span);
+  if (csv) fprintf(csv, "whole step,%.2f,1,%.4f,%.4f\n", phases / ws, util, serial / span);
+  printf("(%d worlds x %d steps after %d warm-up steps, 32 emulated lanes; an empty phase "
+         "costs %.0f cycles, taken off; %ld of %ld phases dropped as descheduled)\n",
+         a->worlds, a->steps, a->warmup, empty, dropped, phases + dropped);
+}
+
+int main(int argc, char** argv) {
+  Args a;
+  if (parse(argc, argv, &a)) return 2;
+  fsError err;
+  fsTargets t;
+  fsReplayBinding bind;
+  fsModel m;
+  fsBatch b;
+  memset(&t, 0, sizeof t);
+  memset(&bind, 0, sizeof bind);
+  memset(&m, 0, sizeof m);
+  memset(&b, 0, sizeof b);
+  mjModel* mj = fs_model_load(a.model, &err);
+  int rc = mj ? 0 : -1;
+  if (!rc)
+    rc = fs_targets_load(a.targets, &t, &err) || fs_targets_resample(&t, mj->opt.timestep, &err) ||
+         fs_replay_bind(mj, a.model, &t, &bind, &err) || fs_model_build(mj, a.model, &m, &err) ||
+         fs_batch_alloc(&m, a.worlds, &b, &err) || warm_worlds(&a, mj, &bind, &m, &b, &err);
+  if (!rc && (long)a.steps * a.worlds > t.nstep) rc = fs_fail(&err, "--steps x --worlds > clip");
+  if (rc) {
+    fprintf(stderr, "lanes_profile: %s\n", err.msg);
+    return 1;
+  }
+  fs_lanes_profile_reset();
+  for (int s = 0; s < a.steps; s++) {
+    for (int w = 0; w < a.worlds; w++) {
+      fsData d = fs_batch_world(&m, &b, w);
+      const double* row = t.value + ((long)w * a.steps + s) * bind.nact;
+      for (int k = 0; k < bind.nact; k++) d.ctrl[bind.actuator[k]] = (fsReal)row[k];
+    }
+    fs_host_step(&m, &b, 1);
+  }
+  FILE* csv = a.csv ? fopen(a.csv, "w") : NULL;
+  if (a.csv && !csv) {
+    fprintf(stderr, "lanes_profile: cannot write %s\n", a.csv);
+    return 1;
+  }
+  report(&a, csv);
+  if (csv && fclose(csv)) {
+    fprintf(stderr, "lanes_profile: write failed: %s\n", a.csv);
+    return 1;
+  }
+  fs_batch_free(&b);
+  fs_model_free(&m);
+  fs_replay_binding_free(&bind);
+  fs_targets_free(&t);
+  mj_deleteModel(mj);
+  return 0;
+}
