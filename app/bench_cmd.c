@@ -18,6 +18,8 @@
 #include "common/base/mujoco_hooks.h"
 #include "common/base/spawn.h"
 #include "common/inputs/model.h"
+#include "common/profiling/profile_ncu.h"
+#include "common/profiling/profile_nsys.h"
 #include "common/inputs/targets.h"
 #include "common/recorder/replay_io.h"
 #include "common/replay/options.h"
@@ -32,7 +34,7 @@ typedef struct Options {
   int graph[2], ngraph;          // cuda
   int worlds[MAX_LIST], nworlds; // 0: auto
   char peer[32];
-  char model[4096], targets[4096], out[4096];
+  char model[4096], targets[4096], out[4096], profile[4096], ncu[4096];
   int threads, repeats, disable, quiet, plot, nstep, lanes;
   double warmup_sec;
   char command_line[8192];
@@ -70,6 +72,13 @@ static void print_help(void) {
          "                          and solver phase, the share of the warp's time, the\n"
          "                          lanes' utilisation, the serial share); with --out,\n"
          "                          DIR/lanes.csv (bench/results/lanes.csv is the record)\n"
+         "  --profile PATH          one cuda point (one precision, graph setting and worlds):\n"
+         "                          re-run under Nsight Systems as flysim replay --profile\n"
+         "                          does (PATH.nsys-rep)\n"
+         "  --ncu PATH              one cuda point: re-run under Nsight Compute on one timed\n"
+         "                          launch of the step kernel (PATH.ncu-rep: occupancy, warp\n"
+         "                          stalls, memory throughput, source hot spots) and print\n"
+         "                          the numbers that matter\n"
          "  --out DIR               write DIR/bench.csv, DIR/bench.json (machine, GPU,\n"
          "                          versions, command line) and DIR/throughput.png\n"
          "  --no-plot               with --out: no throughput.png\n"
@@ -138,7 +147,9 @@ enum {
   OPT_OUT,
   OPT_NO_PLOT,
   OPT_QUIET,
-  OPT_LANES
+  OPT_LANES,
+  OPT_PROFILE,
+  OPT_NCU
 };
 
 static int parse_one(int c, Options* o, fsError* err) {
@@ -193,6 +204,10 @@ static int parse_one(int c, Options* o, fsError* err) {
   case OPT_LANES:
     o->lanes = 1;
     return 0;
+  case OPT_PROFILE:
+    return fs_copy_path_option("--profile", optarg, o->profile, sizeof o->profile, err);
+  case OPT_NCU:
+    return fs_copy_path_option("--ncu", optarg, o->ncu, sizeof o->ncu, err);
   default:
     return fs_fail(err, "internal: option %d", c);
   }
@@ -216,6 +231,8 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
                                            {"no-plot", no_argument, NULL, OPT_NO_PLOT},
                                            {"quiet", no_argument, NULL, OPT_QUIET},
                                            {"lanes", no_argument, NULL, OPT_LANES},
+                                           {"profile", required_argument, NULL, OPT_PROFILE},
+                                           {"ncu", required_argument, NULL, OPT_NCU},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -253,7 +270,27 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
     return fs_fail(err, "--no-plot only applies with --out DIR; fix: add --out DIR or drop it");
   if (o->lanes && o->peer[0])
     return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
+  const char* prof = o->profile[0] ? "--profile" : o->ncu[0] ? "--ncu" : NULL;
+  if (prof && !(o->nbackend == 1 && o->backend[0] == FS_BACKEND_CUDA && o->nbits == 1 &&
+                o->ngraph == 1 && o->nworlds == 1 && !o->peer[0]))
+    return fs_fail(err,
+                   "%s profiles one point of the GPU stepper; fix: --backends cuda with one "
+                   "--precision, one --graph and one --worlds value (e.g. --worlds 16384), "
+                   "and no --peer",
+                   prof);
+  if (o->profile[0] && o->ncu[0])
+    return fs_fail(err, "--profile and --ncu both given; fix: one profiler a run");
   return 0;
+}
+
+// --ncu: the same command under Nsight Compute, on a timed launch of the step kernel
+// (the warm-up's launches and a few more skipped).
+static int run_ncu(const Options* o, int argc, char** argv, fsError* err) {
+  mjModel* m = fs_model_load(o->model, err);
+  if (!m) return EXIT_RUNTIME;
+  int skip = (int)lround(o->warmup_sec / m->opt.timestep) + 10;
+  mj_deleteModel(m);
+  return fs_ncu_run(argc, argv, o->ncu, skip, err) ? EXIT_RUNTIME : EXIT_OK;
 }
 
 // --lanes: bench/lanes_profile, built beside flysim, its table on stdout.
@@ -472,7 +509,13 @@ int fs_cmd_bench(int argc, char** argv, const char* command_line) {
     snprintf(s->opt.command_line, sizeof s->opt.command_line, "%s", command_line);
     fs_interrupt_install();
     fs_mujoco_install_hooks();
-    status = s->opt.lanes ? run_lanes(&s->opt, &err) : run(s, &err);
+    // argv is main's argv + 1: the re-runs under nsys or ncu need the whole command
+    if (s->opt.profile[0] && fs_nsys_reexec(argc + 1, argv - 1, s->opt.profile, &err))
+      status = EXIT_RUNTIME;
+    else if (s->opt.ncu[0] && !fs_ncu_guard_set())
+      status = run_ncu(&s->opt, argc + 1, argv - 1, &err);
+    else
+      status = s->opt.lanes ? run_lanes(&s->opt, &err) : run(s, &err);
     if (status == EXIT_RUNTIME) fprintf(stderr, "flysim bench: error: %s\n", err.msg);
   }
   free(s->rows);

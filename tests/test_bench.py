@@ -35,7 +35,10 @@ def test_usage():
                        (["--peer", "mjx2"], "not a peer"),
                        (["--no-plot"], "--no-plot only applies with --out"),
                        (["--repeat", "0"], "--repeat"),
-                       (["--lanes", "--peer", "flygym"], "drop --peer")]:
+                       (["--lanes", "--peer", "flygym"], "drop --peer"),
+                       (["--ncu", "x"], "profiles one point of the GPU stepper"),
+                       (["--profile", "x", "--backends", "cuda", "--worlds", "1,2"],
+                        "profiles one point")]:
         rc, _, err = run(*args)
         check(rc == 2 and text in err, f"bench {' '.join(args)}: exit {rc} (2), {err!r}")
 
@@ -83,11 +86,74 @@ def test_failed_point(tmp):
     check(rc == 1 and "/proc/forbidden" in err, f"unwritable --out: {rc} {err!r}")
 
 
+FAKE_NCU = r"""#!/usr/bin/env python3
+# A stand-in Nsight Compute: records the profiling run's command line and guard, and
+# for --import answers with canned CSV pages in ncu's layout.
+import os, sys
+args = sys.argv[1:]
+if "--import" in args:
+    page = args[args.index("--page") + 1]
+    if page == "details":
+        print('"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"')
+        for name, unit, value in [("Duration", "us", "812.5"),
+                                  ("Registers Per Thread", "register/thread", "255"),
+                                  ("Achieved Occupancy", "%", "11.9"),
+                                  ("Theoretical Occupancy", "%", "12.5"),
+                                  ("Memory Throughput", "%", "41.2"),
+                                  ("Elapsed Cycles", "cycle", "1")]:
+            print(f'"0","step_kernel","S","{name}","{unit}","{value}"')
+    else:
+        stalls = ["long_scoreboard", "barrier", "wait", "math_pipe_throttle", "lg_throttle",
+                  "no_instruction"]
+        head = ['"ID"', '"Kernel Name"'] + [
+            f'"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio"' for s in stalls]
+        print(",".join(head))
+        print(",".join(['""', '""'] + ['"ratio"'] * len(stalls)))
+        print(",".join(['"0"', '"step_kernel"'] + [f'"{v}"' for v in (9.5, 3.1, 2.2, 1.0, 0.5, 0.1)]))
+    sys.exit(0)
+with open(os.environ["FAKE_NCU_LOG"], "w") as f:
+    f.write(os.environ.get("FLYSIM_UNDER_NCU", "") + "\n" + "\n".join(args) + "\n")
+out = args[args.index("--export") + 1]
+open(out + ".ncu-rep", "w").close()
+"""
+
+
+def test_ncu(tmp):
+    """--ncu with a stand-in ncu first on PATH: the command it runs, and the numbers
+    printed from its report."""
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    ncu = os.path.join(bindir, "ncu")
+    with open(ncu, "w") as f:
+        f.write(FAKE_NCU)
+    os.chmod(ncu, 0o755)
+    log = os.path.join(tmp, "ncu.log")
+    env = {"PATH": bindir + ":" + os.environ["PATH"], "FAKE_NCU_LOG": log}
+    rc, out, err = cliutil.run(FLYSIM, "bench", "--backends", "cuda", "--worlds", "4096",
+                               "--ncu", os.path.join(tmp, "prof", "step"), "--repeat", "1",
+                               env=env)
+    check(rc == 0, f"bench --ncu with a stand-in ncu: exit {rc}: {err}")
+    with open(log) as f:
+        guard, *args = f.read().split("\n")
+    check(guard == "1", "the profiled run has FLYSIM_UNDER_NCU=1")
+    for a, b in [("--kernel-name", "regex:step_kernel"), ("--launch-skip", "60"),
+                 ("--launch-count", "1"), ("--export", os.path.join(tmp, "prof", "step"))]:
+        check(a in args and args[args.index(a) + 1] == b, f"ncu {a} {b}: {args}")
+    check("WarpStateStats" in args and "SourceCounters" in args and "--ncu" not in args
+          and "bench" in args and "--worlds" in args, f"ncu command line: {args}")
+    for text in ["Achieved Occupancy", "11.9", "Registers Per Thread", "stall: long_scoreboard",
+                 "9.5"]:
+        check(text in out, f"bench --ncu prints {text!r}: {out}")
+    check("Elapsed Cycles" not in out and "stall: no_instruction" not in out,
+          "only the numbers that matter, the top five stalls")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="flysim-bench-") as tmp:
         test_usage()
         test_sweep(tmp)
         test_failed_point(tmp)
+        test_ncu(tmp)
     cliutil.finish("test_bench")
 
 
