@@ -3,7 +3,8 @@
 # and float64), `flysim compare --backends cpu,cuda --stages` in both precisions,
 # compute-sanitizer (memcheck with and without the graph, synccheck, racecheck, initcheck) on a
 # short replay with contacts, the NVTX ranges of a real run, and a throughput sweep
-# over worlds with contacts on (flysim bench); a table last.
+# over worlds with contacts on (flysim bench) and one Nsight Compute report of the step
+# kernel; a table last.
 #
 # Binaries come from a bundle built on the development machine
 # (bench/make_device_bundle.sh -> build-device/bundle.tar.xz), because the GPU
@@ -16,11 +17,12 @@
 # timeout; after the first GPU failure or hang the later GPU steps are skipped (and
 # said so); each result row is appended to the log as soon as it is known. Only the
 # bundle's programs see its libraries (nvidia-smi and compute-sanitizer do not).
-# Needs bash, tar, gzip, timeout and Python 3 (to unpack xz); not bc or xz. Writes to
-# $OUT (or ./device-check-out): device_check.log (everything, the table last),
-# compare-f32/compare.h5 and compare-f64/compare.h5 (flysim compare's files: draw them
-# here with scripts/plot_compare.py), bench-f32/ and bench-f64/ (flysim bench's
-# bench.csv and bench.json: scripts/plot_bench.py), and logs.tar.gz (each step's output).
+# Needs bash, tar, gzip, timeout and Python 3 (to unpack xz); not bc or xz. Writes three
+# files to $OUT (or ./device-check-out): device_check.log (everything, the table last),
+# results.tar.gz (flysim's own files: compare-f32/ and compare-f64/compare.h5, draw them
+# with scripts/plot_compare.py; bench-f32/ and bench-f64/bench.csv and bench.json,
+# scripts/plot_bench.py; ncu/step_f32.ncu-rep and its CSV pages) and logs.tar.gz (each
+# step's output).
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bundle_tar="${1:-$root/build-device/bundle.tar.xz}"
@@ -31,7 +33,8 @@ budget="${FLYSIM_CHECK_BUDGET_S:-420}"
 mkdir -p "$out"
 work=$(mktemp -d)
 logs="$work/logs"
-mkdir -p "$logs"
+res="$work/results" # flysim's own files (compare.h5, bench.csv/json, the ncu report)
+mkdir -p "$logs" "$res"
 log="$out/device_check.log"
 : >"$log"
 declare -a rows=()
@@ -91,7 +94,7 @@ done
 note "== flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip), both precisions, --stages"
 for p in f32 f64; do
   if step "compare_$p" 240 "${bundled[@]}" "$flysim" compare --backends cpu,cuda --precision "$p" \
-    --worlds 8 --sim-steps 2000 --stages --save "$out/compare-$p" --no-plot --quiet; then :; fi
+    --worlds 8 --sim-steps 2000 --stages --save "$res/compare-$p" --no-plot --quiet; then :; fi
   row "  $(grep '^summary ' "$logs/compare_$p.log" | cut -c9-)"
 done
 
@@ -127,11 +130,21 @@ note "== flysim bench: worlds $worlds_list, $steps steps x 3 repeats, contacts o
 # float32 with the graph on and off, float64; bench.csv / bench.json come back whole
 if step bench_f32 300 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
   --graph on,off --worlds "${worlds_list// /,}" --sim-steps "$steps" --repeat 3 \
-  --out "$out/bench-f32" --no-plot --quiet; then :; fi
+  --out "$res/bench-f32" --no-plot --quiet; then :; fi
 grep -E '^cuda' "$logs/bench_f32.log" | while read -r line; do row "  $line"; done
 if step bench_f64 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f64 \
-  --worlds 1024,16384 --sim-steps "$steps" --repeat 3 --out "$out/bench-f64" --no-plot --quiet; then :; fi
+  --worlds 1024,16384 --sim-steps "$steps" --repeat 3 --out "$res/bench-f64" --no-plot --quiet; then :; fi
 grep -E '^cuda' "$logs/bench_f64.log" | while read -r line; do row "  $line"; done
+
+note "== Nsight Compute: one timed launch of the step kernel (float32, 16384 worlds)"
+if command -v ncu >/dev/null; then
+  if step ncu_step 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
+    --worlds 16384 --sim-steps 50 --repeat 1 --ncu "$res/ncu/step_f32" --quiet; then
+    grep -E '^  ' "$logs/ncu_step.log" | while read -r line; do row "  $line"; done
+  fi
+else
+  row "ncu: not on PATH"
+fi
 
 note "== CPU for scale: MuJoCo's mj_step, contacts on, one world per thread"
 ncpu=$(nproc)
@@ -145,5 +158,6 @@ fi
 note ""
 note "== device check summary ($SECONDS s)"
 for r in "${rows[@]}"; do note "  $r"; done
+tar -C "$work" -czf "$out/results.tar.gz" results
 tar -C "$work" -czf "$out/logs.tar.gz" logs
 rm -rf "$work"
