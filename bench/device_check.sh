@@ -95,7 +95,8 @@ note "== flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip), both preci
 for p in f32 f64; do
   if step "compare_$p" 240 "${bundled[@]}" "$flysim" compare --backends cpu,cuda --precision "$p" \
     --worlds 8 --sim-steps 2000 --stages --save "$res/compare-$p" --no-plot --quiet; then :; fi
-  row "  $(grep '^summary ' "$logs/compare_$p.log" | cut -c9-)"
+  line=$(grep -s '^summary ' "$logs/compare_$p.log" | cut -c9-)
+  [ -n "$line" ] && row "  $line"
 done
 
 note "== compute-sanitizer (a short replay with contacts)"
@@ -131,16 +132,16 @@ note "== flysim bench: worlds $worlds_list, $steps steps x 3 repeats, contacts o
 if step bench_f32 300 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
   --graph on,off --worlds "${worlds_list// /,}" --sim-steps "$steps" --repeat 3 \
   --out "$res/bench-f32" --no-plot --quiet; then :; fi
-grep -E '^cuda' "$logs/bench_f32.log" | while read -r line; do row "  $line"; done
+while read -r line; do row "  $line"; done < <(grep -sE '^cuda' "$logs/bench_f32.log")
 if step bench_f64 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f64 \
   --worlds 1024,16384 --sim-steps "$steps" --repeat 3 --out "$res/bench-f64" --no-plot --quiet; then :; fi
-grep -E '^cuda' "$logs/bench_f64.log" | while read -r line; do row "  $line"; done
+while read -r line; do row "  $line"; done < <(grep -sE '^cuda' "$logs/bench_f64.log")
 
 note "== Nsight Compute: one timed launch of the step kernel (float32, 16384 worlds)"
 if command -v ncu >/dev/null; then
   if step ncu_step 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
     --worlds 16384 --sim-steps 50 --repeat 1 --ncu "$res/ncu/step_f32" --quiet; then
-    grep -E '^  ' "$logs/ncu_step.log" | while read -r line; do row "  $line"; done
+    while read -r line; do row "  $line"; done < <(grep -E '^  ' "$logs/ncu_step.log")
   fi
 else
   row "ncu: not on PATH"
