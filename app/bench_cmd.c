@@ -65,8 +65,11 @@ static void print_help(void) {
          "  --model PATH            model (default %s/mesh.mjb)\n"
          "  --targets PATH          clip (default %s/walking_clip.h5)\n"
          "  --disable NAME          a MuJoCo disable flag (repeatable)\n"
-         "  --peer NAME             also run a peer at the CPU points' worlds (up to 16):\n"
-         "                          %s (FlyGym's own CPU loop); the table adds the ratios\n"
+         "  --peer NAME             also run a peer (%s) beside the points: flygym\n"
+         "                          (FlyGym's own CPU loop) at the CPU points' worlds, up to\n"
+         "                          16; mjx (MuJoCo MJX on JAX's device: FLYSIM_MJX_PYTHON,\n"
+         "                          a Python with jax and mujoco-mjx) at the GPU points',\n"
+         "                          up to 65536; the table adds the ratios\n"
          "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
          "                          on the emulated lanes (bench/lanes_profile: per stage\n"
          "                          and solver phase, the share of the warp's time, the\n"
@@ -395,19 +398,25 @@ static void sweep_worlds(Session* s, const fsBenchPoint* base) {
   }
 }
 
+// The peer at the worlds of the points it stands beside: flygym at the CPU ones (at
+// most 16: it builds a Simulation a world), mjx at the GPU ones (at most 65536).
 static void run_peer(Session* s) {
+  int gpu = fs_bench_peer_on_gpu(s->opt.peer), cuda = 0;
+  for (int b = 0; b < s->opt.nbackend; b++) cuda |= s->opt.backend[b] == FS_BACKEND_CUDA;
   const char* base = strrchr(s->opt.model, '/');
   base = base ? base + 1 : s->opt.model;
-  const char* variant = !strncmp(base, "capsule", 7) ? "capsule" : "mesh";
-  int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, FS_BACKEND_CPU, list);
+  const char* model = gpu ? s->opt.model : !strncmp(base, "capsule", 7) ? "capsule" : "mesh";
+  fsBackendKind kind = gpu && cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
+  int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, kind, list);
   if (s->opt.nworlds) memcpy(list, s->opt.worlds, sizeof(int) * (size_t)n);
   const char* dir = s->opt.out[0] ? s->opt.out : "/tmp";
-  for (int i = 0; i < n && !s->interrupted && list[i] <= 16; i++) {
+  int most = gpu ? 65536 : 16;
+  for (int i = 0; i < n && !s->interrupted && list[i] <= most; i++) {
     fsBenchRow* r = next_row(s);
     if (!r) return;
     if (!s->opt.quiet && isatty(STDERR_FILENO))
       fprintf(stderr, "\rflysim bench: peer %s, %d worlds ...   ", s->opt.peer, list[i]);
-    fs_bench_peer(s->opt.peer, list[i], s->in.nstep, variant, dir, r);
+    fs_bench_peer(s->opt.peer, list[i], s->in.nstep, model, dir, r);
     clear_progress(s);
     s->interrupted = fs_interrupted();
     fs_bench_print_row(stdout, r);

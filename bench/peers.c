@@ -15,10 +15,18 @@ typedef struct Peer {
   const char* name;
   const char* script; // below the source tree
   const char* what;
+  const char* python_env; // the variable naming its Python (else flysim's)
+  const char* fix;
 } Peer;
 
 static const Peer kPeers[] = {
-    {"flygym", "bench/peers/flygym_cpu.py", "FlyGym's CPU loop (Simulation.step, 1 thread)"},
+    {"flygym", "bench/peers/flygym_cpu.py", "FlyGym's CPU loop (Simulation.step, 1 thread)",
+     "FLYSIM_PYTHON", "run scripts/setup.sh (the venv has flygym), or set FLYSIM_PYTHON"},
+    {"mjx", "bench/peers/mjx.py",
+     "MuJoCo MJX (JAX): no adhesion, margins or noslip (see bench/peers/mjx.py)",
+     "FLYSIM_MJX_PYTHON",
+     "point FLYSIM_MJX_PYTHON at a Python with jax and mujoco-mjx 3.16 (pip install "
+     "mujoco-mjx==3.16.0 jax, with jax[cuda12] on a GPU)"},
 };
 enum { NPEER = sizeof kPeers / sizeof kPeers[0] };
 
@@ -33,7 +41,11 @@ int fs_bench_peer_known(const char* name) {
 }
 
 const char* fs_bench_peer_names(void) {
-  return "flygym";
+  return "flygym, mjx";
+}
+
+int fs_bench_peer_on_gpu(const char* name) {
+  return !strcmp(name, "mjx");
 }
 
 // The last "summary " line of the log into the row.
@@ -81,8 +93,10 @@ void fs_bench_peer(const char* name, int nworld, int nstep, const char* model, c
   snprintf(log, sizeof log, "%s/peer_%s.log", log_dir, name);
   snprintf(worlds, sizeof worlds, "%d", nworld);
   snprintf(steps, sizeof steps, "%d", nstep);
-  const char* argv[] = {fs_python(), script,    "--worlds", worlds, "--steps",
-                        steps,       "--model", model,      NULL};
+  const char* env = getenv(peer->python_env);
+  const char* python = env && env[0] ? env : fs_python();
+  const char* argv[] = {python, script,    "--worlds", worlds, "--steps",
+                        steps,  "--model", model,      NULL};
   int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     fs_bench_row_error(out, "%s: cannot create the peer's log: %s", log, strerror(errno));
@@ -104,8 +118,6 @@ void fs_bench_peer(const char* name, int nworld, int nstep, const char* model, c
   char how[64], tail[400];
   fs_spawn_describe(status, how, sizeof how);
   fs_file_tail(log, tail, sizeof tail);
-  fs_bench_row_error(out,
-                     "peer %s (`%s %s`) %s without a summary line: %s (log %s); fix: run "
-                     "scripts/setup.sh (the venv has flygym), or set FLYSIM_PYTHON",
-                     name, fs_python(), script, how, tail, log);
+  fs_bench_row_error(out, "peer %s (`%s %s`) %s without a summary line: %s (log %s); fix: %s", name,
+                     python, script, how, tail, log, peer->fix);
 }

@@ -2,6 +2,9 @@
 // and clip, in the same run (bench/peers/*.py; each prints flysim's summary line).
 //   flygym   FlyGym's own CPU loop (bench/peers/flygym_cpu.py): MuJoCo's mj_step
 //            through FlyGym's Simulation, one Python thread
+//   mjx      MuJoCo MJX on JAX's default device (bench/peers/mjx.py): the GPU peer a
+//            MuJoCo user would pick; it cannot take the fly as exported, so it runs it
+//            without adhesion, contact margins and noslip (the script says so)
 #ifndef FLYSIM_BENCH_PEERS_H
 #define FLYSIM_BENCH_PEERS_H
 
@@ -10,12 +13,15 @@
 /// 1 if name is a known peer.
 int fs_bench_peer_known(const char* name);
 
-/// "flygym" (the names, comma-separated).
+/// "flygym, mjx" (the names).
 const char* fs_bench_peer_names(void);
 
-/// Run peer `name` at nworld worlds x nstep steps on model variant `model` ("mesh" or
-/// "capsule"): its row (ok 0 with the error, naming the script, its log and the fix,
-/// when it failed). log_dir holds the peer's output (<name>.log).
+/// 1 if the peer runs on a GPU (it is run at the GPU points' worlds).
+int fs_bench_peer_on_gpu(const char* name);
+
+/// Run peer `name` at nworld worlds x nstep steps on `model` (flygym: the variant,
+/// "mesh" or "capsule"; mjx: the model's path): its row (ok 0 with the error, naming the script,
+/// its log and the fix, when it failed). log_dir holds the peer's output (<name>.log).
 void fs_bench_peer(const char* name, int nworld, int nstep, const char* model, const char* log_dir,
                    fsBenchRow* out);
 
