@@ -81,6 +81,16 @@ def test_failed_point(tmp):
         with open(os.path.join(tmp, "cuda", "bench.csv")) as f:
             rows = list(csv.DictReader(f))
         check([r["ok"] for r in rows] == ["1", "0"], "the failed point is saved with its error")
+    # the MJX peer with a Python that lacks jax (the venv's, unless FLYSIM_MJX_PYTHON
+    # points elsewhere): a failed row that names the fix
+    rc, out, _ = cliutil.run(FLYSIM, "bench", "--backends", "cpu", "--worlds", "1",
+                             "--sim-steps", "10", "--repeat", "1", "--peer", "mjx", "--quiet",
+                             env={"FLYSIM_MJX_PYTHON": sys.executable})
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        check(rc == 1 and "mjx" in out and "FLYSIM_MJX_PYTHON" in out and "mujoco-mjx" in out,
+              f"mjx peer without jax: exit {rc}, {out}")
     rc, _, err = run("--backends", "cpu", "--worlds", "1", "--sim-steps", "10", "--repeat", "1",
                      "--out", "/proc/forbidden/x")
     check(rc == 1 and "/proc/forbidden" in err, f"unwritable --out: {rc} {err!r}")
