@@ -206,10 +206,13 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
     fsError e;
     if (fs_plots_run(h5path, s->opt.save_data, &e))
       output_error(s, "plots", &e);
-    else
+    else if (s->opt.backend == FS_BACKEND_CPU) // the pose needs world 0's MuJoCo state
       printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0) and "
              "%s/pose_over_time.png|pdf\n",
              s->opt.save_data, s->plot_leg, s->opt.save_data);
+    else
+      printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0)\n", s->opt.save_data,
+             s->plot_leg);
   }
   return close_failed;
 }

@@ -76,7 +76,7 @@ def test_host_backend(tmp):
     for precision, bits in (("f32", "float32"), ("f64", "float64")):
         out_dir = os.path.join(tmp, f"host-{precision}")
         rc, out, err = run("replay", "--backend", "host", "--precision", precision, "--worlds", "2",
-                           "--sim-steps", "300", "--save-data", out_dir, "--no-plots", "--quiet")
+                           "--sim-steps", "300", "--save-data", out_dir, "--quiet")
         check(rc == 0, f"host {precision} replay exits 0: {err}")
         s = summary(out)
         check(s.get("backend") == "host" and s.get("precision") == precision
@@ -89,6 +89,9 @@ def test_host_backend(tmp):
                   f"host {precision} file attributes")
             check(q.shape == (300, 2, 66) and np.isfinite(q).all() and np.abs(q).max() > 0.01,
                   f"host {precision} angles: {q.shape}")
+        check(os.path.exists(os.path.join(out_dir, "joint_angle_tracking.png"))
+              and "pose_over_time" not in out, f"host {precision}: the tracking plot, no pose "
+              f"plot claimed: {out!r}")
     rc, _, err = run("replay", "--backend", "host", "--mujoco-timing")
     check(rc == 2 and "--backend cpu" in err, f"--mujoco-timing on host: {rc} {err!r}")
     os.environ["FLYSIM_PERTURB_PASSIVE"] = "x1"
