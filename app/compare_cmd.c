@@ -22,6 +22,7 @@
 #include "common/inputs/targets.h"
 #include "compare/compare.h"
 #include "compare/compare_io.h"
+#include "compare/report.h"
 #include "compare/stage_check.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FAILED = 3, EXIT_INTERRUPTED = 130 };
@@ -438,153 +439,20 @@ static int open_all(Session* s, fsError* err) {
 
 //---------------------------------- report --------------------------------------------------------
 
-static const char* floor_words(const Session* s) {
-  int f32 = s->be[0].bits == 32;
-  switch (s->opt.floor_mode) {
-  case FS_FLOOR_F32:
-    return f32 ? "its state moved one float32 ulp after the warm-up (--floor f32)"
-               : "its state rounded to float32 after the warm-up (--floor f32)";
-  case FS_FLOOR_F32_STEP:
-    return f32 ? "its state moved one float32 ulp before every step (--floor f32-step)"
-               : "in float32 storage: its model and clip rounded to float32, its state before "
-                 "every step (--floor f32-step)";
-  default:
-    return f32 ? "its state moved one float32 ulp after the warm-up (--floor ulp)"
-               : "its state moved one float64 ulp after the warm-up (--floor ulp)";
-  }
+static const fsStageReport* stages_of(const Session* s) {
+  return s->have_stages ? &s->stages : NULL;
 }
 
 static void print_header(const Session* s) {
-  const fsReplay* p = &s->in[0].plan;
   const Options* o = &s->opt;
-  printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
-  if (!o->backends_given && s->be[1].kind == FS_BACKEND_HOST)
-    printf("note    no GPU here (or flysim built without CUDA): comparing cpu,host -- flysim's "
-           "GPU stage code on CPU threads\n");
-  for (int k = 0; k < 2; k++)
-    printf("%s       %s: %s (%s)\n", k ? "B" : "A", s->label[k], side_what(s->be[k].kind),
-           s->be[k].desc);
-  printf("floor   %s again, %s\n", s->label[0], floor_words(s));
-  printf("model   %s%s%s\n", o->model, o->model_b[0] ? "; B: " : "", o->model_b);
-  printf("targets %s%s%s\n", o->targets, o->targets_b[0] ? "; B: " : "", o->targets_b);
-  printf("compare %d world%s x %d steps (%.4g s simulated, %d warm-up steps), %d joint angles "
-         "per world\n",
-         p->nworld, p->nworld == 1 ? "" : "s", p->nstep, p->nstep * p->m->opt.timestep, p->nwarmup,
-         p->bind->njoint);
-  fflush(stdout);
-}
-
-static void print_first(const char* what, const int first[FS_CMP_NPAIR]) {
-  char v[2][32];
-  for (int p = 0; p < 2; p++) {
-    if (first[p] < 0)
-      snprintf(v[p], sizeof v[p], "never");
-    else
-      snprintf(v[p], sizeof v[p], "%d", first[p]);
-  }
-  printf("  %-34s %14s %14s\n", what, v[0], v[1]);
-}
-
-static void print_table(const Session* s) {
-  const fsCompareResult* r = &s->res;
-  const Options* o = &s->opt;
-  int n = r->ndone;
-  printf("\n%d steps compared%s\n", n, r->interrupted ? " (interrupted)" : "");
-  printf("  %-34s %14s %14s\n", "", "B vs A", "floor vs A");
-  printf("  %-34s %14.3e %14.3e\n", "max |dq| over the run (rad)", r->max_dq[0], r->max_dq[1]);
-  printf("  %-34s %14.3g\n", "  B's over the floor's", r->max_ratio);
-  if (n > 0)
-    printf("  %-34s %14.3e %14.3e\n", "RMS dq at the last step (rad)", r->dq_rms[0][n - 1],
-           r->dq_rms[1][n - 1]);
-  printf("  %-34s %14.3e %14.3e\n", "max thorax difference (length)", r->max_thorax[0],
-         r->max_thorax[1]);
-  char what[3][64];
-  snprintf(what[0], sizeof what[0], "first step max |dq| > %g rad", o->threshold[FS_CMP_ANGLE]);
-  snprintf(what[1], sizeof what[1], "first step thorax > %g", o->threshold[FS_CMP_THORAX]);
-  snprintf(what[2], sizeof what[2], "first step contact counts differ");
-  for (int k = 0; k < FS_CMP_NTHRESH; k++) {
-    int first[2] = {r->first_over[0][k], r->first_over[1][k]};
-    print_first(what[k], first);
-  }
-  int ncon_steps[2] = {0, 0};
-  for (int t = 0; t < n; t++)
-    for (int p = 0; p < 2; p++) ncon_steps[p] += r->ncon[p][t] > 0;
-  printf("  %-34s %14d %14d\n", "steps with contact counts differing", ncon_steps[0],
-         ncon_steps[1]);
-
-  printf("\nper world (tracking: RMS |joint angle - target| over the run, degrees)\n");
-  printf("  %5s %9s %12s %12s %12s %10s %10s  %s\n", "world", "clip row", "final |dq| B", "floor",
-         "max |dq| B", "track A", "track B", "problems");
-  int shown = 0;
-  for (int w = 0; w < r->nworld; w++) {
-    const fsCompareWorld* cw = &r->worlds[w];
-    if (shown >= 20 && !cw->problem[0] && !cw->problem[1]) continue;
-    shown++;
-    char prob[64];
-    snprintf(prob, sizeof prob, "%s%s%s", cw->problem[0] ? "A" : "",
-             cw->problem[0] && cw->problem[1] ? "," : "", cw->problem[1] ? "B" : "");
-    printf("  %5d %9ld %12.3e %12.3e %12.3e %10.3f %10.3f  %s\n", w, s->in[0].plan.world_start[w],
-           cw->final_dq[0], cw->final_dq[1], cw->max_dq[0], cw->track_rms[0] * 180 / M_PI,
-           cw->track_rms[1] * 180 / M_PI, prob[0] ? prob : "-");
-  }
-  if (shown < r->nworld) printf("  (%d more worlds without problems)\n", r->nworld - shown);
-}
-
-static void print_stages(const fsStageReport* st) {
-  printf("\nstages (%s, %d worlds from MuJoCo's states): worst error per stage\n", st->runner,
-         st->nworld);
-  printf("  (error: |ours - MuJoCo| / max(|MuJoCo|, floor x the field's largest in the world);\n"
-         "  step 1 starts world 1 with a NaN control and world 2 with a NaN velocity, as "
-         "MuJoCo resets them)\n");
-  printf("  %-20s %-20s %10s %10s %6s %7s  %s\n", "stage", "field", "error", "bound", "world",
-         "element", "ours vs MuJoCo");
-  for (int i = 0; i < st->nrow; i++) {
-    const fsStageRow* r = &st->rows[i];
-    printf("  %-20s %-20s %10.2e %10.2e %6d %7d  %.10g vs %.10g%s\n", r->stage, r->field, r->err,
-           r->bound, r->world, r->index, r->ours, r->ref, r->pass ? "" : "  <-- FAIL");
-  }
-}
-
-static const char* verdict(const Session* s) {
-  if (s->res.interrupted) return "incomplete";
-  return s->res.pass && (!s->have_stages || s->stages.pass) ? "pass" : "fail";
-}
-
-static void print_verdict(const Session* s) {
-  const fsCompareResult* r = &s->res;
-  const char* a = s->label[0];
-  const char* b = s->label[1];
-  const char* size =
-      s->opt.floor_mode == FS_FLOOR_ULP && s->be[0].bits == 64 ? "float64-ulp" : "float32-sized";
-  printf("\n");
-  if (r->ndone == 0) {
-    printf("verdict: nothing compared\n");
-    return;
-  }
-  printf("%s: %s differs from %s by %.3gx what %s's own %s perturbation causes (bound %g;\n"
-         "        geometric mean over worlds and steps of |dq|, B's over the floor's)",
-         r->ratio <= s->opt.max_ratio ? "within" : "OUTSIDE", b, a, r->ratio, a, size,
-         s->opt.max_ratio);
-  printf("%s\n", r->interrupted ? ", over the steps compared before the interrupt" : "");
-  if (r->new_problem_worlds)
-    printf("OUTSIDE: %d world(s) with problems on %s that %s does not have (see above)\n",
-           r->new_problem_worlds, b, a);
-  if (s->have_stages && !s->stages.pass)
-    printf("OUTSIDE: stages beyond their bounds (see above)\n");
-  printf("verdict: %s\n", verdict(s));
-}
-
-static void print_summary(const Session* s) {
-  const fsCompareResult* r = &s->res;
-  printf("summary backend_a=%s backend_b=%s worlds=%d steps=%d floor=%s max_dq_b=%.6g "
-         "max_dq_floor=%.6g ratio=%.6g max_dq_ratio=%.6g max_ratio=%g new_problem_worlds=%d "
-         "stages=%s "
-         "verdict=%s interrupted=%d\n",
-         s->label[0], s->label[1], r->nworld, r->ndone, fs_floor_name(s->spec.floor_mode),
-         r->max_dq[0], r->max_dq[1], r->ratio, r->max_ratio, s->opt.max_ratio,
-         r->new_problem_worlds, !s->have_stages ? "not-run" : (s->stages.pass ? "pass" : "fail"),
-         verdict(s), r->interrupted ? 1 : 0);
-  fflush(stdout);
+  fsCompareInputs in = {{side_what(s->be[0].kind), side_what(s->be[1].kind)},
+                        {s->be[0].desc, s->be[1].desc},
+                        o->model,
+                        o->model_b,
+                        o->targets,
+                        o->targets_b,
+                        !o->backends_given && s->be[1].kind == FS_BACKEND_HOST};
+  fs_compare_print_header(stdout, &s->spec, &in);
 }
 
 //---------------------------------- the verb ------------------------------------------------------
@@ -604,7 +472,8 @@ static int run_stages(Session* s, fsError* err) {
 }
 
 static int save_outputs(Session* s, fsError* err) {
-  fsCompareMeta meta = {s->opt.command_line, s->have_stages ? &s->stages : NULL, verdict(s)};
+  fsCompareMeta meta = {s->opt.command_line, s->have_stages ? &s->stages : NULL,
+                        fs_compare_verdict(&s->res, stages_of(s))};
   hid_t f = s->h5;
   s->h5 = -1;
   if (fs_compare_h5_write(f, s->h5path, &s->spec, &s->res, &meta, err)) return -1;
@@ -627,19 +496,19 @@ static int run(Session* s, fsError* err) {
   }
   print_header(s);
   if (fs_compare_run(&s->spec, &s->res, err)) return EXIT_RUNTIME;
-  print_table(s);
+  fs_compare_print_table(stdout, &s->spec, &s->res);
   if (s->opt.stages && !s->res.interrupted) {
     printf("\nchecking the stages ...\n");
     fflush(stdout);
     if (run_stages(s, err)) return EXIT_RUNTIME;
-    print_stages(&s->stages);
+    fs_compare_print_stages(stdout, &s->stages);
   }
-  print_verdict(s);
+  fs_compare_print_verdict(stdout, &s->spec, &s->res, stages_of(s));
   int failed = s->opt.save[0] && save_outputs(s, err);
-  print_summary(s);
+  fs_compare_print_summary(stdout, &s->spec, &s->res, stages_of(s));
   if (failed) return EXIT_RUNTIME;
   if (s->res.interrupted) return EXIT_INTERRUPTED;
-  return !strcmp(verdict(s), "pass") ? EXIT_OK : EXIT_FAILED;
+  return !strcmp(fs_compare_verdict(&s->res, stages_of(s)), "pass") ? EXIT_OK : EXIT_FAILED;
 }
 
 static void session_free(Session* s) {
