@@ -155,7 +155,8 @@ enum {
   OPT_NCU
 };
 
-static int parse_one(int c, Options* o, fsError* err) {
+static int parse_one(int c, void* arg, fsError* err) {
+  Options* o = arg;
   long v = 0;
   switch (c) {
   case OPT_BACKENDS:
@@ -253,22 +254,8 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
   o->plot = 1;
   snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    if (c == 'h') {
-      print_help();
-      return 1;
-    }
-    if (c == ':')
-      return fs_fail(err, "%s needs a value; see flysim bench --help", argv[optind - 1]);
-    if (c == '?')
-      return fs_fail(err, "unknown option '%s'; see flysim bench --help", argv[optind - 1]);
-    if (parse_one(c, o, err)) return -1;
-  }
-  if (optind < argc)
-    return fs_fail(err, "unexpected argument '%s'; see flysim bench --help", argv[optind]);
+  int rc = fs_parse_verb_options(argc, argv, "bench", longopts, print_help, parse_one, o, err);
+  if (rc) return rc;
   if (!o->plot && !o->out[0])
     return fs_fail(err, "--no-plot only applies with --out DIR; fix: add --out DIR or drop it");
   if (o->lanes && o->peer[0])
@@ -325,9 +312,7 @@ static int run_lanes(const Options* o, fsError* err) {
 
 typedef struct Session {
   Options opt;
-  mjModel* m;
-  fsTargets t;
-  fsReplayBinding bind;
+  fsReplayInputs inputs; // model, clip, binding
   fsBenchInputs in;
   fsBenchRow* rows;
   int nrow, failed, interrupted;
@@ -426,16 +411,11 @@ static void run_peer(Session* s) {
 
 static int load(Session* s, fsError* err) {
   Options* o = &s->opt;
-  s->m = fs_model_load(o->model, err);
-  if (!s->m) return -1;
-  s->m->opt.disableflags |= o->disable;
-  if (fs_targets_load(o->targets, &s->t, err) ||
-      fs_targets_resample(&s->t, s->m->opt.timestep, err) ||
-      fs_replay_bind(s->m, o->model, &s->t, &s->bind, err))
-    return -1;
-  s->in = (fsBenchInputs){s->m,       o->model,  &s->t,
-                          &s->bind,   o->nstep,  (int)lround(o->warmup_sec / s->m->opt.timestep),
-                          o->threads, o->repeats};
+  if (fs_replay_inputs_load(o->model, o->targets, o->disable, &s->inputs, err)) return -1;
+  s->in = (fsBenchInputs){
+      s->inputs.m,     o->model,  &s->inputs.targets,
+      &s->inputs.bind, o->nstep,  (int)lround(o->warmup_sec / s->inputs.m->opt.timestep),
+      o->threads,      o->repeats};
   s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
   return s->rows ? 0 : -1;
 }
@@ -477,7 +457,7 @@ static int run(Session* s, fsError* err) {
   printf("bench   %d timed steps a repeat, %d repeats, %d warm-up steps before each; contacts "
          "%s\n\n",
          s->in.nstep, s->in.repeats, s->in.nwarmup,
-         s->m->opt.disableflags & mjDSBL_CONTACT ? "off" : "on");
+         s->inputs.m->opt.disableflags & mjDSBL_CONTACT ? "off" : "on");
   fs_bench_print_header(stdout);
   for (int b = 0; b < o->nbackend && !s->interrupted; b++) {
     fsBackendKind kind = (fsBackendKind)o->backend[b];
@@ -528,9 +508,7 @@ int fs_cmd_bench(int argc, char** argv, const char* command_line) {
     if (status == EXIT_RUNTIME) fprintf(stderr, "flysim bench: error: %s\n", err.msg);
   }
   free(s->rows);
-  fs_replay_binding_free(&s->bind);
-  fs_targets_free(&s->t);
-  if (s->m) mj_deleteModel(s->m);
+  fs_replay_inputs_free(&s->inputs);
   free(s);
   return status;
 }

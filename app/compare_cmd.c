@@ -186,7 +186,8 @@ enum {
   OPT_QUIET
 };
 
-static int parse_one(int c, Options* o, fsError* err) {
+static int parse_one(int c, void* arg, fsError* err) {
+  Options* o = arg;
   long v = 0;
   switch (c) {
   case OPT_BACKENDS:
@@ -288,22 +289,8 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
   o->plot = 1;
   snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    if (c == 'h') {
-      print_help();
-      return 1;
-    }
-    if (c == ':')
-      return fs_fail(err, "%s needs a value; see flysim compare --help", argv[optind - 1]);
-    if (c == '?')
-      return fs_fail(err, "unknown option '%s'; see flysim compare --help", argv[optind - 1]);
-    if (parse_one(c, o, err)) return -1;
-  }
-  if (optind < argc)
-    return fs_fail(err, "unexpected argument '%s'; see flysim compare --help", argv[optind]);
+  int rc = fs_parse_verb_options(argc, argv, "compare", longopts, print_help, parse_one, o, err);
+  if (rc) return rc;
   if (o->sim_steps > 0 && o->sim_duration_sec > 0)
     return fs_fail(err, "--sim-steps and --sim-duration-sec both given; fix: pass one of them");
   if (!o->plot && !o->save[0])
@@ -325,16 +312,16 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
 
 // One side's inputs: its model, clip, binding and plan.
 typedef struct Input {
-  mjModel* m;
-  fsTargets t;
-  fsReplayBinding bind;
+  fsReplayInputs inputs; // model, clip, binding
   fsReplay plan;
   int loaded;
 } Input;
 
 typedef struct Session {
   Options opt;
-  Input in[3]; // A, B, the floor's (A's, its clip rounded to float32 for f32-step)
+  Input in[3];   // loaded inputs: A's, and B's or the floor's where they differ from A's
+  Input* use[3]; // what A, B and the floor run: &in[0] unless B has its own model or clip,
+                 // or the floor needs A's model and clip in float32 (f32-step)
   fsBackend be[3];
   char label[3][64];
   fsCompareSpec spec;
@@ -354,32 +341,24 @@ static long steps_of(const Options* o, const fsTargets* t) {
 // Load model and clip, bind and plan. Returns an exit status.
 static int load_input(const Options* o, const char* model, const char* targets, int in_float,
                       Input* in, fsError* err) {
-  in->m = fs_model_load(model, err);
-  if (!in->m) return EXIT_RUNTIME;
-  in->m->opt.disableflags |= o->disable;
-  if (fs_targets_load(targets, &in->t, err) ||
-      fs_targets_resample(&in->t, in->m->opt.timestep, err) ||
-      fs_replay_bind(in->m, model, &in->t, &in->bind, err))
-    return EXIT_RUNTIME;
+  if (fs_replay_inputs_load(model, targets, o->disable, &in->inputs, err)) return EXIT_RUNTIME;
   if (in_float) // what a float32 stepper holds: the clip, and (below) the model
-    for (long k = 0; k < (long)in->t.nstep * in->t.ndof; k++)
-      in->t.value[k] = (float)in->t.value[k];
-  long nstep = steps_of(o, &in->t);
+    for (long k = 0; k < (long)in->inputs.targets.nstep * in->inputs.targets.ndof; k++)
+      in->inputs.targets.value[k] = (float)in->inputs.targets.value[k];
+  long nstep = steps_of(o, &in->inputs.targets);
   if (nstep > (1L << 26)) nstep = 1L << 26;
-  int nwarmup = (int)lround(o->warmup_sec / in->m->opt.timestep);
-  if (fs_replay_plan(&in->plan, in->m, model, &in->t, &in->bind, o->worlds, (int)nstep, nwarmup,
-                     err))
+  int nwarmup = (int)lround(o->warmup_sec / in->inputs.m->opt.timestep);
+  if (fs_replay_plan(&in->plan, in->inputs.m, model, &in->inputs.targets, &in->inputs.bind,
+                     o->worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
   in->loaded = 1;
-  if (in_float) fs_model_round_to_float(in->m); // after the plan: the clip keeps its rows
+  if (in_float) fs_model_round_to_float(in->inputs.m); // after the plan: the clip keeps its rows
   return EXIT_OK;
 }
 
 static void input_free(Input* in) {
   if (in->loaded) fs_replay_plan_free(&in->plan);
-  fs_replay_binding_free(&in->bind);
-  fs_targets_free(&in->t);
-  if (in->m) mj_deleteModel(in->m);
+  fs_replay_inputs_free(&in->inputs);
   memset(in, 0, sizeof *in);
 }
 
@@ -401,11 +380,14 @@ static int open_all(Session* s, fsError* err) {
   const char* model_b = o->model_b[0] ? o->model_b : o->model;
   const char* targets_b = o->targets_b[0] ? o->targets_b : o->targets;
   int floor_in_float = o->floor_mode == FS_FLOOR_F32_STEP && o->side[0].bits == 64;
+  int own_b = o->model_b[0] || o->targets_b[0];
+  s->use[0] = s->use[1] = s->use[2] = &s->in[0];
   int rc = load_input(o, o->model, o->targets, 0, &s->in[0], err);
-  if (!rc) rc = load_input(o, model_b, targets_b, 0, &s->in[1], err);
-  if (!rc) rc = load_input(o, o->model, o->targets, floor_in_float, &s->in[2], err);
+  if (!rc && own_b) rc = load_input(o, model_b, targets_b, 0, s->use[1] = &s->in[1], err);
+  if (!rc && floor_in_float)
+    rc = load_input(o, o->model, o->targets, 1, s->use[2] = &s->in[2], err);
   if (rc) return rc;
-  if (fs_compare_check_plans(&s->in[0].plan, &s->in[1].plan, err)) return EXIT_RUNTIME;
+  if (fs_compare_check_plans(&s->use[0]->plan, &s->use[1]->plan, err)) return EXIT_RUNTIME;
   const Side* side[3] = {&o->side[0], &o->side[1], &o->side[0]};
   for (int k = 0; k < 2; k++)
     if (side[k]->kind == FS_BACKEND_CUDA && !fs_backend_have_cuda()) {
@@ -417,7 +399,8 @@ static int open_all(Session* s, fsError* err) {
       return EXIT_RUNTIME;
     }
   for (int k = 0; k < 3; k++) {
-    if (fs_backend_open(side[k]->kind, side[k]->bits, &s->in[k].plan, o->threads, &s->be[k], err)) {
+    if (fs_backend_open(side[k]->kind, side[k]->bits, &s->use[k]->plan, o->threads, &s->be[k],
+                        err)) {
       fs_fail_append(err, " (backend %s of --backends)", k == 1 ? "B" : "A");
       return EXIT_RUNTIME;
     }
@@ -426,7 +409,7 @@ static int open_all(Session* s, fsError* err) {
   fsCompareSide cs[3];
   for (int k = 0; k < 3; k++)
     cs[k] =
-        (fsCompareSide){s->label[k], s->be[k].ops, s->be[k].self, &s->in[k].plan, s->be[k].bits};
+        (fsCompareSide){s->label[k], s->be[k].ops, s->be[k].self, &s->use[k]->plan, s->be[k].bits};
   s->spec = (fsCompareSpec){cs[0],
                             cs[1],
                             cs[2],
@@ -460,9 +443,12 @@ static void print_header(const Session* s) {
 // --stages: flysim's stepper (B, else A) stage by stage from MuJoCo's states.
 static int run_stages(Session* s, fsError* err) {
   int k = s->be[1].kind != FS_BACKEND_CPU ? 1 : 0; // parse_options refused cpu,cpu
-  fsStageCheckSpec spec = {
-      s->in[k].m, s->in[k].plan.model_path, s->be[k].kind == FS_BACKEND_CUDA, s->be[k].bits, 0,
-      2025};
+  fsStageCheckSpec spec = {s->use[k]->inputs.m,
+                           s->use[k]->plan.model_path,
+                           s->be[k].kind == FS_BACKEND_CUDA,
+                           s->be[k].bits,
+                           0,
+                           2025};
   fs_mujoco_quiet_warnings(1); // the whole step's NaN worlds warn on purpose
   int rc = fs_stage_check(&spec, &s->stages, err);
   fs_mujoco_quiet_warnings(0);

@@ -42,9 +42,7 @@ static const char* precision_name(const fsReplayOptions* o) {
 
 typedef struct Session {
   fsReplayOptions opt;
-  mjModel* m;
-  fsTargets targets;
-  fsReplayBinding bind;
+  fsReplayInputs inputs; // model, clip, binding
   fsReplay plan;
   fsBackend be;
   fsRecorder* rec;
@@ -61,32 +59,25 @@ static void session_free(Session* s) {
   fs_outputs_free(s->outputs);
   fs_backend_close(&s->be);
   fs_replay_plan_free(&s->plan);
-  fs_replay_binding_free(&s->bind);
-  fs_targets_free(&s->targets);
-  if (s->m) mj_deleteModel(s->m);
+  fs_replay_inputs_free(&s->inputs);
 }
 
 // Load the model and targets, bind them and plan the run. Returns an exit status.
 static int prepare(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
-  s->m = fs_model_load(o->model, err);
-  if (!s->m) return EXIT_RUNTIME;
-  s->m->opt.disableflags |= o->disable;
-  if (fs_targets_load(o->targets, &s->targets, err)) return EXIT_RUNTIME;
-  if (fs_targets_resample(&s->targets, s->m->opt.timestep, err)) return EXIT_RUNTIME;
-  if (fs_replay_bind(s->m, o->model, &s->targets, &s->bind, err)) return EXIT_RUNTIME;
-  long nstep = replay_steps(o, &s->targets);
-  int nwarmup = (int)lround(o->warmup_sec / s->m->opt.timestep);
+  if (fs_replay_inputs_load(o->model, o->targets, o->disable, &s->inputs, err)) return EXIT_RUNTIME;
+  long nstep = replay_steps(o, &s->inputs.targets);
+  int nwarmup = (int)lround(o->warmup_sec / s->inputs.m->opt.timestep);
   if (nstep > (1L << 30)) nstep = 1L << 30; // fs_replay_plan rejects it against the clip
-  if (fs_replay_plan(&s->plan, s->m, o->model, &s->targets, &s->bind, o->worlds, (int)nstep,
-                     nwarmup, err))
+  if (fs_replay_plan(&s->plan, s->inputs.m, o->model, &s->inputs.targets, &s->inputs.bind,
+                     o->worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
   return EXIT_OK;
 }
 
 static void print_header(const Session* s) {
-  const mjModel* m = s->m;
-  const fsTargets* t = &s->targets;
+  const mjModel* m = s->inputs.m;
+  const fsTargets* t = &s->inputs.targets;
   printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
   printf("model   %s (nbody %ld, njnt %ld, nq %ld, nv %ld, nu %ld, ngeom %ld, npair %ld)\n",
          s->opt.model, (long)m->nbody, (long)m->njnt, (long)m->nq, (long)m->nv, (long)m->nu,
@@ -222,7 +213,8 @@ static int run(Session* s, fsError* err) {
   int status = prepare(s, err);
   if (status != EXIT_OK) return status;
   if (o->save_data[0] && o->plots &&
-      fs_plot_leg_resolve(&s->bind, o->model, o->plot_leg, s->plot_leg, sizeof s->plot_leg, err))
+      fs_plot_leg_resolve(&s->inputs.bind, o->model, o->plot_leg, s->plot_leg, sizeof s->plot_leg,
+                          err))
     return EXIT_USAGE;
   if (fs_backend_open(o->backend, o->precision, &s->plan, o->threads, &s->be, err))
     return EXIT_RUNTIME;

@@ -14,6 +14,7 @@
 
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
+#include "common/replay/replay.h"
 #include "common/replay/options.h"
 #include "cuda/batch.h"
 #include "cuda/host.h"
@@ -119,31 +120,28 @@ int main(int argc, char** argv) {
   Args a;
   if (parse(argc, argv, &a)) return 2;
   fsError err;
-  fsTargets t;
-  fsReplayBinding bind;
+  fsReplayInputs in;
   fsModel m;
   fsBatch b;
-  memset(&t, 0, sizeof t);
-  memset(&bind, 0, sizeof bind);
   memset(&m, 0, sizeof m);
   memset(&b, 0, sizeof b);
-  mjModel* mj = fs_model_load(a.model, &err);
-  int rc = mj ? 0 : -1;
-  if (!rc)
-    rc = fs_targets_load(a.targets, &t, &err) || fs_targets_resample(&t, mj->opt.timestep, &err) ||
-         fs_replay_bind(mj, a.model, &t, &bind, &err) || fs_model_build(mj, a.model, &m, &err) ||
-         fs_batch_alloc(&m, a.worlds, &b, &err) || warm_worlds(&a, mj, &bind, &m, &b, &err);
-  if (!rc && (long)a.steps * a.worlds > t.nstep) rc = fs_fail(&err, "--steps x --worlds > clip");
+  int rc = fs_replay_inputs_load(a.model, a.targets, 0, &in, &err) ||
+           fs_model_build(in.m, a.model, &m, &err) || fs_batch_alloc(&m, a.worlds, &b, &err) ||
+           warm_worlds(&a, in.m, &in.bind, &m, &b, &err);
+  if (!rc && (long)a.steps * a.worlds > in.targets.nstep)
+    rc = fs_fail(&err, "--steps x --worlds > clip");
   if (rc) {
     fprintf(stderr, "lanes_profile: %s\n", err.msg);
     return 1;
   }
+  const fsTargets* t = &in.targets;
+  const fsReplayBinding* bind = &in.bind;
   fs_lanes_profile_reset();
   for (int s = 0; s < a.steps; s++) {
     for (int w = 0; w < a.worlds; w++) {
       fsData d = fs_batch_world(&m, &b, w);
-      const double* row = t.value + ((long)w * a.steps + s) * bind.nact;
-      for (int k = 0; k < bind.nact; k++) d.ctrl[bind.actuator[k]] = (fsReal)row[k];
+      const double* row = t->value + ((long)w * a.steps + s) * bind->nact;
+      for (int k = 0; k < bind->nact; k++) d.ctrl[bind->actuator[k]] = (fsReal)row[k];
     }
     fs_host_step(&m, &b, 1);
   }
@@ -159,8 +157,6 @@ int main(int argc, char** argv) {
   }
   fs_batch_free(&b);
   fs_model_free(&m);
-  fs_replay_binding_free(&bind);
-  fs_targets_free(&t);
-  mj_deleteModel(mj);
+  fs_replay_inputs_free(&in);
   return 0;
 }

@@ -137,6 +137,28 @@ int fs_parse_positive_double(const char* opt, const char* s, double* out, fsErro
   return 0;
 }
 
+int fs_parse_verb_options(int argc, char** argv, const char* verb, const struct option* longopts,
+                          void (*help)(void), int (*one)(int c, void* arg, fsError* err), void* arg,
+                          fsError* err) {
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      help();
+      return 1;
+    }
+    if (c == ':')
+      return fs_fail(err, "%s needs a value; see flysim %s --help", argv[optind - 1], verb);
+    if (c == '?')
+      return fs_fail(err, "unknown option '%s'; see flysim %s --help", argv[optind - 1], verb);
+    if (one(c, arg, err)) return -1;
+  }
+  if (optind < argc)
+    return fs_fail(err, "unexpected argument '%s'; see flysim %s --help", argv[optind], verb);
+  return 0;
+}
+
 void fs_join_command_line(int argc, char** argv, char* out, size_t n) {
   size_t used = 0;
   out[0] = 0;

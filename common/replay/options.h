@@ -60,6 +60,16 @@ int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsE
 /// --disable NAME: the flag added to *mask.
 int fs_parse_disable(const char* s, int* mask, fsError* err);
 
+struct option;
+
+/// The getopt_long loop of a verb that parses one option at a time: -h/--help prints
+/// help() and returns 1; a missing value, an unknown option or a stray argument is a
+/// usage error pointing at `flysim <verb> --help`; every other option goes to one(c,
+/// arg, err) (optarg set). Returns 0, 1 (help printed) or -1 (message in err).
+int fs_parse_verb_options(int argc, char** argv, const char* verb, const struct option* longopts,
+                          void (*help)(void), int (*one)(int c, void* arg, fsError* err), void* arg,
+                          fsError* err);
+
 /// Join argv into one shell-readable line.
 void fs_join_command_line(int argc, char** argv, char* out, size_t n);
 

@@ -20,6 +20,26 @@ void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]) {
                                          "actuator_names"};
 }
 
+int fs_replay_inputs_load(const char* model_path, const char* targets_path, int disable,
+                          fsReplayInputs* in, fsError* err) {
+  memset(in, 0, sizeof *in);
+  in->m = fs_model_load(model_path, err);
+  if (!in->m) return -1;
+  in->m->opt.disableflags |= disable;
+  if (fs_targets_load(targets_path, &in->targets, err) ||
+      fs_targets_resample(&in->targets, in->m->opt.timestep, err) ||
+      fs_replay_bind(in->m, model_path, &in->targets, &in->bind, err))
+    return -1;
+  return 0;
+}
+
+void fs_replay_inputs_free(fsReplayInputs* in) {
+  fs_replay_binding_free(&in->bind);
+  fs_targets_free(&in->targets);
+  if (in->m) mj_deleteModel(in->m);
+  memset(in, 0, sizeof *in);
+}
+
 int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const fsTargets* t,
                    const fsReplayBinding* b, int nworld, int nstep, int nwarmup, fsError* err) {
   memset(r, 0, sizeof *r);

@@ -29,6 +29,20 @@ typedef enum fsSeriesId {
 /// The recorder layout of the replay's series for binding b.
 void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]);
 
+/// A replay's inputs, as every verb loads them: the model (MJCF or MJB) with the
+/// disable flags added, the clip resampled to the model's timestep, and the binding
+/// of the clip's columns to the model's actuators.
+typedef struct fsReplayInputs {
+  mjModel* m;
+  fsTargets targets;
+  fsReplayBinding bind;
+} fsReplayInputs;
+
+/// Load them (errors name the file and the fix). in may be freed after a failure.
+int fs_replay_inputs_load(const char* model_path, const char* targets_path, int disable,
+                          fsReplayInputs* in, fsError* err);
+void fs_replay_inputs_free(fsReplayInputs* in);
+
 /// What a run replays.
 typedef struct fsReplay {
   const mjModel* m;

@@ -202,11 +202,7 @@ mjData** fsh_contact_worlds(const mjModel* mj_in, int nworld, uint64_t seed,
   fs_random_seed(seed);
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
-    d[w] = mj_makeData(mj);
-    if (mj->nkey)
-      mj_resetDataKeyframe(mj, d[w], 0);
-    else
-      mj_resetData(mj, d[w]);
+    d[w] = fsh_keyframe_world(mj);
     add_noise(mj, d[w], nz, w < nz->presets ? w % 4 : -1);
     anchor_bodies(mj, d[w], nz);
   }

@@ -76,15 +76,20 @@ static void add_noise(const mjModel* mj, mjData* d, const fshNoise* nz) {
   }
 }
 
+mjData* fsh_keyframe_world(const mjModel* mj) {
+  mjData* d = mj_makeData(mj);
+  if (mj->nkey)
+    mj_resetDataKeyframe(mj, d, 0);
+  else
+    mj_resetData(mj, d);
+  return d;
+}
+
 mjData** fsh_make_worlds(const mjModel* mj, int nworld, uint64_t seed, const fshNoise* noise) {
   fs_random_seed(seed);
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
-    d[w] = mj_makeData(mj);
-    if (mj->nkey)
-      mj_resetDataKeyframe(mj, d[w], 0);
-    else
-      mj_resetData(mj, d[w]);
+    d[w] = fsh_keyframe_world(mj);
     add_noise(mj, d[w], noise);
     for (int s = 0; s < noise->nsettle; s++) mj_step(mj, d[w]);
     mj_forward(mj, d[w]);

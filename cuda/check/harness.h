@@ -21,6 +21,7 @@
 #define fsh_load_worlds    FS_PREC(fsh_load_worlds)
 #define fsh_run            FS_PREC(fsh_run)
 #define fsh_make_worlds    FS_PREC(fsh_make_worlds)
+#define fsh_keyframe_world FS_PREC(fsh_keyframe_world)
 #define fsh_free_worlds    FS_PREC(fsh_free_worlds)
 #define fsh_compare_field  FS_PREC(fsh_compare_field)
 #define fsh_compare_stage  FS_PREC(fsh_compare_stage)
@@ -104,6 +105,9 @@ typedef struct fshNoise {
   double qnoise, vnoise, cnoise;
   int nsettle;
 } fshNoise;
+
+/// A new world at the model's first keyframe (or qpos0): where reference worlds start.
+mjData* fsh_keyframe_world(const mjModel* mj);
 
 mjData** fsh_make_worlds(const mjModel* mj, int nworld, uint64_t seed, const fshNoise* noise);
 void fsh_free_worlds(mjData** d, int nworld);

@@ -59,15 +59,6 @@ typedef struct Replay {
   long start[NWORLD]; // clip row of each world's first step
 } Replay;
 
-// Reset d to the keyframe with adhesion on (cpu/replay_cpu.c's warm-up start).
-static void reset_world(const Replay* r, const mjModel* mj, mjData* d) {
-  if (r->bind.key >= 0)
-    mj_resetDataKeyframe(mj, d, r->bind.key);
-  else
-    mj_resetData(mj, d);
-  for (int i = 0; i < r->bind.nadhesion; i++) d->ctrl[r->bind.adhesion[i]] = 1.0;
-}
-
 // Perturb x (n) by one ulp (0x1p-24: float32's; 0x1p-52: float64's), sign at random.
 static void perturb(mjtNum* x, int n, double ulp) {
   for (int i = 0; i < n; i++) x[i] *= 1 + (fs_test_uniform() < 0.5 ? -1 : 1) * ulp;
@@ -85,7 +76,7 @@ enum { EXACT, PERTURB_STATE, PERTURB_STATE64, ROUND_EVERY_STEP };
 // state and controls rounded to float32 at every step.
 static void run_mujoco(const Replay* r, const mjModel* mj, int w, int how, double* q) {
   mjData* d = mj_makeData(mj);
-  reset_world(r, mj, d);
+  fs_replay_reset_world(mj, &r->bind, d); // cpu/replay_cpu.c's warm-up start
   if (how == PERTURB_STATE || how == PERTURB_STATE64) {
     double ulp = how == PERTURB_STATE ? 0x1p-24 : 0x1p-52;
     perturb(d->qpos, (int)mj->nq, ulp);
@@ -128,7 +119,7 @@ static int run_stepper(const Replay* r, double** q) {
   }
   mjData* d = mj_makeData(r->mj);
   for (int w = 0; w < NWORLD; w++) {
-    reset_world(r, r->mj, d);
+    fs_replay_reset_world(r->mj, &r->bind, d);
     fs_batch_from_mj(&m, &b, w, r->mj, d, FS_STAGE_STATE, &err);
   }
   mj_deleteData(d);

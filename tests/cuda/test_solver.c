@@ -104,11 +104,7 @@ static mjData** replay_worlds(const mjModel* mj, const char* path, int nworld) {
   }
   mjData** out = calloc((size_t)nworld, sizeof *out);
   mjData* d = mj_makeData(mj);
-  if (bind.key >= 0)
-    mj_resetDataKeyframe(mj, d, bind.key);
-  else
-    mj_resetData(mj, d);
-  for (int i = 0; i < bind.nadhesion; i++) d->ctrl[bind.adhesion[i]] = 1.0;
+  fs_replay_reset_world(mj, &bind, d);
   int nwarmup = (int)lround(0.05 / mj->opt.timestep);
   for (int s = 0; s < nwarmup; s++) mj_step(mj, d);
   for (int s = 0, w = 0; w < nworld; s++) {
