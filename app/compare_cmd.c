@@ -500,10 +500,8 @@ static int run(Session* s, fsError* err) {
 static void session_free(Session* s) {
   if (s->h5 >= 0) fs_h5_close(s->h5);
   fs_compare_result_free(&s->res);
-  for (int k = 0; k < 3; k++) {
-    fs_backend_close(&s->be[k]);
-    input_free(&s->in[k]);
-  }
+  for (int k = 0; k < 3; k++) fs_backend_close(&s->be[k]); // before the plans they read:
+  for (int k = 0; k < 3; k++) input_free(&s->in[k]);       // B and the floor may share A's
 }
 
 int fs_cmd_compare(int argc, char** argv, const char* command_line) {
