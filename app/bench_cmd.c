@@ -32,6 +32,7 @@ typedef struct Options {
   int backend[3], nbackend;      // fsBackendKind
   int bits[2], nbits;            // host and cuda
   int graph[2], ngraph;          // cuda
+  int record[2], nrecord;        // 0 off, 1 every series into an HDF5 file
   int worlds[MAX_LIST], nworlds; // 0: auto
   char peer[32];
   char model[4096], targets[4096], out[4096], profile[4096], ncu[4096];
@@ -55,6 +56,10 @@ static void print_help(void) {
          "  --precision LIST        f32, f64 for host and cuda (default f32; cpu is f64)\n"
          "  --graph LIST            on, off: cuda's step as one CUDA graph or as launches\n"
          "                          (default on)\n"
+         "  --record LIST           off, on: the loop alone, or recording every series of\n"
+         "                          every world into HDF5 as replay --save-data does (the\n"
+         "                          file in --out, else $TMPDIR, removed after; the table\n"
+         "                          adds the cost; default off)\n"
          "  --worlds LIST|auto      worlds per point, e.g. 1024,4096 (default auto: cuda\n"
          "                          1024, 4096, ... until device memory runs out; cpu and\n"
          "                          host 1, 2, 4, ... up to twice the threads)\n"
@@ -138,6 +143,7 @@ enum {
   OPT_BACKENDS = 256,
   OPT_PRECISION,
   OPT_GRAPH,
+  OPT_RECORD,
   OPT_WORLDS,
   OPT_STEPS,
   OPT_WARMUP,
@@ -165,6 +171,8 @@ static int parse_one(int c, void* arg, fsError* err) {
     return parse_list("--precision", optarg, bits_of, o->bits, &o->nbits, err);
   case OPT_GRAPH:
     return parse_list("--graph", optarg, graph_of, o->graph, &o->ngraph, err);
+  case OPT_RECORD:
+    return parse_list("--record", optarg, graph_of, o->record, &o->nrecord, err); // on, off
   case OPT_WORLDS:
     if (!strcmp(optarg, "auto")) {
       o->nworlds = 0;
@@ -222,6 +230,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
                                            {"backend", required_argument, NULL, OPT_BACKENDS},
                                            {"precision", required_argument, NULL, OPT_PRECISION},
                                            {"graph", required_argument, NULL, OPT_GRAPH},
+                                           {"record", required_argument, NULL, OPT_RECORD},
                                            {"worlds", required_argument, NULL, OPT_WORLDS},
                                            {"sim-steps", required_argument, NULL, OPT_STEPS},
                                            {"warmup-sec", required_argument, NULL, OPT_WARMUP},
@@ -248,6 +257,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
   o->nbits = 1;
   o->graph[0] = 1;
   o->ngraph = 1;
+  o->nrecord = 1; // off
   o->nstep = 500;
   o->warmup_sec = 0.005;
   o->repeats = 3;
@@ -262,7 +272,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
     return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
   const char* prof = o->profile[0] ? "--profile" : o->ncu[0] ? "--ncu" : NULL;
   if (prof && !(o->nbackend == 1 && o->backend[0] == FS_BACKEND_CUDA && o->nbits == 1 &&
-                o->ngraph == 1 && o->nworlds == 1 && !o->peer[0]))
+                o->ngraph == 1 && o->nrecord == 1 && o->nworlds == 1 && !o->peer[0]))
     return fs_fail(err,
                    "%s profiles one point of the GPU stepper; fix: --backends cuda with one "
                    "--precision, one --graph and one --worlds value (e.g. --worlds 16384), "
@@ -409,13 +419,19 @@ static void run_peer(Session* s) {
   }
 }
 
+// Where a recording point writes: --out, else $TMPDIR, else /tmp.
+static const char* record_dir(const Options* o) {
+  const char* tmp = getenv("TMPDIR");
+  return o->out[0] ? o->out : tmp && tmp[0] ? tmp : "/tmp";
+}
+
 static int load(Session* s, fsError* err) {
   Options* o = &s->opt;
   if (fs_replay_inputs_load(o->model, o->targets, o->disable, &s->inputs, err)) return -1;
   s->in = (fsBenchInputs){
-      s->inputs.m,     o->model,  &s->inputs.targets,
-      &s->inputs.bind, o->nstep,  (int)lround(o->warmup_sec / s->inputs.m->opt.timestep),
-      o->threads,      o->repeats};
+      s->inputs.m,     o->model,   &s->inputs.targets,
+      &s->inputs.bind, o->nstep,   (int)lround(o->warmup_sec / s->inputs.m->opt.timestep),
+      o->threads,      o->repeats, record_dir(o)};
   s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
   return s->rows ? 0 : -1;
 }
@@ -464,14 +480,16 @@ static int run(Session* s, fsError* err) {
     int nbits = kind == FS_BACKEND_CPU ? 1 : o->nbits;
     int ngraph = kind == FS_BACKEND_CUDA ? o->ngraph : 1;
     for (int k = 0; k < nbits && !s->interrupted; k++)
-      for (int g = 0; g < ngraph && !s->interrupted; g++) {
-        fsBenchPoint p = {kind, kind == FS_BACKEND_CPU ? 64 : o->bits[k],
-                          kind == FS_BACKEND_CUDA ? o->graph[g] : 0, 0};
-        sweep_worlds(s, &p);
-      }
+      for (int g = 0; g < ngraph && !s->interrupted; g++)
+        for (int rec = 0; rec < o->nrecord && !s->interrupted; rec++) {
+          fsBenchPoint p = {kind, kind == FS_BACKEND_CPU ? 64 : o->bits[k],
+                            kind == FS_BACKEND_CUDA ? o->graph[g] : 0, 0, o->record[rec]};
+          sweep_worlds(s, &p);
+        }
   }
   if (o->peer[0] && !s->interrupted) run_peer(s);
   fs_bench_print_ratios(stdout, s->rows, s->nrow);
+  fs_bench_print_record_cost(stdout, s->rows, s->nrow);
   int save_failed = o->out[0] && s->nrow && save(s, err);
   print_summary(s);
   if (save_failed) return EXIT_RUNTIME;

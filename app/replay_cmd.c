@@ -72,6 +72,12 @@ static int prepare(Session* s, fsError* err) {
   if (fs_replay_plan(&s->plan, s->inputs.m, o->model, &s->inputs.targets, &s->inputs.bind,
                      o->worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
+  // Recorded with --save-data; the grid video's worlds (cpu with one world: its
+  // replay.mp4 already shows it).
+  int grid = o->save_data[0] && o->video && (o->backend != FS_BACKEND_CPU || o->worlds > 1);
+  if (o->save_data[0] &&
+      fs_replay_set_record(&s->plan, o->record, grid ? o->render_worlds : 0, err))
+    return EXIT_RUNTIME;
   return EXIT_OK;
 }
 
@@ -125,17 +131,26 @@ static void output_error(Session* s, const char* what, const fsError* e) {
   s->output_failed = 1;
 }
 
-// --save-data: the folder, world 0's pose and video, then (after ffmpeg started, so
-// that perf does not follow it) perf, then the HDF5 file.
+// --save-data: the folder and the outputs (pose, tracking error, the grid's states,
+// cpu: world 0's video), then (after ffmpeg started, so that perf does not follow it)
+// perf, then the HDF5 file.
 static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* err) {
   fsReplayOptions* o = &s->opt;
   int cpu = o->backend == FS_BACKEND_CPU;
   if (o->save_data[0]) {
     if (fs_make_dirs(o->save_data, "--save-data", err)) return EXIT_RUNTIME;
-    fsOutputsSpec spec = {&s->plan, o->save_data, cpu && o->plots, cpu && o->video, s->plot_leg};
+    const int* ncol = s->plan.rec.ncol;
+    int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET];
+    fsOutputsSpec spec = {&s->plan,
+                          o->save_data,
+                          o->plots && ncol[FS_SERIES_SITE_POS] > 0,
+                          o->plots && tracking,
+                          s->plan.nrender > 0,
+                          cpu && o->video,
+                          tracking ? s->plot_leg : ""};
     s->outputs = fs_outputs_create(&spec, err);
     if (!s->outputs) return EXIT_RUNTIME;
-    if (cpu) fs_cpu_set_world0_hook(s->be.self, fs_outputs_world0_step, s->outputs);
+    if (cpu && o->video) fs_cpu_set_world0_hook(s->be.self, fs_outputs_world0_step, s->outputs);
     const char* verr = fs_outputs_video_error(s->outputs);
     if (verr) {
       fsError e;
@@ -143,10 +158,17 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
       output_error(s, "video", &e);
     } else if (o->video && cpu) {
       printf("video   %s\n", fs_outputs_describe(s->outputs));
-    } else if (o->video) {
-      printf("video   none: the video and the pose plot need --backend cpu (world 0's MuJoCo "
-             "state)\n");
     }
+    if (s->plan.nrender > 0) {
+      int cols, rows;
+      fs_grid_shape(s->plan.nrender, &cols, &rows);
+      printf("video   %s/grid.mp4: worlds 0-%d in a %dx%d grid of their tracking cameras, "
+             "rendered after the run from their recorded states\n",
+             o->save_data, s->plan.nrender - 1, cols, rows);
+    }
+    char rec[128];
+    fs_record_names(s->plan.rec.mask, rec, sizeof rec);
+    printf("record  %s for every world\n", rec);
   }
   if (o->profile[0] && o->backend != FS_BACKEND_CUDA) {
     s->perf = fs_perf_start(o->profile, err);
@@ -192,18 +214,26 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
     fsError e;
     if (fs_outputs_close_video(s->outputs, res->steps, stdout, &e) < 0)
       output_error(s, "video", &e);
+    fflush(stdout);
+    if (fs_outputs_render_grid(s->outputs, stdout, &e)) output_error(s, "grid video", &e);
   }
-  if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0) {
+  const int* ncol = s->plan.rec.ncol;
+  int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET];
+  if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0 && !tracking &&
+      !ncol[FS_SERIES_SITE_POS]) {
+    printf("No plots: they need angles and targets (tracking) or sites (pose) in --record\n");
+  } else if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0) {
     fsError e;
-    if (fs_plots_run(h5path, s->opt.save_data, &e))
+    if (fs_plots_run(h5path, s->opt.save_data, &e)) {
       output_error(s, "plots", &e);
-    else if (s->opt.backend == FS_BACKEND_CPU) // the pose needs world 0's MuJoCo state
-      printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0) and "
-             "%s/pose_over_time.png|pdf\n",
-             s->opt.save_data, s->plot_leg, s->opt.save_data);
-    else
-      printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0)\n", s->opt.save_data,
-             s->plot_leg);
+    } else {
+      if (tracking)
+        printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0) and "
+               "%s/tracking_error.png|pdf (%d world%s)\n",
+               s->opt.save_data, s->plot_leg, s->opt.save_data, s->plan.nworld,
+               s->plan.nworld == 1 ? "" : "s");
+      if (ncol[FS_SERIES_SITE_POS]) printf("Saved %s/pose_over_time.png|pdf\n", s->opt.save_data);
+    }
   }
   return close_failed;
 }
@@ -229,7 +259,9 @@ static int run(Session* s, fsError* err) {
   char label[64];
   snprintf(label, sizeof label, "flysim %s", ops->name);
   fsRunHooks hooks = {on_timed_start, on_timed_end, s};
-  fsRunOptions ropt = {s->rec, block, !o->quiet && isatty(STDERR_FILENO), label, &hooks};
+  fsRunOptions ropt = {s->rec,    block,  !o->quiet && isatty(STDERR_FILENO),
+                       label,     &hooks, s->outputs ? fs_outputs_block : NULL,
+                       s->outputs};
   fsRunResult res;
   fsError run_err = {{0}};
   int failed = fs_replay_run(&s->plan, ops, s->be.self, &ropt, &res, &run_err);

@@ -123,7 +123,7 @@ static int flysim_loop(const Setup* s, int nworld, int nthread, int steps, int n
   fsCpuReplay* c = fs_cpu_create(&plan, nthread, &err);
   int rc = -1;
   if (c) {
-    fsRunOptions opt = {NULL, fs_replay_block_steps(nworld, steps), 0, "bench", NULL};
+    fsRunOptions opt = {NULL, fs_replay_block_steps(nworld, steps), 0, "bench", NULL, NULL, NULL};
     rc = fs_replay_run(&plan, &fs_cpu_ops, c, &opt, res, &err);
     if (!rc && final_state) mj_copyData(final_state, s->m, fs_cpu_world(c, 0));
   }

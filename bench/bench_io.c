@@ -19,15 +19,20 @@ static const char* graph_name(const fsBenchRow* r) {
   return r->p.kind != FS_BACKEND_CUDA ? "-" : r->p.graph ? "on" : "off";
 }
 
+static const char* record_name(const fsBenchRow* r) {
+  return r->peer ? "-" : r->p.record ? "on" : "off";
+}
+
 void fs_bench_print_header(FILE* f) {
-  fprintf(f, "%-10s %5s %8s %7s %13s %13s %13s %10s %9s %5s %6s %5s  %s\n", "stepper", "graph",
-          "worlds", "threads", "world-steps/s", "min", "max", "x realtime", "KiB/world", "regs",
-          "spill", "occ", "problems");
+  fprintf(f, "%-10s %5s %6s %8s %7s %13s %13s %13s %10s %9s %5s %6s %5s  %s\n", "stepper", "graph",
+          "record", "worlds", "threads", "world-steps/s", "min", "max", "x realtime", "KiB/world",
+          "regs", "spill", "occ", "problems");
 }
 
 void fs_bench_print_row(FILE* f, const fsBenchRow* r) {
   if (!r->ok) {
-    fprintf(f, "%-10s %5s %8d  failed: %s\n", r->stepper, graph_name(r), r->p.nworld, r->error);
+    fprintf(f, "%-10s %5s %6s %8d  failed: %s\n", r->stepper, graph_name(r), record_name(r),
+            r->p.nworld, r->error);
     return;
   }
   char regs[16] = "-", spill[16] = "-", occ[16] = "-";
@@ -38,9 +43,9 @@ void fs_bench_print_row(FILE* f, const fsBenchRow* r) {
   }
   char kib[32] = "-";
   if (r->cost.world_bytes > 0) snprintf(kib, sizeof kib, "%.1f", r->cost.world_bytes / 1024.0);
-  fprintf(f, "%-10s %5s %8d %7d %13.4g %13.4g %13.4g %10.3g %9s %5s %6s %5s  %d\n", r->stepper,
-          graph_name(r), r->p.nworld, r->nthread, r->wsps_median, r->wsps_min, r->wsps_max,
-          r->realtime_median, kib, regs, spill, occ, r->problem_worlds);
+  fprintf(f, "%-10s %5s %6s %8d %7d %13.4g %13.4g %13.4g %10.3g %9s %5s %6s %5s  %d\n", r->stepper,
+          graph_name(r), record_name(r), r->p.nworld, r->nthread, r->wsps_median, r->wsps_min,
+          r->wsps_max, r->realtime_median, kib, regs, spill, occ, r->problem_worlds);
 }
 
 void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n) {
@@ -50,7 +55,7 @@ void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n) {
     if (!peer->peer || !peer->ok) continue;
     for (int j = 0; j < n; j++) {
       const fsBenchRow* r = &rows[j];
-      if (r->peer || !r->ok || r->p.nworld != peer->p.nworld) continue;
+      if (r->peer || !r->ok || r->p.nworld != peer->p.nworld || r->p.record) continue;
       if (!header) fprintf(f, "\nagainst the peers, in this run (same worlds and steps):\n");
       header = 1;
       fprintf(f, "  %-10s %5s %8d worlds, %d thread%s: %.3gx %s (%.4g vs %.4g world-steps/s)\n",
@@ -60,13 +65,35 @@ void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n) {
   }
 }
 
+void fs_bench_print_record_cost(FILE* f, const fsBenchRow* rows, int n) {
+  int header = 0;
+  for (int i = 0; i < n; i++) {
+    const fsBenchRow* on = &rows[i];
+    if (on->peer || !on->ok || !on->p.record) continue;
+    for (int j = 0; j < n; j++) {
+      const fsBenchRow* off = &rows[j];
+      if (off->peer || !off->ok || off->p.record || strcmp(off->stepper, on->stepper) ||
+          off->p.graph != on->p.graph || off->p.nworld != on->p.nworld)
+        continue;
+      if (!header)
+        fprintf(f, "\nrecording every series (angles, targets, forces, sites, thorax) to HDF5, "
+                   "in this run:\n");
+      header = 1;
+      fprintf(f, "  %-10s %5s %8d worlds: %.3gx the loop without it (%.4g vs %.4g world-steps/s)\n",
+              on->stepper, graph_name(on), on->p.nworld, on->wsps_median / off->wsps_median,
+              on->wsps_median, off->wsps_median);
+    }
+  }
+}
+
 int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError* err) {
   FILE* f = fopen(path, "w");
   if (!f) return fs_fail(err, "%s: cannot write: %s; fix: a writable --out", path, strerror(errno));
-  fprintf(f, "stepper,backend,precision,graph,worlds,threads,steps,repeats,world_steps_per_s,"
-             "world_steps_per_s_min,world_steps_per_s_max,realtime_x,world_bytes,model_bytes,"
-             "registers,local_bytes,shared_bytes,block_threads,occupancy,problem_worlds,peer,ok,"
-             "error\n");
+  fprintf(f,
+          "stepper,backend,precision,graph,record,worlds,threads,steps,repeats,world_steps_per_s,"
+          "world_steps_per_s_min,world_steps_per_s_max,realtime_x,world_bytes,model_bytes,"
+          "registers,local_bytes,shared_bytes,block_threads,occupancy,problem_worlds,peer,ok,"
+          "error\n");
   for (int i = 0; i < n; i++) {
     const fsBenchRow* r = &rows[i];
     char error[600];
@@ -74,12 +101,13 @@ int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError*
     for (char* c = error; *c; c++)
       if (*c == ',' || *c == '\n' || *c == '"') *c = ';';
     fprintf(f,
-            "%s,%s,f%d,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.0f,%.0f,%d,%d,%d,%d,%.4f,%d,%d,%d,%s\n",
+            "%s,%s,f%d,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.0f,%.0f,%d,%d,%d,%d,%.4f,%d,%d,%d,"
+            "%s\n",
             r->stepper, r->peer ? r->stepper : fs_backend_kind_name(r->p.kind), r->p.bits,
-            graph_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats, r->wsps_median,
-            r->wsps_min, r->wsps_max, r->realtime_median, r->cost.world_bytes, r->cost.model_bytes,
-            r->cost.registers, r->cost.local_bytes, r->cost.shared_bytes, r->cost.block_threads,
-            r->cost.occupancy, r->problem_worlds, r->peer, r->ok, error);
+            graph_name(r), record_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats,
+            r->wsps_median, r->wsps_min, r->wsps_max, r->realtime_median, r->cost.world_bytes,
+            r->cost.model_bytes, r->cost.registers, r->cost.local_bytes, r->cost.shared_bytes,
+            r->cost.block_threads, r->cost.occupancy, r->problem_worlds, r->peer, r->ok, error);
   }
   if (fclose(f)) return fs_fail(err, "%s: write failed: %s", path, strerror(errno));
   return 0;
@@ -116,9 +144,9 @@ static void json_row(FILE* f, const fsBenchRow* r) {
   fprintf(f, ", \"peer\": %s, \"backend\": ", r->peer ? "true" : "false");
   fs_json_string(f, r->peer ? r->stepper : fs_backend_kind_name(r->p.kind));
   fprintf(f,
-          ", \"precision\": \"f%d\", \"graph\": \"%s\", \"worlds\": %d, \"threads\": %d, "
-          "\"steps\": %d, \"repeats\": %d, \"world_steps_per_s\": ",
-          r->p.bits, graph_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats);
+          ", \"precision\": \"f%d\", \"graph\": \"%s\", \"record\": \"%s\", \"worlds\": %d, "
+          "\"threads\": %d, \"steps\": %d, \"repeats\": %d, \"world_steps_per_s\": ",
+          r->p.bits, graph_name(r), record_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats);
   fs_json_number(f, r->wsps_median);
   fprintf(f, ", \"world_steps_per_s_min\": ");
   fs_json_number(f, r->wsps_min);

@@ -29,6 +29,9 @@ void fs_bench_print_row(FILE* f, const fsBenchRow* r);
 /// Peer ratios: each flysim row against the peer's row at the same worlds, printed.
 void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n);
 
+/// For each recording row, its throughput over the same point's without recording.
+void fs_bench_print_record_cost(FILE* f, const fsBenchRow* rows, int n);
+
 int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError* err);
 int fs_bench_write_json(const char* path, const fsBenchRow* rows, int n, const fsBenchMeta* meta,
                         fsError* err);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The GPU check, in one run on a machine with an NVIDIA GPU: the GPU tests (float32
-# and float64), `flysim compare --backends cpu,cuda --stages` in both precisions,
+# and float64), what the GPU records (tests/test_record.c), `flysim compare --backends cpu,cuda --stages` in both precisions,
 # compute-sanitizer (memcheck with and without the graph, synccheck, racecheck, initcheck) on a
-# short replay with contacts, the NVTX ranges of a real run, and a throughput sweep
-# over worlds with contacts on (flysim bench) and one Nsight Compute report of the step
-# kernel; a table last.
+# short replay with contacts, the NVTX ranges of a real run, a throughput sweep over
+# worlds with contacts on (flysim bench), the cost of recording every series beside the
+# loop (flysim bench --record off,on) and one Nsight Compute report of the step kernel;
+# a table last.
 #
 # Binaries come from a bundle built on the development machine
 # (bench/make_device_bundle.sh -> build-device/bundle.tar.xz), because the GPU
@@ -91,6 +92,9 @@ for t in cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu 
   step "$t" 150 "${bundled[@]}" "$b/bin/$t"
 done
 
+note "== what the GPU records: every series and the video's states vs the state and MuJoCo"
+step test_record 120 "${bundled[@]}" "$b/bin/test_record"
+
 note "== flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip), both precisions, --stages"
 for p in f32 f64; do
   if step "compare_$p" 240 "${bundled[@]}" "$flysim" compare --backends cpu,cuda --precision "$p" \
@@ -136,6 +140,12 @@ while read -r line; do row "  $line"; done < <(grep -sE '^cuda' "$logs/bench_f32
 if step bench_f64 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f64 \
   --worlds 1024,16384 --sim-steps "$steps" --repeat 3 --out "$res/bench-f64" --no-plot --quiet; then :; fi
 while read -r line; do row "  $line"; done < <(grep -sE '^cuda' "$logs/bench_f64.log")
+
+note "== recording every series to HDF5 beside the loop (float32, 16384 worlds)"
+if step bench_record 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
+  --record off,on --worlds 16384 --sim-steps "$steps" --repeat 3 --out "$res/bench-record" \
+  --no-plot --quiet; then :; fi
+while read -r line; do row "  $line"; done < <(grep -sE '^(cuda|  cuda)' "$logs/bench_record.log")
 
 note "== Nsight Compute: one timed launch of the step kernel (float32, 16384 worlds)"
 if command -v ncu >/dev/null; then

@@ -31,7 +31,7 @@ done
 
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/assets"
-bins=("$build/flysim" "$build/tests/profiling/test_nvtx_ranges")
+bins=("$build/flysim" "$build/tests/profiling/test_nvtx_ranges" "$build/tests/test_record")
 for t in "${tests[@]}"; do bins+=("$build/tests/cuda/$t"); done
 cp "${bins[@]}" "$stage/bin/"
 inject=$(find "$build/tests/profiling" -name "*nvtx_inject*.so" | head -n 1)

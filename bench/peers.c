@@ -79,7 +79,7 @@ void fs_bench_peer(const char* name, int nworld, int nstep, const char* model, c
   memset(out, 0, sizeof *out);
   snprintf(out->stepper, sizeof out->stepper, "%s", name);
   out->peer = 1;
-  out->p = (fsBenchPoint){FS_BACKEND_CPU, 64, 0, nworld};
+  out->p = (fsBenchPoint){FS_BACKEND_CPU, 64, 0, nworld, 0};
   out->nstep = nstep;
   out->repeats = 1;
   const Peer* peer = find(name);

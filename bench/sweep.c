@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "app/backends.h"
 #include "common/base/interrupt.h"
+#include "common/recorder/replay_io.h"
 
 void fs_bench_stepper_name(const fsBenchPoint* p, char* out, size_t n) {
   if (p->kind == FS_BACKEND_CPU)
@@ -53,13 +56,29 @@ static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, const fsB
     fs_bench_row_error(out, "out of memory");
     return 0;
   }
-  fsRunOptions ropt = {NULL, fs_replay_block_steps(plan->nworld, plan->nstep), 0, "bench", NULL};
+  int block = fs_replay_block_steps(plan->nworld, plan->nstep);
+  fsRunOptions ropt = {NULL, block, 0, "bench", NULL, NULL, NULL};
+  char path[4200];
+  snprintf(path, sizeof path, "%s/bench-record-%d.h5", in->record_dir ? in->record_dir : ".",
+           (int)getpid());
   int done = 0, sig = 0;
   double lo = 0, hi = 0;
   for (int r = 0; r < in->repeats; r++) {
     fsRunResult res;
     fsError err = {{0}};
-    if (fs_replay_run(plan, be->ops, be->self, &ropt, &res, &err)) {
+    fsReplayMeta meta = {be->ops->name, out->p.bits == 32 ? "f32" : "f64", "flysim bench",
+                         be->nthread};
+    if (out->p.record &&
+        !(ropt.recorder = fs_replay_recorder_open(plan, path, block, &meta, &err))) {
+      fs_bench_row_error(out, "%s", err.msg);
+      break;
+    }
+    int failed = fs_replay_run(plan, be->ops, be->self, &ropt, &res, &err);
+    // The file is closed as is (not compressed: that is after the run, not in it).
+    if (ropt.recorder) fs_recorder_finish(ropt.recorder, failed ? NULL : "completed", NULL);
+    ropt.recorder = NULL;
+    if (out->p.record) unlink(path);
+    if (failed) {
       fs_bench_row_error(out, "%s", err.msg);
       break;
     }
@@ -92,7 +111,8 @@ int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* o
   fsReplay plan;
   fsError err = {{0}};
   if (fs_replay_plan(&plan, in->m, in->model_path, in->targets, in->bind, p->nworld, in->nstep,
-                     in->nwarmup, &err)) {
+                     in->nwarmup, &err) ||
+      fs_replay_set_record(&plan, p->record ? FS_RECORD_ALL : 0, 0, &err)) {
     fs_bench_row_error(out, "%s", err.msg);
     return 0;
   }

@@ -14,6 +14,7 @@ typedef struct fsBenchPoint {
   int bits;   // 64 (cpu) or flysim's real: 32, 64
   int graph;  // cuda: 1 graph replayed each step, 0 the kernels launched (FLYSIM_NO_GRAPH)
   int nworld; // N
+  int record; // 1: every series recorded into an HDF5 file (as replay --save-data), 0: none
 } fsBenchPoint;
 
 /// What is shared by the points: the inputs and how long each run is.
@@ -22,10 +23,11 @@ typedef struct fsBenchInputs {
   const char* model_path;
   const fsTargets* targets; // at the model's timestep
   const fsReplayBinding* bind;
-  int nstep;   // timed steps per repeat
-  int nwarmup; // warm-up steps before each repeat (not timed)
-  int threads; // CPU threads (0: one per core)
-  int repeats; // R
+  int nstep;              // timed steps per repeat
+  int nwarmup;            // warm-up steps before each repeat (not timed)
+  int threads;            // CPU threads (0: one per core)
+  int repeats;            // R
+  const char* record_dir; // where a recording point writes its file (removed after)
 } fsBenchInputs;
 
 /// One row of the table.

@@ -108,9 +108,11 @@ static void block_world(fsCpuReplay* c, int w) {
   World* wd = &c->worlds[w];
   mjData* d = wd->d;
   fsBlock* blk = c->block;
-  const int A = b->nact, J = b->njoint, N = r->nworld;
-  float* qrec = blk->series[FS_SERIES_QPOS_JOINT];
-  float* trec = blk->series[FS_SERIES_TARGET];
+  const int A = b->nact, N = r->nworld, nq = (int)m->nq;
+  int record = blk->series[FS_SERIES_QPOS_JOINT] || blk->series[FS_SERIES_TARGET] ||
+               blk->series[FS_SERIES_ACTUATOR_FORCE] || blk->series[FS_SERIES_SITE_POS] ||
+               blk->series[FS_SERIES_THORAX_POS];
+  float* render = w < r->nrender ? blk->render_qpos : NULL;
   for (int k = 0; k < blk->nstep; k++) {
     if (should_stop(c)) return;
     int step = blk->step0 + k;
@@ -120,11 +122,10 @@ static void block_world(fsCpuReplay* c, int w) {
     note_warnings(wd, step);
     note_solver(wd, m);
     if (w == 0 && c->hook) c->hook(c->hook_arg, d, step);
-    if (qrec) {
-      float* q = qrec + ((long)k * N + w) * J;
-      for (int j = 0; j < J; j++) q[j] = (float)d->qpos[b->joint_qposadr[j]];
-      float* tr = trec + ((long)k * N + w) * A;
-      for (int a = 0; a < A; a++) tr[a] = (float)target[a];
+    if (record) fs_record_world_mj(&r->rec, d, k, w, N, blk->series);
+    if (render) {
+      float* q = render + ((size_t)k * r->nrender + w) * nq;
+      for (int i = 0; i < nq; i++) q[i] = (float)d->qpos[i];
     }
     wd->ndone = k + 1;
   }
@@ -242,7 +243,7 @@ static int cpu_cost(void* self, fsBackendCost* out, fsError* err) {
 
 const fsBackendOps fs_cpu_ops = {
     "cpu",           cpu_warmup,        cpu_begin_block, cpu_end_block, cpu_world_status,
-    cpu_read_worlds, cpu_perturb_state, cpu_cost};
+    cpu_read_worlds, cpu_perturb_state, cpu_cost,        NULL};
 
 fsCpuReplay* fs_cpu_create(const fsReplay* r, int nthread, fsError* err) {
   fs_mujoco_install_hooks();

@@ -10,6 +10,7 @@
 #include "common/profiling/nvtx.h"
 #include "cuda/cuda_check.h"
 #include "cuda/model.h"
+#include "cuda/record.h"
 
 struct fsCudaReplay {
   const fsReplay* r;
@@ -17,22 +18,33 @@ struct fsCudaReplay {
   fsDevice* dev;
   cudaStream_t stream; // dev's
   int use_graph;
-  int N, A, J, cap;       // worlds, targets, recorded joints, steps per record buffer
-  fsReal* d_table;        // (T x A) the clip at the model's timestep
-  long* d_start;          // (N) clip row of each world's step 0
-  int* d_actuator;        // (A) actuator driven by each target column
-  int* d_qposadr;         // (J) qpos address of each recorded joint
-  int* d_counter;         // [0] replay step (negative in warm-up), [1] step in the block
-  int* h_counter;         // (2) pinned: block start
-  float *d_qrec, *d_trec; // (cap x N x J), (cap x N x A) this block's recording
-  float *h_qrec, *h_trec; // pinned copies
+  int N, A, cap;        // worlds, targets, steps per record buffer
+  int K, nq;            // the video's worlds (0..K-1) and their qpos size
+  int record;           // the graph records (a series or the video's worlds)
+  fsReal* d_table;      // (T x A) the clip at the model's timestep
+  long* d_start;        // (N) clip row of each world's step 0
+  int* d_actuator;      // (A) actuator driven by each target column
+  int* d_counter;       // [0] replay step (negative in warm-up), [1] step in the block, [2] half
+  int* h_counter;       // (3) pinned: block start
+  int *d_src, *d_index; // (C) the record layout (common/replay/record.h) on the device
+  fsRecordCols cols;    // with out[k] = half 0 of series k's buffer on the device
+  // Recording, double-buffered: block b records into half (b & 1) of each buffer on
+  // the device; a second stream copies that half into the same half of the pinned
+  // buffer while the next block steps into the other half (fetch_block waits for it).
+  float* d_rec[FS_NSERIES];   // (2 x cap x N x C_k) each selected series
+  float* h_rec[FS_NSERIES];   // pinned copies
+  float *d_render, *h_render; // (2 x cap x K x nq) the video's worlds' qpos
+  int half;                   // the half of the last block begun
+  const fsBlock* half_block[2];
+  cudaStream_t copy;                     // the copies' stream
+  cudaEvent_t copied[2];                 // half h copied to the host
   int *d_nseen, *d_first, *d_first_step; // (N) warnings seen, first warning, its step
   int *d_limit, *d_error;                // (N) steps at the solver's limit, failed solves
   int *h_warn, *h_first, *h_first_step;  // host copies for world_status
   int *h_limit, *h_error;
   int status_fresh;
   cudaGraphExec_t graph_step, graph_warm;
-  cudaEvent_t done;
+  cudaEvent_t done[2]; // half h's block stepped
 };
 
 //---------------------------------- kernels -------------------------------------------------------
@@ -46,19 +58,24 @@ static __global__ void targets_kernel(const fsReal* table, const long* start, co
   ctrl[(size_t)w * nu + actuator[a]] = table[(start[w] + counter[0]) * A + a];
 }
 
-// Joint angles and targets of this step into the block's buffers.
-static __global__ void record_kernel(const fsReal* qpos, int nq, const int* qposadr, int J,
-                                     const fsReal* table, const long* start, int A,
-                                     const int* counter, int N, int cap, float* qrec, float* trec) {
-  int k = (int)(blockIdx.x * blockDim.x + threadIdx.x), slot = counter[1];
-  if (slot >= cap || k >= N * (J + A)) return;
-  if (k < N * J) {
-    int w = k / J, j = k % J;
-    qrec[((size_t)slot * N + w) * J + j] = (float)qpos[(size_t)w * nq + qposadr[j]];
+// The selected series of every world (a thread per world and column) and the video's
+// worlds' qpos after this step, into the current half of the block's buffers.
+static __global__ void record_kernel(const __grid_constant__ fsModel m,
+                                     const __grid_constant__ fsData base,
+                                     const __grid_constant__ fsRecordCols cols, int N, int cap,
+                                     const int* counter, int K, float* render) {
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x), slot = counter[1], half = counter[2];
+  int C = cols.ncol_total;
+  if (slot >= cap || i >= N * C + K * m.nq) return;
+  if (i < N * C) {
+    int w = i / C, c = i % C;
+    fsData d = fs_data_world(&m, &base, w);
+    fs_record_column(&cols, &d, c, half * cap + slot, w, N); // half h: steps h*cap.. of (2*cap)
   } else {
-    k -= N * J;
-    int w = k / A, a = k % A;
-    trec[((size_t)slot * N + w) * A + a] = (float)table[(start[w] + counter[0]) * A + a];
+    i -= N * C;
+    int w = i / m.nq, q = i % m.nq;
+    render[(((size_t)half * cap + slot) * K + w) * m.nq + q] =
+        (float)base.qpos[(size_t)w * m.nq + q];
   }
 }
 
@@ -91,7 +108,7 @@ static __global__ void health_kernel(const int* warning, const int* counter, int
     }
 }
 
-static __global__ void advance_kernel(int* counter) {
+static __global__ void advance_kernel(int* counter) { // counter[2] (the half) stays
   counter[0]++;
   counter[1]++;
 }
@@ -112,10 +129,10 @@ static int launch_step(fsCudaReplay* c, int replay, fsError* err) {
     FS_CUDA_TRY(cudaGetLastError(), err);
   }
   if (fs_device_launch_step(c->dev, 1, err)) return -1;
-  if (replay) {
-    record_kernel<<<blocks_for(c->N * (c->J + c->A)), 256, 0, c->stream>>>(
-        d->qpos, m->nq, c->d_qposadr, c->J, c->d_table, c->d_start, c->A, c->d_counter, c->N,
-        c->cap, c->d_qrec, c->d_trec);
+  if (replay && c->record) {
+    int n = c->N * c->cols.ncol_total + c->K * c->nq;
+    record_kernel<<<blocks_for(n), 256, 0, c->stream>>>(*fs_device_model(c->dev), *d, c->cols, c->N,
+                                                        c->cap, c->d_counter, c->K, c->d_render);
     FS_CUDA_TRY(cudaGetLastError(), err);
   }
   health_kernel<<<blocks_for(c->N), 256, 0, c->stream>>>(
@@ -210,8 +227,8 @@ static int cuda_warmup(void* self, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
   if (upload_reset_state(c, err)) return -1;
   c->h_counter[0] = -c->r->nwarmup;
-  c->h_counter[1] = 0;
-  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 2 * sizeof(int), cudaMemcpyHostToDevice,
+  c->h_counter[1] = c->h_counter[2] = 0;
+  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 3 * sizeof(int), cudaMemcpyHostToDevice,
                               c->stream),
               err);
   FS_CUDA_TRY(cudaMemsetAsync(c->d_nseen, 0, c->N * sizeof(int), c->stream), err);
@@ -225,41 +242,72 @@ static int cuda_warmup(void* self, fsError* err) {
   return 0;
 }
 
+// Queue the block's steps into half h of the record buffers, then (on the copy
+// stream, once they are done) the copy of that half to the host.
 static int cuda_begin_block(void* self, fsBlock* b, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
   if (b->nstep > c->cap)
     return fs_fail(err, "a block of %d steps: the CUDA stepper records at most %d per block",
                    b->nstep, c->cap);
+  int h = c->half ^= 1;
+  c->half_block[h] = b;
+  if (c->half_block[h ^ 1] == b) c->half_block[h ^ 1] = NULL; // a caller reusing one block
   c->h_counter[0] = b->step0;
   c->h_counter[1] = 0;
-  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 2 * sizeof(int), cudaMemcpyHostToDevice,
+  c->h_counter[2] = h;
+  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 3 * sizeof(int), cudaMemcpyHostToDevice,
                               c->stream),
               err);
+  // Half h's previous copy (two blocks ago) is done before this block records into it.
+  if (c->record) FS_CUDA_TRY(cudaStreamWaitEvent(c->stream, c->copied[h], 0), err);
   if (run_steps(c, 1, b->nstep, err)) return -1;
-  if (b->series[FS_SERIES_QPOS_JOINT]) {
-    size_t nq = (size_t)b->nstep * c->N * c->J, nt = (size_t)b->nstep * c->N * c->A;
-    FS_CUDA_TRY(cudaMemcpyAsync(c->h_qrec, c->d_qrec, nq * sizeof(float), cudaMemcpyDeviceToHost,
-                                c->stream),
-                err);
-    FS_CUDA_TRY(cudaMemcpyAsync(c->h_trec, c->d_trec, nt * sizeof(float), cudaMemcpyDeviceToHost,
-                                c->stream),
+  FS_CUDA_TRY(cudaEventRecord(c->done[h], c->stream), err);
+  if (!c->record) return 0;
+  FS_CUDA_TRY(cudaStreamWaitEvent(c->copy, c->done[h], 0), err);
+  size_t off = (size_t)h * c->cap, n = (size_t)b->nstep;
+  for (int k = 0; k < FS_NSERIES; k++) {
+    if (!c->d_rec[k]) continue;
+    size_t row = (size_t)c->N * c->cols.ncol[k];
+    FS_CUDA_TRY(cudaMemcpyAsync(c->h_rec[k] + off * row, c->d_rec[k] + off * row,
+                                n * row * sizeof(float), cudaMemcpyDeviceToHost, c->copy),
                 err);
   }
-  FS_CUDA_TRY(cudaEventRecord(c->done, c->stream), err);
+  if (c->d_render) {
+    size_t row = (size_t)c->K * c->nq;
+    FS_CUDA_TRY(cudaMemcpyAsync(c->h_render + off * row, c->d_render + off * row,
+                                n * row * sizeof(float), cudaMemcpyDeviceToHost, c->copy),
+                err);
+  }
+  FS_CUDA_TRY(cudaEventRecord(c->copied[h], c->copy), err);
   return 0;
 }
 
+// Wait for the block's steps (its copy may still run: fetch_block waits for it).
 static int cuda_end_block(void* self, fsBlock* b, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
-  FS_CUDA_TRY(cudaEventSynchronize(c->done), err);
+  int h = c->half_block[0] == b ? 0 : 1;
+  FS_CUDA_TRY(cudaEventSynchronize(c->done[h]), err);
   FS_CUDA_TRY(cudaGetLastError(), err);
-  if (b->series[FS_SERIES_QPOS_JOINT]) {
-    memcpy(b->series[FS_SERIES_QPOS_JOINT], c->h_qrec,
-           (size_t)b->nstep * c->N * c->J * sizeof(float));
-    memcpy(b->series[FS_SERIES_TARGET], c->h_trec, (size_t)b->nstep * c->N * c->A * sizeof(float));
-  }
   b->ndone = b->nstep;
   c->status_fresh = 0;
+  return 0;
+}
+
+// The block's half of the pinned buffers, once copied, into the driver's block.
+static int cuda_fetch_block(void* self, fsBlock* b, fsError* err) {
+  fsCudaReplay* c = (fsCudaReplay*)self;
+  if (!c->record) return 0;
+  int h = c->half_block[0] == b ? 0 : 1;
+  FS_CUDA_TRY(cudaEventSynchronize(c->copied[h]), err);
+  size_t off = (size_t)h * c->cap, n = (size_t)b->ndone;
+  for (int k = 0; k < FS_NSERIES; k++) {
+    size_t row = (size_t)c->N * c->cols.ncol[k];
+    if (c->h_rec[k] && b->series[k])
+      memcpy(b->series[k], c->h_rec[k] + off * row, n * row * sizeof(float));
+  }
+  size_t row = (size_t)c->K * c->nq;
+  if (c->h_render && b->render_qpos)
+    memcpy(b->render_qpos, c->h_render + off * row, n * row * sizeof(float));
   return 0;
 }
 
@@ -360,8 +408,8 @@ static int cuda_cost(void* self, fsBackendCost* out, fsError* err) {
 }
 
 const fsBackendOps fs_cuda_ops = {
-    "cuda",           cuda_warmup,        cuda_begin_block, cuda_end_block, cuda_world_status,
-    cuda_read_worlds, cuda_perturb_state, cuda_cost};
+    "cuda",           cuda_warmup,        cuda_begin_block, cuda_end_block,  cuda_world_status,
+    cuda_read_worlds, cuda_perturb_state, cuda_cost,        cuda_fetch_block};
 
 //---------------------------------- create / destroy ----------------------------------------------
 
@@ -382,8 +430,7 @@ static int upload_replay(fsCudaReplay* c, fsError* err) {
   const fsReplay* r = c->r;
   size_t T = (size_t)r->targets->nstep;
   if (device_alloc(&c->d_table, T * c->A, err) || device_alloc(&c->d_start, (size_t)c->N, err) ||
-      device_alloc(&c->d_actuator, (size_t)c->A, err) ||
-      device_alloc(&c->d_qposadr, (size_t)c->J, err) || device_alloc(&c->d_counter, 2, err))
+      device_alloc(&c->d_actuator, (size_t)c->A, err) || device_alloc(&c->d_counter, 3, err))
     return -1;
   fsReal* table = (fsReal*)fs_calloc(err, "the clip", T * c->A, sizeof(fsReal));
   if (!table) return -1;
@@ -396,17 +443,41 @@ static int upload_replay(fsCudaReplay* c, fsError* err) {
   FS_CUDA_TRY(
       cudaMemcpy(c->d_actuator, r->bind->actuator, c->A * sizeof(int), cudaMemcpyHostToDevice),
       err);
-  FS_CUDA_TRY(
-      cudaMemcpy(c->d_qposadr, r->bind->joint_qposadr, c->J * sizeof(int), cudaMemcpyHostToDevice),
-      err);
+  return 0;
+}
+
+// The record layout and the double-buffered record buffers (device and pinned).
+static int alloc_record(fsCudaReplay* c, fsError* err) {
+  const fsRecordLayout* l = &c->r->rec;
+  size_t C = (size_t)l->ncol_total;
+  memset(&c->cols, 0, sizeof c->cols);
+  c->cols.ncol_total = l->ncol_total;
+  if (device_alloc(&c->d_src, C, err) || device_alloc(&c->d_index, C, err)) return -1;
+  FS_CUDA_TRY(cudaMemcpy(c->d_src, l->src, C * sizeof(int), cudaMemcpyHostToDevice), err);
+  FS_CUDA_TRY(cudaMemcpy(c->d_index, l->index, C * sizeof(int), cudaMemcpyHostToDevice), err);
+  c->cols.src = c->d_src;
+  c->cols.index = c->d_index;
+  for (int k = 0; k < FS_NSERIES; k++) {
+    c->cols.col0[k] = l->col0[k];
+    c->cols.ncol[k] = l->ncol[k];
+    if (!l->ncol[k]) continue;
+    size_t n = 2 * (size_t)c->cap * c->N * l->ncol[k];
+    if (device_alloc(&c->d_rec[k], n, err) || pinned_alloc(&c->h_rec[k], n, err)) return -1;
+    c->cols.out[k] = c->d_rec[k];
+  }
+  if (c->K > 0) {
+    size_t n = 2 * (size_t)c->cap * c->K * c->nq;
+    if (device_alloc(&c->d_render, n, err) || pinned_alloc(&c->h_render, n, err)) return -1;
+  }
+  FS_CUDA_TRY(cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking), err);
+  for (int h = 0; h < 2; h++)
+    FS_CUDA_TRY(cudaEventCreateWithFlags(&c->copied[h], cudaEventDisableTiming), err);
   return 0;
 }
 
 static int alloc_buffers(fsCudaReplay* c, fsError* err) {
-  size_t nq = (size_t)c->cap * c->N * c->J, nt = (size_t)c->cap * c->N * c->A;
-  if (device_alloc(&c->d_qrec, nq, err) || device_alloc(&c->d_trec, nt, err) ||
-      pinned_alloc(&c->h_qrec, nq, err) || pinned_alloc(&c->h_trec, nt, err) ||
-      pinned_alloc(&c->h_counter, 2, err) || device_alloc(&c->d_nseen, (size_t)c->N, err) ||
+  if (alloc_record(c, err) || pinned_alloc(&c->h_counter, 3, err) ||
+      device_alloc(&c->d_nseen, (size_t)c->N, err) ||
       device_alloc(&c->d_first, (size_t)c->N, err) ||
       device_alloc(&c->d_first_step, (size_t)c->N, err) ||
       device_alloc(&c->d_limit, (size_t)c->N, err) || device_alloc(&c->d_error, (size_t)c->N, err))
@@ -417,7 +488,8 @@ static int alloc_buffers(fsCudaReplay* c, fsError* err) {
   c->h_limit = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
   c->h_error = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
   if (!c->h_warn || !c->h_first || !c->h_first_step || !c->h_limit || !c->h_error) return -1;
-  FS_CUDA_TRY(cudaEventCreateWithFlags(&c->done, cudaEventDisableTiming), err);
+  for (int h = 0; h < 2; h++)
+    FS_CUDA_TRY(cudaEventCreateWithFlags(&c->done[h], cudaEventDisableTiming), err);
   return 0;
 }
 
@@ -432,7 +504,9 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   c->r = r;
   c->N = r->nworld;
   c->A = r->bind->nact;
-  c->J = r->bind->njoint;
+  c->K = r->nrender;
+  c->nq = (int)r->m->nq;
+  c->record = r->rec.ncol_total > 0 || r->nrender > 0;
   c->cap = fs_replay_block_steps(r->nworld, r->nstep);
   const char* env = getenv("FLYSIM_NO_GRAPH");
   c->use_graph = !(env && !strcmp(env, "1"));
@@ -461,13 +535,22 @@ void fs_cuda_destroy(fsCudaReplay* c) {
   if (c->stream) FS_CUDA_WARN(cudaStreamSynchronize(c->stream));
   if (c->graph_step) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_step));
   if (c->graph_warm) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_warm));
-  if (c->done) FS_CUDA_WARN(cudaEventDestroy(c->done));
-  void* dev_ptrs[] = {c->d_table,   c->d_start,      c->d_actuator, c->d_qposadr,
-                      c->d_counter, c->d_qrec,       c->d_trec,     c->d_nseen,
-                      c->d_first,   c->d_first_step, c->d_limit,    c->d_error};
+  if (c->copy) FS_CUDA_WARN(cudaStreamSynchronize(c->copy));
+  for (int h = 0; h < 2; h++) {
+    if (c->done[h]) FS_CUDA_WARN(cudaEventDestroy(c->done[h]));
+    if (c->copied[h]) FS_CUDA_WARN(cudaEventDestroy(c->copied[h]));
+  }
+  if (c->copy) FS_CUDA_WARN(cudaStreamDestroy(c->copy));
+  void* dev_ptrs[] = {c->d_table, c->d_start,      c->d_actuator, c->d_counter,
+                      c->d_src,   c->d_index,      c->d_render,   c->d_nseen,
+                      c->d_first, c->d_first_step, c->d_limit,    c->d_error};
   for (void* p : dev_ptrs)
     if (p) FS_CUDA_WARN(cudaFree(p));
-  void* pinned[] = {c->h_qrec, c->h_trec, c->h_counter};
+  for (int k = 0; k < FS_NSERIES; k++) {
+    if (c->d_rec[k]) FS_CUDA_WARN(cudaFree(c->d_rec[k]));
+    if (c->h_rec[k]) FS_CUDA_WARN(cudaFreeHost(c->h_rec[k]));
+  }
+  void* pinned[] = {c->h_render, c->h_counter};
   for (void* p : pinned)
     if (p) FS_CUDA_WARN(cudaFreeHost(p));
   free(c->h_warn);

@@ -11,6 +11,7 @@
 #include "cuda/batch.h"
 #include "cuda/host.h"
 #include "cuda/model.h"
+#include "cuda/record.h"
 #include "cuda/stage_forward.h"
 
 typedef enum { JOB_WARMUP, JOB_BLOCK } Job;
@@ -64,15 +65,33 @@ static void warmup_world(fsHostReplay* h, int w) {
   }
 }
 
+// The plan's record layout writing into the block's buffers (none when not recording).
+static fsRecordCols record_cols(const fsReplay* r, const fsBlock* b) {
+  fsRecordCols c;
+  memset(&c, 0, sizeof c);
+  int any = 0;
+  for (int k = 0; k < FS_NSERIES; k++) any |= b->series[k] != NULL;
+  if (!any) return c;
+  c.ncol_total = r->rec.ncol_total;
+  for (int k = 0; k < FS_NSERIES; k++) {
+    c.col0[k] = r->rec.col0[k];
+    c.ncol[k] = r->rec.ncol[k];
+    c.out[k] = b->series[k];
+  }
+  c.src = r->rec.src;
+  c.index = r->rec.index;
+  return c;
+}
+
 // Step world w through the block: ctrl from its targets, the step, record.
 static void block_world(fsHostReplay* h, int w) {
   const fsReplay* r = h->r;
   const fsReplayBinding* bind = r->bind;
   fsBlock* blk = h->block;
-  const int A = bind->nact, J = bind->njoint, N = r->nworld;
+  const int A = bind->nact, N = r->nworld, nq = h->m.nq;
   fsData d = fs_batch_world(&h->m, &h->b, w);
-  float* qrec = blk->series[FS_SERIES_QPOS_JOINT];
-  float* trec = blk->series[FS_SERIES_TARGET];
+  fsRecordCols cols = record_cols(r, blk);
+  float* render = w < r->nrender ? blk->render_qpos : NULL;
   for (int k = 0; k < blk->nstep; k++) {
     if (fs_interrupted()) return;
     int step = blk->step0 + k;
@@ -81,11 +100,10 @@ static void block_world(fsHostReplay* h, int w) {
     fs_step(&h->m, &d);
     note_warnings(h, w, &d, step);
     note_solver(h, w, &d);
-    if (qrec) {
-      float* q = qrec + ((long)k * N + w) * J;
-      for (int j = 0; j < J; j++) q[j] = (float)d.qpos[bind->joint_qposadr[j]];
-      float* tr = trec + ((long)k * N + w) * A;
-      for (int a = 0; a < A; a++) tr[a] = (float)(fsReal)target[a];
+    for (int c = 0; c < cols.ncol_total; c++) fs_record_column(&cols, &d, c, k, w, N);
+    if (render) {
+      float* q = render + ((size_t)k * r->nrender + w) * nq;
+      for (int i = 0; i < nq; i++) q[i] = (float)d.qpos[i];
     }
     h->ndone[w] = k + 1;
   }
@@ -197,9 +215,15 @@ static int host_cost(void* self, fsBackendCost* out, fsError* err) {
   return 0;
 }
 
-const fsBackendOps fs_host_ops = {
-    "host",           host_warmup,        host_begin_block, host_end_block, host_world_status,
-    host_read_worlds, host_perturb_state, host_cost};
+const fsBackendOps fs_host_ops = {"host",
+                                  host_warmup,
+                                  host_begin_block,
+                                  host_end_block,
+                                  host_world_status,
+                                  host_read_worlds,
+                                  host_perturb_state,
+                                  host_cost,
+                                  NULL};
 
 fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   fsHostReplay* h = fs_calloc(err, "the host stepper", 1, sizeof *h);

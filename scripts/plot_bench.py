@@ -35,6 +35,7 @@ def main():
         if not r["ok"]:
             continue
         key = r["stepper"] + (f" graph {r['graph']}" if r["graph"] not in ("-", "") else "")
+        key += " recording" if r.get("record") == "on" else ""
         lines[(key, r["peer"])].append(r)
     if not lines:
         sys.exit(f"{sys.argv[1]}: no successful rows, nothing to plot")

@@ -11,8 +11,11 @@ plots, so that the numbers in the file are the numbers in the figures:
   (FlyGym's tutorial 2 / replay_behavior_cpu.py figure of the same name).
 - /pose (world 0): positions of the model's sites (NeuroMechFly: the legs' joint
   sites) at every step; snapshots of each leg every 0.3 s, fading in with time ->
-  DIR/pose_over_time.{png,pdf}. Missing when the run had no MuJoCo state on the
-  host (--backend cuda): that figure is skipped.
+  DIR/pose_over_time.{png,pdf}. Missing when the sites were not recorded
+  (--record without sites): that figure is skipped.
+- /plots/tracking_error (every world): each world's RMS tracking error per DoF
+  (rad, plotted in degrees); per DoF the median over worlds, the interquartile
+  range and the range -> DIR/tracking_error.{png,pdf}. FlyGym has no such figure.
 
 Exit status 0 on success, 1 with a message on stderr otherwise.
 """
@@ -98,6 +101,27 @@ def plot_pose(group, out: Path) -> list[Path]:
     return save(fig, out / "pose_over_time")
 
 
+def plot_tracking_error(group, out: Path) -> list[Path]:
+    rms = np.rad2deg(group["rms"][()])  # (N, A)
+    names = [short_dof_name(n) for n in strings(group["dof_names"])]
+    nworld, ndof = rms.shape
+    q = np.percentile(rms, [0, 25, 50, 75, 100], axis=0)
+    x = np.arange(ndof)
+    fig, ax = plt.subplots(figsize=(max(8, 0.22 * ndof + 2), 4.5), layout="tight")
+    ax.vlines(x, q[0], q[4], color="C0", alpha=0.35, linewidth=1, label="range")
+    ax.vlines(x, q[1], q[3], color="C0", linewidth=4, label="interquartile range")
+    ax.plot(x, q[2], "o", color="C1", markersize=3.5, label="median")
+    ax.set_xticks(x, names, rotation=90, fontsize=6)
+    ax.set_xlim(-0.8, ndof - 0.2)
+    ax.set_ylabel("RMS tracking error (°)")
+    ax.set_title(
+        f"Tracking error per DoF over {nworld} world{'s' if nworld != 1 else ''} "
+        f"({int(group.attrs['steps'])} steps): target - simulated"
+    )
+    ax.legend(loc="upper right", fontsize="small")
+    return save(fig, out / "tracking_error")
+
+
 def save(fig, stem: Path) -> list[Path]:
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     fig.savefig(paths[0], dpi=120)
@@ -113,11 +137,15 @@ def main() -> int:
     args = parser.parse_args()
     written = []
     with h5py.File(args.h5, "r") as f:
-        if "plots/joint_tracking" not in f:
-            print(f"{args.h5}: no /plots/joint_tracking: not a flysim --save-data file with "
-                  "plots", file=sys.stderr)
+        if "plots/joint_tracking" not in f and "pose" not in f:
+            print(f"{args.h5}: neither /plots/joint_tracking nor /pose: not a flysim "
+                  "--save-data file with plots (angles, targets or sites recorded)",
+                  file=sys.stderr)
             return 1
-        written += plot_joint_tracking(f["plots/joint_tracking"], args.out)
+        if "plots/joint_tracking" in f:
+            written += plot_joint_tracking(f["plots/joint_tracking"], args.out)
+        if "plots/tracking_error" in f:
+            written += plot_tracking_error(f["plots/tracking_error"], args.out)
         if "pose" in f:
             written += plot_pose(f["pose"], args.out)
     for p in written:

@@ -16,6 +16,7 @@ int fixture_open(Fixture* f, const char* model, const char* targets, int nworld,
       fs_targets_resample(&f->t, f->m->opt.timestep, &err) ||
       fs_replay_bind(f->m, model, &f->t, &f->b, &err) ||
       fs_replay_plan(&f->plan, f->m, model, &f->t, &f->b, nworld, nstep, nwarmup, &err) ||
+      fs_replay_set_record(&f->plan, FS_RECORD_ALL, 0, &err) ||
       !(f->cpu = fs_cpu_create(&f->plan, nthread, &err))) {
     fprintf(stderr, "fixture: %s\n", err.msg);
     return -1;
@@ -36,7 +37,7 @@ int fixture_run(Fixture* f, const char* h5) {
       return -1;
     }
   }
-  fsRunOptions opt = {rec, block, 0, "test", NULL};
+  fsRunOptions opt = {rec, block, 0, "test", NULL, NULL, NULL};
   int rc = fs_replay_run(&f->plan, &fs_cpu_ops, f->cpu, &opt, &f->res, &err);
   if (rc) fprintf(stderr, "fixture: %s\n", err.msg);
   if (rec && fs_replay_recorder_close(rec, &f->plan, &fs_cpu_ops, f->cpu,

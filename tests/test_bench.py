@@ -70,6 +70,25 @@ def test_sweep(tmp):
     check(os.path.exists(png) and os.path.getsize(png) > 10000, "throughput.png written")
 
 
+def test_record(tmp):
+    """--record off,on: the same point with every series recorded to HDF5 beside it,
+    the cost line, the column in the files, and no recording left behind."""
+    out_dir = os.path.join(tmp, "record")
+    rc, out, err = run("--backends", "host", "--worlds", "2", "--sim-steps", "200", "--repeat",
+                       "1", "--record", "off,on", "--out", out_dir, "--no-plot", "--quiet")
+    check(rc == 0, f"bench --record off,on: exit {rc}: {err}\n{out}")
+    check("recording every series" in out and "the loop without it" in out,
+          f"the recording's cost is printed: {out}")
+    with open(os.path.join(out_dir, "bench.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check([r["record"] for r in rows] == ["off", "on"] and all(r["ok"] == "1" for r in rows),
+          f"bench.csv record column: {rows}")
+    check(not [n for n in os.listdir(out_dir) if n.endswith(".h5")],
+          f"the recording is removed: {os.listdir(out_dir)}")
+    rc, _, err = run("--record", "maybe")
+    check(rc == 2 and "--record" in err, f"--record maybe: {rc} {err!r}")
+
+
 def test_failed_point(tmp):
     rc, out, err = run("--backends", "cpu,cuda", "--worlds", "1", "--sim-steps", "20",
                        "--repeat", "1", "--out", os.path.join(tmp, "cuda"), "--no-plot",
@@ -162,6 +181,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="flysim-bench-") as tmp:
         test_usage()
         test_sweep(tmp)
+        test_record(tmp)
         test_failed_point(tmp)
         test_ncu(tmp)
     cliutil.finish("test_bench")

@@ -39,7 +39,7 @@ def test_help():
     for opt in ["--backend", "--model", "--targets", "--worlds", "--threads",
                 "--sim-duration-sec", "--sim-steps", "--warmup-sec", "--save-data",
                 "--profile", "--disable", "--mujoco-timing", "--no-video", "--no-plots",
-                "--plot-leg", "--quiet", "--help"]:
+                "--plot-leg", "--record", "--render-worlds", "--quiet", "--help"]:
         check(opt in out, f"--help documents {opt}")
     rc, out, _ = run("--version")
     check(rc == 0 and "MuJoCo 3.16" in out, "--version names MuJoCo's version")
@@ -89,9 +89,10 @@ def test_host_backend(tmp):
                   f"host {precision} file attributes")
             check(q.shape == (300, 2, 66) and np.isfinite(q).all() and np.abs(q).max() > 0.01,
                   f"host {precision} angles: {q.shape}")
-        check(os.path.exists(os.path.join(out_dir, "joint_angle_tracking.png"))
-              and "pose_over_time" not in out, f"host {precision}: the tracking plot, no pose "
-              f"plot claimed: {out!r}")
+        for name in ("joint_angle_tracking.png", "pose_over_time.png", "tracking_error.png",
+                     "grid.mp4"):
+            check(os.path.exists(os.path.join(out_dir, name)) and name.split(".")[0] in out,
+                  f"host {precision}: {name} written and named: {out!r}")
     rc, _, err = run("replay", "--backend", "host", "--mujoco-timing")
     check(rc == 2 and "--backend cpu" in err, f"--mujoco-timing on host: {rc} {err!r}")
     os.environ["FLYSIM_PERTURB_PASSIVE"] = "x1"

@@ -1,6 +1,9 @@
 // The replay's plots: which series they show (written into the HDF5 file, so that
 // tests check numbers rather than pixels) and the script that draws them.
 //
+// /plots/tracking_error  (every world; written by common/outputs/replay_outputs.c):
+//   rms (N x A) rad: each world's RMS of target - simulated angle per DoF,
+//   dof_names (A); attribute steps.
 // /plots/joint_tracking  (world 0, the DoFs of one leg; FlyGym's
 //                         plot_joint_angle_tracking):
 //   time (T) s, target (T x K) rad, simulated (T x K) rad, dof_names (K),
@@ -13,7 +16,8 @@
 //   leg joint sites; "xpos": body origins when the model has no sites).
 //
 // scripts/plot_replay.py reads only these groups and writes
-// joint_angle_tracking.{png,pdf} and pose_over_time.{png,pdf}. flysim runs it with
+// joint_angle_tracking.{png,pdf}, pose_over_time.{png,pdf} and
+// tracking_error.{png,pdf} (median and spread over worlds per DoF). flysim runs it with
 // the venv's Python found at build time (FLYSIM_PYTHON overrides it;
 // FLYSIM_PLOT_SCRIPT overrides the script).
 //
@@ -50,7 +54,9 @@ void fs_leg_list(const fsReplayBinding* b, char* out, size_t n);
 int fs_plot_leg_resolve(const fsReplayBinding* b, const char* model_path, const char* asked,
                         char* leg, size_t n, fsError* err);
 
-/// World 0's positions of the model's sites (or bodies) at every replay step.
+/// World 0's positions of the model's sites (or bodies) at every replay step: the
+/// recorded /site_pos of world 0 (common/replay/record.h), as FlyGym's
+/// get_site_positions reads them after sim.step().
 typedef struct fsPose {
   int npoint;      // P
   int use_sites;   // 1: site_xpos, 0: xpos of bodies 1..nbody-1
@@ -60,15 +66,6 @@ typedef struct fsPose {
 
 int fs_pose_init(fsPose* p, const mjModel* m, long long nstep, fsError* err);
 void fs_pose_free(fsPose* p);
-
-/// Row `step` from d: the positions mj_step computed at the start of that step
-/// (what FlyGym's get_site_positions reads after sim.step()).
-static inline void fs_pose_record(fsPose* p, const mjData* d, int step) {
-  if (step < 0 || step >= p->nstep) return;
-  const mjtNum* x = p->use_sites ? d->site_xpos : d->xpos + 3;
-  float* row = p->points + (long long)step * p->npoint * 3;
-  for (int i = 0; i < 3 * p->npoint; i++) row[i] = (float)x[i];
-}
 
 /// Write /pose (nstep rows) and /plots/joint_tracking (read back from the file's
 /// /qpos_joint and /target, nstep rows of world 0) into the open file.

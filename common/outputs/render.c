@@ -342,7 +342,8 @@ fail:
   return NULL;
 }
 
-int fs_renderer_draw(fsRenderer* r, const mjData* d, unsigned char* rgb, fsError* err) {
+int fs_renderer_draw(fsRenderer* r, const mjData* d, const char* label, unsigned char* rgb,
+                     fsError* err) {
   if (egl.eglMakeCurrent(r->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, r->ctx) != EGL_TRUE)
     return fs_fail(err, "EGL (%s): cannot make the context current on the rendering thread (%s)",
                    r->desc, egl_error_name(egl.eglGetError()));
@@ -358,6 +359,7 @@ int fs_renderer_draw(fsRenderer* r, const mjData* d, unsigned char* rgb, fsError
   mjv_updateScene(m, r->d, &r->opt, NULL, &r->cam, mjCAT_ALL, &r->scn);
   mjrRect viewport = {0, 0, r->width, r->height};
   mjr_render(viewport, &r->scn, &r->con);
+  if (label) mjr_overlay(mjFONT_NORMAL, mjGRID_TOPLEFT, viewport, label, NULL, &r->con);
   mjr_readPixels(r->flip, NULL, viewport, &r->con);
   egl.eglMakeCurrent(r->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
   size_t row = (size_t)r->width * 3;
@@ -404,8 +406,9 @@ fsRenderer* fs_renderer_create(const mjModel* m, const char* model_path, int wid
   return NULL;
 }
 
-int fs_renderer_draw(fsRenderer* r, const mjData* d, unsigned char* rgb, fsError* err) {
-  (void)r, (void)d, (void)rgb;
+int fs_renderer_draw(fsRenderer* r, const mjData* d, const char* label, unsigned char* rgb,
+                     fsError* err) {
+  (void)r, (void)d, (void)label, (void)rgb;
   return fs_fail(err, "built without EGL");
 }
 

@@ -39,8 +39,10 @@ int fs_render_available(void);
 fsRenderer* fs_renderer_create(const mjModel* m, const char* model_path, int width, int height,
                                int camera, fsError* err);
 
-/// Render d's state into rgb (height x width x 3 bytes, top row first).
-int fs_renderer_draw(fsRenderer* r, const mjData* d, unsigned char* rgb, fsError* err);
+/// Render d's state into rgb (height x width x 3 bytes, top row first), with label
+/// (or NULL) written in the top-left corner.
+int fs_renderer_draw(fsRenderer* r, const mjData* d, const char* label, unsigned char* rgb,
+                     fsError* err);
 
 /// What renders: "EGL 1.5 (device 0), OpenGL 4.5 (Compatibility Profile) Mesa ...: llvmpipe".
 const char* fs_renderer_describe(const fsRenderer* r);

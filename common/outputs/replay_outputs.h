@@ -1,12 +1,18 @@
-// What `--save-data DIR` adds to the HDF5 file during the run, for world 0:
-// its pose at every step (for the pose-over-time plot) and, at FlyGym's frame
-// times, a frame of the tracking camera piped to ffmpeg (DIR/replay.mp4).
+// What `--save-data DIR` makes beside the recorded series, on every backend:
 //
-// The CPU stepper calls fs_outputs_world0_step on the thread that steps world 0,
-// after each of its replay steps, inside the timed loop (as FlyGym renders inside
-// its loop, so the profile includes rendering). A video that cannot be made (no
-// ffmpeg, no EGL) does not stop the run: the error is kept, the data are saved,
-// and the caller reports it and exits non-zero.
+// - from each recorded block (fs_outputs_block, the driver's block hook, on its
+//   thread while the next block steps): world 0's pose (/pose, from the recorded
+//   sites), every world's tracking error (sum of squared target - angle per DoF,
+//   for /plots/tracking_error) and, at FlyGym's frame times, the whole qpos of the
+//   grid video's worlds (/render);
+// - after the run: the grid video DIR/grid.mp4 of those worlds, each from its
+//   tracking camera, tiled in one frame, rendered from the kept states with MuJoCo's
+//   renderer (fs_outputs_render_grid), so that the timed loop pays nothing for it;
+// - cpu only: world 0's video DIR/replay.mp4 rendered inside the loop on the thread
+//   that steps world 0 (fs_outputs_world0_step), as FlyGym's CPU script does.
+//
+// A video that cannot be made (no ffmpeg, no EGL) does not stop the run: the
+// error is kept, the data are saved, and the caller reports it and exits non-zero.
 #ifndef FLYSIM_COMMON_REPLAY_OUTPUTS_H
 #define FLYSIM_COMMON_REPLAY_OUTPUTS_H
 
@@ -25,35 +31,48 @@ extern "C" {
 typedef struct fsOutputsSpec {
   const fsReplay* r;
   const char* dir; // --save-data
-  int pose;        // record world 0's pose at every step
-  int video;       // render world 0's tracking camera into dir/replay.mp4
+  int pose;        // /pose: world 0's recorded sites (the plan records sites)
+  int tracking;    // /plots/tracking_error (the plan records angles and targets)
+  int grid;        // DIR/grid.mp4 of worlds 0..r->nrender-1 (r->nrender > 0)
+  int video;       // cpu: world 0's tracking camera into DIR/replay.mp4 during the run
   const char* leg; // leg of /plots/joint_tracking ("" = none)
 } fsOutputsSpec;
 
 typedef struct fsOutputs fsOutputs;
 
-/// Allocate the pose record and start the renderer and ffmpeg. Fails only if
-/// memory runs out; a video that cannot start is kept as fs_outputs_video_error.
+/// Allocate the records and start the in-loop video's renderer and ffmpeg. Fails
+/// only if memory runs out; a video that cannot start is kept as
+/// fs_outputs_video_error.
 fsOutputs* fs_outputs_create(const fsOutputsSpec* s, fsError* err);
 
-/// The first video error (at start or during the run), or NULL.
+/// The first in-loop video error (at start or during the run), or NULL.
 const char* fs_outputs_video_error(const fsOutputs* o);
 
-/// One line describing the video ("DIR/replay.mp4: camera ..., 320x240, ..."), or "".
+/// One line describing the in-loop video ("DIR/replay.mp4: camera ..., 320x240, ..."), or "".
 const char* fs_outputs_describe(const fsOutputs* o);
 
-/// The world-0 hook (an fsCpuWorldHook): record the pose; render a frame if due.
+/// The block hook (an fsBlockHook): pose, tracking error, the grid's frames.
+int fs_outputs_block(void* o, const fsBlock* b, fsError* err);
+
+/// The world-0 hook of the CPU stepper (an fsCpuWorldHook): render a frame if due.
 void fs_outputs_world0_step(void* o, const mjData* d, int step);
 
-/// Write /pose and /plots into the open replay file (nstep recorded steps).
+/// Write /pose, /plots and /render into the open replay file (nstep recorded steps).
 int fs_outputs_write_h5(const fsOutputs* o, hid_t file, const char* path, long long nstep,
                         fsError* err);
 
-/// Finish the video (ffmpeg writes the MP4); prints "Saved ... (N frames)" to out.
-/// Returns 0, or -1 with err for an error during the run or the encoding, or 1 if
-/// the video could not start (fs_outputs_video_error, reported before the run).
+/// Finish the in-loop video (ffmpeg writes the MP4); prints "Saved ... (N frames)" to
+/// out. Returns 0, or -1 with err for an error during the run or the encoding, or 1
+/// if the video could not start (fs_outputs_video_error, reported before the run).
 /// nstep: steps run (0: stopped before the first step; no video then, no error).
 int fs_outputs_close_video(fsOutputs* o, long long nstep, FILE* out, fsError* err);
+
+/// Render DIR/grid.mp4 from the kept frames (after the run); prints "Saved ..." to
+/// out. 0 (also when there is nothing to render), or -1 with err.
+int fs_outputs_render_grid(fsOutputs* o, FILE* out, fsError* err);
+
+/// Tiles of a grid of k worlds: columns ceil(sqrt(k)), rows to fit.
+void fs_grid_shape(int k, int* cols, int* rows);
 
 void fs_outputs_free(fsOutputs* o);
 

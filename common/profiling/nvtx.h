@@ -2,11 +2,12 @@
 //
 // flysim marks its host-side phases with NVTX push/pop ranges in its own NVTX
 // domain, "flysim", so that nsys draws them on the timeline above the CUDA work
-// they launch. The CUDA backend uses three names (FS_NVTX_*):
+// they launch. The replay uses four names (FS_NVTX_*):
 //
 //   warmup        the warm-up steps, one range
 //   timed_run     the measured steps, one range
 //     step        one range per measured step, around the host-side graph launch
+//     record      writing a recorded block to HDF5 (beside the next block's steps)
 //
 // Build. The CMake option FLYSIM_NVTX (default ON when the CUDA toolkit's header-only
 // nvtx3, nvtx3/nvToolsExt.h, is found; no library to link) defines FLYSIM_NVTX=1 for
@@ -61,6 +62,7 @@ extern "C" {
 #define FS_NVTX_WARMUP    "warmup"
 #define FS_NVTX_TIMED_RUN "timed_run"
 #define FS_NVTX_STEP      "step"
+#define FS_NVTX_RECORD    "record"
 
 #if FLYSIM_NVTX
 

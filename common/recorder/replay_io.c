@@ -56,12 +56,46 @@ static int write_provenance(hid_t f, const char* path, const fsReplay* r, const 
   return 0;
 }
 
+// The recorder's specs of the plan's selected series, in fsSeriesId order.
+static int selected_series(const fsReplay* r, fsSeriesSpec out[FS_NSERIES]) {
+  int n = 0;
+  for (int k = 0; k < FS_NSERIES; k++)
+    if (r->rec.ncol[k]) out[n++] = fs_record_series_spec(&r->rec, k);
+  return n;
+}
+
+// /point_names for /site_pos, the root body's name on /thorax_pos, and what was
+// recorded (attribute `recorded`).
+static int write_record_names(hid_t f, const char* path, const fsReplay* r, fsError* err) {
+  const fsRecordLayout* l = &r->rec;
+  char names[256];
+  fs_record_names(l->mask, names, sizeof names);
+  if (fs_h5_attr_string(f, path, "recorded", names, err)) return -1;
+  if (l->ncol[FS_SERIES_SITE_POS]) {
+    const char** pn = fs_calloc(err, "point names", (size_t)l->npoint + 1, sizeof(char*));
+    if (!pn) return -1;
+    for (int p = 0; p < l->npoint; p++) pn[p] = fs_record_point_name(r->m, l, p);
+    int rc = fs_h5_write_strings(f, path, "point_names", pn, l->npoint, err);
+    free(pn);
+    if (rc) return -1;
+  }
+  if (l->ncol[FS_SERIES_THORAX_POS]) {
+    const char* body = mj_id2name(r->m, mjOBJ_BODY, l->root_body);
+    hid_t d = H5Dopen2(f, "thorax_pos", H5P_DEFAULT);
+    if (d < 0) return fs_fail(err, "%s: cannot open /thorax_pos", path);
+    int rc = fs_h5_attr_string(d, path, "body", body ? body : "", err);
+    H5Dclose(d);
+    if (rc) return -1;
+  }
+  return 0;
+}
+
 fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int block,
                                     const fsReplayMeta* meta, fsError* err) {
   fsSeriesSpec series[FS_NSERIES];
-  fs_replay_series(r->bind, series);
-  fsRecorderSpec spec = {path,  r->nstep,           r->nworld,  0,     r->nworld,
-                         block, r->m->opt.timestep, FS_NSERIES, series};
+  int nseries = selected_series(r, series);
+  fsRecorderSpec spec = {path,  r->nstep,           r->nworld, 0,     r->nworld,
+                         block, r->m->opt.timestep, nseries,   series};
   fsRecorder* rec = fs_recorder_create(&spec, err);
   if (!rec) return NULL;
   hid_t f = fs_recorder_file(rec);
@@ -74,7 +108,7 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
                  "for each column of /target, the column of /qpos_joint it drives", err) ||
       write_ints(f, path, "world_start", 1, &nw, H5T_STD_I64LE, H5T_NATIVE_LONG, r->world_start,
                  "row of the targets clip at which each world starts", err) ||
-      write_provenance(f, path, r, meta, err)) {
+      write_provenance(f, path, r, meta, err) || write_record_names(f, path, r, err)) {
     fs_recorder_finish(rec, "failed to write metadata", NULL);
     return NULL;
   }
@@ -141,11 +175,11 @@ int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBa
   }
   // Streamed uncompressed (crash-safe); compressed once the file is closed.
   fsSeriesSpec series[FS_NSERIES];
-  fs_replay_series(r->bind, series);
+  int nseries = selected_series(r, series);
   const char* names[FS_NSERIES];
-  for (int k = 0; k < FS_NSERIES; k++) names[k] = series[k].name;
+  for (int k = 0; k < nseries; k++) names[k] = series[k].name;
   fsError zerr;
-  if (fs_h5_compress(path, FS_NSERIES, names, &zerr))
+  if (nseries > 0 && fs_h5_compress(path, nseries, names, &zerr))
     fprintf(stderr, "flysim: warning: %s\n", zerr.msg);
   return rc;
 }

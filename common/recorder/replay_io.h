@@ -1,15 +1,20 @@
 // A replay's HDF5 file: the recorder's series plus everything needed to read them
 // (names, world offsets, provenance) and, when the run ends, each world's health.
 //
-// Layout (T steps recorded, N worlds, J joints, A actuated DoFs):
-//   /qpos_joint (T, N, J) float32   /target (T, N, A) float32   /time (T) float64
-//   /joint_names (J)  /actuator_names (A)  /target_joint_index (A)  /world_start (N)
-//   /world_warnings (N, W) int32  /warning_names (W)  /world_first_warning_step (N)
+// Layout (T steps recorded, N worlds, J joints, A actuated DoFs, P points; the
+// series are those --record selects, common/replay/record.h):
+//   /qpos_joint (T, N, J)  /target (T, N, A)  /actuator_force (T, N, A)
+//   /site_pos (T, N, 3P)  /thorax_pos (T, N, 3)  float32;  /time (T) float64
+//   /joint_names (J)  /actuator_names (A)  /point_names (P)  /target_joint_index (A)
+//   /world_start (N)  /world_warnings (N, W) int32  /warning_names (W)
+//   /world_first_warning_step (N)  /world_solver_limit_steps (N)
+//   /world_solver_error_steps (N)
 //   attributes: units, timestep, model_file, targets_file, mujoco_version,
-//   flysim_version, command_line, backend, nworld, steps_planned, steps_recorded,
-//   warmup_steps, created, complete, stop_reason
+//   flysim_version, command_line, backend, precision, nworld, steps_planned,
+//   steps_recorded, warmup_steps, recorded, created, complete, stop_reason
 //   and, from the caller at the end (fs_replay_recorder_close_with): /mujoco_timing
-//   (--mujoco-timing), /pose and /plots (--save-data; common/outputs/plots.h)
+//   (--mujoco-timing), /pose, /plots and /render (--save-data;
+//   common/outputs/replay_outputs.h)
 #ifndef FLYSIM_COMMON_REPLAY_IO_H
 #define FLYSIM_COMMON_REPLAY_IO_H
 
@@ -21,7 +26,7 @@ extern "C" {
 #endif
 
 typedef struct fsReplayMeta {
-  const char* backend;      // "cpu" or "cuda"
+  const char* backend;      // "cpu", "host" or "cuda"
   const char* precision;    // the stepper's real: "f64" (cpu: MuJoCo's), "f32" or "f64"
   const char* command_line; // as typed
   int nthread;              // CPU threads (0 if not applicable)

@@ -1,5 +1,7 @@
 #include "common/replay/options.h"
 
+#include "common/replay/record.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -20,40 +22,54 @@ const char* fs_assets_dir(void) {
 }
 
 void fs_print_replay_help(void) {
+  printf("usage: flysim replay [options]\n"
+         "\n"
+         "Replay recorded fly walking through the model's position actuators in many\n"
+         "worlds at once, and report throughput (world-steps/s and x realtime).\n"
+         "Defaults replay NeuroMechFly (exported from FlyGym by scripts/setup.sh) on its\n"
+         "recorded walking clip, like FlyGym's scripts/replay_behavior_cpu.py.\n"
+         "\n"
+         "options:\n"
+         "  --backend cpu|cuda|host stepper: MuJoCo's mj_step on CPU threads (default cpu),\n"
+         "                          flysim's kernels on a GPU, or their stage code on CPU\n"
+         "                          threads (host: what the GPU computes, without a GPU)\n"
+         "  --precision f32|f64     cuda, host: the stepper's real (default f32; f64 is\n"
+         "                          MuJoCo's precision at about half the GPU's float32 rate)\n"
+         "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
+         "                          (default %s/mesh.mjb)\n"
+         "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
+         "                          attribute timestep; resampled (cubic) to the model's\n"
+         "                          timestep if it differs (default %s/walking_clip.h5)\n"
+         "  --worlds N              worlds stepped together (default 1); world w replays\n"
+         "                          the clip from row (w mod floor(T/S)) x S\n"
+         "  --threads N             CPU threads (default: one per core, at most N worlds)\n"
+         "  --sim-duration-sec S    simulated seconds (default: half the clip, as FlyGym)\n"
+         "  --sim-steps N           simulated steps (instead of --sim-duration-sec)\n"
+         "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
+         "                          starts, not recorded (default 0.05, as FlyGym)\n"
+         "  --save-data DIR         write DIR/replay.h5: every world's series (--record),\n"
+         "                          streamed as the run goes; then plots (world 0's\n"
+         "                          joint_angle_tracking.png|pdf: target vs simulated angles\n"
+         "                          of one leg; pose_over_time.png|pdf; every world's\n"
+         "                          tracking_error.png|pdf: median and spread per DoF), the\n"
+         "                          grid video DIR/grid.mp4 of --render-worlds worlds, each\n"
+         "                          from its tracking camera, rendered after the run from the\n"
+         "                          recorded states (cpu with one world: replay.mp4 alone)\n"
+         "                          and, cpu, world 0's video rendered inside the loop as\n"
+         "                          FlyGym does (DIR/replay.mp4); videos 320x240 a world,\n"
+         "                          25 fps at 0.2x speed (FlyGym's); MuJoCo's renderer,\n"
+         "                          headless EGL, ffmpeg\n",
+         fs_assets_dir(), fs_assets_dir());
   printf(
-      "usage: flysim replay [options]\n"
-      "\n"
-      "Replay recorded fly walking through the model's position actuators in many\n"
-      "worlds at once, and report throughput (world-steps/s and x realtime).\n"
-      "Defaults replay NeuroMechFly (exported from FlyGym by scripts/setup.sh) on its\n"
-      "recorded walking clip, like FlyGym's scripts/replay_behavior_cpu.py.\n"
-      "\n"
-      "options:\n"
-      "  --backend cpu|cuda|host stepper: MuJoCo's mj_step on CPU threads (default cpu),\n"
-      "                          flysim's kernels on a GPU, or their stage code on CPU\n"
-      "                          threads (host: what the GPU computes, without a GPU)\n"
-      "  --precision f32|f64     cuda, host: the stepper's real (default f32; f64 is\n"
-      "                          MuJoCo's precision at about half the GPU's float32 rate)\n"
-      "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
-      "                          (default %s/mesh.mjb)\n"
-      "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
-      "                          attribute timestep; resampled (cubic) to the model's\n"
-      "                          timestep if it differs (default %s/walking_clip.h5)\n"
-      "  --worlds N              worlds stepped together (default 1); world w replays\n"
-      "                          the clip from row (w mod floor(T/S)) x S\n"
-      "  --threads N             CPU threads (default: one per core, at most N worlds)\n"
-      "  --sim-duration-sec S    simulated seconds (default: half the clip, as FlyGym)\n"
-      "  --sim-steps N           simulated steps (instead of --sim-duration-sec)\n"
-      "  --warmup-sec S          settling steps at the neutral pose before the clock\n"
-      "                          starts, not recorded (default 0.05, as FlyGym)\n"
-      "  --save-data DIR         write DIR/replay.h5: joint angles (T x N x J) and targets\n"
-      "                          (T x N x A), streamed as the run goes; then plots of\n"
-      "                          world 0 (DIR/joint_angle_tracking.png|pdf: target vs\n"
-      "                          simulated angles of one leg; DIR/pose_over_time.png|pdf)\n"
-      "                          and, cpu, a video of world 0's tracking camera rendered\n"
-      "                          inside the loop (DIR/replay.mp4: 320x240, 25 fps at 0.2x\n"
-      "                          speed, as FlyGym; MuJoCo's renderer, headless EGL, ffmpeg)\n"
-      "  --no-video              with --save-data: skip the video (it costs loop time)\n"
+      "  --record LIST           with --save-data: series recorded for every world, comma-\n"
+      "                          separated (default all): angles (T x N x J joint angles),\n"
+      "                          targets (T x N x A), forces (T x N x A actuator forces),\n"
+      "                          sites (T x N x 3P site positions), thorax (T x N x 3);\n"
+      "                          or all, none\n"
+      "  --render-worlds K       with --save-data: worlds 0..K-1 in the grid video\n"
+      "                          (default 9, as FlyGym's GPU script; at most --worlds)\n"
+      "  --no-video              with --save-data: skip the videos (replay.mp4 costs loop\n"
+      "                          time; grid.mp4 costs time after the loop)\n"
       "  --no-plots              with --save-data: skip the plots (data only)\n"
       "  --plot-leg LEG          leg of the joint-angle plot: lf lm lh rf rm rh (default lf;\n"
       "                          a model's legs are named by its joints, e.g. l_knee -> l)\n"
@@ -72,8 +88,7 @@ void fs_print_replay_help(void) {
       "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
       "                          e.g. contact, gravity, spring, damper, actuation)\n"
       "  --quiet                 no progress line\n"
-      "  -h, --help              this text\n",
-      fs_assets_dir(), fs_assets_dir());
+      "  -h, --help              this text\n");
   printf("\n"
          "The last line printed is a summary a script can parse (key=value pairs).\n"
          "Exit status: 0 success, 1 run-time error, 2 usage error, 130 interrupted\n"
@@ -207,7 +222,9 @@ enum {
   OPT_TIMING,
   OPT_NO_VIDEO,
   OPT_NO_PLOTS,
-  OPT_PLOT_LEG
+  OPT_PLOT_LEG,
+  OPT_RECORD,
+  OPT_RENDER_WORLDS
 };
 
 // The outputs' options (--mujoco-timing, --no-video, --no-plots, --plot-leg): 1 if c
@@ -231,6 +248,16 @@ static int parse_output_option(int c, fsReplayOptions* o, fsError* err) {
                      optarg);
     snprintf(o->plot_leg, sizeof o->plot_leg, "%s", optarg);
     return 1;
+  case OPT_RECORD:
+    o->record_set = 1;
+    return fs_record_parse(optarg, &o->record, err) ? -1 : 1;
+  case OPT_RENDER_WORLDS: {
+    long k = 0;
+    if (fs_parse_positive_int("--render-worlds", optarg, 1024, &k, err)) return -1;
+    o->render_worlds = (int)k;
+    o->render_worlds_set = 1;
+    return 1;
+  }
   default:
     return 0;
   }
@@ -247,10 +274,12 @@ static int check_combinations(fsReplayOptions* o, fsError* err) {
     return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
                         "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
                         "(for the GPU's stage times use --profile, Nsight Systems)");
-  const char* needs_save = !o->video        ? "--no-video"
-                           : !o->plots      ? "--no-plots"
-                           : o->plot_leg[0] ? "--plot-leg"
-                                            : NULL;
+  const char* needs_save = !o->video              ? "--no-video"
+                           : !o->plots            ? "--no-plots"
+                           : o->plot_leg[0]       ? "--plot-leg"
+                           : o->record_set        ? "--record"
+                           : o->render_worlds_set ? "--render-worlds"
+                                                  : NULL;
   if (needs_save && !o->save_data[0])
     return fs_fail(err,
                    "%s only applies with --save-data DIR; fix: add --save-data DIR or drop "
@@ -278,6 +307,8 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {"no-video", no_argument, NULL, OPT_NO_VIDEO},
       {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
       {"plot-leg", required_argument, NULL, OPT_PLOT_LEG},
+      {"record", required_argument, NULL, OPT_RECORD},
+      {"render-worlds", required_argument, NULL, OPT_RENDER_WORLDS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -290,6 +321,8 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
   o->warmup_sec = 0.05;
   o->video = 1;
   o->plots = 1;
+  o->record = FS_RECORD_ALL;
+  o->render_worlds = 9;
   snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
 

@@ -29,6 +29,10 @@ typedef struct fsReplayOptions {
   int video;               // with --save-data: render the video (--no-video: 0)
   int plots;               // with --save-data: draw the plots (--no-plots: 0)
   char plot_leg[32];       // --plot-leg LEG ("" = lf, else the model's first leg)
+  unsigned record;         // --record LIST: fsSeriesId bits (default: all)
+  int record_set;          // --record was given
+  int render_worlds;       // --render-worlds K: worlds in the grid video (default 9)
+  int render_worlds_set;   // --render-worlds was given
   int disable;             // --disable NAME: mjtDisableBit flags added to the model's
   int quiet;               // --quiet: no progress line
   char command_line[8192]; // argv joined, for the HDF5 attributes

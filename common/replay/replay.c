@@ -9,17 +9,6 @@
 #include "common/base/interrupt.h"
 #include "common/profiling/nvtx.h"
 
-void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]) {
-  out[FS_SERIES_QPOS_JOINT] =
-      (fsSeriesSpec){"qpos_joint", b->njoint, "rad",
-                     "hinge (rad) and slide (length units) joint positions at the end of each step",
-                     "joint_names"};
-  out[FS_SERIES_TARGET] = (fsSeriesSpec){"target", b->nact, "rad",
-                                         "target position applied by each position actuator during "
-                                         "each step",
-                                         "actuator_names"};
-}
-
 int fs_replay_inputs_load(const char* model_path, const char* targets_path, int disable,
                           fsReplayInputs* in, fsError* err) {
   memset(in, 0, sizeof *in);
@@ -62,12 +51,19 @@ int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const 
   if (!r->world_start) return -1;
   long slices = t->nstep / nstep;
   for (int w = 0; w < nworld; w++) r->world_start[w] = (long)(w % slices) * nstep;
-  return 0;
+  return fs_replay_set_record(r, 0, 0, err);
 }
 
 void fs_replay_plan_free(fsReplay* r) {
   free(r->world_start);
   r->world_start = NULL;
+  fs_record_layout_free(&r->rec);
+}
+
+int fs_replay_set_record(fsReplay* r, unsigned mask, int nrender, fsError* err) {
+  fs_record_layout_free(&r->rec);
+  r->nrender = nrender < 0 ? 0 : nrender > r->nworld ? r->nworld : nrender;
+  return fs_record_layout_build(r->m, r->bind, mask, &r->rec, err);
 }
 
 int fs_replay_block_steps(int nworld, int nstep) {
@@ -80,22 +76,46 @@ int fs_replay_block_steps(int nworld, int nstep) {
 
 static void free_block(fsBlock* b) {
   for (int k = 0; k < FS_NSERIES; k++) free(b->series[k]);
+  free(b->render_qpos);
   memset(b, 0, sizeof *b);
 }
 
+// Buffers for one block of the selected series and the video's worlds.
 static int alloc_block(const fsReplay* r, int block, fsBlock* b, fsError* err) {
-  fsSeriesSpec spec[FS_NSERIES];
-  fs_replay_series(r->bind, spec);
   memset(b, 0, sizeof *b);
   for (int k = 0; k < FS_NSERIES; k++) {
-    unsigned long long n = (unsigned long long)block * (unsigned)r->nworld * (unsigned)spec[k].ncol;
+    if (!r->rec.ncol[k]) continue;
+    unsigned long long n =
+        (unsigned long long)block * (unsigned)r->nworld * (unsigned)r->rec.ncol[k];
     b->series[k] = fs_calloc(err, "a block of recorded steps", n, sizeof(float));
-    if (!b->series[k]) {
-      free_block(b);
-      return -1;
-    }
+    if (!b->series[k]) goto fail;
+  }
+  if (r->nrender > 0) {
+    unsigned long long n = (unsigned long long)block * (unsigned)r->nrender * (unsigned)r->m->nq;
+    b->render_qpos = fs_calloc(err, "a block of the video's states", n, sizeof(float));
+    if (!b->render_qpos) goto fail;
   }
   return 0;
+fail:
+  free_block(b);
+  return -1;
+}
+
+// The block's data (fetched from the backend), to the observer and the file.
+static int save_block(const fsReplay* r, const fsBackendOps* ops, void* self,
+                      const fsRunOptions* opt, fsBlock* b, fsError* err) {
+  if (b->ndone <= 0) return 0;
+  if (ops->fetch_block && ops->fetch_block(self, b, err)) return -1;
+  if (opt->on_block && opt->on_block(opt->block_arg, b, err)) return -1;
+  if (!opt->recorder) return 0;
+  const float* data[FS_NSERIES];
+  int n = 0;
+  for (int k = 0; k < FS_NSERIES; k++)
+    if (r->rec.ncol[k]) data[n++] = b->series[k];
+  fs_nvtx_push(FS_NVTX_RECORD);
+  int rc = fs_recorder_append(opt->recorder, b->ndone, data, err);
+  fs_nvtx_pop();
+  return rc;
 }
 
 static void print_progress(const char* label, const fsReplay* r, long long done, double elapsed,
@@ -120,7 +140,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
   int block = opt->block > 0 ? opt->block : fs_replay_block_steps(r->nworld, r->nstep);
   int rc = -1, timed = 0;
   long long step = 0;
-  if (opt->recorder)
+  if (opt->recorder || opt->on_block)
     for (int i = 0; i < 2; i++)
       if (alloc_block(r, block, &blk[i], err)) goto done;
 
@@ -146,8 +166,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
       goto done;
     }
     // Write the previous block while this one is being stepped.
-    int write_failed = prev && fs_recorder_append(opt->recorder, prev->ndone,
-                                                  (const float* const*)prev->series, err);
+    int write_failed = prev && save_block(r, ops, self, opt, prev, err);
     prev = NULL;
     fsError end_err;
     int end_failed = ops->end_block(self, b, &end_err);
@@ -156,8 +175,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
     if (write_failed) goto done;
     if (end_failed) {
       *err = end_err;
-      if (opt->recorder && b->ndone > 0)
-        fs_recorder_append(opt->recorder, b->ndone, (const float* const*)b->series, NULL);
+      if (opt->recorder || opt->on_block) save_block(r, ops, self, opt, b, NULL);
       goto done;
     }
     double now = fs_clock_s();
@@ -165,7 +183,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
       print_progress(label, r, step, now - t0, 0);
       last_print = now;
     }
-    if (opt->recorder) prev = b;
+    if (opt->recorder || opt->on_block) prev = b;
     cur ^= 1;
     if (b->ndone < b->nstep) break; // stopped by a signal
   }
@@ -175,9 +193,7 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
   int hook_failed = hooks->on_timed_end && hooks->on_timed_end(hooks->arg, err);
   if (opt->progress) print_progress(label, r, step, res->wall_s, 1);
   // The last block is saved even if the hook failed (its message is kept).
-  if (prev && fs_recorder_append(opt->recorder, prev->ndone, (const float* const*)prev->series,
-                                 hook_failed ? NULL : err))
-    goto done;
+  if (prev && save_block(r, ops, self, opt, prev, hook_failed ? NULL : err)) goto done;
   if (hook_failed) goto done;
   rc = 0;
 

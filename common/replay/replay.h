@@ -12,22 +12,13 @@
 
 #include "common/base/error.h"
 #include "common/inputs/model.h"
-#include "common/recorder/recorder.h"
 #include "common/inputs/targets.h"
+#include "common/recorder/recorder.h"
+#include "common/replay/record.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/// The series a replay records, one definition each (dataset, columns, units).
-typedef enum fsSeriesId {
-  FS_SERIES_QPOS_JOINT = 0, // (T x N x J) hinge/slide joint positions after each step
-  FS_SERIES_TARGET,         // (T x N x A) target applied during each step
-  FS_NSERIES
-} fsSeriesId;
-
-/// The recorder layout of the replay's series for binding b.
-void fs_replay_series(const fsReplayBinding* b, fsSeriesSpec out[FS_NSERIES]);
 
 /// A replay's inputs, as every verb loads them: the model (MJCF or MJB) with the
 /// disable flags added, the clip resampled to the model's timestep, and the binding
@@ -49,10 +40,12 @@ typedef struct fsReplay {
   const char* model_path;
   const fsTargets* targets; // (T x A) at m->opt.timestep
   const fsReplayBinding* bind;
-  int nworld;        // N
-  int nstep;         // S: timed, recorded steps
-  int nwarmup;       // steps before the clock, at the keyframe's controls
-  long* world_start; // (N) target row of each world's first step
+  int nworld;         // N
+  int nstep;          // S: timed, recorded steps
+  int nwarmup;        // steps before the clock, at the keyframe's controls
+  long* world_start;  // (N) target row of each world's first step
+  fsRecordLayout rec; // what the blocks record (common/replay/record.h): nothing by default
+  int nrender;        // K: worlds 0..K-1 keep their whole qpos every step (the video)
 } fsReplay;
 
 /// Fill r: world w starts at row (w mod floor(T / S)) * S -- FlyGym's GPU script's
@@ -62,12 +55,19 @@ int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const 
                    const fsReplayBinding* b, int nworld, int nstep, int nwarmup, fsError* err);
 void fs_replay_plan_free(fsReplay* r);
 
+/// Record the series of mask (fsSeriesId bits; 0: none), and the whole qpos of
+/// worlds 0..nrender-1 (capped at N). Before the backend is created.
+int fs_replay_set_record(fsReplay* r, unsigned mask, int nrender, fsError* err);
+
 /// Steps [step0, step0 + nstep) of a run, with buffers for the recorded series.
 typedef struct fsBlock {
   int step0;
   int nstep;                 // requested
   int ndone;                 // completed by every world (set by the backend)
-  float* series[FS_NSERIES]; // (nstep x N x C_k), or all NULL when not recording
+  float* series[FS_NSERIES]; // (nstep x N x C_k) each selected series, else NULL (all NULL
+                             // when not recording)
+  float* render_qpos;        // (nstep x K x nq) qpos of worlds 0..K-1 (K = fsReplay.nrender),
+                             // or NULL
 } fsBlock;
 
 /// Per-world health after a run: MuJoCo's warning counters and the first step at
@@ -113,6 +113,11 @@ typedef struct fsBackendOps {
   int (*perturb_state)(void* self, int how, unsigned seed, fsError* err);
   /// What the worlds cost (flysim bench).
   int (*cost)(void* self, fsBackendCost* out, fsError* err);
+  /// The block's recorded data into b->series / b->render_qpos, once its steps are
+  /// done (end_block) -- called by the driver just before it writes the block, after
+  /// the next block has begun, so that a GPU's copies overlap the next block's
+  /// steps. NULL: end_block filled them.
+  int (*fetch_block)(void* self, fsBlock* b, fsError* err);
 } fsBackendOps;
 
 /// How flysim compare perturbs a stepper's state for its floor (perturb_state).
@@ -151,6 +156,10 @@ typedef struct fsRunResult {
 /// A hook at the edges of the timed loop (profilers, timers); non-zero stops the run.
 typedef int (*fsRunHook)(void* arg, fsError* err);
 
+/// Called with each block's recorded data (b->ndone steps), in step order, on the
+/// driver's thread while the next block is stepped; non-zero stops the run.
+typedef int (*fsBlockHook)(void* arg, const fsBlock* b, fsError* err);
+
 /// Hooks around the timed loop, e.g. --profile's perf switches and --mujoco-timing's
 /// timer reset: what they do is outside the measured wall time.
 typedef struct fsRunHooks {
@@ -166,6 +175,8 @@ typedef struct fsRunOptions {
   int progress;            // print a progress line (stderr is a terminal)
   const char* label;       // progress label
   const fsRunHooks* hooks; // around the timed loop (or NULL)
+  fsBlockHook on_block;    // each block's data (or NULL): the outputs' observer
+  void* block_arg;
 } fsRunOptions;
 
 /// Steps per block for N worlds: about 1e4 world-steps, at most 1000 and at most S.

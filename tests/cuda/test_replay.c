@@ -167,7 +167,8 @@ static int run_backend(const Replay* r, double** q, int graph) {
   for (int s0 = 0; !rc && s0 < NSTEP; s0 += blk) {
     b.step0 = s0;
     b.nstep = NSTEP - s0 < blk ? NSTEP - s0 : blk;
-    rc = fs_cuda_ops.begin_block(c, &b, &err) || fs_cuda_ops.end_block(c, &b, &err);
+    rc = fs_cuda_ops.begin_block(c, &b, &err) || fs_cuda_ops.end_block(c, &b, &err) ||
+         fs_cuda_ops.fetch_block(c, &b, &err);
     for (int k = 0; !rc && k < b.nstep; k++)
       for (int w = 0; w < NWORLD; w++) {
         const float* qs = b.series[FS_SERIES_QPOS_JOINT] + ((size_t)k * NWORLD + w) * J;
@@ -243,7 +244,9 @@ static int load(Replay* r) {
   }
   r->nwarmup = (int)lround(0.05 / r->mj->opt.timestep); // FlyGym's Simulation.warmup
   if (fs_replay_plan(&r->plan, r->mj, "mesh.mjb", &r->t, &r->bind, NWORLD, NSTEP, r->nwarmup,
-                     &err)) {
+                     &err) ||
+      fs_replay_set_record(&r->plan, 1u << FS_SERIES_QPOS_JOINT | 1u << FS_SERIES_TARGET, 0,
+                           &err)) {
     fprintf(stderr, "%s\n", err.msg);
     return -1;
   }

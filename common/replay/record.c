@@ -1,0 +1,161 @@
+// What a replay records (common/replay/record.h).
+#include "common/replay/record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char* const kNames[FS_NSERIES] = {"angles", "targets", "forces", "sites", "thorax"};
+
+const char* fs_record_name(int k) {
+  return k >= 0 && k < FS_NSERIES ? kNames[k] : "?";
+}
+
+int fs_record_parse(const char* list, unsigned* mask, fsError* err) {
+  *mask = 0;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", list);
+  char* save = NULL;
+  int any = 0;
+  for (char* tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    any = 1;
+    if (!strcmp(tok, "all")) {
+      *mask |= FS_RECORD_ALL;
+      continue;
+    }
+    if (!strcmp(tok, "none")) continue;
+    int k = 0;
+    while (k < FS_NSERIES && strcmp(tok, kNames[k])) k++;
+    if (k == FS_NSERIES)
+      return fs_fail(err,
+                     "--record %s: unknown series '%s'; fix: a comma-separated list of "
+                     "angles, targets, forces, sites, thorax (or all, none)",
+                     list, tok);
+    *mask |= 1u << k;
+  }
+  if (!any)
+    return fs_fail(err, "--record is empty; fix: a comma-separated list of angles, targets, "
+                        "forces, sites, thorax (or all, none)");
+  return 0;
+}
+
+void fs_record_names(unsigned mask, char* out, size_t n) {
+  size_t used = 0;
+  out[0] = 0;
+  for (int k = 0; k < FS_NSERIES; k++)
+    if (mask & (1u << k) && used < n)
+      used += (size_t)snprintf(out + used, n - used, "%s%s", used ? "," : "", kNames[k]);
+  if (!used) snprintf(out, n, "none");
+}
+
+// The body of the model's first free joint, else body 1 (0 in a model of one body).
+static int root_body(const mjModel* m) {
+  for (int j = 0; j < m->njnt; j++)
+    if (m->jnt_type[j] == mjJNT_FREE) return m->jnt_bodyid[j];
+  return m->nbody > 1 ? 1 : 0;
+}
+
+int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned mask,
+                           fsRecordLayout* l, fsError* err) {
+  memset(l, 0, sizeof *l);
+  l->mask = mask & FS_RECORD_ALL;
+  l->points_are_sites = m->nsite > 0;
+  l->npoint = l->points_are_sites ? (int)m->nsite : (int)m->nbody - 1;
+  l->root_body = root_body(m);
+  const int size[FS_NSERIES] = {b->njoint, b->nact, b->nact, 3 * l->npoint, 3};
+  for (int k = 0; k < FS_NSERIES; k++) {
+    l->col0[k] = l->ncol_total;
+    l->ncol[k] = l->mask & (1u << k) ? size[k] : 0;
+    l->ncol_total += l->ncol[k];
+  }
+  size_t n = l->ncol_total > 0 ? (size_t)l->ncol_total : 1;
+  l->src = fs_calloc(err, "the record layout", n, sizeof(int));
+  l->index = fs_calloc(err, "the record layout", n, sizeof(int));
+  if (!l->src || !l->index) {
+    fs_record_layout_free(l);
+    return -1;
+  }
+  for (int k = 0; k < FS_NSERIES; k++) {
+    int* src = l->src + l->col0[k];
+    int* idx = l->index + l->col0[k];
+    for (int c = 0; c < l->ncol[k]; c++) {
+      switch ((fsSeriesId)k) {
+      case FS_SERIES_QPOS_JOINT:
+        src[c] = FS_SRC_QPOS, idx[c] = b->joint_qposadr[c];
+        break;
+      case FS_SERIES_TARGET:
+        src[c] = FS_SRC_CTRL, idx[c] = b->actuator[c];
+        break;
+      case FS_SERIES_ACTUATOR_FORCE:
+        src[c] = FS_SRC_ACTUATOR_FORCE, idx[c] = b->actuator[c];
+        break;
+      case FS_SERIES_SITE_POS:
+        src[c] = l->points_are_sites ? FS_SRC_SITE_XPOS : FS_SRC_XPOS;
+        idx[c] = l->points_are_sites ? c : c + 3; // bodies from 1
+        break;
+      default: // FS_SERIES_THORAX_POS
+        src[c] = FS_SRC_XPOS, idx[c] = 3 * l->root_body + c;
+        break;
+      }
+    }
+  }
+  return 0;
+}
+
+void fs_record_layout_free(fsRecordLayout* l) {
+  free(l->src);
+  free(l->index);
+  l->src = l->index = NULL;
+}
+
+fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
+  switch ((fsSeriesId)k) {
+  case FS_SERIES_QPOS_JOINT:
+    return (fsSeriesSpec){"qpos_joint", l->ncol[k], "rad",
+                          "hinge (rad) and slide (length units) joint positions at the end of "
+                          "each step",
+                          "joint_names"};
+  case FS_SERIES_TARGET:
+    return (fsSeriesSpec){"target", l->ncol[k], "rad",
+                          "target position applied by each position actuator during each step",
+                          "actuator_names"};
+  case FS_SERIES_ACTUATOR_FORCE:
+    return (fsSeriesSpec){"actuator_force", l->ncol[k], "model force units (hinges: torque)",
+                          "force of each position actuator (columns as /target) during each "
+                          "step: MuJoCo's actuator_force, FlyGym's get_actuator_forces",
+                          "actuator_names"};
+  case FS_SERIES_SITE_POS:
+    return (fsSeriesSpec){"site_pos", l->ncol[k], "model length units (NeuroMechFly: mm)",
+                          l->points_are_sites
+                              ? "world position (x y z per point) of each site of the model, "
+                                "as mj_step computed it at the start of each step (site_xpos; "
+                                "FlyGym's get_site_positions)"
+                              : "world position (x y z per point) of each body origin but the "
+                                "world's (the model has no site), at the start of each step",
+                          "point_names"};
+  default:
+    return (fsSeriesSpec){"thorax_pos", l->ncol[k], "model length units (NeuroMechFly: mm)",
+                          "world position (x y z) of the root body's origin (the free joint's "
+                          "body) at the start of each step",
+                          NULL};
+  }
+}
+
+const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int p) {
+  const char* name =
+      l->points_are_sites ? mj_id2name(m, mjOBJ_SITE, p) : mj_id2name(m, mjOBJ_BODY, p + 1);
+  return name ? name : "";
+}
+
+void fs_record_world_mj(const fsRecordLayout* l, const mjData* d, int k, int w, int nworld,
+                        float* const* out) {
+  const double* src[FS_NSRC] = {d->qpos, d->ctrl, d->actuator_force, d->site_xpos, d->xpos};
+  for (int s = 0; s < FS_NSERIES; s++) {
+    int C = l->ncol[s];
+    if (!C || !out[s]) continue;
+    float* row = out[s] + ((size_t)k * nworld + w) * C;
+    const int* sc = l->src + l->col0[s];
+    const int* ix = l->index + l->col0[s];
+    for (int c = 0; c < C; c++) row[c] = (float)src[sc[c]][ix[c]];
+  }
+}

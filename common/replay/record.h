@@ -1,0 +1,104 @@
+// What a replay records, and where each recorded column comes from.
+//
+// A replay records, for every world after every step, the series that --record
+// selects (one HDF5 dataset each, (T x N x C), common/recorder/recorder.h):
+//
+//   angles   /qpos_joint      (J)    hinge/slide joint positions after the step (qpos)
+//   targets  /target          (A)    the target each position actuator had in the step
+//                                    (its ctrl: 0 after MuJoCo reset a bad world)
+//   forces   /actuator_force  (A)    those actuators' forces in the step (actuator_force),
+//                                    FlyGym's get_actuator_forces
+//   sites    /site_pos        (3P)   the model's sites (its anatomical joint sites:
+//                                    FlyGym's get_site_positions; body origins when the
+//                                    model has no site), x y z per point (site_xpos)
+//   thorax   /thorax_pos      (3)    the root body's origin: the body of the model's
+//                                    free joint, else body 1 (xpos)
+//
+// site_xpos and xpos are what mj_step computed at the start of the step (MuJoCo's
+// kinematics run first): what FlyGym reads after sim.step(). Every backend records
+// from the same layout: column c of the selected series is source array src[c] at
+// index index[c] of the world's data, so that the CPU's MuJoCo data, the host's and
+// the GPU's fsData all record the same thing with a loop over columns.
+//
+// The video's worlds (fsReplay.nrender, the first K) also keep their whole qpos at
+// every step of a block (fsBlock.render_qpos); the outputs pick the frames.
+#ifndef FLYSIM_COMMON_RECORD_H
+#define FLYSIM_COMMON_RECORD_H
+
+#include <stddef.h>
+
+#include <mujoco/mujoco.h>
+
+#include "common/base/error.h"
+#include "common/inputs/model.h"
+#include "common/recorder/recorder.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The series a replay can record, one definition each.
+typedef enum fsSeriesId {
+  FS_SERIES_QPOS_JOINT = 0, // angles
+  FS_SERIES_TARGET,         // targets
+  FS_SERIES_ACTUATOR_FORCE, // forces
+  FS_SERIES_SITE_POS,       // sites
+  FS_SERIES_THORAX_POS,     // thorax
+  FS_NSERIES
+} fsSeriesId;
+
+#define FS_RECORD_ALL ((1u << FS_NSERIES) - 1u)
+
+/// Where a recorded column's value lives in a world's data.
+typedef enum fsRecordSource {
+  FS_SRC_QPOS = 0,       // qpos (nq)
+  FS_SRC_CTRL,           // ctrl (nu): the step's targets
+  FS_SRC_ACTUATOR_FORCE, // actuator_force (nu)
+  FS_SRC_SITE_XPOS,      // site_xpos (nsite x 3)
+  FS_SRC_XPOS,           // xpos (nbody x 3)
+  FS_NSRC
+} fsRecordSource;
+
+/// The selected series and the source of each of their columns.
+typedef struct fsRecordLayout {
+  unsigned mask;        // selected series (bit k: fsSeriesId k)
+  int ncol[FS_NSERIES]; // C_k of each series (0 when not selected)
+  int col0[FS_NSERIES]; // first column of series k in src/index
+  int ncol_total;       // sum of C_k over the selected series
+  int* src;             // (ncol_total) fsRecordSource of each column
+  int* index;           // (ncol_total) index into that source
+  int npoint;           // P: points of /site_pos
+  int points_are_sites; // 1: site_xpos; 0: body origins 1..nbody-1 (no sites)
+  int root_body;        // the body of /thorax_pos
+} fsRecordLayout;
+
+/// --record: a comma-separated list of angles, targets, forces, sites, thorax (or
+/// all, none) into a mask. Usage error naming the choices.
+int fs_record_parse(const char* list, unsigned* mask, fsError* err);
+
+/// "angles,targets,forces,sites,thorax" for a mask ("none" for 0).
+void fs_record_names(unsigned mask, char* out, size_t n);
+
+/// The --record name of series k ("angles", ...).
+const char* fs_record_name(int k);
+
+/// Build the layout of mask for model m and binding b.
+int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned mask,
+                           fsRecordLayout* out, fsError* err);
+void fs_record_layout_free(fsRecordLayout* l);
+
+/// The recorder's description of series k (dataset, columns, units, doc).
+fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k);
+
+/// Names of the P points of /site_pos (the model's site or body names).
+const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int p);
+
+/// Record one world's step from MuJoCo's data (the CPU stepper): for every selected
+/// series k, row (step k_in_block, world w) of out[k] (nstep x N x C_k).
+void fs_record_world_mj(const fsRecordLayout* l, const mjData* d, int k, int w, int nworld,
+                        float* const* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,189 @@
+// What every backend records (common/replay/record.h) against the stepper's own
+// state and MuJoCo, on NeuroMechFly with contacts, 3 worlds, 2 of them in the video:
+//
+// After block 1: its last row of /qpos_joint and of the video's qpos equal the
+// backend's state (read_worlds), rounded to float32, bit for bit. Block 2's first
+// row was computed from that state: its targets equal the clip's row, and its
+// site positions, thorax position and actuator forces equal MuJoCo's (mj_forward on
+// that state with those targets; the fly's actuators have no velocity gain, so
+// qvel = 0 gives the same forces) -- exactly on the cpu (MuJoCo's own numbers), to
+// a bound scaled for the stepper's real on the host (and GPU when there is one).
+// A recording one step late or early, or of the wrong column, fails here.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/backends.h"
+#include "common/replay/replay.h"
+#include "tests/testutil.h"
+
+#define NWORLD  3
+#define NRENDER 2
+#define BLOCK   40
+
+typedef struct Inputs {
+  fsReplayInputs in;
+  fsReplay plan;
+} Inputs;
+
+static int failures;
+
+static void expect(int ok, const char* what, const char* backend, int w, int col, double got,
+                   double want) {
+  if (ok) return;
+  if (failures++ < 20)
+    fprintf(stderr, "FAIL %s: %s, world %d, column %d: %.9g, expected %.9g\n", backend, what, w,
+            col, got, want);
+}
+
+// Block buffers for the plan's series and the video's worlds.
+static void alloc_block(const fsReplay* r, fsBlock* b) {
+  memset(b, 0, sizeof *b);
+  for (int k = 0; k < FS_NSERIES; k++)
+    b->series[k] = calloc((size_t)BLOCK * r->nworld * r->rec.ncol[k] + 1, sizeof(float));
+  b->render_qpos = calloc((size_t)BLOCK * r->nrender * r->m->nq, sizeof(float));
+}
+
+static void free_block(fsBlock* b) {
+  for (int k = 0; k < FS_NSERIES; k++) free(b->series[k]);
+  free(b->render_qpos);
+}
+
+static int run_block(const fsBackend* be, fsBlock* b, int step0, fsError* err) {
+  b->step0 = step0;
+  b->nstep = BLOCK;
+  return be->ops->begin_block(be->self, b, err) || be->ops->end_block(be->self, b, err) ||
+         (be->ops->fetch_block && be->ops->fetch_block(be->self, b, err));
+}
+
+// Block 1's last row against the state: float32 of the same numbers.
+static void check_state_rows(const char* name, const fsReplay* r, const fsBlock* b,
+                             const double* qpos) {
+  const int N = r->nworld, J = r->bind->njoint, nq = (int)r->m->nq, k = BLOCK - 1;
+  for (int w = 0; w < N; w++) {
+    const float* q = b->series[FS_SERIES_QPOS_JOINT] + ((size_t)k * N + w) * J;
+    for (int j = 0; j < J; j++) {
+      double want = (float)qpos[(size_t)w * nq + r->bind->joint_qposadr[j]];
+      expect(q[j] == want, "angles vs the state", name, w, j, q[j], want);
+    }
+    if (w >= r->nrender) continue;
+    const float* v = b->render_qpos + ((size_t)k * r->nrender + w) * nq;
+    for (int i = 0; i < nq; i++) {
+      double want = (float)qpos[(size_t)w * nq + i];
+      expect(v[i] == want, "video qpos vs the state", name, w, i, v[i], want);
+    }
+  }
+}
+
+// Block 2's first row against MuJoCo from block 1's last state; tol: relative to
+// the series' scale (0: exact).
+static void check_mujoco_rows(const char* name, const fsReplay* r, const fsBlock* b,
+                              const double* qpos, double tol) {
+  const mjModel* m = r->m;
+  const fsRecordLayout* l = &r->rec;
+  const int N = r->nworld, A = r->bind->nact, nq = (int)m->nq;
+  mjData* d = mj_makeData(m);
+  for (int w = 0; w < N; w++) {
+    fs_replay_reset_world(m, r->bind, d); // adhesion on, as the replay
+    memcpy(d->qpos, qpos + (size_t)w * nq, sizeof(double) * nq);
+    mju_zero(d->qvel, m->nv);
+    const double* target = r->targets->value + (r->world_start[w] + BLOCK) * (long)A;
+    for (int a = 0; a < A; a++) d->ctrl[r->bind->actuator[a]] = target[a];
+    mj_forward(m, d);
+    const float* t = b->series[FS_SERIES_TARGET] + (size_t)w * A;
+    const float* f = b->series[FS_SERIES_ACTUATOR_FORCE] + (size_t)w * A;
+    for (int a = 0; a < A; a++) {
+      expect(t[a] == (float)target[a], "targets vs the clip", name, w, a, t[a], target[a]);
+      double want = d->actuator_force[r->bind->actuator[a]];
+      expect(fabs(f[a] - want) <= tol * 30 + fabs(want) * 6e-8, "forces vs MuJoCo", name, w, a,
+             f[a], want);
+    }
+    const int C = l->ncol[FS_SERIES_SITE_POS];
+    const float* s = b->series[FS_SERIES_SITE_POS] + (size_t)w * C;
+    for (int c = 0; c < C; c++) {
+      double want = d->site_xpos[c];
+      expect(fabs(s[c] - want) <= tol * 3 + fabs(want) * 6e-8, "sites vs MuJoCo", name, w, c, s[c],
+             want);
+    }
+    const float* x = b->series[FS_SERIES_THORAX_POS] + (size_t)w * 3;
+    for (int c = 0; c < 3; c++) {
+      double want = d->xpos[3 * l->root_body + c];
+      expect(fabs(x[c] - want) <= tol * 3 + fabs(want) * 6e-8, "thorax vs MuJoCo", name, w, c, x[c],
+             want);
+    }
+  }
+  mj_deleteData(d);
+}
+
+static int check_backend(Inputs* I, fsBackendKind kind, int bits, double tol) {
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", fs_backend_kind_name(kind),
+           kind == FS_BACKEND_CPU ? ""
+           : bits == 32           ? " f32"
+                                  : " f64");
+  fsError err = {{0}};
+  fsBackend be;
+  memset(&be, 0, sizeof be);
+  if (fs_backend_open(kind, bits, &I->plan, 2, &be, &err)) {
+    printf("%s: not run here (%s)\n", name, err.msg);
+    return kind == FS_BACKEND_CUDA ? 0 : -1;
+  }
+  fsBlock b1, b2;
+  alloc_block(&I->plan, &b1);
+  alloc_block(&I->plan, &b2);
+  double* qpos = calloc((size_t)NWORLD * I->plan.m->nq, sizeof(double));
+  int* ncon = calloc(NWORLD, sizeof(int));
+  int before = failures, rc = be.ops->warmup(be.self, &err) || run_block(&be, &b1, 0, &err) ||
+                              be.ops->read_worlds(be.self, qpos, ncon, &err) ||
+                              run_block(&be, &b2, BLOCK, &err);
+  if (rc) {
+    fprintf(stderr, "FAIL %s: %s\n", name, err.msg);
+    failures++;
+  } else {
+    check_state_rows(name, &I->plan, &b1, qpos);
+    check_mujoco_rows(name, &I->plan, &b2, qpos, tol);
+    int contacts = 0;
+    for (int w = 0; w < NWORLD; w++) contacts += ncon[w];
+    CHECK(contacts > 0); // the checks ran with the feet on the floor
+    printf("%s: %s (%d contacts at the block boundary)\n", name,
+           failures == before ? "ok" : "FAILED", contacts);
+  }
+  free(qpos);
+  free(ncon);
+  free_block(&b1);
+  free_block(&b2);
+  fs_backend_close(&be);
+  return 0;
+}
+
+int main(void) {
+  char model[4096], clip[4096];
+  snprintf(model, sizeof model, "%s", fs_test_asset("mesh.mjb"));
+  snprintf(clip, sizeof clip, "%s", fs_test_asset("walking_clip.h5"));
+  Inputs I;
+  fsError err = {{0}};
+  if (fs_replay_inputs_load(model, clip, 0, &I.in, &err) ||
+      fs_replay_plan(&I.plan, I.in.m, model, &I.in.targets, &I.in.bind, NWORLD, 4 * BLOCK, 200,
+                     &err) ||
+      fs_replay_set_record(&I.plan, FS_RECORD_ALL, NRENDER, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  CHECK(I.plan.rec.ncol[FS_SERIES_SITE_POS] == 3 * (int)I.in.m->nsite);
+  CHECK(I.plan.rec.root_body == 1); // NeuroMechFly's thorax
+  // Bounds: cpu exact (MuJoCo's own numbers); the host's float64 stage code within
+  // 1e-9 of the scale; float32 within 2e-5 (its kinematics and forces rounded).
+  int rc =
+      check_backend(&I, FS_BACKEND_CPU, 64, 0) || check_backend(&I, FS_BACKEND_HOST, 64, 1e-9) ||
+      check_backend(&I, FS_BACKEND_HOST, 32, 2e-5) ||
+      check_backend(&I, FS_BACKEND_CUDA, 64, 1e-9) || check_backend(&I, FS_BACKEND_CUDA, 32, 2e-5);
+  fs_replay_plan_free(&I.plan);
+  fs_replay_inputs_free(&I.in);
+  if (rc || failures || fs_test_failures) {
+    fprintf(stderr, "test_record: %d failures\n", failures);
+    return 1;
+  }
+  printf("test_record: passed\n");
+  return 0;
+}
