@@ -23,7 +23,9 @@ FS_HD float fs_record_value(const fsData* d, int src, int index) {
                     : src == FS_SRC_CTRL           ? d->ctrl
                     : src == FS_SRC_ACTUATOR_FORCE ? d->actuator_force
                     : src == FS_SRC_SITE_XPOS      ? d->site_xpos
-                                                   : d->xpos;
+                    : src == FS_SRC_XPOS           ? d->xpos
+                    : src == FS_SRC_XQUAT          ? d->xquat
+                                                   : d->qvel;
   return (float)a[index];
 }
 

@@ -67,6 +67,11 @@ static void check_state_rows(const char* name, const fsReplay* r, const fsBlock*
       double want = (float)qpos[(size_t)w * nq + r->bind->joint_qposadr[j]];
       expect(q[j] == want, "angles vs the state", name, w, j, q[j], want);
     }
+    const float* qa = b->series[FS_SERIES_QPOS] + ((size_t)k * N + w) * nq;
+    for (int i = 0; i < nq; i++) {
+      double want = (float)qpos[(size_t)w * nq + i];
+      expect(qa[i] == want, "qpos vs the state", name, w, i, qa[i], want);
+    }
     if (w >= r->nrender) continue;
     const float* v = b->render_qpos + ((size_t)k * r->nrender + w) * nq;
     for (int i = 0; i < nq; i++) {
@@ -111,6 +116,18 @@ static void check_mujoco_rows(const char* name, const fsReplay* r, const fsBlock
       double want = d->xpos[3 * l->root_body + c];
       expect(fabs(x[c] - want) <= tol * 3 + fabs(want) * 6e-8, "thorax vs MuJoCo", name, w, c, x[c],
              want);
+    }
+    const float* o = b->series[FS_SERIES_THORAX_QUAT] + (size_t)w * 4;
+    for (int c = 0; c < 4; c++) {
+      double want = d->xquat[4 * l->root_body + c];
+      expect(fabs(o[c] - want) <= tol + 6e-8, "orientation vs MuJoCo", name, w, c, o[c], want);
+    }
+    const int D = r->bind->nadhesion;
+    const float* ad = b->series[FS_SERIES_ADHESION] + (size_t)w * D;
+    for (int a = 0; a < D; a++) {
+      double want = d->actuator_force[r->bind->adhesion[a]];
+      expect(fabs(ad[a] - want) <= tol * fabs(want) + fabs(want) * 6e-8, "adhesion vs MuJoCo", name,
+             w, a, ad[a], want);
     }
   }
   mj_deleteData(d);

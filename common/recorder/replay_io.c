@@ -79,6 +79,18 @@ static int write_record_names(hid_t f, const char* path, const fsReplay* r, fsEr
     free(pn);
     if (rc) return -1;
   }
+  if (l->ncol[FS_SERIES_ADHESION]) {
+    const char** an =
+        fs_calloc(err, "adhesion names", (size_t)r->bind->nadhesion + 1, sizeof(char*));
+    if (!an) return -1;
+    for (int a = 0; a < r->bind->nadhesion; a++) {
+      const char* name = mj_id2name(r->m, mjOBJ_ACTUATOR, r->bind->adhesion[a]);
+      an[a] = name ? name : "";
+    }
+    int rc = fs_h5_write_strings(f, path, "adhesion_names", an, r->bind->nadhesion, err);
+    free(an);
+    if (rc) return -1;
+  }
   if (l->ncol[FS_SERIES_THORAX_POS]) {
     const char* body = mj_id2name(r->m, mjOBJ_BODY, l->root_body);
     hid_t d = H5Dopen2(f, "thorax_pos", H5P_DEFAULT);

@@ -62,10 +62,11 @@ void fs_print_replay_help(void) {
          fs_assets_dir(), fs_assets_dir());
   printf(
       "  --record LIST           with --save-data: series recorded for every world, comma-\n"
-      "                          separated (default all): angles (T x N x J joint angles),\n"
-      "                          targets (T x N x A), forces (T x N x A actuator forces),\n"
-      "                          sites (T x N x 3P site positions), thorax (T x N x 3);\n"
-      "                          or all, none\n"
+      "                          separated: angles (T x N x J joint angles), targets\n"
+      "                          (T x N x A), forces (T x N x A actuator forces), sites\n"
+      "                          (T x N x 3P site positions), thorax (T x N x 3) -- the\n"
+      "                          default --; orientation (the thorax's quaternion), qpos,\n"
+      "                          qvel, adhesion (adhesion forces); or all, none\n"
       "  --render-worlds K       with --save-data: worlds 0..K-1 in the grid video\n"
       "                          (default 9, as FlyGym's GPU script; at most --worlds)\n"
       "  --no-video              with --save-data: skip the videos (replay.mp4 costs loop\n"
@@ -321,7 +322,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
   o->warmup_sec = 0.05;
   o->video = 1;
   o->plots = 1;
-  o->record = FS_RECORD_ALL;
+  o->record = FS_RECORD_REPLAY_DEFAULT;
   o->render_worlds = 9;
   snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char* const kNames[FS_NSERIES] = {"angles", "targets", "forces", "sites", "thorax"};
+static const char* const kNames[FS_NSERIES] = {
+    "angles", "targets", "forces", "sites", "thorax", "orientation", "qpos", "qvel", "adhesion"};
+#define FS_RECORD_CHOICES                                                                          \
+  "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion (or all, none)"
 
 const char* fs_record_name(int k) {
   return k >= 0 && k < FS_NSERIES ? kNames[k] : "?";
@@ -27,15 +30,12 @@ int fs_record_parse(const char* list, unsigned* mask, fsError* err) {
     int k = 0;
     while (k < FS_NSERIES && strcmp(tok, kNames[k])) k++;
     if (k == FS_NSERIES)
-      return fs_fail(err,
-                     "--record %s: unknown series '%s'; fix: a comma-separated list of "
-                     "angles, targets, forces, sites, thorax (or all, none)",
-                     list, tok);
+      return fs_fail(err, "--record %s: unknown series '%s'; fix: a comma-separated list of %s",
+                     list, tok, FS_RECORD_CHOICES);
     *mask |= 1u << k;
   }
   if (!any)
-    return fs_fail(err, "--record is empty; fix: a comma-separated list of angles, targets, "
-                        "forces, sites, thorax (or all, none)");
+    return fs_fail(err, "--record is empty; fix: a comma-separated list of %s", FS_RECORD_CHOICES);
   return 0;
 }
 
@@ -62,7 +62,8 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
   l->points_are_sites = m->nsite > 0;
   l->npoint = l->points_are_sites ? (int)m->nsite : (int)m->nbody - 1;
   l->root_body = root_body(m);
-  const int size[FS_NSERIES] = {b->njoint, b->nact, b->nact, 3 * l->npoint, 3};
+  const int size[FS_NSERIES] = {b->njoint, b->nact,    b->nact,    3 * l->npoint, 3,
+                                4,         (int)m->nq, (int)m->nv, b->nadhesion};
   for (int k = 0; k < FS_NSERIES; k++) {
     l->col0[k] = l->ncol_total;
     l->ncol[k] = l->mask & (1u << k) ? size[k] : 0;
@@ -93,8 +94,20 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
         src[c] = l->points_are_sites ? FS_SRC_SITE_XPOS : FS_SRC_XPOS;
         idx[c] = l->points_are_sites ? c : c + 3; // bodies from 1
         break;
-      default: // FS_SERIES_THORAX_POS
+      case FS_SERIES_THORAX_POS:
         src[c] = FS_SRC_XPOS, idx[c] = 3 * l->root_body + c;
+        break;
+      case FS_SERIES_THORAX_QUAT:
+        src[c] = FS_SRC_XQUAT, idx[c] = 4 * l->root_body + c;
+        break;
+      case FS_SERIES_QPOS:
+        src[c] = FS_SRC_QPOS, idx[c] = c;
+        break;
+      case FS_SERIES_QVEL:
+        src[c] = FS_SRC_QVEL, idx[c] = c;
+        break;
+      default: // FS_SERIES_ADHESION
+        src[c] = FS_SRC_ACTUATOR_FORCE, idx[c] = b->adhesion[c];
         break;
       }
     }
@@ -133,11 +146,26 @@ fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
                               : "world position (x y z per point) of each body origin but the "
                                 "world's (the model has no site), at the start of each step",
                           "point_names"};
-  default:
+  case FS_SERIES_THORAX_POS:
     return (fsSeriesSpec){"thorax_pos", l->ncol[k], "model length units (NeuroMechFly: mm)",
                           "world position (x y z) of the root body's origin (the free joint's "
                           "body) at the start of each step",
                           NULL};
+  case FS_SERIES_THORAX_QUAT:
+    return (fsSeriesSpec){"thorax_quat", l->ncol[k], "unit quaternion (w x y z)",
+                          "world orientation of the root body at the start of each step (xquat)",
+                          NULL};
+  case FS_SERIES_QPOS:
+    return (fsSeriesSpec){"qpos", l->ncol[k], "model units (free joint: position, quaternion)",
+                          "the whole position state at the end of each step", NULL};
+  case FS_SERIES_QVEL:
+    return (fsSeriesSpec){"qvel", l->ncol[k], "model units per second",
+                          "the whole velocity state at the end of each step", NULL};
+  default:
+    return (fsSeriesSpec){"adhesion_force", l->ncol[k], "model force units",
+                          "force of each adhesion actuator during each step (columns: "
+                          "adhesion_names)",
+                          "adhesion_names"};
   }
 }
 
@@ -149,7 +177,8 @@ const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int 
 
 void fs_record_world_mj(const fsRecordLayout* l, const mjData* d, int k, int w, int nworld,
                         float* const* out) {
-  const double* src[FS_NSRC] = {d->qpos, d->ctrl, d->actuator_force, d->site_xpos, d->xpos};
+  const double* src[FS_NSRC] = {d->qpos,  d->ctrl, d->actuator_force, d->site_xpos, d->xpos,
+                                d->xquat, d->qvel};
   for (int s = 0; s < FS_NSERIES; s++) {
     int C = l->ncol[s];
     if (!C || !out[s]) continue;

@@ -13,6 +13,13 @@
 //                                    model has no site), x y z per point (site_xpos)
 //   thorax   /thorax_pos      (3)    the root body's origin: the body of the model's
 //                                    free joint, else body 1 (xpos)
+//   orientation /thorax_quat  (4)    the root body's orientation (xquat, w x y z)
+//   qpos     /qpos            (nq)   the whole state after the step
+//   qvel     /qvel            (nv)
+//   adhesion /adhesion_force  (D)    the adhesion actuators' forces in the step
+//
+// replay --save-data records the first five by default (FlyGym's series and the
+// targets); flysim generate what its spec asks.
 //
 // site_xpos and xpos are what mj_step computed at the start of the step (MuJoCo's
 // kinematics run first): what FlyGym reads after sim.step(). Every backend records
@@ -44,10 +51,15 @@ typedef enum fsSeriesId {
   FS_SERIES_ACTUATOR_FORCE, // forces
   FS_SERIES_SITE_POS,       // sites
   FS_SERIES_THORAX_POS,     // thorax
+  FS_SERIES_THORAX_QUAT,    // orientation
+  FS_SERIES_QPOS,           // qpos
+  FS_SERIES_QVEL,           // qvel
+  FS_SERIES_ADHESION,       // adhesion
   FS_NSERIES
 } fsSeriesId;
 
-#define FS_RECORD_ALL ((1u << FS_NSERIES) - 1u)
+#define FS_RECORD_ALL            ((1u << FS_NSERIES) - 1u)
+#define FS_RECORD_REPLAY_DEFAULT ((1u << (FS_SERIES_THORAX_POS + 1)) - 1u)
 
 /// Where a recorded column's value lives in a world's data.
 typedef enum fsRecordSource {
@@ -56,6 +68,8 @@ typedef enum fsRecordSource {
   FS_SRC_ACTUATOR_FORCE, // actuator_force (nu)
   FS_SRC_SITE_XPOS,      // site_xpos (nsite x 3)
   FS_SRC_XPOS,           // xpos (nbody x 3)
+  FS_SRC_XQUAT,          // xquat (nbody x 4)
+  FS_SRC_QVEL,           // qvel (nv)
   FS_NSRC
 } fsRecordSource;
 
@@ -72,8 +86,9 @@ typedef struct fsRecordLayout {
   int root_body;        // the body of /thorax_pos
 } fsRecordLayout;
 
-/// --record: a comma-separated list of angles, targets, forces, sites, thorax (or
-/// all, none) into a mask. Usage error naming the choices.
+/// --record: a comma-separated list of series names (angles, targets, forces, sites,
+/// thorax, orientation, qpos, qvel, adhesion; or all, none) into a mask. Usage error
+/// naming the choices.
 int fs_record_parse(const char* list, unsigned* mask, fsError* err);
 
 /// "angles,targets,forces,sites,thorax" for a mask ("none" for 0).
