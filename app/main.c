@@ -6,6 +6,7 @@
 
 #include "app/bench_cmd.h"
 #include "app/compare_cmd.h"
+#include "app/generate_cmd.h"
 #include "app/replay_cmd.h"
 #include "common/replay/options.h"
 #include "common/recorder/replay_io.h"
@@ -19,6 +20,8 @@ static void print_help(void) {
          "             (flysim compare --help)\n"
          "  bench      throughput over steppers, precisions and worlds, with peers\n"
          "             (flysim bench --help)\n"
+         "  generate   an HDF5 dataset of replays with per-world variation, resumable\n"
+         "             (flysim generate --help)\n"
          "\n"
          "  -h, --help      this text\n"
          "  --version       flysim and MuJoCo versions\n");
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "replay")) return fs_cmd_replay(argc - 1, argv + 1, command_line);
   if (!strcmp(argv[1], "compare")) return fs_cmd_compare(argc - 1, argv + 1, command_line);
   if (!strcmp(argv[1], "bench")) return fs_cmd_bench(argc - 1, argv + 1, command_line);
+  if (!strcmp(argv[1], "generate")) return fs_cmd_generate(argc - 1, argv + 1, command_line);
   fprintf(stderr, "flysim: unknown command '%s'; see flysim --help\n", argv[1]);
   return 2;
 }

@@ -86,9 +86,10 @@ static int should_stop(fsCpuReplay* c) {
 // keyframe's controls (FlyGym's Simulation.reset + set_leg_adhesion_states + warmup).
 static void warmup_world(fsCpuReplay* c, World* wd) {
   const fsReplay* r = c->r;
-  const mjModel* m = r->m;
+  const int w = (int)(wd - c->worlds);
+  const mjModel* m = fs_replay_model(r, w);
   mjData* d = wd->d;
-  fs_replay_reset_world(m, r->bind, d);
+  fs_replay_start_world(r, w, d);
   memset(&wd->st, 0, sizeof wd->st);
   wd->st.first_warning = -1;
   wd->st.first_warning_step = INT_MIN;
@@ -103,7 +104,7 @@ static void warmup_world(fsCpuReplay* c, World* wd) {
 // Step world w through the block: ctrl from its targets, mj_step, record.
 static void block_world(fsCpuReplay* c, int w) {
   const fsReplay* r = c->r;
-  const mjModel* m = r->m;
+  const mjModel* m = fs_replay_model(r, w);
   const fsReplayBinding* b = r->bind;
   World* wd = &c->worlds[w];
   mjData* d = wd->d;

@@ -196,30 +196,43 @@ static int upload_async(fsCudaReplay* c, void* dst, const void* src, size_t n, f
   return 0;
 }
 
-// Every world's state <- the keyframe (or qpos0), adhesion on (cpu/replay_cpu.c's reset).
+// Every world's state <- the keyframe (or qpos0), adhesion on (cpu/replay_cpu.c's reset),
+// then the plan's init_world when it has one (each world its own start).
 static int upload_reset_state(fsCudaReplay* c, fsError* err) {
   const fsReplay* r = c->r;
-  mjData* md = mj_makeData(r->m);
-  if (!md) return fs_fail(err, "%s: cannot allocate MuJoCo data", r->model_path);
-  fs_replay_reset_world(r->m, r->bind, md);
-  fsBatch one;
-  int rc = fs_batch_alloc(&c->hm, 1, &one, err);
-  if (!rc) rc = fs_batch_from_mj(&c->hm, &one, 0, r->m, md, FS_STAGE_STATE, err);
-  mj_deleteData(md);
-  for (int f = 0; !rc && f < fs_data_nfield; f++) {
+  enum { MAX_STATE = 64 };
+  const fsFieldInfo* field[MAX_STATE];
+  char* rep[MAX_STATE];
+  size_t bytes[MAX_STATE];
+  int nf = 0, rc = 0;
+  for (int f = 0; f < fs_data_nfield && nf < MAX_STATE; f++) {
     const fsFieldInfo* fi = &fs_data_fields[f];
     if (fi->stage != FS_STAGE_STATE) continue;
-    size_t bytes = (size_t)fs_field_rows(&c->hm, fi) * fi->cols * fs_type_size(fi->type);
-    char* rep = (char*)malloc(bytes * c->N + 1);
-    if (!rep) {
-      rc = fs_fail_oom(err, "the initial state", (double)bytes * c->N);
-      break;
-    }
-    for (int w = 0; w < c->N; w++) memcpy(rep + bytes * w, *fs_field_ptr(&one.base, fi), bytes);
-    rc = upload_async(c, *fs_field_ptr((void*)fs_device_data(c->dev), fi), rep, bytes * c->N, err);
-    free(rep);
+    field[nf] = fi;
+    bytes[nf] = (size_t)fs_field_rows(&c->hm, fi) * fi->cols * fs_type_size(fi->type);
+    rep[nf] = (char*)malloc(bytes[nf] * c->N + 1);
+    if (!rep[nf++]) rc = fs_fail_oom(err, "the initial state", (double)bytes[nf - 1] * c->N);
   }
+  mjData* md = rc ? NULL : mj_makeData(r->m);
+  if (!rc && !md) rc = fs_fail(err, "%s: cannot allocate MuJoCo data", r->model_path);
+  fsBatch one;
+  memset(&one, 0, sizeof one);
+  if (!rc) rc = fs_batch_alloc(&c->hm, 1, &one, err);
+  int per_world = r->world_model || r->init_world;
+  for (int w = 0; !rc && w < c->N; w++) {
+    if (w == 0 || per_world) {
+      fs_replay_start_world(r, w, md);
+      rc = fs_batch_from_mj(&c->hm, &one, 0, fs_replay_model(r, w), md, FS_STAGE_STATE, err);
+    }
+    for (int k = 0; !rc && k < nf; k++)
+      memcpy(rep[k] + bytes[k] * w, *fs_field_ptr(&one.base, field[k]), bytes[k]);
+  }
+  for (int k = 0; !rc && k < nf; k++)
+    rc = upload_async(c, *fs_field_ptr((void*)fs_device_data(c->dev), field[k]), rep[k],
+                      bytes[k] * c->N, err);
+  if (md) mj_deleteData(md);
   fs_batch_free(&one);
+  for (int k = 0; k < nf; k++) free(rep[k]);
   return rc;
 }
 
@@ -512,6 +525,11 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   c->use_graph = !(env && !strcmp(env, "1"));
   // The model check first: what the GPU stepper cannot run is worth knowing anywhere.
   if (fs_model_build(r->m, r->model_path, &c->hm, err)) goto fail;
+  if (r->world_model) {
+    fs_fail(err, "--backend cuda: per-world model variation (flysim generate's vary.model axes) "
+                 "is not built for the GPU yet; fix: backend cpu or host, or fixed model axes");
+    goto fail;
+  }
   if (fs_cuda_device_count() == 0) {
     fs_fail(err, "--backend cuda: no CUDA device (no NVIDIA GPU or driver on this machine); fix: "
                  "use --backend cpu, or run on a machine with a GPU");

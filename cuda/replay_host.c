@@ -19,7 +19,8 @@ typedef enum { JOB_WARMUP, JOB_BLOCK } Job;
 struct fsHostReplay {
   const fsReplay* r;
   fsModel m;
-  fsBatch b; // (N worlds)
+  fsModel* wm; // (N) each world's model (fsReplay.world_model), or NULL
+  fsBatch b;   // (N worlds)
   fsPool* pool;
   int nthread;
   fsWorldStatus* st; // (N)
@@ -55,11 +56,17 @@ static void note_solver(fsHostReplay* h, int w, const fsData* d) {
   h->st[w].solver_error += d->solver_error[0] != 0;
 }
 
+// World w's model: its own, or the plan's.
+static const fsModel* world_model(const fsHostReplay* h, int w) {
+  return h->wm ? &h->wm[w] : &h->m;
+}
+
 static void warmup_world(fsHostReplay* h, int w) {
   const fsReplay* r = h->r;
   fsData d = fs_batch_world(&h->m, &h->b, w);
+  const fsModel* m = world_model(h, w);
   for (int s = 0; s < r->nwarmup && !fs_interrupted(); s++) {
-    fs_step(&h->m, &d);
+    fs_step(m, &d);
     note_warnings(h, w, &d, s - r->nwarmup);
     note_solver(h, w, &d);
   }
@@ -90,6 +97,7 @@ static void block_world(fsHostReplay* h, int w) {
   fsBlock* blk = h->block;
   const int A = bind->nact, N = r->nworld, nq = h->m.nq;
   fsData d = fs_batch_world(&h->m, &h->b, w);
+  const fsModel* m = world_model(h, w);
   fsRecordCols cols = record_cols(r, blk);
   float* render = w < r->nrender ? blk->render_qpos : NULL;
   for (int k = 0; k < blk->nstep; k++) {
@@ -97,7 +105,7 @@ static void block_world(fsHostReplay* h, int w) {
     int step = blk->step0 + k;
     const double* target = r->targets->value + (r->world_start[w] + step) * (long)A;
     for (int a = 0; a < A; a++) d.ctrl[bind->actuator[a]] = (fsReal)target[a];
-    fs_step(&h->m, &d);
+    fs_step(m, &d);
     note_warnings(h, w, &d, step);
     note_solver(h, w, &d);
     for (int c = 0; c < cols.ncol_total; c++) fs_record_column(&cols, &d, c, k, w, N);
@@ -128,10 +136,12 @@ static int reset_worlds(fsHostReplay* h, fsError* err) {
   const fsReplay* r = h->r;
   mjData* md = mj_makeData(r->m);
   if (!md) return fs_fail(err, "%s: cannot allocate MuJoCo data", r->model_path);
-  fs_replay_reset_world(r->m, r->bind, md);
+  int per_world = r->world_model || r->init_world;
+  fs_replay_start_world(r, 0, md);
   int rc = 0;
   for (int w = 0; w < r->nworld && !rc; w++) {
-    rc = fs_batch_from_mj(&h->m, &h->b, w, r->m, md, FS_STAGE_STATE, err);
+    if (per_world && w > 0) fs_replay_start_world(r, w, md);
+    rc = fs_batch_from_mj(&h->m, &h->b, w, fs_replay_model(r, w), md, FS_STAGE_STATE, err);
     memset(&h->st[w], 0, sizeof h->st[w]);
     h->st[w].first_warning = -1;
     h->st[w].first_warning_step = INT_MIN;
@@ -235,6 +245,12 @@ fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   if (fs_host_test_switches(err)) goto fail;
   if (fs_model_build(r->m, r->model_path, &h->m, err)) goto fail;
   if (fs_batch_alloc(&h->m, r->nworld, &h->b, err)) goto fail;
+  if (r->world_model) {
+    h->wm = fs_calloc(err, "the worlds' models", (size_t)r->nworld, sizeof *h->wm);
+    if (!h->wm) goto fail;
+    for (int w = 0; w < r->nworld; w++)
+      if (fs_model_build(r->world_model[w], r->model_path, &h->wm[w], err)) goto fail;
+  }
   h->st = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *h->st);
   h->nseen = fs_calloc(err, "world health", (size_t)r->nworld, sizeof(int));
   h->ndone = fs_calloc(err, "world health", (size_t)r->nworld, sizeof(int));
@@ -258,6 +274,9 @@ void fs_host_destroy(fsHostReplay* h) {
   free(h->nseen);
   free(h->ndone);
   fs_batch_free(&h->b);
+  if (h->wm)
+    for (int w = 0; w < h->r->nworld; w++) fs_model_free(&h->wm[w]);
+  free(h->wm);
   fs_model_free(&h->m);
   free(h);
 }

@@ -18,9 +18,10 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. Debian packages -------------------------------------------------------
 # compilers and CMake, HDF5 (library, headers and h5dump), ffmpeg (video),
-# EGL/OpenGL headers (headless rendering), perf (sampling profiles).
+# EGL/OpenGL headers (headless rendering), perf (sampling profiles), libyaml
+# (flysim generate's spec).
 packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools ffmpeg
-          libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri linux-perf)
+          libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri linux-perf libyaml-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -150,38 +150,58 @@ fail:
 
 int fs_h5_write_strings(hid_t loc, const char* path, const char* dataset, const char* const* s,
                         int n, fsError* err) {
-  hid_t type = -1, space = -1, d = -1;
+  hid_t type = -1, space = -1, d = -1, plist = -1;
   hsize_t dim = (hsize_t)n;
   FS_H5_TRY(err, path, type = H5Tcopy(H5T_C_S1));
   FS_H5_TRY(err, path, H5Tset_size(type, H5T_VARIABLE));
   FS_H5_TRY(err, path, H5Tset_cset(type, H5T_CSET_UTF8));
   FS_H5_TRY(err, path, space = H5Screate_simple(1, &dim, NULL));
-  FS_H5_TRY(err, path,
-            d = H5Dcreate2(loc, dataset, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  FS_H5_TRY(err, path, plist = fs_h5_dcpl());
+  FS_H5_TRY(err, path, d = H5Dcreate2(loc, dataset, type, space, H5P_DEFAULT, plist, H5P_DEFAULT));
   if (n > 0) FS_H5_TRY(err, path, H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, s));
   fs_h5_close(d);
+  fs_h5_close(plist);
   fs_h5_close(space);
   fs_h5_close(type);
   return 0;
 fail:
   fs_h5_close(d);
+  fs_h5_close(plist);
   fs_h5_close(space);
   fs_h5_close(type);
   return -1;
 }
 
+hid_t fs_h5_dcpl(void) {
+  hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
+hid_t fs_h5_gcpl(void) {
+  hid_t p = H5Pcreate(H5P_GROUP_CREATE);
+  if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
+    H5Pclose(p);
+    return -1;
+  }
+  return p;
+}
+
 int fs_h5_write_array(hid_t loc, const char* path, const char* name, int rank, const hsize_t* dims,
                       hid_t ftype, hid_t mtype, const void* data, int compress, const char* units,
                       const char* doc, fsError* err) {
-  hid_t space = -1, plist = H5P_DEFAULT, d = -1;
+  hid_t space = -1, plist = -1, d = -1;
   hsize_t n = 1;
   for (int i = 0; i < rank; i++) n *= dims[i];
   FS_H5_TRY(err, path, space = H5Screate_simple(rank, dims, NULL));
+  FS_H5_TRY(err, path, plist = fs_h5_dcpl());
   if (compress && n > 0) {
     hsize_t chunk[H5S_MAX_RANK];
     for (int i = 0; i < rank; i++) chunk[i] = dims[i] ? dims[i] : 1;
     if (chunk[0] > 1000) chunk[0] = 1000;
-    FS_H5_TRY(err, path, plist = H5Pcreate(H5P_DATASET_CREATE));
     FS_H5_TRY(err, path, H5Pset_chunk(plist, rank, chunk));
     FS_H5_TRY(err, path, H5Pset_shuffle(plist));
     FS_H5_TRY(err, path, H5Pset_deflate(plist, 1));
@@ -192,12 +212,12 @@ int fs_h5_write_array(hid_t loc, const char* path, const char* name, int rank, c
       (doc && fs_h5_attr_string(d, path, "description", doc, err)))
     goto fail;
   fs_h5_close(d);
-  if (plist != H5P_DEFAULT) fs_h5_close(plist);
+  fs_h5_close(plist);
   fs_h5_close(space);
   return 0;
 fail:
   fs_h5_close(d);
-  if (plist != H5P_DEFAULT) fs_h5_close(plist);
+  fs_h5_close(plist);
   fs_h5_close(space);
   return -1;
 }

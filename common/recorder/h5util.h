@@ -43,6 +43,12 @@ int fs_h5_write_strings(hid_t loc, const char* path, const char* dataset, const 
 /// Write a whole array as a new dataset: rank dims, file type ftype, memory type
 /// mtype. compress: chunked along the first axis and deflated (for arrays written
 /// once, after a run). units and doc (NULL: none) become attributes.
+/// Creation property lists of a dataset / a group with no object timestamps (the
+/// same data then make the same bytes: flysim generate's datasets are compared
+/// byte for byte). -1 on failure.
+hid_t fs_h5_dcpl(void);
+hid_t fs_h5_gcpl(void);
+
 int fs_h5_write_array(hid_t loc, const char* path, const char* name, int rank, const hsize_t* dims,
                       hid_t ftype, hid_t mtype, const void* data, int compress, const char* units,
                       const char* doc, fsError* err);

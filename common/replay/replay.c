@@ -60,6 +60,12 @@ void fs_replay_plan_free(fsReplay* r) {
   fs_record_layout_free(&r->rec);
 }
 
+void fs_replay_start_world(const fsReplay* r, int w, mjData* d) {
+  const mjModel* m = fs_replay_model(r, w);
+  fs_replay_reset_world(m, r->bind, d);
+  if (r->init_world) r->init_world(r->init_arg, w, m, d);
+}
+
 int fs_replay_set_record(fsReplay* r, unsigned mask, int nrender, fsError* err) {
   fs_record_layout_free(&r->rec);
   r->nrender = nrender < 0 ? 0 : nrender > r->nworld ? r->nworld : nrender;

@@ -46,7 +46,19 @@ typedef struct fsReplay {
   long* world_start;  // (N) target row of each world's first step
   fsRecordLayout rec; // what the blocks record (common/replay/record.h): nothing by default
   int nrender;        // K: worlds 0..K-1 keep their whole qpos every step (the video)
+  // Per-world variation (flysim generate); NULL/none in a replay:
+  const mjModel* const* world_model; // (N) world w's model (same sizes as m), or NULL: m
+  void (*init_world)(void* arg, int w, const mjModel* m, mjData* d); // after each reset
+  void* init_arg;
 } fsReplay;
+
+/// World w's model: its own (per-world variation) or the plan's.
+static inline const mjModel* fs_replay_model(const fsReplay* r, int w) {
+  return r->world_model ? r->world_model[w] : r->m;
+}
+
+/// World w's start: fs_replay_reset_world on its model, then the plan's init_world.
+void fs_replay_start_world(const fsReplay* r, int w, mjData* d);
 
 /// Fill r: world w starts at row (w mod floor(T / S)) * S -- FlyGym's GPU script's
 /// slices: (w * S) mod T when S divides T, never running past the clip's end.

@@ -1,0 +1,547 @@
+// flysim generate's dataset file (generate/dataset.h).
+#include "generate/dataset.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/recorder/h5util.h"
+#include "common/recorder/replay_io.h"
+
+#define FS_DATASET_CHUNK_BYTES (1 << 16)
+
+struct fsDataset {
+  fsDatasetSpec s;
+  char partial[PATH_MAX], final[PATH_MAX];
+  hid_t file;
+  hid_t series[FS_NSERIES]; // /worlds/<name> (N x R x C)
+  hid_t done;               // /blocks_done (B) uint8
+  hid_t warn, limit, serr, problem;
+  unsigned char* done_flags; // (B)
+  int nworld, nblock;
+  double bytes;
+};
+
+int fs_dataset_nblock(const fsDataset* d) {
+  return d->nblock;
+}
+
+int fs_dataset_block_done(const fsDataset* d, int k) {
+  return d->done_flags[k] != 0;
+}
+
+double fs_dataset_bytes(const fsDataset* d) {
+  return d->bytes;
+}
+
+static void close_all(fsDataset* d) {
+  for (int k = 0; k < FS_NSERIES; k++) fs_h5_close(d->series[k]);
+  fs_h5_close(d->done);
+  fs_h5_close(d->warn);
+  fs_h5_close(d->limit);
+  fs_h5_close(d->serr);
+  fs_h5_close(d->problem);
+  fs_h5_close(d->file);
+  for (int k = 0; k < FS_NSERIES; k++) d->series[k] = -1;
+  d->done = d->warn = d->limit = d->serr = d->problem = d->file = -1;
+}
+
+static void dataset_free(fsDataset* d) {
+  if (!d) return;
+  close_all(d);
+  free(d->done_flags);
+  free(d);
+}
+
+static fsDataset* dataset_alloc(const fsDatasetSpec* s, fsError* err) {
+  fsDataset* d = fs_calloc(err, "the dataset", 1, sizeof *d);
+  if (!d) return NULL;
+  d->s = *s;
+  d->file = d->done = d->warn = d->limit = d->serr = d->problem = -1;
+  for (int k = 0; k < FS_NSERIES; k++) d->series[k] = -1;
+  d->nworld = s->spec->worlds;
+  d->nblock = (d->nworld + s->spec->block_worlds - 1) / s->spec->block_worlds;
+  snprintf(d->partial, sizeof d->partial, "%s/dataset.partial.h5", s->dir);
+  snprintf(d->final, sizeof d->final, "%s/dataset.h5", s->dir);
+  d->done_flags = fs_calloc(err, "the block marks", (size_t)d->nblock, 1);
+  if (!d->done_flags) {
+    dataset_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+// A preallocated dataset (space allocated now, never filled): writing into it later
+// never changes the file's metadata. chunk NULL: contiguous.
+static hid_t create_prealloc(hid_t loc, const char* path, const char* name, hid_t type, int rank,
+                             const hsize_t* dims, const hsize_t* chunk, fsError* err) {
+  hid_t space = -1, plist = -1, ds = -1;
+  FS_H5_TRY(err, path, space = H5Screate_simple(rank, dims, NULL));
+  FS_H5_TRY(err, path, plist = fs_h5_dcpl());
+  if (chunk) FS_H5_TRY(err, path, H5Pset_chunk(plist, rank, chunk));
+  FS_H5_TRY(err, path, H5Pset_alloc_time(plist, H5D_ALLOC_TIME_EARLY));
+  FS_H5_TRY(err, path, H5Pset_fill_time(plist, H5D_FILL_TIME_NEVER));
+  FS_H5_TRY(err, path, ds = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, plist, H5P_DEFAULT));
+  fs_h5_close(plist);
+  fs_h5_close(space);
+  return ds;
+fail:
+  fs_h5_close(plist);
+  fs_h5_close(space);
+  return -1;
+}
+
+static int write_names(hid_t f, const char* path, const fsDatasetSpec* s, fsError* err) {
+  const fsReplayBinding* b = s->b;
+  const fsRecordLayout* l = s->rec;
+  const char* pnames[FS_NAXIS];
+  char dists[FS_NAXIS][96];
+  const char* pd[FS_NAXIS];
+  for (int a = 0; a < FS_NAXIS; a++) {
+    pnames[a] = fs_gen_axis_key(a);
+    fs_dist_describe(&s->spec->axis[a], dists[a], sizeof dists[a]);
+    pd[a] = dists[a];
+  }
+  const char* wnames[mjNWARNING];
+  for (int i = 0; i < mjNWARNING; i++) wnames[i] = fs_warning_name(i);
+  int np = l->npoint, nd = b->nadhesion;
+  const char** points = fs_calloc(err, "names", (size_t)(np + nd + 1), sizeof(char*));
+  if (!points) return -1;
+  const char** adh = points + np;
+  for (int p = 0; p < np; p++) points[p] = fs_record_point_name(s->m, l, p);
+  for (int a = 0; a < nd; a++) {
+    const char* n = mj_id2name(s->m, mjOBJ_ACTUATOR, b->adhesion[a]);
+    adh[a] = n ? n : "";
+  }
+  hsize_t pdims[2] = {(hsize_t)s->spec->worlds, FS_NAXIS}, na = (hsize_t)b->nact;
+  int rc = fs_h5_write_strings(f, path, "joint_names", b->joint_names, b->njoint, err) ||
+           fs_h5_write_strings(f, path, "actuator_names", b->actuator_names, b->nact, err) ||
+           fs_h5_write_strings(f, path, "point_names", points, np, err) ||
+           fs_h5_write_strings(f, path, "adhesion_names", adh, nd, err) ||
+           fs_h5_write_strings(f, path, "warning_names", wnames, mjNWARNING, err) ||
+           fs_h5_write_array(f, path, "target_joint_index", 1, &na, H5T_STD_I32LE, H5T_NATIVE_INT,
+                             b->actuator_joint, 0, NULL,
+                             "for each column of target and actuator_force, the column of "
+                             "qpos_joint it drives",
+                             err) ||
+           fs_h5_write_strings(f, path, "param_names", pnames, FS_NAXIS, err) ||
+           fs_h5_write_strings(f, path, "param_distributions", pd, FS_NAXIS, err) ||
+           fs_h5_write_array(f, path, "params", 2, pdims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                             s->params, 0, NULL,
+                             "each world's sampled value of each axis (columns: param_names; "
+                             "NaN: the model's own value)",
+                             err);
+  free(points);
+  return rc ? -1 : 0;
+}
+
+static int write_attrs(hid_t f, const char* path, const fsDatasetSpec* s, fsError* err) {
+  const fsGenSpec* g = s->spec;
+  char targets[FS_GEN_MAX_TARGETS * 4100] = "";
+  for (int i = 0; i < g->ntargets; i++)
+    snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s", i ? "\n" : "",
+             g->targets[i]);
+  return fs_h5_attr_string(f, path, "spec", g->text, err) ||
+                 fs_h5_attr_string(f, path, "flysim_version", fs_version(), err) ||
+                 fs_h5_attr_string(f, path, "mujoco_version", mj_versionString(), err) ||
+                 fs_h5_attr_string(f, path, "model_file", g->model, err) ||
+                 fs_h5_attr_string(f, path, "targets_files", targets, err) ||
+                 fs_h5_attr_string(f, path, "backend", s->backend, err) ||
+                 fs_h5_attr_int(f, path, "worlds", g->worlds, err) ||
+                 fs_h5_attr_int(f, path, "steps", g->steps, err) ||
+                 fs_h5_attr_int(f, path, "record_every", g->record_every, err) ||
+                 fs_h5_attr_int(f, path, "block_worlds", g->block_worlds, err) ||
+                 fs_h5_attr_int(f, path, "seed", (long long)g->seed, err) ||
+                 fs_h5_attr_double(f, path, "timestep", s->m->opt.timestep, err) ||
+                 fs_h5_attr_string(f, path, "layout",
+                                   "world-major: /worlds/<series> (worlds, rows, columns); row j "
+                                   "is the state after step (j + 1) x record_every",
+                                   err) ||
+                 fs_h5_attr_int(f, path, "complete", 0, err)
+             ? -1
+             : 0;
+}
+
+// /worlds/<series>, /time, the health datasets and /blocks_done.
+static int create_data(fsDataset* d, fsError* err) {
+  const fsDatasetSpec* s = &d->s;
+  const char* path = d->partial;
+  hid_t g = -1, gcpl = -1;
+  FS_H5_TRY(err, path, gcpl = fs_h5_gcpl());
+  FS_H5_TRY(err, path, g = H5Gcreate2(d->file, "worlds", H5P_DEFAULT, gcpl, H5P_DEFAULT));
+  hsize_t N = (hsize_t)d->nworld, R = (hsize_t)s->nrow;
+  for (int k = 0; k < FS_NSERIES; k++) {
+    if (!s->rec->ncol[k]) continue;
+    fsSeriesSpec ss = fs_record_series_spec(s->rec, k);
+    // One world by a window of rows (about 64 KiB): a training loader's random window
+    // of one world decompresses one or two chunks (bench/read_dataset.py measures it).
+    hsize_t C = (hsize_t)ss.ncol, window = FS_DATASET_CHUNK_BYTES / (C * 4);
+    if (window < 1) window = 1;
+    if (window > R) window = R;
+    hsize_t dims[3] = {N, R, C}, chunk[3] = {1, window, C};
+    d->series[k] = create_prealloc(g, path, ss.name, H5T_IEEE_F32LE, 3, dims, chunk, err);
+    if (d->series[k] < 0 ||
+        fs_h5_attr_string(d->series[k], path, "units", ss.units ? ss.units : "", err) ||
+        fs_h5_attr_string(d->series[k], path, "description", ss.doc ? ss.doc : "", err) ||
+        (ss.names_dataset &&
+         fs_h5_attr_string(d->series[k], path, "columns", ss.names_dataset, err)))
+      goto fail;
+  }
+  double* time = fs_calloc(err, "the time axis", (size_t)R + 1, sizeof(double));
+  if (!time) goto fail;
+  for (hsize_t j = 0; j < R; j++) time[j] = (double)(j + 1) * s->row_dt;
+  int trc = fs_h5_write_array(d->file, path, "time", 1, &R, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, time,
+                              0, "s", "time of each row from the start of the trajectory", err);
+  free(time);
+  if (trc) goto fail;
+  hsize_t wdims[2] = {N, mjNWARNING}, B = (hsize_t)d->nblock;
+  d->warn = create_prealloc(d->file, path, "world_warnings", H5T_STD_I32LE, 2, wdims, NULL, err);
+  d->limit =
+      create_prealloc(d->file, path, "world_solver_limit_steps", H5T_STD_I32LE, 1, &N, NULL, err);
+  d->serr =
+      create_prealloc(d->file, path, "world_solver_error_steps", H5T_STD_I32LE, 1, &N, NULL, err);
+  d->problem = create_prealloc(d->file, path, "world_problem", H5T_STD_U8LE, 1, &N, NULL, err);
+  d->done = create_prealloc(d->file, path, "blocks_done", H5T_STD_U8LE, 1, &B, NULL, err);
+  if (d->warn < 0 || d->limit < 0 || d->serr < 0 || d->problem < 0 || d->done < 0) goto fail;
+  FS_H5_TRY(err, path,
+            H5Dwrite(d->done, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->done_flags));
+  fs_h5_close(g);
+  fs_h5_close(gcpl);
+  return 0;
+fail:
+  fs_h5_close(g);
+  fs_h5_close(gcpl);
+  return -1;
+}
+
+fsDataset* fs_dataset_create(const fsDatasetSpec* s, fsError* err) {
+  fs_h5_quiet();
+  fsDataset* d = dataset_alloc(s, err);
+  if (!d) return NULL;
+  if (access(d->final, F_OK) == 0 || access(d->partial, F_OK) == 0) {
+    fs_fail(err,
+            "%s already holds a dataset (%s); fix: --resume to finish it, another --out, or "
+            "remove it",
+            s->dir, access(d->final, F_OK) == 0 ? d->final : d->partial);
+    dataset_free(d);
+    return NULL;
+  }
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (fcpl >= 0) H5Pset_obj_track_times(fcpl, 0);
+  d->file = H5Fcreate(d->partial, H5F_ACC_EXCL, fcpl, H5P_DEFAULT);
+  if (fcpl >= 0) H5Pclose(fcpl);
+  if (d->file < 0) {
+    fs_h5_fail(err, d->partial, "H5Fcreate", __func__, __FILE__, __LINE__);
+    fs_fail_append(err, "; fix: a writable --out");
+    dataset_free(d);
+    return NULL;
+  }
+  if (write_attrs(d->file, d->partial, s, err) || write_names(d->file, d->partial, s, err) ||
+      create_data(d, err) || H5Fflush(d->file, H5F_SCOPE_GLOBAL) < 0) {
+    close_all(d);
+    unlink(d->partial);
+    dataset_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+// The attribute `spec` of the open file into a malloc'd string.
+static char* read_spec(hid_t f) {
+  hid_t a = H5Aopen(f, "spec", H5P_DEFAULT), t = -1;
+  char* text = NULL;
+  char* copy = NULL;
+  if (a < 0) return NULL;
+  t = H5Aget_type(a);
+  if (t >= 0 && H5Tis_variable_str(t) > 0 && H5Aread(a, t, &text) >= 0 && text) {
+    copy = strdup(text);
+    H5free_memory(text);
+  }
+  H5Tclose(t);
+  H5Aclose(a);
+  return copy;
+}
+
+static hid_t open_ds(fsDataset* d, const char* name, fsError* err) {
+  hid_t ds = H5Dopen2(d->file, name, H5P_DEFAULT);
+  if (ds < 0)
+    fs_fail(err, "%s: no %s: not a flysim generate file; fix: another --out", d->partial, name);
+  return ds;
+}
+
+fsDataset* fs_dataset_resume(const fsDatasetSpec* s, fsError* err) {
+  fs_h5_quiet();
+  fsDataset* d = dataset_alloc(s, err);
+  if (!d) return NULL;
+  if (access(d->partial, F_OK) != 0) {
+    if (access(d->final, F_OK) == 0)
+      fs_fail(err, "%s is complete already: nothing to resume", d->final);
+    else
+      fs_fail(err, "%s: no dataset to resume (no %s); fix: drop --resume to start one", s->dir,
+              d->partial);
+    dataset_free(d);
+    return NULL;
+  }
+  d->file = H5Fopen(d->partial, H5F_ACC_RDWR, H5P_DEFAULT);
+  if (d->file < 0) {
+    fs_h5_fail(err, d->partial, "H5Fopen", __func__, __FILE__, __LINE__);
+    dataset_free(d);
+    return NULL;
+  }
+  char* text = read_spec(d->file);
+  if (!text || strcmp(text, s->spec->text)) {
+    fs_fail(err,
+            "%s was started from another spec than %s (%s); fix: resume with the spec it "
+            "was started with (its attribute `spec` holds it), or start a new --out",
+            d->partial, s->spec->path, text ? "the text differs" : "none stored");
+    free(text);
+    dataset_free(d);
+    return NULL;
+  }
+  free(text);
+  for (int k = 0; k < FS_NSERIES; k++) {
+    if (!s->rec->ncol[k]) continue;
+    char name[128];
+    snprintf(name, sizeof name, "worlds/%s", fs_record_series_spec(s->rec, k).name);
+    if ((d->series[k] = open_ds(d, name, err)) < 0) goto fail;
+  }
+  if ((d->done = open_ds(d, "blocks_done", err)) < 0 ||
+      (d->warn = open_ds(d, "world_warnings", err)) < 0 ||
+      (d->limit = open_ds(d, "world_solver_limit_steps", err)) < 0 ||
+      (d->serr = open_ds(d, "world_solver_error_steps", err)) < 0 ||
+      (d->problem = open_ds(d, "world_problem", err)) < 0)
+    goto fail;
+  FS_H5_TRY(err, d->partial,
+            H5Dread(d->done, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->done_flags));
+  return d;
+fail:
+  dataset_free(d);
+  return NULL;
+}
+
+// Rows [w0, w0 + nb) of a dataset whose first dimension is worlds.
+static int write_worlds(fsDataset* d, hid_t ds, int rank, const hsize_t* row, hsize_t w0,
+                        hsize_t nb, hid_t mtype, const void* buf, fsError* err) {
+  hid_t fs = -1, ms = -1;
+  hsize_t start[3] = {w0, 0, 0}, count[3] = {nb, 0, 0};
+  for (int i = 1; i < rank; i++) count[i] = row[i];
+  FS_H5_TRY(err, d->partial, fs = H5Dget_space(ds));
+  FS_H5_TRY(err, d->partial, H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
+  FS_H5_TRY(err, d->partial, ms = H5Screate_simple(rank, count, NULL));
+  FS_H5_TRY(err, d->partial, H5Dwrite(ds, mtype, ms, fs, H5P_DEFAULT, buf));
+  fs_h5_close(ms);
+  fs_h5_close(fs);
+  return 0;
+fail:
+  fs_h5_close(ms);
+  fs_h5_close(fs);
+  return -1;
+}
+
+int fs_dataset_write_block(fsDataset* d, int k, float* const* data, const fsWorldStatus* st,
+                           fsError* err) {
+  const int bw = d->s.spec->block_worlds, w0 = k * bw;
+  const int nb = w0 + bw <= d->nworld ? bw : d->nworld - w0;
+  for (int s = 0; s < FS_NSERIES; s++) {
+    if (d->series[s] < 0) continue;
+    hsize_t row[3] = {0, (hsize_t)d->s.nrow, (hsize_t)d->s.rec->ncol[s]};
+    if (write_worlds(d, d->series[s], 3, row, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_FLOAT, data[s],
+                     err))
+      return -1;
+    d->bytes += 4.0 * nb * d->s.nrow * d->s.rec->ncol[s];
+  }
+  int* warn = fs_calloc(err, "world health", (size_t)nb * (mjNWARNING + 2), sizeof(int));
+  unsigned char* bad = fs_calloc(err, "world health", (size_t)nb, 1);
+  int rc = -1;
+  if (!warn || !bad) goto done;
+  int *limit = warn + (size_t)nb * mjNWARNING, *serr = limit + nb;
+  for (int w = 0; w < nb; w++) {
+    memcpy(warn + (size_t)w * mjNWARNING, st[w].warnings, sizeof st[w].warnings);
+    limit[w] = st[w].solver_limit;
+    serr[w] = st[w].solver_error;
+    bad[w] = (unsigned char)fs_world_has_problem(&st[w]);
+  }
+  hsize_t wrow[2] = {0, mjNWARNING}, one[1] = {0};
+  if (write_worlds(d, d->warn, 2, wrow, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_INT, warn, err) ||
+      write_worlds(d, d->limit, 1, one, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_INT, limit, err) ||
+      write_worlds(d, d->serr, 1, one, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_INT, serr, err) ||
+      write_worlds(d, d->problem, 1, one, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_UCHAR, bad, err))
+    goto done;
+  // The data reach the file before the mark that vouches for them.
+  FS_H5_TRY(err, d->partial, H5Fflush(d->file, H5F_SCOPE_GLOBAL));
+  d->done_flags[k] = 1;
+  FS_H5_TRY(err, d->partial,
+            H5Dwrite(d->done, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->done_flags));
+  FS_H5_TRY(err, d->partial, H5Fflush(d->file, H5F_SCOPE_GLOBAL));
+  rc = 0;
+fail:
+done:
+  free(warn);
+  free(bad);
+  return rc;
+}
+
+int fs_dataset_close(fsDataset* d, char* final, size_t n, fsError* err) {
+  if (!d) return 0;
+  int complete = 1;
+  for (int k = 0; k < d->nblock; k++) complete &= d->done_flags[k] != 0;
+  close_all(d);
+  int rc = complete;
+  if (complete) {
+    if (fs_h5_compact(d->partial, d->final, err))
+      rc = -1;
+    else
+      unlink(d->partial);
+    if (final) snprintf(final, n, "%s", d->final);
+  } else if (final) {
+    snprintf(final, n, "%s", d->partial);
+  }
+  dataset_free(d);
+  return rc;
+}
+
+//---------------------------------- compaction --------------------------------------------------
+
+typedef struct Compact {
+  const char* src;
+  fsError* err;
+  int failed;
+} Compact;
+
+static herr_t copy_attr(hid_t loc, const char* name, const H5A_info_t* info, void* arg) {
+  (void)info;
+  hid_t dst = *(hid_t*)arg;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT), t = -1, sp = -1, b = -1;
+  herr_t rc = -1;
+  void* buf = NULL;
+  if (a < 0) return -1;
+  t = H5Aget_type(a);
+  sp = H5Aget_space(a);
+  hssize_t n = H5Sget_simple_extent_npoints(sp);
+  size_t size = H5Tget_size(t);
+  buf = calloc((size_t)(n > 0 ? n : 1), size > 0 ? size : 1);
+  if (t >= 0 && sp >= 0 && buf && H5Aread(a, t, buf) >= 0 &&
+      (b = H5Acreate2(dst, name, t, sp, H5P_DEFAULT, H5P_DEFAULT)) >= 0 && H5Awrite(b, t, buf) >= 0)
+    rc = 0;
+  if (buf && t >= 0 && H5Tis_variable_str(t) > 0) H5Dvlen_reclaim(t, sp, H5P_DEFAULT, buf);
+  free(buf);
+  if (b >= 0) H5Aclose(b);
+  H5Sclose(sp);
+  H5Tclose(t);
+  H5Aclose(a);
+  return rc;
+}
+
+static int copy_attrs(hid_t src, hid_t dst) {
+  hsize_t idx = 0;
+  return H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attr, &dst) < 0 ? -1 : 0;
+}
+
+// A float series (N x R x C): a compressed copy, one chunk row of worlds at a time.
+static int compact_series(Compact* c, hid_t sg, hid_t dg, const char* name) {
+  hid_t s = -1, sp = -1, pl = -1, dpl = -1, d = -1, ms = -1, fs = -1;
+  float* buf = NULL;
+  int rc = -1;
+  hsize_t dims[3], chunk[3];
+  if ((s = H5Dopen2(sg, name, H5P_DEFAULT)) < 0 || (sp = H5Dget_space(s)) < 0 ||
+      H5Sget_simple_extent_ndims(sp) != 3 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0 ||
+      (pl = H5Dget_create_plist(s)) < 0 || H5Pget_chunk(pl, 3, chunk) != 3 ||
+      (dpl = fs_h5_dcpl()) < 0 || H5Pset_chunk(dpl, 3, chunk) < 0 || H5Pset_shuffle(dpl) < 0 ||
+      H5Pset_deflate(dpl, 4) < 0 ||
+      (d = H5Dcreate2(dg, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, dpl, H5P_DEFAULT)) < 0)
+    goto done;
+  buf = malloc((size_t)chunk[0] * dims[1] * dims[2] * sizeof(float) + 1);
+  if (!buf) goto done;
+  for (hsize_t w0 = 0; w0 < dims[0]; w0 += chunk[0]) {
+    hsize_t start[3] = {w0, 0, 0}, count[3] = {chunk[0], dims[1], dims[2]};
+    if (w0 + count[0] > dims[0]) count[0] = dims[0] - w0;
+    if ((ms = H5Screate_simple(3, count, NULL)) < 0 || (fs = H5Scopy(sp)) < 0 ||
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+        H5Dread(s, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf) < 0 ||
+        H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf) < 0)
+      goto done;
+    H5Sclose(ms);
+    H5Sclose(fs);
+    ms = fs = -1;
+  }
+  rc = copy_attrs(s, d);
+done:
+  free(buf);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  if (d >= 0) H5Dclose(d);
+  if (dpl >= 0) H5Pclose(dpl);
+  if (pl >= 0) H5Pclose(pl);
+  if (sp >= 0) H5Sclose(sp);
+  if (s >= 0) H5Dclose(s);
+  if (rc) fs_fail(c->err, "%s: cannot compact /worlds/%s", c->src, name);
+  return rc;
+}
+
+typedef struct Pair {
+  Compact* c;
+  hid_t dst;
+} Pair;
+
+static herr_t compact_world(hid_t g, const char* name, const H5L_info_t* info, void* arg) {
+  (void)info;
+  Pair* p = arg;
+  return compact_series(p->c, g, p->dst, name) ? -1 : 0;
+}
+
+static herr_t compact_root(hid_t root, const char* name, const H5L_info_t* info, void* arg) {
+  (void)info;
+  Pair* p = arg;
+  if (strcmp(name, "worlds") && strcmp(name, "blocks_done")) {
+    hid_t ocp = H5Pcreate(H5P_OBJECT_COPY);
+    herr_t rc = H5Ocopy(root, name, p->dst, name, ocp, H5P_DEFAULT);
+    H5Pclose(ocp);
+    if (rc < 0) fs_fail(p->c->err, "%s: cannot copy /%s", p->c->src, name);
+    return rc < 0 ? -1 : 0;
+  }
+  if (!strcmp(name, "blocks_done")) return 0; // a working mark, not data
+  hid_t gcpl = fs_h5_gcpl(), sg = H5Gopen2(root, name, H5P_DEFAULT);
+  hid_t dg = H5Gcreate2(p->dst, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  Pair q = {p->c, dg};
+  hsize_t idx = 0;
+  herr_t rc =
+      sg >= 0 && dg >= 0 ? H5Literate(sg, H5_INDEX_NAME, H5_ITER_INC, &idx, compact_world, &q) : -1;
+  if (dg >= 0) H5Gclose(dg);
+  if (sg >= 0) H5Gclose(sg);
+  if (gcpl >= 0) H5Pclose(gcpl);
+  return rc < 0 ? -1 : 0;
+}
+
+int fs_h5_compact(const char* src, const char* dst, fsError* err) {
+  char tmp[PATH_MAX + 8];
+  snprintf(tmp, sizeof tmp, "%s.tmp", dst);
+  Compact c = {src, err, 0};
+  hid_t in = H5Fopen(src, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (in < 0) return fs_h5_fail(err, src, "H5Fopen", __func__, __FILE__, __LINE__);
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (fcpl >= 0) H5Pset_obj_track_times(fcpl, 0);
+  hid_t out = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  if (fcpl >= 0) H5Pclose(fcpl);
+  int rc = -1;
+  if (out < 0) {
+    fs_h5_fail(err, tmp, "H5Fcreate", __func__, __FILE__, __LINE__);
+    goto done;
+  }
+  Pair p = {&c, out};
+  hsize_t idx = 0;
+  fs_fail(err, "%s: cannot compact it into %s", src, dst);
+  if (H5Literate(in, H5_INDEX_NAME, H5_ITER_INC, &idx, compact_root, &p) < 0 ||
+      copy_attrs(in, out) || fs_h5_attr_int(out, dst, "complete", 1, err))
+    goto done;
+  rc = 0;
+done:
+  if (out >= 0 && H5Fclose(out) < 0) rc = -1;
+  H5Fclose(in);
+  if (rc == 0 && rename(tmp, dst) != 0)
+    rc = fs_fail(err, "%s: cannot rename %s to it: %s", dst, tmp, strerror(errno));
+  if (rc) unlink(tmp);
+  return rc;
+}

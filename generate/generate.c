@@ -1,0 +1,250 @@
+// flysim generate's run (generate/generate.h).
+#include "generate/generate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/backends.h"
+#include "common/base/clock.h"
+#include "common/base/files.h"
+#include "common/base/interrupt.h"
+#include "common/inputs/model.h"
+#include "generate/dataset.h"
+#include "generate/sample.h"
+#include "generate/vary.h"
+
+typedef struct Run {
+  const fsGenSpec* s;
+  const fsGenOptions* o;
+  mjModel* m;
+  fsGenClips clips;
+  fsReplayBinding bind;
+  fsRecordLayout rec;
+  double* params; // (N x FS_NAXIS)
+  int S, R, every, nwarmup, varies_model;
+  fsDataset* ds;
+  float* buf[FS_NSERIES]; // (block_worlds x R x C_s) the block's rows, world-major
+  int nb;                 // worlds in the block being run
+  char backend[32];
+} Run;
+
+static void run_free(Run* r) {
+  fs_record_layout_free(&r->rec);
+  fs_replay_binding_free(&r->bind);
+  fs_gen_clips_free(&r->clips);
+  if (r->m) mj_deleteModel(r->m);
+  free(r->params);
+  for (int k = 0; k < FS_NSERIES; k++) free(r->buf[k]);
+}
+
+// Every world's window of its clip fits (checked before anything is written).
+static int check_windows(const Run* r, fsError* err) {
+  for (int w = 0; w < r->s->worlds; w++) {
+    const double* p = r->params + (size_t)w * FS_NAXIS;
+    const fsTargets* t = &r->clips.clip[(int)p[FS_AXIS_CLIP_FILE]];
+    double last = p[FS_AXIS_CLIP_START] + (r->S - 1) * p[FS_AXIS_CLIP_TIME_SCALE];
+    if (last > t->nstep - 1)
+      return fs_fail(err,
+                     "%s: world %d: clip %s from row %.0f at %.4g rows a step needs row %.1f, past "
+                     "its last row %d; fix: lower vary.clip.start_row's or time_scale's upper "
+                     "bound (start_row + (steps - 1) x time_scale <= %d)",
+                     r->s->path, w, t->path, p[FS_AXIS_CLIP_START], p[FS_AXIS_CLIP_TIME_SCALE],
+                     last, t->nstep - 1, t->nstep - 1);
+  }
+  return 0;
+}
+
+static int prepare(Run* r, fsError* err) {
+  const fsGenSpec* s = r->s;
+  r->m = fs_model_load(s->model, err);
+  if (!r->m) return -1;
+  r->m->opt.disableflags |= s->disable;
+  if (fs_gen_clips_load(s, r->m->opt.timestep, &r->clips, err) ||
+      fs_replay_bind(r->m, s->model, &r->clips.clip[0], &r->bind, err) ||
+      fs_record_layout_build(r->m, &r->bind, s->record, &r->rec, err))
+    return -1;
+  r->S = s->steps;
+  r->every = s->record_every;
+  r->R = s->steps / s->record_every;
+  r->nwarmup = (int)lround(s->warmup_sec / r->m->opt.timestep);
+  r->varies_model = fs_gen_varies_model(s);
+  r->params =
+      fs_calloc(err, "the worlds' parameters", (size_t)s->worlds * FS_NAXIS, sizeof(double));
+  if (!r->params) return -1;
+  for (int w = 0; w < s->worlds; w++) fs_gen_sample_world(s, w, r->params + (size_t)w * FS_NAXIS);
+  if (check_windows(r, err)) return -1;
+  int bw = s->block_worlds < s->worlds ? s->block_worlds : s->worlds;
+  for (int k = 0; k < FS_NSERIES; k++) {
+    if (!r->rec.ncol[k]) continue;
+    r->buf[k] = fs_calloc(err, "a block's rows", (size_t)bw * r->R * r->rec.ncol[k], sizeof(float));
+    if (!r->buf[k]) return -1;
+  }
+  if (s->backend == FS_BACKEND_CPU)
+    snprintf(r->backend, sizeof r->backend, "cpu");
+  else
+    snprintf(r->backend, sizeof r->backend, "%s:f%d", fs_backend_kind_name(s->backend),
+             s->precision);
+  return 0;
+}
+
+// The block hook: every record_every-th step of the block's worlds into their rows.
+static int collect(void* arg, const fsBlock* b, fsError* err) {
+  (void)err;
+  Run* r = arg;
+  for (int i = 0; i < b->ndone; i++) {
+    int step = b->step0 + i;
+    if ((step + 1) % r->every) continue;
+    int row = (step + 1) / r->every - 1;
+    if (row >= r->R) continue;
+    for (int s = 0; s < FS_NSERIES; s++) {
+      int C = r->rec.ncol[s];
+      if (!C || !b->series[s]) continue;
+      for (int w = 0; w < r->nb; w++)
+        memcpy(r->buf[s] + ((size_t)w * r->R + row) * C, b->series[s] + ((size_t)i * r->nb + w) * C,
+               (size_t)C * sizeof(float));
+    }
+  }
+  return 0;
+}
+
+// The block's worlds' targets, one after the other (world w from row w x S).
+static int block_targets(Run* r, int w0, fsTargets* bt, fsError* err) {
+  const fsTargets* c0 = &r->clips.clip[0];
+  memset(bt, 0, sizeof *bt);
+  bt->nstep = r->nb * r->S;
+  bt->ndof = c0->ndof;
+  bt->timestep = c0->timestep;
+  bt->source_timestep = c0->source_timestep;
+  bt->names = c0->names;
+  bt->path = c0->path;
+  bt->value = fs_calloc(err, "a block's targets", (size_t)bt->nstep * bt->ndof, sizeof(double));
+  if (!bt->value) return -1;
+  for (int w = 0; w < r->nb; w++)
+    if (fs_gen_world_targets(r->s, &r->clips, w0 + w, r->params + (size_t)(w0 + w) * FS_NAXIS, r->S,
+                             bt->value + (size_t)w * r->S * bt->ndof, err))
+      return -1;
+  return 0;
+}
+
+// Run block k and write it. Returns 0, 1 if interrupted (nothing written), -1.
+static int run_block(Run* r, int k, fsGenResult* res, fsError* err) {
+  const fsGenSpec* s = r->s;
+  int w0 = k * s->block_worlds;
+  r->nb = w0 + s->block_worlds <= s->worlds ? s->block_worlds : s->worlds - w0;
+  fsTargets bt;
+  fsReplay plan;
+  memset(&plan, 0, sizeof plan);
+  mjModel** wm = NULL;
+  fsWorldStatus* st = NULL;
+  fsBackend be;
+  memset(&be, 0, sizeof be);
+  int rc = -1;
+  if (block_targets(r, w0, &bt, err) ||
+      fs_replay_plan(&plan, r->m, s->model, &bt, &r->bind, r->nb, r->S, r->nwarmup, err) ||
+      fs_replay_set_record(&plan, s->record, 0, err))
+    goto done;
+  if (r->varies_model) {
+    wm = fs_calloc(err, "the worlds' models", (size_t)r->nb, sizeof *wm);
+    if (!wm) goto done;
+    for (int w = 0; w < r->nb; w++)
+      if (!(wm[w] =
+                fs_gen_world_model(r->m, &r->bind, r->params + (size_t)(w0 + w) * FS_NAXIS, err)))
+        goto done;
+    plan.world_model = (const mjModel* const*)wm;
+  }
+  fsGenInit gi = {s, r->params + (size_t)w0 * FS_NAXIS, w0};
+  plan.init_world = fs_gen_init_world;
+  plan.init_arg = &gi;
+  if (fs_backend_open(s->backend, s->precision, &plan, r->o->threads, &be, err)) goto done;
+  fsRunOptions ro = {NULL, fs_replay_block_steps(r->nb, r->S), 0, "generate", NULL, collect, r};
+  fsRunResult rr;
+  if (fs_replay_run(&plan, be.ops, be.self, &ro, &rr, err)) goto done;
+  res->wall_s += rr.wall_s;
+  if (rr.interrupted || rr.steps < r->S) {
+    res->interrupted = rr.interrupted ? rr.interrupted : 2;
+    rc = 1;
+    goto done;
+  }
+  res->world_steps += (long long)r->nb * r->S;
+  st = fs_calloc(err, "world health", (size_t)r->nb, sizeof *st);
+  if (!st) goto done;
+  for (int w = 0; w < r->nb; w++) {
+    be.ops->world_status(be.self, w, &st[w]);
+    res->problem_worlds += fs_world_has_problem(&st[w]);
+  }
+  rc = fs_dataset_write_block(r->ds, k, r->buf, st, err);
+done:
+  free(st);
+  fs_backend_close(&be);
+  if (wm)
+    for (int w = 0; w < r->nb; w++)
+      if (wm[w]) mj_deleteModel(wm[w]);
+  free(wm);
+  fs_replay_plan_free(&plan);
+  free(bt.value);
+  return rc;
+}
+
+static void progress(const Run* r, const fsGenResult* res, int done, double t0) {
+  double el = fs_clock_s() - t0, rate = el > 0 ? res->world_steps / el : 0;
+  int left_blocks = res->blocks - done;
+  double left = rate > 0 ? (double)left_blocks * r->s->block_worlds * r->S / rate : 0;
+  fprintf(stderr,
+          "\r\033[Kflysim generate: block %d/%d, %.3g world-steps/s, %.1f MB written, %d:%02d "
+          "left",
+          done, res->blocks, rate, fs_dataset_bytes(r->ds) / 1e6, (int)left / 60, (int)left % 60);
+  fflush(stderr);
+}
+
+int fs_gen_run(const fsGenSpec* s, const fsGenOptions* o, fsGenResult* res, FILE* out,
+               fsError* err) {
+  memset(res, 0, sizeof *res);
+  Run r;
+  memset(&r, 0, sizeof r);
+  r.s = s;
+  r.o = o;
+  int rc = -1;
+  if (prepare(&r, err) || fs_make_dirs(o->out, "--out", err)) goto done;
+  fsDatasetSpec ds = {o->out,   s,        &r.rec, r.m, &r.bind, r.R, r.every * r.m->opt.timestep,
+                      r.params, r.backend};
+  r.ds = o->resume ? fs_dataset_resume(&ds, err) : fs_dataset_create(&ds, err);
+  if (!r.ds) goto done;
+  res->blocks = fs_dataset_nblock(r.ds);
+  for (int k = 0; k < res->blocks; k++) res->blocks_done_before += fs_dataset_block_done(r.ds, k);
+  fprintf(out,
+          "generate %d worlds x %d steps (every %d-th recorded: %d rows), %d blocks of %d "
+          "worlds on %s%s\n",
+          s->worlds, s->steps, s->record_every, r.R, res->blocks, s->block_worlds, r.backend,
+          o->resume ? "" : "");
+  if (o->resume)
+    fprintf(out, "resume   %d of %d blocks done already\n", res->blocks_done_before, res->blocks);
+  fflush(out);
+  double t0 = fs_clock_s();
+  int done = res->blocks_done_before, failed = 0;
+  for (int k = 0; k < res->blocks && !failed && !res->interrupted; k++) {
+    if (fs_dataset_block_done(r.ds, k)) continue;
+    int b = run_block(&r, k, res, err);
+    if (b < 0) failed = 1;
+    if (b == 0) {
+      res->blocks_run++;
+      done++;
+      if (o->progress) progress(&r, res, done, t0);
+    }
+  }
+  if (o->progress) fprintf(stderr, "\r\033[K");
+  res->bytes = fs_dataset_bytes(r.ds);
+  fsError close_err;
+  int c = fs_dataset_close(r.ds, res->path, sizeof res->path, &close_err);
+  r.ds = NULL;
+  res->complete = c == 1;
+  if (c < 0 && !failed) {
+    *err = close_err;
+    failed = 1;
+  }
+  rc = failed ? -1 : 0;
+done:
+  fs_dataset_close(r.ds, NULL, 0, NULL);
+  run_free(&r);
+  return rc;
+}

@@ -1,0 +1,49 @@
+// A world's variation applied (flysim generate): its targets, its model, its start.
+#ifndef FLYSIM_GENERATE_VARY_H
+#define FLYSIM_GENERATE_VARY_H
+
+#include <mujoco/mujoco.h>
+
+#include "common/inputs/model.h"
+#include "common/inputs/targets.h"
+#include "generate/spec.h"
+
+/// The clips at the model's timestep, bound to the model through the first one
+/// (the others must name the same DoFs in the same order), and each DoF's mean.
+typedef struct fsGenClips {
+  fsTargets clip[FS_GEN_MAX_TARGETS];
+  double* mean[FS_GEN_MAX_TARGETS]; // (A) each clip's per-DoF mean
+  int n;
+} fsGenClips;
+
+int fs_gen_clips_load(const fsGenSpec* s, double timestep, fsGenClips* c, fsError* err);
+void fs_gen_clips_free(fsGenClips* c);
+
+/// World w's S steps of targets (S x A) into out: clip p[FILE] read from row
+/// p[START], advancing p[TIME_SCALE] rows a step (linear interpolation), scaled
+/// about each DoF's clip mean by p[AMPLITUDE], plus noise of std p[NOISE] per step
+/// and DoF. Error naming the world and the fix if the rows leave the clip.
+int fs_gen_world_targets(const fsGenSpec* s, const fsGenClips* c, int w, const double* p, int S,
+                         double* out, fsError* err);
+
+/// 1 if any model axis of the spec can differ from the model's values.
+int fs_gen_varies_model(const fsGenSpec* s);
+
+/// A copy of m with world w's model axes p applied: kp of the bound position
+/// actuators, joint damping and stiffness, sliding friction (geoms and contact
+/// pairs), body masses and inertias, adhesion gain, gravity; then mj_setConst.
+mjModel* fs_gen_world_model(const mjModel* m, const fsReplayBinding* b, const double* p,
+                            fsError* err);
+
+/// What fs_gen_init_world reads (fsReplay.init_arg).
+typedef struct fsGenInit {
+  const fsGenSpec* spec;
+  const double* params; // (N_block x FS_NAXIS) the block's worlds' values
+  int world0;           // the block's first world (the streams are keyed by global world)
+} fsGenInit;
+
+/// fsReplay.init_world: hinge angles + pose noise, qvel + velocity noise, the root's
+/// height + spawn height (on the world's reset state, before the warm-up).
+void fs_gen_init_world(void* arg, int w, const mjModel* m, mjData* d);
+
+#endif

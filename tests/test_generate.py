@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""`flysim generate` as a user runs it: the example spec, the layout, each variation
+axis checked against the clip and the physics it should change, determinism across
+threads and block sizes, kill (SIGKILL) and Ctrl-C then --resume giving the same bytes,
+the reader (scripts/dataset.py), and every error path of the spec and the run.
+
+Usage: test_generate.py FLYSIM_BINARY ASSETS_DIR
+"""
+
+import filecmp
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ["HDF5_USE_FILE_LOCKING"] = "FALSE"  # read the partial file while it is written
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+
+import cliutil  # noqa: E402
+from cliutil import check, summary  # noqa: E402
+
+FLYSIM, ASSETS = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
+from dataset import FlyDataset  # noqa: E402
+
+BASE = """backend: cpu
+worlds: 4
+steps: 300
+record_every: 1
+block_worlds: 2
+warmup_sec: 0.001
+seed: 7
+record: [angles, targets, forces, thorax, qpos, qvel]
+vary:
+  clip:
+    start_row: {uniform: [0, 15000]}
+    time_scale: {uniform: [0.7, 1.3]}
+    amplitude_scale: {list: [0.8, 1.0, 1.2]}
+  model:
+    kp: {uniform: [100, 200]}
+"""
+
+
+def run(*args, timeout=300):
+    return cliutil.run(FLYSIM, *args, timeout=timeout)
+
+
+def write(tmp, name, text):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def generate(tmp, name, text, *extra):
+    spec = write(tmp, name + ".yaml", text)
+    out = os.path.join(tmp, name)
+    rc, stdout, err = run("generate", spec, "--out", out, "--quiet", *extra)
+    check(rc == 0, f"generate {name}: exit {rc}: {err}")
+    return os.path.join(out, "dataset.h5"), stdout
+
+
+def test_example(tmp):
+    rc, text, _ = run("generate", "--example-spec")
+    check(rc == 0 and "vary:" in text and text.count("\n") > 30, "--example-spec prints a spec")
+    path, out = generate(tmp, "example", text)
+    s = summary(out)
+    check(s.get("complete") == "1" and s.get("worlds") == "8" and s.get("problem_worlds") == "0",
+          f"example summary: {s}")
+    ds = FlyDataset(path)
+    check(ds.nworld == 8 and ds.nrow == 200 and "qpos" in ds.series and "adhesion_force" in ds.series,
+          f"example layout: {ds.series} {ds.nworld} {ds.nrow}")
+    kp = ds.params[:, ds.param_names.index("vary.model.kp")]
+    check(kp.min() >= 120 and kp.max() <= 180 and np.ptp(kp) > 1, f"kp in [120, 180]: {kp}")
+    windows = list(ds.windows(["qpos"], window=50, worlds=[0, 3]))
+    check(len(windows) == 8 and windows[0]["qpos"].shape == (50, 73), "dataset.py windows")
+    with h5py.File(path) as f:
+        check(f["worlds/qpos"].compression == "gzip" and f["worlds/qpos"].chunks[0] == 1,
+              "series compressed, chunked by world and a window of rows")
+        check("blocks_done" not in f and int(f.attrs["complete"]) == 1, "final file marks")
+
+
+def test_axes(tmp):
+    """The clip axes against the clip itself, kp against the forces, noise, height."""
+    path, _ = generate(tmp, "base", BASE)
+    with h5py.File(os.path.join(ASSETS, "walking_clip.h5")) as f:
+        clip = f["targets"][()]
+    mean = clip.mean(axis=0)
+    with h5py.File(path) as f:
+        p = f["params"][()]
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["param_names"][()]]
+        tg, q, force = f["worlds/target"][()], f["worlds/qpos_joint"][()], f["worlds/actuator_force"][()]
+        col = f["target_joint_index"][()]
+    ix = {n: i for i, n in enumerate(names)}
+    worst = 0.0
+    for w in range(4):
+        r = p[w, ix["vary.clip.start_row"]] + np.arange(300) * p[w, ix["vary.clip.time_scale"]]
+        i = np.floor(r).astype(int)
+        u = (r - i)[:, None]
+        v = clip[i] + u * (clip[np.minimum(i + 1, len(clip) - 1)] - clip[i])
+        want = mean + p[w, ix["vary.clip.amplitude_scale"]] * (v - mean)
+        worst = max(worst, np.abs(tg[w] - want).max())
+    check(worst < 1e-6, f"targets = the clip window, time-scaled and amplified: {worst:.3g}")
+    check(len({round(x, 3) for x in p[:, ix["vary.clip.time_scale"]]}) == 4, "time scales differ")
+    errs, late = [], []
+    for w in range(4):
+        kp = p[w, ix["vary.model.kp"]]
+        want = np.clip(kp * (tg[w, 1:] - q[w, :-1][:, col]), -30, 30)
+        errs.append(np.abs(force[w, 1:] - want).max())
+        other = np.clip(150 * (tg[w, 1:] - q[w, :-1][:, col]), -30, 30)
+        late.append(np.abs(force[w, 1:] - other).max())
+    check(max(errs) < 3e-3, f"forces = each world's kp (target - angle): {max(errs):.3g}")
+    check(min(late) > 0.05, f"the kp differs from the model's 150 in every world: {late}")
+    # Target noise: the same spec with noise differs from the noiseless by ~ its std.
+    noisy, _ = generate(tmp, "noise", BASE.replace("  model:", "    target_noise: 0.01\n  model:"))
+    with h5py.File(noisy) as f:
+        d = f["worlds/target"][()] - tg
+    check(0.009 < d.std() < 0.011 and abs(d.mean()) < 1e-3, f"target noise std 0.01: {d.std():.4g}")
+    # Spawn height, no warm-up: the thorax starts higher by the amount.
+    high, _ = generate(tmp, "high", BASE.replace("warmup_sec: 0.001", "warmup_sec: 0") +
+                       "  initial:\n    spawn_height: 0.4\n")
+    low, _ = generate(tmp, "low", BASE.replace("warmup_sec: 0.001", "warmup_sec: 0"))
+    with h5py.File(high) as fh, h5py.File(low) as fl:
+        dz = fh["worlds/thorax_pos"][:, 0, 2] - fl["worlds/thorax_pos"][:, 0, 2]
+    check(np.allclose(dz, 0.4, atol=1e-3), f"spawn height 0.4: {dz}")
+
+
+def test_determinism(tmp):
+    a, _ = generate(tmp, "det_a", BASE, "--threads", "1")
+    b, _ = generate(tmp, "det_b", BASE, "--threads", "2")
+    check(filecmp.cmp(a, b, shallow=False), "the same bytes with 1 and 2 threads")
+    c, _ = generate(tmp, "det_c", BASE.replace("block_worlds: 2", "block_worlds: 3"))
+    with h5py.File(a) as fa, h5py.File(c) as fc:
+        same = all(np.array_equal(fa["worlds"][s][()], fc["worlds"][s][()]) for s in fa["worlds"])
+        same &= np.array_equal(fa["params"][()], fc["params"][()], equal_nan=True)
+    check(same, "the same worlds with blocks of 2 and of 3 worlds")
+
+
+def wait_blocks(partial, least, timeout=120):
+    """Wait until the partial file marks at least `least` blocks (and not all)."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        try:
+            with h5py.File(partial, "r") as f:
+                done = f["blocks_done"][()]
+            if least <= done.sum() < len(done):
+                return True
+        except (OSError, KeyError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def test_kill_and_resume(tmp):
+    text = BASE.replace("worlds: 4", "worlds: 6").replace("block_worlds: 2", "block_worlds: 1")
+    text = text.replace("steps: 300", "steps: 1500")
+    whole, _ = generate(tmp, "whole", text)
+    for how, sig in (("kill", signal.SIGKILL), ("int", signal.SIGINT)):
+        spec = write(tmp, f"{how}.yaml", text)
+        out = os.path.join(tmp, how)
+        p = subprocess.Popen([FLYSIM, "generate", spec, "--out", out, "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ok = wait_blocks(os.path.join(out, "dataset.partial.h5"), 2)
+        p.send_signal(sig)
+        stdout, _ = p.communicate(timeout=120)
+        check(ok, f"{how}: the run was stopped mid-way")
+        if sig == signal.SIGINT:
+            check(p.returncode == 130 and "--resume" in stdout, f"Ctrl-C: exit {p.returncode}")
+        check(os.path.exists(os.path.join(out, "dataset.partial.h5"))
+              and not os.path.exists(os.path.join(out, "dataset.h5")), f"{how}: partial kept")
+        rc, stdout, err = run("generate", spec, "--out", out, "--resume", "--quiet")
+        s = summary(stdout)
+        check(rc == 0 and s.get("complete") == "1" and int(s.get("blocks_before", 0)) >= 2,
+              f"{how}: --resume finishes it: {rc} {s} {err}")
+        check(filecmp.cmp(whole, os.path.join(out, "dataset.h5"), shallow=False),
+              f"{how} + --resume: the same bytes as an uninterrupted run")
+    rc, _, err = run("generate", write(tmp, "kill.yaml", text), "--out",
+                     os.path.join(tmp, "kill"), "--resume")
+    check(rc == 1 and "complete already" in err, f"--resume of a complete dataset: {err!r}")
+
+
+def test_errors(tmp):
+    bad = [
+        ("worlds: 4\nstepz: 10\n", "spec.yaml:2: stepz: unknown key"),
+        ("vary:\n  clip:\n    time_scale: {uniform: [1.2, 0.8]}\n", "spec.yaml:3: "
+         "vary.clip.time_scale: uniform [1.2, 0.8]: lo > hi"),
+        ("vary:\n  model:\n    kp: {gauss: [1, 2]}\n", "unknown distribution 'gauss'"),
+        ("vary:\n  model:\n    kp: {normal: [150, 10]}\n", "a normal distribution can leave"),
+        ("vary:\n  wind:\n    x: 1\n", "unknown group 'wind'"),
+        ("vary:\n  clip:\n    speed: 2\n", "unknown axis 'clip.speed'"),
+        ("worlds: many\n", "spec.yaml:1: worlds: 'many' is not an integer"),
+        ("record: [angles, legs]\n", "unknown series 'legs'"),
+        ("steps: [1\n", "not valid YAML"),
+        ("targets: [/nonexistent/clip.h5]\n", "/nonexistent/clip.h5"),
+    ]
+    for text, want in bad:
+        spec = write(tmp, "spec.yaml", text)
+        rc, _, err = run("generate", spec, "--out", os.path.join(tmp, "err"))
+        check(rc in (1, 2) and want in err and "fix" in err, f"spec {text!r}: {rc} {err!r}")
+    spec = write(tmp, "long.yaml", "steps: 2000\nvary:\n  clip:\n    start_row: 19000\n")
+    rc, _, err = run("generate", spec, "--out", os.path.join(tmp, "long"))
+    check(rc == 1 and "world 0" in err and "start_row" in err, f"window past the clip: {err!r}")
+    rc, _, err = run("generate", os.path.join(tmp, "nope.yaml"), "--out", tmp)
+    check(rc == 2 and "--example-spec" in err, f"missing spec: {err!r}")
+    rc, _, err = run("generate", write(tmp, "ok.yaml", BASE))
+    check(rc == 2 and "--out" in err, f"no --out: {err!r}")
+    # A dataset there already; --resume with another spec.
+    generate(tmp, "again", BASE)
+    rc, _, err = run("generate", os.path.join(tmp, "again.yaml"), "--out", os.path.join(tmp, "again"))
+    check(rc == 1 and "already holds" in err and "--resume" in err, f"existing dataset: {err!r}")
+    text = BASE.replace("block_worlds: 2", "block_worlds: 1").replace("steps: 300", "steps: 2000")
+    spec = write(tmp, "other.yaml", text)
+    out = os.path.join(tmp, "other")
+    p = subprocess.Popen([FLYSIM, "generate", spec, "--out", out, "--quiet"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_blocks(os.path.join(out, "dataset.partial.h5"), 1)
+    p.kill()
+    p.wait()
+    rc, _, err = run("generate", write(tmp, "other.yaml", text.replace("seed: 7", "seed: 8")),
+                     "--out", out, "--resume")
+    check(rc == 1 and "another spec" in err and "fix" in err, f"resume, spec changed: {err!r}")
+    # Per-world models on the host stepper; the GPU says it cannot (yet).
+    host, _ = generate(tmp, "host", BASE.replace("backend: cpu", "backend: host"))
+    check(os.path.exists(host), "the host stepper takes per-world models")
+    rc, _, err = run("generate", write(tmp, "cuda.yaml", BASE.replace("backend: cpu",
+                                                                      "backend: cuda")),
+                     "--out", os.path.join(tmp, "cuda"))
+    check(rc == 1 and ("per-world model" in err or "no CUDA device" in err), f"cuda: {err!r}")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="flysim-generate-") as tmp:
+        test_example(tmp)
+        test_axes(tmp)
+        test_determinism(tmp)
+        test_kill_and_resume(tmp)
+        test_errors(tmp)
+    cliutil.finish("test_generate")
+
+
+if __name__ == "__main__":
+    main()
