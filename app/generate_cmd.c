@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,14 +11,15 @@
 #include "common/base/mujoco_hooks.h"
 #include "common/replay/options.h"
 #include "generate/generate.h"
+#include "generate/ranks.h"
 #include "generate/spec.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
-enum { OPT_OUT = 256, OPT_RESUME, OPT_THREADS, OPT_QUIET, OPT_EXAMPLE };
+enum { OPT_OUT = 256, OPT_RESUME, OPT_THREADS, OPT_QUIET, OPT_EXAMPLE, OPT_GPUS };
 
 typedef struct Options {
   char spec[4096], out[4096];
-  int resume, threads, quiet, example;
+  int resume, threads, quiet, example, gpus_per_node;
 } Options;
 
 static void print_help(void) {
@@ -37,12 +39,19 @@ static void print_help(void) {
          "  --out DIR               where the dataset goes (required)\n"
          "  --resume                finish the dataset in DIR (the same spec)\n"
          "  --threads N             CPU threads (default: one per core)\n"
+         "  --gpus-per-node G       under mpirun: rank r uses GPU (local rank mod G)\n"
          "  --example-spec          print a commented example spec and exit\n"
          "  --quiet                 no progress line\n"
          "  -h, --help              this text\n"
          "\n"
+         "Scale out: mpirun -n K flysim generate SPEC --out DIR (flysim built with MPI: %s)\n"
+         "splits the blocks over the ranks (block k on rank k mod K), each writing its own\n"
+         "partial file; rank 0 merges them into DIR/dataset.h5, the same bytes as one\n"
+         "process. --resume with the same K.\n"
+         "\n"
          "The last line is a key=value summary. Exit status: 0 done, 1 error (what was\n"
-         "written stays: --resume), 2 usage, 130 interrupted (--resume goes on).\n");
+         "written stays: --resume), 2 usage, 130 interrupted (--resume goes on).\n",
+         fs_ranks_have_mpi() ? "yes" : "no");
 }
 
 static int one(int c, void* arg, fsError* err) {
@@ -64,6 +73,10 @@ static int one(int c, void* arg, fsError* err) {
   case OPT_EXAMPLE:
     o->example = 1;
     return 0;
+  case OPT_GPUS:
+    if (fs_parse_positive_int("--gpus-per-node", optarg, 1024, &v, err)) return -1;
+    o->gpus_per_node = (int)v;
+    return 0;
   default:
     return fs_fail(err, "unexpected option");
   }
@@ -75,6 +88,7 @@ static int parse(int argc, char** argv, Options* o, fsError* err) {
                                            {"threads", required_argument, NULL, OPT_THREADS},
                                            {"quiet", no_argument, NULL, OPT_QUIET},
                                            {"example-spec", no_argument, NULL, OPT_EXAMPLE},
+                                           {"gpus-per-node", required_argument, NULL, OPT_GPUS},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -83,7 +97,7 @@ static int parse(int argc, char** argv, Options* o, fsError* err) {
   int n = 0;
   for (int i = 0; i < argc && n < 255; i++) {
     if (i > 0 && argv[i][0] != '-' && !o->spec[0] && strcmp(argv[i - 1], "--out") &&
-        strcmp(argv[i - 1], "--threads")) {
+        strcmp(argv[i - 1], "--threads") && strcmp(argv[i - 1], "--gpus-per-node")) {
       snprintf(o->spec, sizeof o->spec, "%s", argv[i]);
       continue;
     }
@@ -100,11 +114,21 @@ static int parse(int argc, char** argv, Options* o, fsError* err) {
   return 0;
 }
 
+static int generate(Options* o, const fsRanks* ranks);
+
 int fs_cmd_generate(int argc, char** argv, const char* command_line) {
   (void)command_line;
+  fsRanks ranks;
+  fs_ranks_init(&ranks, &argc, &argv);
   Options o;
   fsError err = {{0}};
   int rc = parse(argc, argv, &o, &err);
+  if (rc == 0 && !o.example) {
+    rc = generate(&o, &ranks);
+    fs_ranks_finalize(&ranks);
+    return rc;
+  }
+  fs_ranks_finalize(&ranks);
   if (rc == 1) return EXIT_OK;
   if (rc < 0) {
     fprintf(stderr, "flysim generate: %s\n", err.msg);
@@ -114,6 +138,18 @@ int fs_cmd_generate(int argc, char** argv, const char* command_line) {
     fputs(fs_gen_example_spec(), stdout);
     return EXIT_OK;
   }
+  return EXIT_OK;
+}
+
+// The run, on every rank; rank 0 prints.
+static int generate(Options* po, const fsRanks* ranks) {
+  Options o = *po;
+  fsError err = {{0}};
+  if (o.gpus_per_node > 0) { // before anything touches CUDA
+    char dev[16];
+    snprintf(dev, sizeof dev, "%d", ranks->local_rank % o.gpus_per_node);
+    setenv("CUDA_VISIBLE_DEVICES", dev, 1);
+  }
   fsGenSpec spec;
   if (fs_gen_spec_load(o.spec, &spec, &err)) {
     fprintf(stderr, "flysim generate: error: %s\n", err.msg);
@@ -122,10 +158,19 @@ int fs_cmd_generate(int argc, char** argv, const char* command_line) {
   }
   fs_interrupt_install();
   fs_mujoco_install_hooks();
-  fsGenOptions go = {o.out, o.resume, o.threads, !o.quiet && isatty(STDERR_FILENO)};
+  int lead = ranks->rank == 0; // the one that prints
+  fsGenOptions go = {o.out, o.resume, o.threads, lead && !o.quiet && isatty(STDERR_FILENO), ranks};
   fsGenResult res;
-  int failed = fs_gen_run(&spec, &go, &res, stdout, &err);
-  if (failed) fprintf(stderr, "flysim generate: error: %s\n", err.msg);
+  int failed = fs_gen_run(&spec, &go, &res, lead ? stdout : NULL, &err);
+  if (failed && ranks->size > 1)
+    fprintf(stderr, "flysim generate (rank %d of %d): error: %s\n", ranks->rank, ranks->size,
+            err.msg);
+  else if (failed)
+    fprintf(stderr, "flysim generate: error: %s\n", err.msg);
+  if (!lead) {
+    fs_gen_spec_free(&spec);
+    return failed ? EXIT_RUNTIME : res.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+  }
   if (!failed && res.complete)
     printf("Saved %s (%d worlds; this run wrote %.1f MB of series before compression)\n", res.path,
            spec.worlds, res.bytes / 1e6);

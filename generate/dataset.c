@@ -25,6 +25,17 @@ struct fsDataset {
   double bytes;
 };
 
+void fs_dataset_partial_path(const char* dir, int rank, int nrank, char* out, size_t n) {
+  if (nrank <= 1)
+    snprintf(out, n, "%s/dataset.partial.h5", dir);
+  else
+    snprintf(out, n, "%s/dataset.partial.%d-of-%d.h5", dir, rank, nrank);
+}
+
+int fs_dataset_owns(const fsDataset* d, int k) {
+  return d->s.nrank <= 1 || k % d->s.nrank == d->s.rank;
+}
+
 int fs_dataset_nblock(const fsDataset* d) {
   return d->nblock;
 }
@@ -64,7 +75,7 @@ static fsDataset* dataset_alloc(const fsDatasetSpec* s, fsError* err) {
   for (int k = 0; k < FS_NSERIES; k++) d->series[k] = -1;
   d->nworld = s->spec->worlds;
   d->nblock = (d->nworld + s->spec->block_worlds - 1) / s->spec->block_worlds;
-  snprintf(d->partial, sizeof d->partial, "%s/dataset.partial.h5", s->dir);
+  fs_dataset_partial_path(s->dir, s->rank, s->nrank, d->partial, sizeof d->partial);
   snprintf(d->final, sizeof d->final, "%s/dataset.h5", s->dir);
   d->done_flags = fs_calloc(err, "the block marks", (size_t)d->nblock, 1);
   if (!d->done_flags) {
@@ -276,6 +287,11 @@ fsDataset* fs_dataset_resume(const fsDatasetSpec* s, fsError* err) {
   fs_h5_quiet();
   fsDataset* d = dataset_alloc(s, err);
   if (!d) return NULL;
+  if (access(d->partial, F_OK) != 0 && s->nrank > 1 && access(d->final, F_OK) != 0) {
+    dataset_free(d); // a rank that had not started: it starts now
+    fsDatasetSpec fresh = *s;
+    return fs_dataset_create(&fresh, err);
+  }
   if (access(d->partial, F_OK) != 0) {
     if (access(d->final, F_OK) == 0)
       fs_fail(err, "%s is complete already: nothing to resume", d->final);
@@ -384,32 +400,53 @@ done:
   return rc;
 }
 
-int fs_dataset_close(fsDataset* d, char* final, size_t n, fsError* err) {
+int fs_dataset_close(fsDataset* d, fsError* err) {
+  (void)err;
   if (!d) return 0;
   int complete = 1;
-  for (int k = 0; k < d->nblock; k++) complete &= d->done_flags[k] != 0;
+  for (int k = 0; k < d->nblock; k++) complete &= !fs_dataset_owns(d, k) || d->done_flags[k];
   close_all(d);
-  int rc = complete;
-  if (complete) {
-    if (fs_h5_compact(d->partial, d->final, err))
-      rc = -1;
-    else
-      unlink(d->partial);
-    if (final) snprintf(final, n, "%s", d->final);
-  } else if (final) {
-    snprintf(final, n, "%s", d->partial);
-  }
   dataset_free(d);
+  return complete;
+}
+
+int fs_dataset_merge(const fsDatasetSpec* s, char* final, size_t n, fsError* err) {
+  const int R = s->nrank > 1 ? s->nrank : 1, N = s->spec->worlds, bw = s->spec->block_worlds;
+  char(*paths)[PATH_MAX] = fs_calloc(err, "the partial files", (size_t)R, PATH_MAX);
+  const char** srcs = fs_calloc(err, "the partial files", (size_t)R, sizeof(char*));
+  int* world_src = fs_calloc(err, "the worlds' files", (size_t)N, sizeof(int));
+  int rc = -1;
+  if (!paths || !srcs || !world_src) goto done;
+  for (int r = 0; r < R; r++) {
+    fs_dataset_partial_path(s->dir, r, R, paths[r], PATH_MAX);
+    srcs[r] = paths[r];
+  }
+  for (int w = 0; w < N; w++) world_src[w] = (w / bw) % R;
+  snprintf(final, n, "%s/dataset.h5", s->dir);
+  if (fs_h5_compact(srcs, R, world_src, N, final, err)) goto done;
+  for (int r = 0; r < R; r++) unlink(paths[r]);
+  rc = 0;
+done:
+  free(paths);
+  free(srcs);
+  free(world_src);
   return rc;
 }
 
 //---------------------------------- compaction --------------------------------------------------
 
 typedef struct Compact {
-  const char* src;
+  const char* src; // srcs[0] (for messages)
+  hid_t in[64];    // every source, open
+  int nsrc;
+  const int* world_src; // (N) or NULL
+  int nworld;
   fsError* err;
-  int failed;
 } Compact;
+
+static int src_of(const Compact* c, hsize_t w) {
+  return c->world_src ? c->world_src[w] : 0;
+}
 
 static herr_t copy_attr(hid_t loc, const char* name, const H5A_info_t* info, void* arg) {
   (void)info;
@@ -440,9 +477,10 @@ static int copy_attrs(hid_t src, hid_t dst) {
   return H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attr, &dst) < 0 ? -1 : 0;
 }
 
-// A float series (N x R x C): a compressed copy, one chunk row of worlds at a time.
+// A float series (N x R x C): a compressed copy, one chunk row of worlds at a time, each
+// from its world's source.
 static int compact_series(Compact* c, hid_t sg, hid_t dg, const char* name) {
-  hid_t s = -1, sp = -1, pl = -1, dpl = -1, d = -1, ms = -1, fs = -1;
+  hid_t s = -1, sp = -1, pl = -1, dpl = -1, d = -1, ms = -1, fs = -1, other = -1;
   float* buf = NULL;
   int rc = -1;
   hsize_t dims[3], chunk[3];
@@ -458,18 +496,29 @@ static int compact_series(Compact* c, hid_t sg, hid_t dg, const char* name) {
   for (hsize_t w0 = 0; w0 < dims[0]; w0 += chunk[0]) {
     hsize_t start[3] = {w0, 0, 0}, count[3] = {chunk[0], dims[1], dims[2]};
     if (w0 + count[0] > dims[0]) count[0] = dims[0] - w0;
+    int from = src_of(c, w0);
+    hid_t in = s;
+    if (from != 0) {
+      char path[160];
+      snprintf(path, sizeof path, "worlds/%s", name);
+      if ((other = H5Dopen2(c->in[from], path, H5P_DEFAULT)) < 0) goto done;
+      in = other;
+    }
     if ((ms = H5Screate_simple(3, count, NULL)) < 0 || (fs = H5Scopy(sp)) < 0 ||
         H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
-        H5Dread(s, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf) < 0 ||
+        H5Dread(in, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf) < 0 ||
         H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf) < 0)
       goto done;
     H5Sclose(ms);
     H5Sclose(fs);
     ms = fs = -1;
+    if (other >= 0) H5Dclose(other);
+    other = -1;
   }
   rc = copy_attrs(s, d);
 done:
   free(buf);
+  if (other >= 0) H5Dclose(other);
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);
   if (d >= 0) H5Dclose(d);
@@ -492,6 +541,47 @@ static herr_t compact_world(hid_t g, const char* name, const H5L_info_t* info, v
   return compact_series(p->c, g, p->dst, name) ? -1 : 0;
 }
 
+// A per-world dataset copied from the first source: the rows of worlds that other
+// sources hold, from them.
+static int merge_rows(Compact* c, hid_t dst, const char* name) {
+  hid_t d = H5Dopen2(dst, name, H5P_DEFAULT), sp = -1, t = -1;
+  int rc = -1, rank;
+  hsize_t dims[2] = {0, 1};
+  unsigned char* row = NULL;
+  if (d < 0 || (sp = H5Dget_space(d)) < 0 || (rank = H5Sget_simple_extent_ndims(sp)) < 1 ||
+      rank > 2 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || (t = H5Dget_type(d)) < 0)
+    goto done;
+  size_t bytes = H5Tget_size(t) * (rank == 2 ? dims[1] : 1);
+  if (!(row = malloc(bytes + 1))) goto done;
+  for (hsize_t w = 0; w < dims[0] && w < (hsize_t)c->nworld; w++) {
+    int from = src_of(c, w);
+    if (from == 0) continue;
+    hsize_t start[2] = {w, 0}, count[2] = {1, dims[1]};
+    hid_t s = H5Dopen2(c->in[from], name, H5P_DEFAULT), fs = H5Scopy(sp),
+          ms = H5Screate_simple(rank, count, NULL);
+    int ok = s >= 0 && fs >= 0 && ms >= 0 &&
+             H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+             H5Dread(s, t, ms, fs, H5P_DEFAULT, row) >= 0 &&
+             H5Dwrite(d, t, ms, fs, H5P_DEFAULT, row) >= 0;
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    if (s >= 0) H5Dclose(s);
+    if (!ok) goto done;
+  }
+  rc = 0;
+done:
+  free(row);
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  return rc;
+}
+
+static int per_world(const char* name) {
+  return !strcmp(name, "world_warnings") || !strcmp(name, "world_solver_limit_steps") ||
+         !strcmp(name, "world_solver_error_steps") || !strcmp(name, "world_problem");
+}
+
 static herr_t compact_root(hid_t root, const char* name, const H5L_info_t* info, void* arg) {
   (void)info;
   Pair* p = arg;
@@ -499,6 +589,7 @@ static herr_t compact_root(hid_t root, const char* name, const H5L_info_t* info,
     hid_t ocp = H5Pcreate(H5P_OBJECT_COPY);
     herr_t rc = H5Ocopy(root, name, p->dst, name, ocp, H5P_DEFAULT);
     H5Pclose(ocp);
+    if (rc >= 0 && p->c->nsrc > 1 && per_world(name) && merge_rows(p->c, p->dst, name)) rc = -1;
     if (rc < 0) fs_fail(p->c->err, "%s: cannot copy /%s", p->c->src, name);
     return rc < 0 ? -1 : 0;
   }
@@ -515,31 +606,65 @@ static herr_t compact_root(hid_t root, const char* name, const H5L_info_t* info,
   return rc < 0 ? -1 : 0;
 }
 
-int fs_h5_compact(const char* src, const char* dst, fsError* err) {
+// Every block of every source done (each source's own blocks are marked in it).
+static int check_done(Compact* c, int nblock, int bw, fsError* err) {
+  for (int k = 0; k < nblock; k++) {
+    int from = src_of(c, (hsize_t)k * bw);
+    hid_t d = H5Dopen2(c->in[from], "blocks_done", H5P_DEFAULT);
+    unsigned char* flags = calloc((size_t)nblock, 1);
+    int ok = d >= 0 && flags &&
+             H5Dread(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, flags) >= 0 && flags[k];
+    free(flags);
+    if (d >= 0) H5Dclose(d);
+    if (!ok)
+      return fs_fail(err,
+                     "block %d is not done in its file (worlds %d-); fix: flysim generate "
+                     "--resume with the same number of ranks",
+                     k, k * bw);
+  }
+  return 0;
+}
+
+int fs_h5_compact(const char* const* srcs, int nsrc, const int* world_src, int nworld,
+                  const char* dst, fsError* err) {
   char tmp[PATH_MAX + 8];
   snprintf(tmp, sizeof tmp, "%s.tmp", dst);
-  Compact c = {src, err, 0};
-  hid_t in = H5Fopen(src, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (in < 0) return fs_h5_fail(err, src, "H5Fopen", __func__, __FILE__, __LINE__);
+  if (nsrc < 1 || nsrc > 64) return fs_fail(err, "%s: %d sources: 1 to 64", dst, nsrc);
+  Compact c = {srcs[0], {0}, nsrc, world_src, nworld, err};
+  hid_t out = -1;
+  int rc = -1, opened = 0;
+  for (; opened < nsrc; opened++)
+    if ((c.in[opened] = H5Fopen(srcs[opened], H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
+      fs_h5_fail(err, srcs[opened], "H5Fopen", __func__, __FILE__, __LINE__);
+      fs_fail_append(err, "; fix: flysim generate --resume with the same number of ranks");
+      goto done;
+    }
+  long long nblock = 0, bw = 1;
+  if (nsrc > 1) {
+    double v = 0;
+    if (fs_h5_read_attr_double(c.in[0], srcs[0], "block_worlds", &v, err) < 0) goto done;
+    bw = (long long)v;
+    nblock = (nworld + bw - 1) / bw;
+    if (check_done(&c, (int)nblock, (int)bw, err)) goto done;
+  }
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   if (fcpl >= 0) H5Pset_obj_track_times(fcpl, 0);
-  hid_t out = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  out = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
   if (fcpl >= 0) H5Pclose(fcpl);
-  int rc = -1;
   if (out < 0) {
     fs_h5_fail(err, tmp, "H5Fcreate", __func__, __FILE__, __LINE__);
     goto done;
   }
   Pair p = {&c, out};
   hsize_t idx = 0;
-  fs_fail(err, "%s: cannot compact it into %s", src, dst);
-  if (H5Literate(in, H5_INDEX_NAME, H5_ITER_INC, &idx, compact_root, &p) < 0 ||
-      copy_attrs(in, out) || fs_h5_attr_int(out, dst, "complete", 1, err))
+  fs_fail(err, "%s: cannot compact it into %s", srcs[0], dst);
+  if (H5Literate(c.in[0], H5_INDEX_NAME, H5_ITER_INC, &idx, compact_root, &p) < 0 ||
+      copy_attrs(c.in[0], out) || fs_h5_attr_int(out, dst, "complete", 1, err))
     goto done;
   rc = 0;
 done:
   if (out >= 0 && H5Fclose(out) < 0) rc = -1;
-  H5Fclose(in);
+  for (int i = 0; i < opened; i++) H5Fclose(c.in[i]);
   if (rc == 0 && rename(tmp, dst) != 0)
     rc = fs_fail(err, "%s: cannot rename %s to it: %s", dst, tmp, strerror(errno));
   if (rc) unlink(tmp);

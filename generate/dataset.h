@@ -1,7 +1,8 @@
 // flysim generate's dataset file: world-major, written block of worlds by block,
 // resumable, and the same bytes however it was produced.
 //
-// While it is generated the data live in DIR/dataset.partial.h5, uncompressed and
+// While it is generated the data live in DIR/dataset.partial.h5 (one per MPI rank:
+// DIR/dataset.partial.<rank>-of-<ranks>.h5, each holding its blocks), uncompressed and
 // crash-safe as the replay recorder's (common/recorder/recorder.h): every dataset is
 // created at its full size with its space allocated, a block of worlds only writes
 // data into that space, is flushed, and only then marked in /blocks_done (flushed
@@ -43,16 +44,21 @@ typedef struct fsDatasetSpec {
   double row_dt;        // seconds between rows
   const double* params; // (N x FS_NAXIS)
   const char* backend;  // "cpu", "host:f32", ...
+  int rank, nrank;      // this process of how many: block k is rank (k mod nrank)'s
 } fsDatasetSpec;
 
 typedef struct fsDataset fsDataset;
 
-/// Start DIR/dataset.partial.h5. Fails if DIR holds a dataset already (fix: --resume,
-/// or another --out).
+/// Start this rank's partial file. Fails if DIR holds a dataset already (fix:
+/// --resume, or another --out).
 fsDataset* fs_dataset_create(const fsDatasetSpec* s, fsError* err);
 
-/// Reopen DIR/dataset.partial.h5 to finish it: its spec must be the same text.
+/// Reopen this rank's partial file to finish it: its spec must be the same text (a
+/// rank that had not started yet starts its file).
 fsDataset* fs_dataset_resume(const fsDatasetSpec* s, fsError* err);
+
+/// 1 if block k is this rank's.
+int fs_dataset_owns(const fsDataset* d, int k);
 
 /// Blocks of worlds, and whether block k is done.
 int fs_dataset_nblock(const fsDataset* d);
@@ -66,12 +72,22 @@ int fs_dataset_write_block(fsDataset* d, int k, float* const* data, const fsWorl
 /// Bytes of the series written so far.
 double fs_dataset_bytes(const fsDataset* d);
 
-/// Close; if every block is done, compact into DIR/dataset.h5 (its path into final)
-/// and remove the partial file. Returns 1 if the dataset is complete, 0 if not, -1.
-int fs_dataset_close(fsDataset* d, char* final, size_t n, fsError* err);
+/// Close. Returns 1 if every block this rank owns is done, 0 if not, -1 (err).
+int fs_dataset_close(fsDataset* d, fsError* err);
 
-/// Compact an HDF5 file: datasets under /worlds compressed (shuffle + deflate),
-/// everything else copied, no timestamps. dst is replaced atomically.
-int fs_h5_compact(const char* src, const char* dst, fsError* err);
+/// Once every rank's blocks are done (rank 0, after the others closed): compact the
+/// partial files into DIR/dataset.h5 (its path into final) and remove them. The same
+/// bytes whatever the number of ranks.
+int fs_dataset_merge(const fsDatasetSpec* s, char* final, size_t n, fsError* err);
+
+/// The partial file of rank of nrank in dir.
+void fs_dataset_partial_path(const char* dir, int rank, int nrank, char* out, size_t n);
+
+/// Compact nsrc HDF5 files of one layout into dst: world w of the per-world datasets
+/// (/worlds/<series> compressed with shuffle + deflate, and the health datasets) from
+/// srcs[world_src[w]] (world_src NULL: srcs[0]), everything else from srcs[0]; no
+/// timestamps. dst is replaced atomically.
+int fs_h5_compact(const char* const* srcs, int nsrc, const int* world_src, int nworld,
+                  const char* dst, fsError* err);
 
 #endif

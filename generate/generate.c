@@ -11,6 +11,7 @@
 #include "common/base/interrupt.h"
 #include "common/inputs/model.h"
 #include "generate/dataset.h"
+#include "generate/ranks.h"
 #include "generate/sample.h"
 #include "generate/vary.h"
 
@@ -186,14 +187,14 @@ done:
   return rc;
 }
 
-static void progress(const Run* r, const fsGenResult* res, int done, double t0) {
+static void progress(const Run* r, const fsGenResult* res, int done, int owned, double t0) {
   double el = fs_clock_s() - t0, rate = el > 0 ? res->world_steps / el : 0;
-  int left_blocks = res->blocks - done;
+  int left_blocks = owned - done;
   double left = rate > 0 ? (double)left_blocks * r->s->block_worlds * r->S / rate : 0;
   fprintf(stderr,
           "\r\033[Kflysim generate: block %d/%d, %.3g world-steps/s, %.1f MB written, %d:%02d "
           "left",
-          done, res->blocks, rate, fs_dataset_bytes(r->ds) / 1e6, (int)left / 60, (int)left % 60);
+          done, owned, rate, fs_dataset_bytes(r->ds) / 1e6, (int)left / 60, (int)left % 60);
   fflush(stderr);
 }
 
@@ -206,45 +207,69 @@ int fs_gen_run(const fsGenSpec* s, const fsGenOptions* o, fsGenResult* res, FILE
   r.o = o;
   int rc = -1;
   if (prepare(&r, err) || fs_make_dirs(o->out, "--out", err)) goto done;
-  fsDatasetSpec ds = {o->out,   s,        &r.rec, r.m, &r.bind, r.R, r.every * r.m->opt.timestep,
-                      r.params, r.backend};
+  const int rank = o->ranks ? o->ranks->rank : 0, nrank = o->ranks ? o->ranks->size : 1;
+  fsDatasetSpec ds = {o->out,   s,         &r.rec, r.m,  &r.bind, r.R, r.every * r.m->opt.timestep,
+                      r.params, r.backend, rank,   nrank};
   r.ds = o->resume ? fs_dataset_resume(&ds, err) : fs_dataset_create(&ds, err);
   if (!r.ds) goto done;
   res->blocks = fs_dataset_nblock(r.ds);
-  for (int k = 0; k < res->blocks; k++) res->blocks_done_before += fs_dataset_block_done(r.ds, k);
-  fprintf(out,
-          "generate %d worlds x %d steps (every %d-th recorded: %d rows), %d blocks of %d "
-          "worlds on %s%s\n",
-          s->worlds, s->steps, s->record_every, r.R, res->blocks, s->block_worlds, r.backend,
-          o->resume ? "" : "");
-  if (o->resume)
-    fprintf(out, "resume   %d of %d blocks done already\n", res->blocks_done_before, res->blocks);
-  fflush(out);
+  int owned = 0;
+  for (int k = 0; k < res->blocks; k++) {
+    owned += fs_dataset_owns(r.ds, k);
+    res->blocks_done_before += fs_dataset_owns(r.ds, k) && fs_dataset_block_done(r.ds, k);
+  }
+  if (out) {
+    fprintf(out,
+            "generate %d worlds x %d steps (every %d-th recorded: %d rows), %d blocks of %d "
+            "worlds on %s",
+            s->worlds, s->steps, s->record_every, r.R, res->blocks, s->block_worlds, r.backend);
+    if (nrank > 1) fprintf(out, ", %d MPI ranks (block k on rank k mod %d)", nrank, nrank);
+    fprintf(out, "\n");
+    fflush(out);
+  }
   double t0 = fs_clock_s();
   int done = res->blocks_done_before, failed = 0;
   for (int k = 0; k < res->blocks && !failed && !res->interrupted; k++) {
-    if (fs_dataset_block_done(r.ds, k)) continue;
+    if (!fs_dataset_owns(r.ds, k) || fs_dataset_block_done(r.ds, k)) continue;
     int b = run_block(&r, k, res, err);
     if (b < 0) failed = 1;
     if (b == 0) {
       res->blocks_run++;
       done++;
-      if (o->progress) progress(&r, res, done, t0);
+      if (o->progress) progress(&r, res, done, owned, t0);
     }
   }
   if (o->progress) fprintf(stderr, "\r\033[K");
   res->bytes = fs_dataset_bytes(r.ds);
   fsError close_err;
-  int c = fs_dataset_close(r.ds, res->path, sizeof res->path, &close_err);
+  int mine = fs_dataset_close(r.ds, &close_err);
   r.ds = NULL;
-  res->complete = c == 1;
-  if (c < 0 && !failed) {
+  if (mine < 0 && !failed) {
     *err = close_err;
     failed = 1;
   }
-  rc = failed ? -1 : 0;
+  // Every rank's figures; the merge once every rank has its blocks.
+  fsRanks one = {0, 1, 0, 0};
+  const fsRanks* rk = o->ranks ? o->ranks : &one;
+  int all_done = fs_ranks_reduce(rk, mine == 1 && !failed && !res->interrupted, 1) > 0.5;
+  int any_failed = fs_ranks_reduce(rk, failed, 2) > 0.5;
+  res->blocks_run = (int)fs_ranks_reduce(rk, res->blocks_run, 0);
+  res->blocks_done_before = (int)fs_ranks_reduce(rk, res->blocks_done_before, 0);
+  res->world_steps = (long long)fs_ranks_reduce(rk, (double)res->world_steps, 0);
+  res->bytes = fs_ranks_reduce(rk, res->bytes, 0);
+  res->problem_worlds = (int)fs_ranks_reduce(rk, res->problem_worlds, 0);
+  res->wall_s = fs_ranks_reduce(rk, res->wall_s, 2);
+  res->interrupted = (int)fs_ranks_reduce(rk, res->interrupted, 2);
+  fs_dataset_partial_path(o->out, rank, nrank, res->path, sizeof res->path);
+  int merge_failed =
+      all_done && rank == 0 && fs_dataset_merge(&ds, res->path, sizeof res->path, err);
+  merge_failed = fs_ranks_reduce(rk, merge_failed, 2) > 0.5;
+  res->complete = all_done && !merge_failed;
+  if (!failed && any_failed && rank == 0)
+    fs_fail(err, "another rank failed (see its message); what is done stays: --resume");
+  rc = failed || any_failed || merge_failed ? -1 : 0;
 done:
-  fs_dataset_close(r.ds, NULL, 0, NULL);
+  fs_dataset_close(r.ds, NULL);
   run_free(&r);
   return rc;
 }

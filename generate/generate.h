@@ -14,13 +14,15 @@
 #include <stdio.h>
 
 #include "common/base/error.h"
+#include "generate/ranks.h"
 #include "generate/spec.h"
 
 typedef struct fsGenOptions {
-  const char* out; // --out DIR
-  int resume;      // --resume
-  int threads;     // --threads (0: one per core)
-  int progress;    // a progress line on stderr
+  const char* out;      // --out DIR
+  int resume;           // --resume
+  int threads;          // --threads (0: one per core)
+  int progress;         // a progress line on stderr
+  const fsRanks* ranks; // MPI ranks (block k is rank k mod size's), or NULL: one process
 } fsGenOptions;
 
 /// What a run did (the summary line).
@@ -35,8 +37,10 @@ typedef struct fsGenResult {
   char path[4200]; // the dataset (final or partial)
 } fsGenResult;
 
-/// Generate (or with resume, finish) the dataset of spec s into o->out. Returns 0,
-/// or -1 with err (what was written stays; --resume goes on from it).
+/// Generate (or with resume, finish) the dataset of spec s into o->out: this rank's
+/// blocks, then (rank 0, once every rank is done) the merge into DIR/dataset.h5. The
+/// figures in res are every rank's. Returns 0, or -1 with err (what was written
+/// stays; --resume goes on from it). out: the header lines (rank 0), or NULL.
 int fs_gen_run(const fsGenSpec* s, const fsGenOptions* o, fsGenResult* res, FILE* out,
                fsError* err);
 

@@ -19,9 +19,10 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # --- 1. Debian packages -------------------------------------------------------
 # compilers and CMake, HDF5 (library, headers and h5dump), ffmpeg (video),
 # EGL/OpenGL headers (headless rendering), perf (sampling profiles), libyaml
-# (flysim generate's spec).
+# (flysim generate's spec), Open MPI (flysim generate over ranks).
 packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools ffmpeg
-          libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri linux-perf libyaml-dev)
+          libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri linux-perf libyaml-dev
+          openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
