@@ -19,6 +19,12 @@ typedef struct fsRecordCols {
 
 /// Value of a source array of world d at index.
 FS_HD float fs_record_value(const fsData* d, int src, int index) {
+  if (src == FS_SRC_SOLVER) { // [0] Newton, [1] noslip iterations over the islands
+    int n = d->nisland[0] ? d->nisland[0] : 1, it = 0;
+    for (int k = 0; k < n && k < FS_NISLAND; k++)
+      it += index ? d->solver_nnoslip[k] : d->solver_niter[k] - d->solver_nnoslip[k];
+    return (float)it;
+  }
   const fsReal* a = src == FS_SRC_QPOS             ? d->qpos
                     : src == FS_SRC_CTRL           ? d->ctrl
                     : src == FS_SRC_ACTUATOR_FORCE ? d->actuator_force

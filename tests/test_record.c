@@ -28,6 +28,7 @@ typedef struct Inputs {
 } Inputs;
 
 static int failures;
+static float cpu_iterations[BLOCK * NWORLD * 2]; // the cpu's block 2 (the host's reference)
 
 static void expect(int ok, const char* what, const char* backend, int w, int col, double got,
                    double want) {
@@ -160,6 +161,24 @@ static int check_backend(Inputs* I, fsBackendKind kind, int bits, double tol) {
   } else {
     check_state_rows(name, &I->plan, &b1, qpos);
     check_mujoco_rows(name, &I->plan, &b2, qpos, tol);
+    // Solver iterations: Newton's within the limit and some, noslip's within theirs (it
+    // stops early at its tolerance); the float64 host's counts are MuJoCo's (its solver
+    // is bit-identical to MuJoCo's).
+    const float* it = b2.series[FS_SERIES_ITERATIONS];
+    int same = 0, max_newton = I->plan.m->opt.iterations * 8;
+    for (int i = 0; i < BLOCK * NWORLD; i++) {
+      expect(it[2 * i] >= 1 && it[2 * i] <= max_newton, "Newton iterations", name, i % NWORLD, 0,
+             it[2 * i], 1);
+      expect(it[2 * i + 1] >= 0 && it[2 * i + 1] <= I->plan.m->opt.noslip_iterations * 8,
+             "noslip iterations", name, i % NWORLD, 1, it[2 * i + 1],
+             I->plan.m->opt.noslip_iterations);
+      if (kind == FS_BACKEND_CPU) memcpy(cpu_iterations + 2 * i, it + 2 * i, 2 * sizeof(float));
+      same += it[2 * i] == cpu_iterations[2 * i] && it[2 * i + 1] == cpu_iterations[2 * i + 1];
+    }
+    if (kind == FS_BACKEND_HOST && bits == 64)
+      CHECK_MSG(same >= BLOCK * NWORLD * 95 / 100, "%s: %d of %d steps with MuJoCo's iterations",
+                name, same, BLOCK * NWORLD);
+    printf("%s: solver iterations as MuJoCo's in %d of %d steps\n", name, same, BLOCK * NWORLD);
     int contacts = 0;
     for (int w = 0; w < NWORLD; w++) contacts += ncon[w];
     CHECK(contacts > 0); // the checks ran with the feet on the floor

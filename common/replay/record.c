@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char* const kNames[FS_NSERIES] = {
-    "angles", "targets", "forces", "sites", "thorax", "orientation", "qpos", "qvel", "adhesion"};
+static const char* const kNames[FS_NSERIES] = {"angles",   "targets",     "forces", "sites",
+                                               "thorax",   "orientation", "qpos",   "qvel",
+                                               "adhesion", "iterations"};
 #define FS_RECORD_CHOICES                                                                          \
-  "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion (or all, none)"
+  "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion, iterations (or "     \
+  "all, none)"
 
 const char* fs_record_name(int k) {
   return k >= 0 && k < FS_NSERIES ? kNames[k] : "?";
@@ -63,7 +65,7 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
   l->npoint = l->points_are_sites ? (int)m->nsite : (int)m->nbody - 1;
   l->root_body = root_body(m);
   const int size[FS_NSERIES] = {b->njoint, b->nact,    b->nact,    3 * l->npoint, 3,
-                                4,         (int)m->nq, (int)m->nv, b->nadhesion};
+                                4,         (int)m->nq, (int)m->nv, b->nadhesion,  2};
   for (int k = 0; k < FS_NSERIES; k++) {
     l->col0[k] = l->ncol_total;
     l->ncol[k] = l->mask & (1u << k) ? size[k] : 0;
@@ -106,8 +108,11 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
       case FS_SERIES_QVEL:
         src[c] = FS_SRC_QVEL, idx[c] = c;
         break;
-      default: // FS_SERIES_ADHESION
+      case FS_SERIES_ADHESION:
         src[c] = FS_SRC_ACTUATOR_FORCE, idx[c] = b->adhesion[c];
+        break;
+      default: // FS_SERIES_ITERATIONS
+        src[c] = FS_SRC_SOLVER, idx[c] = c;
         break;
       }
     }
@@ -161,6 +166,11 @@ fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
   case FS_SERIES_QVEL:
     return (fsSeriesSpec){"qvel", l->ncol[k], "model units per second",
                           "the whole velocity state at the end of each step", NULL};
+  case FS_SERIES_ITERATIONS:
+    return (fsSeriesSpec){"solver_iterations", l->ncol[k], "iterations",
+                          "the step's constraint solver iterations summed over its islands: "
+                          "column 0 Newton, column 1 noslip",
+                          NULL};
   default:
     return (fsSeriesSpec){"adhesion_force", l->ncol[k], "model force units",
                           "force of each adhesion actuator during each step (columns: "
@@ -177,8 +187,18 @@ const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int 
 
 void fs_record_world_mj(const fsRecordLayout* l, const mjData* d, int k, int w, int nworld,
                         float* const* out) {
-  const double* src[FS_NSRC] = {d->qpos,  d->ctrl, d->actuator_force, d->site_xpos, d->xpos,
-                                d->xquat, d->qvel};
+  // MuJoCo counts noslip's iterations in solver_niter; Newton's have line-search
+  // evaluations in their statistics.
+  double solver[2] = {0, 0};
+  int nisland = d->nisland ? d->nisland : (d->nefc ? 1 : 0);
+  for (int i = 0; i < nisland && i < mjNISLAND; i++) {
+    int n = d->solver_niter[i] < mjNSOLVER ? d->solver_niter[i] : mjNSOLVER, newton = 0;
+    for (int j = 0; j < n; j++) newton += d->solver[i * mjNSOLVER + j].neval > 0;
+    solver[0] += newton;
+    solver[1] += d->solver_niter[i] - newton;
+  }
+  const double* src[FS_NSRC] = {d->qpos, d->ctrl,  d->actuator_force, d->site_xpos,
+                                d->xpos, d->xquat, d->qvel,           solver};
   for (int s = 0; s < FS_NSERIES; s++) {
     int C = l->ncol[s];
     if (!C || !out[s]) continue;

@@ -17,6 +17,8 @@
 //   qpos     /qpos            (nq)   the whole state after the step
 //   qvel     /qvel            (nv)
 //   adhesion /adhesion_force  (D)    the adhesion actuators' forces in the step
+//   iterations /solver_iterations (2) the step's Newton and noslip iterations, summed
+//                                    over its islands
 //
 // replay --save-data records the first five by default (FlyGym's series and the
 // targets); flysim generate what its spec asks.
@@ -55,6 +57,7 @@ typedef enum fsSeriesId {
   FS_SERIES_QPOS,           // qpos
   FS_SERIES_QVEL,           // qvel
   FS_SERIES_ADHESION,       // adhesion
+  FS_SERIES_ITERATIONS,     // iterations
   FS_NSERIES
 } fsSeriesId;
 
@@ -70,6 +73,7 @@ typedef enum fsRecordSource {
   FS_SRC_XPOS,           // xpos (nbody x 3)
   FS_SRC_XQUAT,          // xquat (nbody x 4)
   FS_SRC_QVEL,           // qvel (nv)
+  FS_SRC_SOLVER,         // [0] Newton, [1] noslip iterations of the step (all islands)
   FS_NSRC
 } fsRecordSource;
 
@@ -87,7 +91,8 @@ typedef struct fsRecordLayout {
 } fsRecordLayout;
 
 /// --record: a comma-separated list of series names (angles, targets, forces, sites,
-/// thorax, orientation, qpos, qvel, adhesion; or all, none) into a mask. Usage error
+/// thorax, orientation, qpos, qvel, adhesion, iterations; or all, none) into a mask.
+/// Usage error
 /// naming the choices.
 int fs_record_parse(const char* list, unsigned* mask, fsError* err);
 
