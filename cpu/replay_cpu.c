@@ -123,7 +123,7 @@ static void block_world(fsCpuReplay* c, int w) {
     note_warnings(wd, step);
     note_solver(wd, m);
     if (w == 0 && c->hook) c->hook(c->hook_arg, d, step);
-    if (record) fs_record_world_mj(&r->rec, d, k, w, N, blk->series);
+    if (record) fs_record_world_mj(&r->rec, m, d, k, w, N, blk->series);
     if (render) {
       float* q = render + ((size_t)k * r->nrender + w) * nq;
       for (int i = 0; i < nq; i++) q[i] = (float)d->qpos[i];

@@ -27,6 +27,7 @@ struct fsCudaReplay {
   int* d_counter;       // [0] replay step (negative in warm-up), [1] step in the block, [2] half
   int* h_counter;       // (3) pinned: block start
   int *d_src, *d_index; // (C) the record layout (common/replay/record.h) on the device
+  int* d_geom_leg;      // (ngeom) each geom's leg (the legs series)
   fsRecordCols cols;    // with out[k] = half 0 of series k's buffer on the device
   // Recording, double-buffered: block b records into half (b & 1) of each buffer on
   // the device; a second stream copies that half into the same half of the pinned
@@ -470,6 +471,11 @@ static int alloc_record(fsCudaReplay* c, fsError* err) {
   FS_CUDA_TRY(cudaMemcpy(c->d_index, l->index, C * sizeof(int), cudaMemcpyHostToDevice), err);
   c->cols.src = c->d_src;
   c->cols.index = c->d_index;
+  size_t ngeom = (size_t)c->r->m->ngeom;
+  if (device_alloc(&c->d_geom_leg, ngeom, err)) return -1;
+  FS_CUDA_TRY(cudaMemcpy(c->d_geom_leg, l->geom_leg, ngeom * sizeof(int), cudaMemcpyHostToDevice),
+              err);
+  c->cols.geom_leg = c->d_geom_leg;
   for (int k = 0; k < FS_NSERIES; k++) {
     c->cols.col0[k] = l->col0[k];
     c->cols.ncol[k] = l->ncol[k];
@@ -559,9 +565,9 @@ void fs_cuda_destroy(fsCudaReplay* c) {
     if (c->copied[h]) FS_CUDA_WARN(cudaEventDestroy(c->copied[h]));
   }
   if (c->copy) FS_CUDA_WARN(cudaStreamDestroy(c->copy));
-  void* dev_ptrs[] = {c->d_table, c->d_start,      c->d_actuator, c->d_counter,
-                      c->d_src,   c->d_index,      c->d_render,   c->d_nseen,
-                      c->d_first, c->d_first_step, c->d_limit,    c->d_error};
+  void* dev_ptrs[] = {c->d_geom_leg,   c->d_table, c->d_start,  c->d_actuator, c->d_counter,
+                      c->d_src,        c->d_index, c->d_render, c->d_nseen,    c->d_first,
+                      c->d_first_step, c->d_limit, c->d_error};
   for (void* p : dev_ptrs)
     if (p) FS_CUDA_WARN(cudaFree(p));
   for (int k = 0; k < FS_NSERIES; k++) {

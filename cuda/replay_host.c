@@ -87,6 +87,7 @@ static fsRecordCols record_cols(const fsReplay* r, const fsBlock* b) {
   }
   c.src = r->rec.src;
   c.index = r->rec.index;
+  c.geom_leg = r->rec.geom_leg;
   return c;
 }
 

@@ -116,6 +116,8 @@ static int write_names(hid_t f, const char* path, const fsDatasetSpec* s, fsErro
     fs_dist_describe(&s->spec->axis[a], dists[a], sizeof dists[a]);
     pd[a] = dists[a];
   }
+  const char* legs[FS_RECORD_MAX_LEGS];
+  for (int k = 0; k < l->nleg; k++) legs[k] = l->leg_names[k];
   const char* wnames[mjNWARNING];
   for (int i = 0; i < mjNWARNING; i++) wnames[i] = fs_warning_name(i);
   int np = l->npoint, nd = b->nadhesion;
@@ -132,6 +134,7 @@ static int write_names(hid_t f, const char* path, const fsDatasetSpec* s, fsErro
            fs_h5_write_strings(f, path, "actuator_names", b->actuator_names, b->nact, err) ||
            fs_h5_write_strings(f, path, "point_names", points, np, err) ||
            fs_h5_write_strings(f, path, "adhesion_names", adh, nd, err) ||
+           fs_h5_write_strings(f, path, "leg_names", legs, l->nleg, err) ||
            fs_h5_write_strings(f, path, "warning_names", wnames, mjNWARNING, err) ||
            fs_h5_write_array(f, path, "target_joint_index", 1, &na, H5T_STD_I32LE, H5T_NATIVE_INT,
                              b->actuator_joint, 0, NULL,

@@ -75,6 +75,9 @@ def test_example(tmp):
     ds = FlyDataset(path)
     check(ds.nworld == 8 and ds.nrow == 200 and "qpos" in ds.series and "adhesion_force" in ds.series,
           f"example layout: {ds.series} {ds.nworld} {ds.nrow}")
+    legs = ds.world(0, ["leg_contact_force"])["leg_contact_force"]
+    check(legs.shape == (200, 18) and (legs[:, 2::3].sum(axis=1) > 0).mean() > 0.9,
+          f"the legs' contact forces push the fly up: {legs.shape}")
     kp = ds.params[:, ds.param_names.index("vary.model.kp")]
     check(kp.min() >= 120 and kp.max() <= 180 and np.ptp(kp) > 1, f"kp in [120, 180]: {kp}")
     windows = list(ds.windows(["qpos"], window=50, worlds=[0, 3]))
@@ -242,7 +245,7 @@ def test_errors(tmp):
         ("vary:\n  wind:\n    x: 1\n", "unknown group 'wind'"),
         ("vary:\n  clip:\n    speed: 2\n", "unknown axis 'clip.speed'"),
         ("worlds: many\n", "spec.yaml:1: worlds: 'many' is not an integer"),
-        ("record: [angles, legs]\n", "unknown series 'legs'"),
+        ("record: [angles, wings]\n", "unknown series 'wings'"),
         ("steps: [1\n", "not valid YAML"),
         ("targets: [/nonexistent/clip.h5]\n", "/nonexistent/clip.h5"),
     ]

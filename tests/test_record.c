@@ -29,6 +29,7 @@ typedef struct Inputs {
 
 static int failures;
 static float cpu_iterations[BLOCK * NWORLD * 2]; // the cpu's block 2 (the host's reference)
+static float cpu_legs[BLOCK * NWORLD * 3 * FS_RECORD_MAX_LEGS];
 
 static void expect(int ok, const char* what, const char* backend, int w, int col, double got,
                    double want) {
@@ -179,6 +180,23 @@ static int check_backend(Inputs* I, fsBackendKind kind, int bits, double tol) {
       CHECK_MSG(same >= BLOCK * NWORLD * 95 / 100, "%s: %d of %d steps with MuJoCo's iterations",
                 name, same, BLOCK * NWORLD);
     printf("%s: solver iterations as MuJoCo's in %d of %d steps\n", name, same, BLOCK * NWORLD);
+    // Each leg's contact force: the host's (its own contacts and solver) against
+    // MuJoCo's mj_contactForce summed per leg, on the same steps.
+    const int CL = I->plan.rec.ncol[FS_SERIES_LEG_FORCE], n = BLOCK * NWORLD * CL;
+    const float* lf = b2.series[FS_SERIES_LEG_FORCE];
+    double scale = 0, worst = 0, total_z = 0;
+    for (int i = 0; i < n; i++) {
+      if (kind == FS_BACKEND_CPU) cpu_legs[i] = lf[i];
+      scale = fmax(scale, fabs(cpu_legs[i]));
+      worst = fmax(worst, fabs(lf[i] - cpu_legs[i]));
+      if (i % 3 == 2) total_z += lf[i];
+    }
+    CHECK(CL == 18 && scale > 0 && total_z > 0); // six legs; the ground pushes up
+    double bound = bits == 32 ? 0.01 : 1e-6;     // float32: 2.8e-4 measured
+    CHECK_MSG(kind == FS_BACKEND_CPU || worst <= bound * scale,
+              "%s: leg contact forces off MuJoCo's by %.3g of %.3g (bound %g of it)", name, worst,
+              scale, bound);
+    printf("%s: leg contact forces within %.3g of MuJoCo's (largest %.3g)\n", name, worst, scale);
     int contacts = 0;
     for (int w = 0; w < NWORLD; w++) contacts += ncon[w];
     CHECK(contacts > 0); // the checks ran with the feet on the floor
@@ -217,7 +235,7 @@ int main(void) {
   fs_replay_plan_free(&I.plan);
   fs_replay_inputs_free(&I.in);
   if (rc || failures || fs_test_failures) {
-    fprintf(stderr, "test_record: %d failures\n", failures);
+    fprintf(stderr, "test_record: %d failures\n", failures + fs_test_failures);
     return 1;
   }
   printf("test_record: passed\n");

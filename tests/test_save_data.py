@@ -139,7 +139,7 @@ def test_record_selection(tmp):
     with h5py.File(os.path.join(out, "replay.h5")) as f:
         check(sorted(k for k in f if k in ("qpos_joint", "actuator_force", "thorax_pos"))
               == ["actuator_force", "thorax_pos"], f"--record forces,thorax: {list(f)}")
-    for args, text in [(["--record", "angles,legs"], "unknown series 'legs'"),
+    for args, text in [(["--record", "angles,wings"], "unknown series 'wings'"),
                        (["--record", "angles"], "--record only applies with --save-data"),
                        (["--render-worlds", "0", "--save-data", tmp], "--render-worlds")]:
         rc, _, err = run("replay", *args)

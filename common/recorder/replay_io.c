@@ -79,6 +79,11 @@ static int write_record_names(hid_t f, const char* path, const fsReplay* r, fsEr
     free(pn);
     if (rc) return -1;
   }
+  if (l->ncol[FS_SERIES_LEG_FORCE]) {
+    const char* legs[FS_RECORD_MAX_LEGS];
+    for (int k = 0; k < l->nleg; k++) legs[k] = l->leg_names[k];
+    if (fs_h5_write_strings(f, path, "leg_names", legs, l->nleg, err)) return -1;
+  }
   if (l->ncol[FS_SERIES_ADHESION]) {
     const char** an =
         fs_calloc(err, "adhesion names", (size_t)r->bind->nadhesion + 1, sizeof(char*));

@@ -67,7 +67,7 @@ void fs_print_replay_help(void) {
       "                          (T x N x 3P site positions), thorax (T x N x 3) -- the\n"
       "                          default --; orientation (the thorax's quaternion), qpos,\n"
       "                          qvel, adhesion (adhesion forces), iterations (the\n"
-      "                          solver's); or all, none\n"
+      "                          solver's), legs (each leg's contact force); or all, none\n"
       "  --render-worlds K       with --save-data: worlds 0..K-1 in the grid video\n"
       "                          (default 9, as FlyGym's GPU script; at most --worlds)\n"
       "  --no-video              with --save-data: skip the videos (replay.mp4 costs loop\n"

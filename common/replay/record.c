@@ -1,16 +1,18 @@
 // What a replay records (common/replay/record.h).
 #include "common/replay/record.h"
 
+#include "common/outputs/plots.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char* const kNames[FS_NSERIES] = {"angles",   "targets",     "forces", "sites",
                                                "thorax",   "orientation", "qpos",   "qvel",
-                                               "adhesion", "iterations"};
+                                               "adhesion", "iterations",  "legs"};
 #define FS_RECORD_CHOICES                                                                          \
-  "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion, iterations (or "     \
-  "all, none)"
+  "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion, iterations, legs "   \
+  "(or all, none)"
 
 const char* fs_record_name(int k) {
   return k >= 0 && k < FS_NSERIES ? kNames[k] : "?";
@@ -57,6 +59,27 @@ static int root_body(const mjModel* m) {
   return m->nbody > 1 ? 1 : 0;
 }
 
+// The legs (those of the actuated joints) and each geom's leg (by its body's name).
+static int legs_of(const mjModel* m, const fsReplayBinding* b, fsRecordLayout* l, fsError* err) {
+  char list[256];
+  fs_leg_list(b, list, sizeof list);
+  char* save = NULL;
+  for (char* t = strtok_r(list, " ", &save); t && l->nleg < FS_RECORD_MAX_LEGS;
+       t = strtok_r(NULL, " ", &save))
+    snprintf(l->leg_names[l->nleg++], sizeof l->leg_names[0], "%s", t);
+  l->geom_leg = fs_calloc(err, "the record layout", (size_t)m->ngeom + 1, sizeof(int));
+  if (!l->geom_leg) return -1;
+  for (int g = 0; g < m->ngeom; g++) {
+    const char* body = mj_id2name(m, mjOBJ_BODY, m->geom_bodyid[g]);
+    char leg[32];
+    fs_leg_of(body ? body : "", leg, sizeof leg);
+    l->geom_leg[g] = -1;
+    for (int k = 0; k < l->nleg; k++)
+      if (leg[0] && !strcmp(leg, l->leg_names[k])) l->geom_leg[g] = k;
+  }
+  return 0;
+}
+
 int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned mask,
                            fsRecordLayout* l, fsError* err) {
   memset(l, 0, sizeof *l);
@@ -64,8 +87,9 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
   l->points_are_sites = m->nsite > 0;
   l->npoint = l->points_are_sites ? (int)m->nsite : (int)m->nbody - 1;
   l->root_body = root_body(m);
-  const int size[FS_NSERIES] = {b->njoint, b->nact,    b->nact,    3 * l->npoint, 3,
-                                4,         (int)m->nq, (int)m->nv, b->nadhesion,  2};
+  if (legs_of(m, b, l, err)) return -1;
+  const int size[FS_NSERIES] = {b->njoint,  b->nact,      b->nact, 3 * l->npoint, 3, 4, (int)m->nq,
+                                (int)m->nv, b->nadhesion, 2,       3 * l->nleg};
   for (int k = 0; k < FS_NSERIES; k++) {
     l->col0[k] = l->ncol_total;
     l->ncol[k] = l->mask & (1u << k) ? size[k] : 0;
@@ -111,8 +135,11 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
       case FS_SERIES_ADHESION:
         src[c] = FS_SRC_ACTUATOR_FORCE, idx[c] = b->adhesion[c];
         break;
-      default: // FS_SERIES_ITERATIONS
+      case FS_SERIES_ITERATIONS:
         src[c] = FS_SRC_SOLVER, idx[c] = c;
+        break;
+      default: // FS_SERIES_LEG_FORCE
+        src[c] = FS_SRC_LEG_FORCE, idx[c] = c;
         break;
       }
     }
@@ -123,7 +150,8 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
 void fs_record_layout_free(fsRecordLayout* l) {
   free(l->src);
   free(l->index);
-  l->src = l->index = NULL;
+  free(l->geom_leg);
+  l->src = l->index = l->geom_leg = NULL;
 }
 
 fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
@@ -166,6 +194,12 @@ fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
   case FS_SERIES_QVEL:
     return (fsSeriesSpec){"qvel", l->ncol[k], "model units per second",
                           "the whole velocity state at the end of each step", NULL};
+  case FS_SERIES_LEG_FORCE:
+    return (fsSeriesSpec){"leg_contact_force", l->ncol[k], "model force units",
+                          "each leg's contact force in the world frame (x y z per leg, legs: "
+                          "leg_names), on the leg: its contacts' constraint forces in the step "
+                          "(MuJoCo's mj_contactForce), summed",
+                          "leg_names"};
   case FS_SERIES_ITERATIONS:
     return (fsSeriesSpec){"solver_iterations", l->ncol[k], "iterations",
                           "the step's constraint solver iterations summed over its islands: "
@@ -185,8 +219,24 @@ const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int 
   return name ? name : "";
 }
 
-void fs_record_world_mj(const fsRecordLayout* l, const mjData* d, int k, int w, int nworld,
-                        float* const* out) {
+void fs_record_leg_forces_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d,
+                             double* out) {
+  for (int i = 0; i < d->ncon; i++) {
+    const mjContact* c = &d->contact[i];
+    if (c->efc_address < 0 || c->exclude) continue;
+    int l1 = c->geom[1] >= 0 ? l->geom_leg[c->geom[1]] : -1;
+    int l0 = c->geom[0] >= 0 ? l->geom_leg[c->geom[0]] : -1;
+    if (l1 < 0 && l0 < 0) continue;
+    mjtNum f[6], fw[3];
+    mj_contactForce(m, d, i, f);           // contact frame, on geom 1 from geom 0
+    mju_mulMatTVec(fw, c->frame, f, 3, 3); // world frame
+    int leg = l1 >= 0 ? l1 : l0, sign = l1 >= 0 ? 1 : -1;
+    for (int k = 0; k < 3; k++) out[3 * leg + k] += sign * fw[k];
+  }
+}
+
+void fs_record_world_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d, int k, int w,
+                        int nworld, float* const* out) {
   // MuJoCo counts noslip's iterations in solver_niter; Newton's have line-search
   // evaluations in their statistics.
   double solver[2] = {0, 0};
@@ -197,8 +247,10 @@ void fs_record_world_mj(const fsRecordLayout* l, const mjData* d, int k, int w, 
     solver[0] += newton;
     solver[1] += d->solver_niter[i] - newton;
   }
-  const double* src[FS_NSRC] = {d->qpos, d->ctrl,  d->actuator_force, d->site_xpos,
-                                d->xpos, d->xquat, d->qvel,           solver};
+  double legs[3 * FS_RECORD_MAX_LEGS] = {0};
+  if (l->ncol[FS_SERIES_LEG_FORCE]) fs_record_leg_forces_mj(l, m, d, legs);
+  const double* src[FS_NSRC] = {
+      d->qpos, d->ctrl, d->actuator_force, d->site_xpos, d->xpos, d->xquat, d->qvel, solver, legs};
   for (int s = 0; s < FS_NSERIES; s++) {
     int C = l->ncol[s];
     if (!C || !out[s]) continue;

@@ -19,6 +19,9 @@
 //   adhesion /adhesion_force  (D)    the adhesion actuators' forces in the step
 //   iterations /solver_iterations (2) the step's Newton and noslip iterations, summed
 //                                    over its islands
+//   legs     /leg_contact_force (3L) each leg's ground contact force (world frame, x y
+//                                    z per leg): its contacts' constraint forces (MuJoCo's
+//                                    mj_contactForce, pyramids decoded), summed
 //
 // replay --save-data records the first five by default (FlyGym's series and the
 // targets); flysim generate what its spec asks.
@@ -58,6 +61,7 @@ typedef enum fsSeriesId {
   FS_SERIES_QVEL,           // qvel
   FS_SERIES_ADHESION,       // adhesion
   FS_SERIES_ITERATIONS,     // iterations
+  FS_SERIES_LEG_FORCE,      // legs
   FS_NSERIES
 } fsSeriesId;
 
@@ -74,6 +78,7 @@ typedef enum fsRecordSource {
   FS_SRC_XQUAT,          // xquat (nbody x 4)
   FS_SRC_QVEL,           // qvel (nv)
   FS_SRC_SOLVER,         // [0] Newton, [1] noslip iterations of the step (all islands)
+  FS_SRC_LEG_FORCE,      // [3 l + k]: leg l's contact force, world axis k
   FS_NSRC
 } fsRecordSource;
 
@@ -88,10 +93,15 @@ typedef struct fsRecordLayout {
   int npoint;           // P: points of /site_pos
   int points_are_sites; // 1: site_xpos; 0: body origins 1..nbody-1 (no sites)
   int root_body;        // the body of /thorax_pos
+  int nleg;             // L: legs (the actuated joints' legs, fs_leg_list)
+  char leg_names[16][8];
+  int* geom_leg; // (ngeom) the leg of each geom's body, or -1
 } fsRecordLayout;
 
+#define FS_RECORD_MAX_LEGS 16
+
 /// --record: a comma-separated list of series names (angles, targets, forces, sites,
-/// thorax, orientation, qpos, qvel, adhesion, iterations; or all, none) into a mask.
+/// thorax, orientation, qpos, qvel, adhesion, iterations, legs; or all, none) into a mask.
 /// Usage error
 /// naming the choices.
 int fs_record_parse(const char* list, unsigned* mask, fsError* err);
@@ -115,8 +125,12 @@ const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int 
 
 /// Record one world's step from MuJoCo's data (the CPU stepper): for every selected
 /// series k, row (step k_in_block, world w) of out[k] (nstep x N x C_k).
-void fs_record_world_mj(const fsRecordLayout* l, const mjData* d, int k, int w, int nworld,
-                        float* const* out);
+void fs_record_world_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d, int k, int w,
+                        int nworld, float* const* out);
+
+/// Each leg's contact force (3L, world frame) from MuJoCo's data, added into out.
+void fs_record_leg_forces_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d,
+                             double* out);
 
 #ifdef __cplusplus
 }
