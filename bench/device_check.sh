@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, in one run on a machine with an NVIDIA GPU: the GPU tests (float32
-# and float64), what the GPU records (tests/test_record.c), `flysim compare --backends cpu,cuda --stages` in both precisions,
+# and float64), what the GPU records (tests/test_record.c), flysim generate with per-world
+# models on the GPU against the host stepper (h5diff), `flysim compare --backends cpu,cuda --stages` in both precisions,
 # compute-sanitizer (memcheck with and without the graph, synccheck, racecheck, initcheck) on a
 # short replay with contacts, the NVTX ranges of a real run, a throughput sweep over
 # worlds with contacts on (flysim bench), the cost of recording every series beside the
@@ -94,6 +95,31 @@ done
 
 note "== what the GPU records: every series and the video's states vs the state and MuJoCo"
 step test_record 120 "${bundled[@]}" "$b/bin/test_record"
+
+note "== flysim generate with per-world models (kp, friction, mass): cuda f64 vs host f64"
+for be in cuda host; do
+  cat >"$work/gen-$be.yaml" <<SPEC
+backend: $be
+precision: f64
+worlds: 8
+steps: 500
+record_every: 5
+block_worlds: 8
+warmup_sec: 0.005
+seed: 3
+record: [angles, qpos, legs]
+vary:
+  clip: {start_row: {uniform: [0, 15000]}}
+  model: {kp: {uniform: [120, 180]}, friction_scale: {uniform: [0.8, 1.2]}, mass_scale: {uniform: [0.9, 1.1]}}
+  initial: {spawn_height: {uniform: [0, 0.2]}}
+SPEC
+  step "generate_$be" 180 "${bundled[@]}" "$flysim" generate "$work/gen-$be.yaml" \
+    --out "$res/generate-$be" --quiet || true
+done
+if [ -x "$b/bin/h5diff" ]; then
+  step generate_compare 60 "${bundled[@]}" "$b/bin/h5diff" --delta=1e-6 \
+    "$res/generate-host/dataset.h5" "$res/generate-cuda/dataset.h5" /worlds/qpos_joint
+fi
 
 note "== flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip), both precisions, --stages"
 for p in f32 f64; do

@@ -32,6 +32,8 @@ done
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/assets"
 bins=("$build/flysim" "$build/tests/profiling/test_nvtx_ranges" "$build/tests/test_record")
+h5diff=$(command -v h5diff || true) # the device check compares generate's datasets with it
+[ -n "$h5diff" ] && bins+=("$h5diff")
 for t in "${tests[@]}"; do bins+=("$build/tests/cuda/$t"); done
 cp "${bins[@]}" "$stage/bin/"
 inject=$(find "$build/tests/profiling" -name "*nvtx_inject*.so" | head -n 1)

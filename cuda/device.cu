@@ -15,6 +15,8 @@ struct fsDevice {
   fsData base; // device base pointers of every world's data
   int nworld;
   cudaStream_t stream;
+  fsModel* d_models;   // (nworld) per-world models on the device, or NULL
+  void** world_fields; // (fs_model_nfield) their per-world copies (nworld x field), or NULL
 };
 
 //---------------------------------- kernels -------------------------------------------------------
@@ -49,6 +51,16 @@ static __global__ void step_kernel(const __grid_constant__ fsModel m,
   for (int s = 0; s < nstep; s++) fs_step(&m, &d);
 }
 
+// The same with each world's own model (fs_device_set_world_models).
+static __global__ void step_worlds_kernel(const __grid_constant__ fsModel m,
+                                          const __grid_constant__ fsData base, int nworld,
+                                          int nstep, const fsModel* __restrict__ models) {
+  int w = warp_world();
+  if (w >= nworld) return;
+  fsData d = fs_data_world(&m, &base, w);
+  for (int s = 0; s < nstep; s++) fs_step(&models[w], &d);
+}
+
 //---------------------------------- launchers -----------------------------------------------------
 
 static dim3 world_grid(int nworld) {
@@ -58,8 +70,12 @@ static dim3 world_grid(int nworld) {
 static const dim3 kWorldBlock(32, FS_WORLDS_PER_BLOCK);
 
 int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
-  step_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
-                                                                        dev->nworld, nstep);
+  if (dev->d_models)
+    step_worlds_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(
+        dev->m, dev->base, dev->nworld, nstep, dev->d_models);
+  else
+    step_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
+                                                                          dev->nworld, nstep);
   FS_CUDA_TRY(cudaGetLastError(), err);
   return 0;
 }
@@ -194,6 +210,10 @@ fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
 
 void fs_device_destroy(fsDevice* dev) {
   if (!dev) return;
+  if (dev->d_models) FS_CUDA_WARN(cudaFree(dev->d_models));
+  for (int f = 0; dev->world_fields && f < fs_model_nfield; f++)
+    if (dev->world_fields[f]) FS_CUDA_WARN(cudaFree(dev->world_fields[f]));
+  free(dev->world_fields);
   for (int f = 0; f < fs_model_nfield; f++) {
     void** p = fs_field_ptr(&dev->m, &fs_model_fields[f]);
     if (*p) FS_CUDA_WARN(cudaFree(*p));
@@ -204,6 +224,103 @@ void fs_device_destroy(fsDevice* dev) {
   }
   if (dev->stream) FS_CUDA_WARN(cudaStreamDestroy(dev->stream));
   free(dev);
+}
+
+//---------------------------------- per-world models ----------------------------------------------
+
+// Which model fields differ from base in some world (pass 1 over the worlds).
+static int find_varying(fsDevice* dev, const fsModel* base,
+                        int (*world)(void*, int, fsModel*, fsError*), void* arg, char* varies,
+                        fsError* err) {
+  for (int w = 0; w < dev->nworld; w++) {
+    fsModel mw;
+    memset(&mw, 0, sizeof mw);
+    if (world(arg, w, &mw, err)) return -1;
+    int rc = 0;
+    for (int f = 0; f < fs_model_nfield && !rc; f++) {
+      const fsFieldInfo* fi = &fs_model_fields[f];
+      size_t n = field_bytes(base, fi, 1);
+      if (field_bytes(&mw, fi, 1) != n)
+        rc = fs_fail(err,
+                     "world %d's model has another size of %s than the plan's; fix: vary "
+                     "values, not the model's structure",
+                     w, fi->name);
+      else if (n && memcmp(*fs_field_ptr(&mw, fi), *fs_field_ptr((void*)base, fi), n))
+        varies[f] = 1;
+    }
+    fs_model_free(&mw);
+    if (rc) return -1;
+  }
+  return 0;
+}
+
+// Pass 2: the varying fields' per-world copies and each world's model struct.
+static int upload_worlds(fsDevice* dev, int (*world)(void*, int, fsModel*, fsError*), void* arg,
+                         const char* varies, fsModel* structs, fsError* err) {
+  for (int w = 0; w < dev->nworld; w++) {
+    fsModel mw;
+    memset(&mw, 0, sizeof mw);
+    if (world(arg, w, &mw, err)) return -1;
+    fsModel s = mw; // this world's sizes and options
+    int rc = 0;
+    for (int f = 0; f < fs_model_nfield && !rc; f++) {
+      const fsFieldInfo* fi = &fs_model_fields[f];
+      void** dst = fs_field_ptr(&s, fi);
+      if (!varies[f]) {
+        *dst = *fs_field_ptr(&dev->m, fi);
+        continue;
+      }
+      size_t n = field_bytes(&mw, fi, 1);
+      char* at = (char*)dev->world_fields[f] + (size_t)w * n;
+      cudaError_t e = cudaMemcpy(at, *fs_field_ptr(&mw, fi), n, cudaMemcpyHostToDevice);
+      if (e != cudaSuccess)
+        rc =
+            fs_fail(err, "CUDA error %s uploading world %d's %s", cudaGetErrorName(e), w, fi->name);
+      *dst = at;
+    }
+    structs[w] = s;
+    fs_model_free(&mw);
+    if (rc) return -1;
+  }
+  return 0;
+}
+
+int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
+                               int (*world)(void* arg, int w, fsModel* out, fsError* err),
+                               void* arg, fsError* err) {
+  char* varies = (char*)fs_calloc(err, "the model fields", (size_t)fs_model_nfield, 1);
+  fsModel* structs =
+      (fsModel*)fs_calloc(err, "the worlds' models", (size_t)dev->nworld, sizeof(fsModel));
+  dev->world_fields =
+      (void**)fs_calloc(err, "the model fields", (size_t)fs_model_nfield, sizeof(void*));
+  int rc = -1;
+  if (!varies || !structs || !dev->world_fields) goto done;
+  if (find_varying(dev, base, world, arg, varies, err)) goto done;
+  for (int f = 0; f < fs_model_nfield; f++) {
+    if (!varies[f]) continue;
+    size_t n = field_bytes(base, &fs_model_fields[f], dev->nworld);
+    cudaError_t e = cudaMalloc(&dev->world_fields[f], n ? n : 1);
+    if (e != cudaSuccess) {
+      fs_fail(err, "%d worlds' %s: %s (%.1f MiB of device memory); fix: fewer worlds per block",
+              dev->nworld, fs_model_fields[f].name, cudaGetErrorString(e), n / 1048576.0);
+      goto done;
+    }
+  }
+  if (upload_worlds(dev, world, arg, varies, structs, err)) goto done;
+  {
+    cudaError_t e = cudaMalloc((void**)&dev->d_models, sizeof(fsModel) * dev->nworld);
+    if (e == cudaSuccess)
+      e = cudaMemcpy(dev->d_models, structs, sizeof(fsModel) * dev->nworld, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+      fs_fail(err, "CUDA error %s uploading the worlds' models", cudaGetErrorName(e));
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  free(varies);
+  free(structs);
+  return rc;
 }
 
 static int copy_all(fsDevice* dev, fsBatch* host, int to_device, fsError* err) {

@@ -10,20 +10,21 @@
 #include "cuda/fields.h"
 
 // This build's names (cuda/real.h FS_PREC): both precisions link into one program.
-#define fs_cuda_device_count  FS_PREC(fs_cuda_device_count)
-#define fs_device_create      FS_PREC(fs_device_create)
-#define fs_device_destroy     FS_PREC(fs_device_destroy)
-#define fs_device_upload      FS_PREC(fs_device_upload)
-#define fs_device_download    FS_PREC(fs_device_download)
-#define fs_device_stage       FS_PREC(fs_device_stage)
-#define fs_device_forward     FS_PREC(fs_device_forward)
-#define fs_device_step        FS_PREC(fs_device_step)
-#define fs_device_model       FS_PREC(fs_device_model)
-#define fs_device_data        FS_PREC(fs_device_data)
-#define fs_device_nworld      FS_PREC(fs_device_nworld)
-#define fs_device_stream      FS_PREC(fs_device_stream)
-#define fs_device_launch_step FS_PREC(fs_device_launch_step)
-#define fs_device_kernel_info FS_PREC(fs_device_kernel_info)
+#define fs_cuda_device_count       FS_PREC(fs_cuda_device_count)
+#define fs_device_create           FS_PREC(fs_device_create)
+#define fs_device_destroy          FS_PREC(fs_device_destroy)
+#define fs_device_upload           FS_PREC(fs_device_upload)
+#define fs_device_download         FS_PREC(fs_device_download)
+#define fs_device_stage            FS_PREC(fs_device_stage)
+#define fs_device_forward          FS_PREC(fs_device_forward)
+#define fs_device_step             FS_PREC(fs_device_step)
+#define fs_device_model            FS_PREC(fs_device_model)
+#define fs_device_data             FS_PREC(fs_device_data)
+#define fs_device_nworld           FS_PREC(fs_device_nworld)
+#define fs_device_stream           FS_PREC(fs_device_stream)
+#define fs_device_launch_step      FS_PREC(fs_device_launch_step)
+#define fs_device_set_world_models FS_PREC(fs_device_set_world_models)
+#define fs_device_kernel_info      FS_PREC(fs_device_kernel_info)
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +69,16 @@ void* fs_device_stream(const fsDevice* dev);
 /// Launch the step kernel (nstep steps of every world) on dev's stream, without
 /// waiting: what the replay captures into its graph.
 int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err);
+
+/// Per-world models (flysim generate's model axes): world(arg, w, out, err) builds
+/// world w's host model (sizes as base's, the model dev was made from). The fields
+/// that differ from base in any world get per-world device copies; the others, and
+/// the meshes, stay shared; each world's options (gravity, ...) are its own. From then
+/// on the step kernel reads world w's model (a second kernel: the shared model's
+/// kernel is unchanged).
+int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
+                               int (*world)(void* arg, int w, fsModel* out, fsError* err),
+                               void* arg, fsError* err);
 
 /// The step kernel's fsKernelInfo on the current device.
 int fs_device_kernel_info(const fsDevice* dev, fsKernelInfo* out, fsError* err);

@@ -517,6 +517,12 @@ static int sync_device(fsError* err) {
   return 0;
 }
 
+// World w's host model (fs_device_set_world_models' source).
+static int build_world(void* arg, int w, fsModel* out, fsError* err) {
+  const fsCudaReplay* c = (const fsCudaReplay*)arg;
+  return fs_model_build(c->r->world_model[w], c->r->model_path, out, err);
+}
+
 fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)fs_calloc(err, "the CUDA stepper", 1, sizeof(fsCudaReplay));
   if (!c) return NULL;
@@ -531,11 +537,7 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   c->use_graph = !(env && !strcmp(env, "1"));
   // The model check first: what the GPU stepper cannot run is worth knowing anywhere.
   if (fs_model_build(r->m, r->model_path, &c->hm, err)) goto fail;
-  if (r->world_model) {
-    fs_fail(err, "--backend cuda: per-world model variation (flysim generate's vary.model axes) "
-                 "is not built for the GPU yet; fix: backend cpu or host, or fixed model axes");
-    goto fail;
-  }
+
   if (fs_cuda_device_count() == 0) {
     fs_fail(err, "--backend cuda: no CUDA device (no NVIDIA GPU or driver on this machine); fix: "
                  "use --backend cpu, or run on a machine with a GPU");
@@ -544,6 +546,7 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   c->dev = fs_device_create(&c->hm, c->N, err);
   if (!c->dev) goto fail;
   c->stream = (cudaStream_t)fs_device_stream(c->dev);
+  if (r->world_model && fs_device_set_world_models(c->dev, &c->hm, build_world, c, err)) goto fail;
   if (upload_replay(c, err) || alloc_buffers(c, err)) goto fail;
   if (c->use_graph && (capture(c, 1, &c->graph_step, err) || capture(c, 0, &c->graph_warm, err)))
     goto fail;
