@@ -2,10 +2,11 @@
 # Pack what the GPU machine needs to run bench/device_check.sh, built HERE: the
 # device machine has CUDA, CMake and Python 3.12 but no internet, no MuJoCo and
 # maybe no HDF5, and is x86-64 like this one. The bundle (build-device/bundle.tar.xz,
-# git-ignored: about 38 MiB, under the device tool's 64 MiB carry limit; gzip would
-# make 80 MiB, the two MJB models alone are 45 MiB) holds:
-#   bin/    flysim, every GPU test (float32 and float64), the NVTX injection library
-#           and checker
+# git-ignored; it must stay under the device tool's 64 MiB carry limit: xz, not gzip,
+# and binaries built for the H200's sm_90 alone in build-device/build (the default
+# build's sm_80 + sm_90 fatbins made it 73 MiB), without MPI) holds:
+#   bin/    flysim, every GPU test (float32 and float64), test_record, the NVTX
+#           injection library and checker, h5diff
 #   lib/    the shared libraries they load that the device may lack (MuJoCo, HDF5,
 #           ...), not glibc's, the C++ runtime (libstdc++, libgcc_s) or the CUDA
 #           driver: the device's own are newer, and a bundled glibc part
@@ -16,11 +17,18 @@
 # (device_check.sh unpacks it with Python's tarfile where xz is not installed.)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build="${FLYSIM_BUILD_DIR:-$root/build}"
 out="$root/build-device"
+build="${FLYSIM_BUILD_DIR:-$out/build}"
 stage="$out/bundle"
 
 "$root/scripts/setup.sh" >/dev/null
+if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # the device's arch only, no MPI: a smaller bundle
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target flysim test_record test_nvtx_ranges flysim_nvtx_inject \
+    cuda_stages_gpu cuda_replay_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu \
+    cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64 >/dev/null
+fi
 [ -x "$build/flysim" ] || { echo "make_device_bundle: no $build/flysim" >&2; exit 1; }
 tests=(cuda_stages_gpu cuda_replay_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu
        cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64)
@@ -54,4 +62,9 @@ git -C "$root" rev-parse HEAD >"$stage/COMMIT" 2>/dev/null || true
 rm -f "$out/bundle.tar.gz"
 tar -C "$out" -cJf "$out/bundle.tar.xz" bundle
 rm -rf "$stage"
-echo "make_device_bundle: $out/bundle.tar.xz ($(du -h "$out/bundle.tar.xz" | cut -f1))"
+size=$(stat -c %s "$out/bundle.tar.xz")
+echo "make_device_bundle: $out/bundle.tar.xz ($((size / 1048576)) MiB)"
+if [ "$size" -gt $((64 * 1048576)) ]; then
+  echo "make_device_bundle: over the device tool's 64 MiB carry limit" >&2
+  exit 1
+fi

@@ -89,6 +89,18 @@ static int prepare(Run* r, fsError* err) {
   return 0;
 }
 
+// A world that went unstable: said on stderr, flagged in the file, kept.
+static void report_world(int w, const fsWorldStatus* st, int iterations) {
+  fprintf(stderr, "flysim generate: world %d (kept, flagged in /world_problem):", w);
+  if (st->solver_limit)
+    fprintf(stderr, " the solver ran to its %d iterations in %d steps;", iterations,
+            st->solver_limit);
+  if (st->solver_error) fprintf(stderr, " the solver lost rank in %d steps;", st->solver_error);
+  for (int i = 0; i < mjNWARNING; i++)
+    if (st->warnings[i]) fprintf(stderr, " %s x%d", fs_warning_name(i), st->warnings[i]);
+  fprintf(stderr, "\n");
+}
+
 // The block hook: every record_every-th step of the block's worlds into their rows.
 static int collect(void* arg, const fsBlock* b, fsError* err) {
   (void)err;
@@ -172,7 +184,8 @@ static int run_block(Run* r, int k, fsGenResult* res, fsError* err) {
   if (!st) goto done;
   for (int w = 0; w < r->nb; w++) {
     be.ops->world_status(be.self, w, &st[w]);
-    res->problem_worlds += fs_world_has_problem(&st[w]);
+    if (!fs_world_has_problem(&st[w])) continue;
+    if (res->problem_worlds++ < 20) report_world(w0 + w, &st[w], r->m->opt.iterations);
   }
   rc = fs_dataset_write_block(r->ds, k, r->buf, st, err);
 done:

@@ -256,6 +256,15 @@ def test_errors(tmp):
     spec = write(tmp, "long.yaml", "steps: 2000\nvary:\n  clip:\n    start_row: 19000\n")
     rc, _, err = run("generate", spec, "--out", os.path.join(tmp, "long"))
     check(rc == 1 and "world 0" in err and "start_row" in err, f"window past the clip: {err!r}")
+    rc, _, err = run("generate", write(tmp, "ok.yaml", BASE), "--out", "/proc/forbidden/data")
+    check(rc == 1 and "/proc/forbidden" in err and "fix" in err, f"unwritable --out: {err!r}")
+    # An unstable world is reported, flagged and kept (a timestep MuJoCo cannot hold).
+    path, out = generate(tmp, "wild", BASE + "  initial:\n    velocity_noise: 1e6\n")
+    with h5py.File(path) as f:
+        flagged = int(f["world_problem"][()].sum())
+        kept = f["worlds/qpos"].shape[0] == 4
+    check(flagged >= 1 and kept and int(summary(out).get("problem_worlds", 0)) == flagged,
+          f"unstable worlds flagged and kept: {flagged}")
     rc, _, err = run("generate", os.path.join(tmp, "nope.yaml"), "--out", tmp)
     check(rc == 2 and "--example-spec" in err, f"missing spec: {err!r}")
     rc, _, err = run("generate", write(tmp, "ok.yaml", BASE))
