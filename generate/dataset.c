@@ -360,8 +360,8 @@ fail:
   return -1;
 }
 
-int fs_dataset_write_block(fsDataset* d, int k, float* const* data, const fsWorldStatus* st,
-                           fsError* err) {
+static int write_block(fsDataset* d, int k, float* const* data, const fsWorldStatus* st,
+                       fsError* err) {
   const int bw = d->s.spec->block_worlds, w0 = k * bw;
   const int nb = w0 + bw <= d->nworld ? bw : d->nworld - w0;
   for (int s = 0; s < FS_NSERIES; s++) {
@@ -401,6 +401,18 @@ done:
   free(warn);
   free(bad);
   return rc;
+}
+
+int fs_dataset_write_block(fsDataset* d, int k, float* const* data, const fsWorldStatus* st,
+                           fsError* err) {
+  if (!write_block(d, k, data, st, err)) return 0;
+  int done = 0;
+  for (int b = 0; b < d->nblock; b++) done += d->done_flags[b] != 0;
+  fs_fail_append(err,
+                 "; fix: free space on that disk (or check it), then flysim generate --resume: "
+                 "the %d block%s marked done in %s are kept",
+                 done, done == 1 ? "" : "s", d->partial);
+  return -1;
 }
 
 int fs_dataset_close(fsDataset* d, fsError* err) {
