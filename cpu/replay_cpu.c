@@ -69,9 +69,7 @@ static void note_solver(World* wd, const mjModel* m) {
   const mjData* d = wd->d;
   int nisland = d->nisland ? d->nisland : (d->nefc ? 1 : 0);
   for (int k = 0; k < nisland && k < mjNISLAND; k++) {
-    int n = d->solver_niter[k] < mjNSOLVER ? d->solver_niter[k] : mjNSOLVER, newton = 0;
-    for (int i = 0; i < n; i++) newton += d->solver[k * mjNSOLVER + i].neval > 0;
-    if (newton >= m->opt.iterations) {
+    if (fs_mj_newton_iterations(d, k) >= m->opt.iterations) {
       wd->st.solver_limit++;
       return;
     }

@@ -85,16 +85,13 @@ static fsDataset* dataset_alloc(const fsDatasetSpec* s, fsError* err) {
   return d;
 }
 
-// A preallocated dataset (space allocated now, never filled): writing into it later
-// never changes the file's metadata. chunk NULL: contiguous.
+// A preallocated dataset (fs_h5_prealloc_dcpl): writing into it later never changes
+// the file's metadata. chunk NULL: contiguous.
 static hid_t create_prealloc(hid_t loc, const char* path, const char* name, hid_t type, int rank,
                              const hsize_t* dims, const hsize_t* chunk, fsError* err) {
   hid_t space = -1, plist = -1, ds = -1;
   FS_H5_TRY(err, path, space = H5Screate_simple(rank, dims, NULL));
-  FS_H5_TRY(err, path, plist = fs_h5_dcpl());
-  if (chunk) FS_H5_TRY(err, path, H5Pset_chunk(plist, rank, chunk));
-  FS_H5_TRY(err, path, H5Pset_alloc_time(plist, H5D_ALLOC_TIME_EARLY));
-  FS_H5_TRY(err, path, H5Pset_fill_time(plist, H5D_FILL_TIME_NEVER));
+  if ((plist = fs_h5_prealloc_dcpl(path, rank, chunk, err)) < 0) goto fail;
   FS_H5_TRY(err, path, ds = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, plist, H5P_DEFAULT));
   fs_h5_close(plist);
   fs_h5_close(space);
@@ -344,20 +341,9 @@ fail:
 // Rows [w0, w0 + nb) of a dataset whose first dimension is worlds.
 static int write_worlds(fsDataset* d, hid_t ds, int rank, const hsize_t* row, hsize_t w0,
                         hsize_t nb, hid_t mtype, const void* buf, fsError* err) {
-  hid_t fs = -1, ms = -1;
   hsize_t start[3] = {w0, 0, 0}, count[3] = {nb, 0, 0};
   for (int i = 1; i < rank; i++) count[i] = row[i];
-  FS_H5_TRY(err, d->partial, fs = H5Dget_space(ds));
-  FS_H5_TRY(err, d->partial, H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
-  FS_H5_TRY(err, d->partial, ms = H5Screate_simple(rank, count, NULL));
-  FS_H5_TRY(err, d->partial, H5Dwrite(ds, mtype, ms, fs, H5P_DEFAULT, buf));
-  fs_h5_close(ms);
-  fs_h5_close(fs);
-  return 0;
-fail:
-  fs_h5_close(ms);
-  fs_h5_close(fs);
-  return -1;
+  return fs_h5_write_slab(ds, d->partial, rank, start, count, mtype, buf, err);
 }
 
 static int write_block(fsDataset* d, int k, float* const* data, const fsWorldStatus* st,

@@ -39,23 +39,6 @@ static void run_free(Run* r) {
   for (int k = 0; k < FS_NSERIES; k++) free(r->buf[k]);
 }
 
-// Every world's window of its clip fits (checked before anything is written).
-static int check_windows(const Run* r, fsError* err) {
-  for (int w = 0; w < r->s->worlds; w++) {
-    const double* p = r->params + (size_t)w * FS_NAXIS;
-    const fsTargets* t = &r->clips.clip[(int)p[FS_AXIS_CLIP_FILE]];
-    double last = p[FS_AXIS_CLIP_START] + (r->S - 1) * p[FS_AXIS_CLIP_TIME_SCALE];
-    if (last > t->nstep - 1)
-      return fs_fail(err,
-                     "%s: world %d: clip %s from row %.0f at %.4g rows a step needs row %.1f, past "
-                     "its last row %d; fix: lower vary.clip.start_row's or time_scale's upper "
-                     "bound (start_row + (steps - 1) x time_scale <= %d)",
-                     r->s->path, w, t->path, p[FS_AXIS_CLIP_START], p[FS_AXIS_CLIP_TIME_SCALE],
-                     last, t->nstep - 1, t->nstep - 1);
-  }
-  return 0;
-}
-
 static int prepare(Run* r, fsError* err) {
   const fsGenSpec* s = r->s;
   r->m = fs_model_load(s->model, err);
@@ -74,7 +57,9 @@ static int prepare(Run* r, fsError* err) {
       fs_calloc(err, "the worlds' parameters", (size_t)s->worlds * FS_NAXIS, sizeof(double));
   if (!r->params) return -1;
   for (int w = 0; w < s->worlds; w++) fs_gen_sample_world(s, w, r->params + (size_t)w * FS_NAXIS);
-  if (check_windows(r, err)) return -1;
+  for (int w = 0; w < s->worlds; w++) // before anything is written
+    if (fs_gen_check_window(s, &r->clips, w, r->params + (size_t)w * FS_NAXIS, r->S, err))
+      return -1;
   int bw = s->block_worlds < s->worlds ? s->block_worlds : s->worlds;
   for (int k = 0; k < FS_NSERIES; k++) {
     if (!r->rec.ncol[k]) continue;

@@ -40,19 +40,26 @@ void fs_gen_clips_free(fsGenClips* c) {
   memset(c, 0, sizeof *c);
 }
 
+int fs_gen_check_window(const fsGenSpec* s, const fsGenClips* c, int w, const double* p, int S,
+                        fsError* err) {
+  const fsTargets* t = &c->clip[(int)p[FS_AXIS_CLIP_FILE]];
+  double r0 = p[FS_AXIS_CLIP_START], tau = p[FS_AXIS_CLIP_TIME_SCALE];
+  double last = r0 + (S - 1) * tau;
+  if (last <= t->nstep - 1) return 0;
+  return fs_fail(err,
+                 "%s: world %d: clip %s from row %.0f at %.4g rows a step needs row %.1f, past its "
+                 "last row %d; fix: lower vary.clip.start_row's or time_scale's upper bound "
+                 "(start_row + (steps - 1) x time_scale <= %d)",
+                 s->path, w, t->path, r0, tau, last, t->nstep - 1, t->nstep - 1);
+}
+
 int fs_gen_world_targets(const fsGenSpec* s, const fsGenClips* c, int w, const double* p, int S,
                          double* out, fsError* err) {
+  if (fs_gen_check_window(s, c, w, p, S, err)) return -1;
   int f = (int)p[FS_AXIS_CLIP_FILE];
   const fsTargets* t = &c->clip[f];
   const int A = t->ndof;
   double r0 = p[FS_AXIS_CLIP_START], tau = p[FS_AXIS_CLIP_TIME_SCALE];
-  double last = r0 + (S - 1) * tau;
-  if (last > t->nstep - 1)
-    return fs_fail(err,
-                   "world %d: clip %s from row %.0f at %.4g rows a step needs row %.1f, past its "
-                   "last row %d; fix: lower vary.clip.start_row's or time_scale's upper bound "
-                   "(start_row + (steps - 1) x time_scale <= %d)",
-                   w, t->path, r0, tau, last, t->nstep - 1, t->nstep - 1);
   const double amp = p[FS_AXIS_CLIP_AMPLITUDE], noise = p[FS_AXIS_CLIP_NOISE];
   const double* mean = c->mean[f];
   for (int k = 0; k < S; k++) {

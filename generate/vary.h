@@ -23,6 +23,11 @@ void fs_gen_clips_free(fsGenClips* c);
 /// p[START], advancing p[TIME_SCALE] rows a step (linear interpolation), scaled
 /// about each DoF's clip mean by p[AMPLITUDE], plus noise of std p[NOISE] per step
 /// and DoF. Error naming the world and the fix if the rows leave the clip.
+/// Error (naming the spec, the world and the fix) if world w's S steps would read
+/// past its clip's last row.
+int fs_gen_check_window(const fsGenSpec* s, const fsGenClips* c, int w, const double* p, int S,
+                        fsError* err);
+
 int fs_gen_world_targets(const fsGenSpec* s, const fsGenClips* c, int w, const double* p, int S,
                          double* out, fsError* err);
 

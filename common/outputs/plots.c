@@ -93,13 +93,12 @@ int fs_plot_leg_resolve(const fsReplayBinding* b, const char* model_path, const 
                  model_path, leg, legs);
 }
 
-int fs_pose_init(fsPose* p, const mjModel* m, long long nstep, fsError* err) {
+int fs_pose_init(fsPose* p, const fsRecordLayout* rec, long long nstep, fsError* err) {
   memset(p, 0, sizeof *p);
-  p->use_sites = m->nsite > 0;
-  p->npoint = p->use_sites ? (int)m->nsite : (int)m->nbody - 1;
+  p->rec = rec;
   p->nstep = nstep;
   p->points = fs_calloc(err, "the pose record", (unsigned long long)nstep * 3,
-                        (unsigned long long)(p->npoint > 0 ? p->npoint : 1) * sizeof(float));
+                        (unsigned long long)(rec->npoint > 0 ? rec->npoint : 1) * sizeof(float));
   return p->points ? 0 : -1;
 }
 
@@ -225,7 +224,7 @@ done:
 
 static int write_pose(hid_t file, const char* path, const mjModel* m, const fsPose* pose,
                       long long nstep, double dt, fsError* err) {
-  int P = pose->npoint, rc = -1, nleg = 0;
+  int P = pose->rec->npoint, rc = -1, nleg = 0;
   const char** names = fs_calloc(err, "point names", (unsigned)(P + 1), sizeof(char*));
   int* point_leg = fs_calloc(err, "point legs", (unsigned)(P + 1), sizeof(int));
   char(*legs)[32] = fs_calloc(err, "leg names", (unsigned)(P + 1), 32);
@@ -234,8 +233,7 @@ static int write_pose(hid_t file, const char* path, const mjModel* m, const fsPo
   hid_t g = -1;
   if (!names || !point_leg || !legs || !leg_names || !time) goto done;
   for (int i = 0; i < P; i++) {
-    names[i] = pose->use_sites ? mj_id2name(m, mjOBJ_SITE, i) : mj_id2name(m, mjOBJ_BODY, i + 1);
-    if (!names[i]) names[i] = "";
+    names[i] = fs_record_point_name(m, pose->rec, i);
     char leg[32];
     fs_leg_of(names[i], leg, sizeof leg);
     point_leg[i] = -1;
@@ -261,7 +259,8 @@ static int write_pose(hid_t file, const char* path, const mjModel* m, const fsPo
       write_int_list(g, path, "point_leg", point_leg, P,
                      "index into leg_names of each point's leg, -1 if none", err) ||
       fs_h5_write_strings(g, path, "leg_names", leg_names, nleg, err) ||
-      fs_h5_attr_string(g, path, "source", pose->use_sites ? "site_xpos" : "xpos", err) ||
+      fs_h5_attr_string(g, path, "source", pose->rec->points_are_sites ? "site_xpos" : "xpos",
+                        err) ||
       fs_h5_attr_int(g, path, "world", 0, err))
     goto done;
   rc = 0;

@@ -35,6 +35,7 @@
 
 #include "common/base/error.h"
 #include "common/inputs/model.h"
+#include "common/replay/record.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,13 +59,12 @@ int fs_plot_leg_resolve(const fsReplayBinding* b, const char* model_path, const 
 /// recorded /site_pos of world 0 (common/replay/record.h), as FlyGym's
 /// get_site_positions reads them after sim.step().
 typedef struct fsPose {
-  int npoint;      // P
-  int use_sites;   // 1: site_xpos, 0: xpos of bodies 1..nbody-1
-  long long nstep; // T allocated
-  float* points;   // (T x P x 3)
+  const fsRecordLayout* rec; // the points (rec->npoint, their names and source)
+  long long nstep;           // T allocated
+  float* points;             // (T x P x 3)
 } fsPose;
 
-int fs_pose_init(fsPose* p, const mjModel* m, long long nstep, fsError* err);
+int fs_pose_init(fsPose* p, const fsRecordLayout* rec, long long nstep, fsError* err);
 void fs_pose_free(fsPose* p);
 
 /// Write /pose (nstep rows) and /plots/joint_tracking (read back from the file's

@@ -94,7 +94,7 @@ fsOutputs* fs_outputs_create(const fsOutputsSpec* s, fsError* err) {
   if (!o) return NULL;
   o->spec = *s;
   const fsReplay* r = s->r;
-  if (s->pose && fs_pose_init(&o->pose, r->m, r->nstep, err)) goto fail;
+  if (s->pose && fs_pose_init(&o->pose, &r->rec, r->nstep, err)) goto fail;
   if (s->tracking) {
     o->sq = fs_calloc(err, "the tracking error", (size_t)r->nworld * r->bind->nact, sizeof(double));
     if (!o->sq) goto fail;

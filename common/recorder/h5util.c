@@ -190,6 +190,34 @@ hid_t fs_h5_gcpl(void) {
   return p;
 }
 
+hid_t fs_h5_prealloc_dcpl(const char* path, int rank, const hsize_t* chunk, fsError* err) {
+  hid_t p = -1;
+  FS_H5_TRY(err, path, p = fs_h5_dcpl());
+  if (chunk) FS_H5_TRY(err, path, H5Pset_chunk(p, rank, chunk));
+  FS_H5_TRY(err, path, H5Pset_alloc_time(p, H5D_ALLOC_TIME_EARLY));
+  FS_H5_TRY(err, path, H5Pset_fill_time(p, H5D_FILL_TIME_NEVER));
+  return p;
+fail:
+  fs_h5_close(p);
+  return -1;
+}
+
+int fs_h5_write_slab(hid_t ds, const char* path, int rank, const hsize_t* start,
+                     const hsize_t* count, hid_t mtype, const void* buf, fsError* err) {
+  hid_t fspace = -1, mspace = -1;
+  FS_H5_TRY(err, path, fspace = H5Dget_space(ds));
+  FS_H5_TRY(err, path, H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL));
+  FS_H5_TRY(err, path, mspace = H5Screate_simple(rank, count, NULL));
+  FS_H5_TRY(err, path, H5Dwrite(ds, mtype, mspace, fspace, H5P_DEFAULT, buf));
+  fs_h5_close(mspace);
+  fs_h5_close(fspace);
+  return 0;
+fail:
+  fs_h5_close(mspace);
+  fs_h5_close(fspace);
+  return -1;
+}
+
 int fs_h5_write_array(hid_t loc, const char* path, const char* name, int rank, const hsize_t* dims,
                       hid_t ftype, hid_t mtype, const void* data, int compress, const char* units,
                       const char* doc, fsError* err) {

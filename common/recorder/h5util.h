@@ -49,6 +49,16 @@ int fs_h5_write_strings(hid_t loc, const char* path, const char* dataset, const 
 hid_t fs_h5_dcpl(void);
 hid_t fs_h5_gcpl(void);
 
+/// A dataset creation plist (no timestamps) whose space is allocated at creation and
+/// never prefilled: writing into the dataset later never changes the file's metadata
+/// (what makes the recorder's and flysim generate's files crash-safe). chunk NULL: not
+/// chunked. -1 with err on failure.
+hid_t fs_h5_prealloc_dcpl(const char* path, int rank, const hsize_t* chunk, fsError* err);
+
+/// Write buf (memory type mtype) into the hyperslab [start, start + count) of dataset ds.
+int fs_h5_write_slab(hid_t ds, const char* path, int rank, const hsize_t* start,
+                     const hsize_t* count, hid_t mtype, const void* buf, fsError* err);
+
 int fs_h5_write_array(hid_t loc, const char* path, const char* name, int rank, const hsize_t* dims,
                       hid_t ftype, hid_t mtype, const void* data, int compress, const char* units,
                       const char* doc, fsError* err);

@@ -41,20 +41,6 @@ long long fs_recorder_steps(const fsRecorder* r) {
   return r->nstep;
 }
 
-// Creation properties of a preallocated dataset: chunked, its space allocated at
-// creation, never prefilled (unwritten space stays a hole in the file).
-static hid_t preallocated_plist(const fsRecorder* r, int rank, const hsize_t* chunk, fsError* err) {
-  hid_t p = -1;
-  FS_H5_TRY(err, r->path, p = H5Pcreate(H5P_DATASET_CREATE));
-  if (chunk) FS_H5_TRY(err, r->path, H5Pset_chunk(p, rank, chunk));
-  FS_H5_TRY(err, r->path, H5Pset_alloc_time(p, H5D_ALLOC_TIME_EARLY));
-  FS_H5_TRY(err, r->path, H5Pset_fill_time(p, H5D_FILL_TIME_NEVER));
-  return p;
-fail:
-  fs_h5_close(p);
-  return -1;
-}
-
 // Worlds per chunk: as many as fit in FS_CHUNK_BYTES, spread evenly over the worlds.
 static hsize_t worlds_per_chunk(const fsRecorder* r, int ncol) {
   hsize_t nworld = (hsize_t)r->spec.world_count;
@@ -72,7 +58,7 @@ static int create_series(fsRecorder* r, int k, fsError* err) {
   hsize_t dims[3] = {(hsize_t)r->spec.nstep, (hsize_t)r->spec.nworld, (hsize_t)s->ncol};
   hsize_t chunk[3] = {(hsize_t)r->spec.block, worlds_per_chunk(r, s->ncol), dims[2] ? dims[2] : 1};
   FS_H5_TRY(err, r->path, space = H5Screate_simple(3, dims, NULL));
-  if ((plist = preallocated_plist(r, 3, chunk, err)) < 0) goto fail;
+  if ((plist = fs_h5_prealloc_dcpl(r->path, 3, chunk, err)) < 0) goto fail;
   FS_H5_TRY(
       err, r->path,
       d = H5Dcreate2(r->file, s->name, H5T_IEEE_F32LE, space, H5P_DEFAULT, plist, H5P_DEFAULT));
@@ -97,7 +83,7 @@ static int create_time_and_steps(fsRecorder* r, fsError* err) {
   hid_t space = -1, plist = -1, scalar = -1, splist = -1;
   hsize_t dims = (hsize_t)r->spec.nstep, chunk = (hsize_t)r->spec.block;
   FS_H5_TRY(err, r->path, space = H5Screate_simple(1, &dims, NULL));
-  if ((plist = preallocated_plist(r, 1, &chunk, err)) < 0) goto fail;
+  if ((plist = fs_h5_prealloc_dcpl(r->path, 1, &chunk, err)) < 0) goto fail;
   FS_H5_TRY(err, r->path,
             r->time = H5Dcreate2(r->file, "time", H5T_IEEE_F64LE, space, H5P_DEFAULT, plist,
                                  H5P_DEFAULT));
@@ -108,7 +94,7 @@ static int create_time_and_steps(fsRecorder* r, fsError* err) {
                         err))
     goto fail;
   FS_H5_TRY(err, r->path, scalar = H5Screate(H5S_SCALAR));
-  if ((splist = preallocated_plist(r, 0, NULL, err)) < 0) goto fail;
+  if ((splist = fs_h5_prealloc_dcpl(r->path, 0, NULL, err)) < 0) goto fail;
   FS_H5_TRY(err, r->path, H5Pset_layout(splist, H5D_CONTIGUOUS));
   FS_H5_TRY(err, r->path,
             r->steps = H5Dcreate2(r->file, "steps_recorded", H5T_STD_I64LE, scalar, H5P_DEFAULT,
@@ -181,20 +167,9 @@ fail:
 // row_dims[1..rank-1] starting at column offset col0 of the second dimension.
 static int write_rows(fsRecorder* r, hid_t d, int rank, const hsize_t* row_dims, hsize_t col0,
                       hsize_t t0, hsize_t nstep, hid_t mtype, const void* buf, fsError* err) {
-  hid_t fspace = -1, mspace = -1;
   hsize_t start[3] = {t0, col0, 0}, count[3] = {nstep, 0, 0};
   for (int i = 1; i < rank; i++) count[i] = row_dims[i];
-  FS_H5_TRY(err, r->path, fspace = H5Dget_space(d));
-  FS_H5_TRY(err, r->path, H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL));
-  FS_H5_TRY(err, r->path, mspace = H5Screate_simple(rank, count, NULL));
-  FS_H5_TRY(err, r->path, H5Dwrite(d, mtype, mspace, fspace, H5P_DEFAULT, buf));
-  fs_h5_close(mspace);
-  fs_h5_close(fspace);
-  return 0;
-fail:
-  fs_h5_close(mspace);
-  fs_h5_close(fspace);
-  return -1;
+  return fs_h5_write_slab(d, r->path, rank, start, count, mtype, buf, err);
 }
 
 int fs_recorder_append(fsRecorder* r, int nstep, const float* const* data, fsError* err) {

@@ -219,6 +219,12 @@ const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int 
   return name ? name : "";
 }
 
+int fs_mj_newton_iterations(const mjData* d, int island) {
+  int n = d->solver_niter[island] < mjNSOLVER ? d->solver_niter[island] : mjNSOLVER, newton = 0;
+  for (int i = 0; i < n; i++) newton += d->solver[island * mjNSOLVER + i].neval > 0;
+  return newton;
+}
+
 void fs_record_leg_forces_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d,
                              double* out) {
   for (int i = 0; i < d->ncon; i++) {
@@ -237,13 +243,10 @@ void fs_record_leg_forces_mj(const fsRecordLayout* l, const mjModel* m, const mj
 
 void fs_record_world_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d, int k, int w,
                         int nworld, float* const* out) {
-  // MuJoCo counts noslip's iterations in solver_niter; Newton's have line-search
-  // evaluations in their statistics.
   double solver[2] = {0, 0};
-  int nisland = d->nisland ? d->nisland : (d->nefc ? 1 : 0);
+  int nisland = !l->ncol[FS_SERIES_ITERATIONS] ? 0 : d->nisland ? d->nisland : (d->nefc ? 1 : 0);
   for (int i = 0; i < nisland && i < mjNISLAND; i++) {
-    int n = d->solver_niter[i] < mjNSOLVER ? d->solver_niter[i] : mjNSOLVER, newton = 0;
-    for (int j = 0; j < n; j++) newton += d->solver[i * mjNSOLVER + j].neval > 0;
+    int newton = fs_mj_newton_iterations(d, i);
     solver[0] += newton;
     solver[1] += d->solver_niter[i] - newton;
   }

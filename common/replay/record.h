@@ -128,6 +128,10 @@ const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int 
 void fs_record_world_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d, int k, int w,
                         int nworld, float* const* out);
 
+/// Newton iterations of island k in MuJoCo's last step: MuJoCo counts noslip's
+/// iterations in solver_niter too, Newton's have line-search evaluations.
+int fs_mj_newton_iterations(const mjData* d, int island);
+
 /// Each leg's contact force (3L, world frame) from MuJoCo's data, added into out.
 void fs_record_leg_forces_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d,
                              double* out);
