@@ -76,9 +76,11 @@ static void print_help(void) {
          "                          a Python with jax and mujoco-mjx) at the GPU points',\n"
          "                          up to 65536; the table adds the ratios\n"
          "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
-         "                          on the emulated lanes (bench/lanes_profile: per stage\n"
-         "                          and solver phase, the share of the warp's time, the\n"
-         "                          lanes' utilisation, the serial share); with --out,\n"
+         "                          on the emulated lanes at 32, 16, 8 and 4 lanes a world\n"
+         "                          (bench/lanes_profile: per stage and solver phase, the\n"
+         "                          share of the world's time, the lanes' utilisation, the\n"
+         "                          serial share; the build's width is FLYSIM_WORLD_LANES,\n"
+         "                          %d); with --out,\n"
          "                          DIR/lanes.csv (bench/results/lanes.csv is the record)\n"
          "  --profile PATH          one cuda point (one precision, graph setting and worlds):\n"
          "                          re-run under Nsight Systems as flysim replay --profile\n"
@@ -96,7 +98,7 @@ static void print_help(void) {
          "Exit status: 0, 1 when a point or a peer failed (the others are still reported\n"
          "and saved; running out of device memory ends an auto sweep without failing), 2\n"
          "usage, 130 interrupted. The last line is a key=value summary.\n",
-         fs_assets_dir(), fs_assets_dir(), fs_bench_peer_names());
+         fs_assets_dir(), fs_assets_dir(), fs_bench_peer_names(), FS_WORLD_LANES);
 }
 
 // Split a comma-separated list; each item through fn. -1 on a bad item.
@@ -300,8 +302,9 @@ static int run_lanes(const Options* o, fsError* err) {
     if (fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
     snprintf(csv, sizeof csv, "%s/lanes.csv", o->out);
   }
-  const char* argv[] = {FLYSIM_LANES_PROFILE,    "--model", o->model, "--targets", o->targets,
-                        csv[0] ? "--csv" : NULL, csv,       NULL};
+  const char* argv[] = {
+      FLYSIM_LANES_PROFILE,    "--model", o->model, "--targets", o->targets, "--lanes", "32,16,8,4",
+      csv[0] ? "--csv" : NULL, csv,       NULL};
   fsSpawnSpec spec = {argv, -1, -1, -1, {-1, -1}, 0};
   fflush(stdout);
   pid_t pid = fs_spawn(&spec, err);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Run the lane-utilisation profile (bench/lanes_profile) and hold it to the record:
-the whole step's utilisation must stay above half of bench/results/lanes.csv's (a stage
-that lost its lanes, or a loop serialised on one), and its serial share below the
-record's plus 25 points. The profile times lanes with the CPU's cycle counter, so it
+"""Run the lane-utilisation profile (bench/lanes_profile, at the device's lanes per world)
+and hold it to the record: the whole step's utilisation must stay above half of
+bench/results/lanes.csv's at the same width (a stage that lost its lanes, or a loop
+serialised on one), and its serial share below the record's plus 25 points. The profile times lanes with the CPU's cycle counter, so it
 varies by about 10 % from run to run; the bounds are far wider than that.
 
   lanes_check.py LANES_PROFILE_BINARY RECORD_CSV [OUT_CSV]
@@ -13,11 +13,13 @@ import subprocess
 import sys
 
 
-def whole_step(path):
+def whole_step(path, lanes=None):
+    """The whole step's (lanes, utilisation, serial share): at `lanes`, else the first."""
     for row in csv.DictReader(open(path)):
-        if row["part"] == "whole step":
-            return float(row["utilisation"]), float(row["serial_share"])
-    sys.exit(f"lanes_check: {path} has no 'whole step' row")
+        if row["part"] == "whole step" and (lanes is None or int(row["lanes"]) == lanes):
+            return int(row["lanes"]), float(row["utilisation"]), float(row["serial_share"])
+    sys.exit(f"lanes_check: {path} has no 'whole step' row" +
+             (f" at {lanes} lanes a world" if lanes else ""))
 
 
 def main():
@@ -29,9 +31,9 @@ def main():
     print(p.stdout, end="")
     if p.returncode:
         sys.exit(f"lanes_check: {binary} failed: {p.stderr}")
-    util, serial = whole_step(out)
-    util0, serial0 = whole_step(record)
-    print(f"whole step: utilisation {util:.3f} (recorded {util0:.3f}), serial share "
+    lanes, util, serial = whole_step(out)
+    _, util0, serial0 = whole_step(record, lanes)
+    print(f"whole step at {lanes} lanes a world: utilisation {util:.3f} (recorded {util0:.3f}), serial share "
           f"{100 * serial:.1f} % (recorded {100 * serial0:.1f} %)")
     bad = []
     if util < 0.5 * util0:

@@ -1,13 +1,16 @@
 // Lane utilisation of the step, measured by the lane emulation (the GPU-free proxy of
-// how busy a warp's 32 lanes are): NeuroMechFly's replay with contacts, every world on
-// 32 emulated lanes (cuda/lanes.h, profiling build), each span between two syncs
-// charged to the part of the step it belongs to (FSI_MARK). Per part: its share of
-// the warp's time (spans), the lanes' utilisation (work / 32 spans) and the serial
-// share (spans where one lane works and the rest idle). The warm-up runs in MuJoCo.
-// `flysim bench --lanes` runs it; the cuda_lanes test holds it to bench/results/lanes.csv.
+// how busy a warp's lanes are): NeuroMechFly's replay with contacts, every world on n
+// emulated lanes (cuda/lanes.h, profiling build), each span between two syncs charged
+// to the part of the step it belongs to (FSI_MARK). Per part: its share of the world's
+// time (spans), the lanes' utilisation (work / n spans) and the serial share (spans
+// where one lane works and the rest idle). --lanes sweeps the lanes per world (the
+// device's FS_WORLD_LANES by default): a warp of 32 lanes runs 32 / n worlds, so its
+// throughput for a compute-bound step is proportional to the utilisation, whatever n.
+// The warm-up runs in MuJoCo. `flysim bench --lanes` runs it; the cuda_lanes test holds
+// it to bench/results/lanes.csv.
 //
 //   lanes_profile [--model PATH] [--targets PATH] [--worlds N] [--steps S]
-//                 [--warmup-steps W] [--csv PATH]
+//                 [--warmup-steps W] [--lanes N[,N...]] [--csv PATH]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +32,34 @@ static const char* mark_name(int k) {
   return k - FS_MARK_CHECKS < (int)(sizeof extra / sizeof *extra) ? extra[k - FS_MARK_CHECKS] : "?";
 }
 
+enum { MAX_WIDTHS = 6 };
+
 typedef struct Args {
   const char *model, *targets, *csv;
   int worlds, steps, warmup;
+  int lanes[MAX_WIDTHS], nlanes; // lanes per world to profile, in order
 } Args;
+
+// "32,8" into a->lanes; -1 unless each is a power of two from 1 to 32.
+static int parse_lanes(const char* v, Args* a) {
+  a->nlanes = 0;
+  for (const char* p = v; *p;) {
+    char* end;
+    long n = strtol(p, &end, 10);
+    if (end == p || n < 1 || n > FS_EMU_NLANE || (n & (n - 1)) || a->nlanes == MAX_WIDTHS)
+      return -1;
+    a->lanes[a->nlanes++] = (int)n;
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return -1;
+  }
+  return a->nlanes ? 0 : -1;
+}
 
 static int parse(int argc, char** argv, Args* a) {
   static char model[4096], targets[4096];
   snprintf(model, sizeof model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(targets, sizeof targets, "%s/walking_clip.h5", fs_assets_dir());
-  *a = (Args){model, targets, NULL, 2, 40, 500};
+  *a = (Args){model, targets, NULL, 2, 40, 500, {FS_WORLD_LANES}, 1};
   for (int i = 1; i < argc; i++) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--model") && v)
@@ -53,7 +74,15 @@ static int parse(int argc, char** argv, Args* a) {
       a->steps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warmup-steps") && v)
       a->warmup = atoi(argv[++i]);
-    else {
+    else if (!strcmp(argv[i], "--lanes") && v) {
+      if (parse_lanes(argv[++i], a)) {
+        fprintf(stderr,
+                "lanes_profile: --lanes %s: give lanes per world as powers of two from 1 "
+                "to 32, comma-separated (e.g. 32,16,8,4)\n",
+                argv[i]);
+        return -1;
+      }
+    } else {
       fprintf(stderr, "lanes_profile: bad argument '%s'; see the header of bench/lanes_profile.c\n",
               argv[i]);
       return -1;
@@ -81,7 +110,7 @@ static int warm_worlds(const Args* a, const mjModel* mj, const fsReplayBinding* 
   return rc;
 }
 
-static void report(const Args* a, FILE* csv) {
+static void report(const Args* a, int lanes, FILE* csv, int header) {
   fsLaneStat st[FS_NMARK];
   double empty = fs_lanes_profile_read(st, FS_NMARK);
   double span = 0, work = 0, serial = 0;
@@ -96,24 +125,30 @@ static void report(const Args* a, FILE* csv) {
   double ws = (double)a->worlds * a->steps;
   printf("%-22s %12s %10s %12s %10s\n", "part of the step", "phases/step", "time %", "utilisation",
          "serial %");
-  if (csv) fprintf(csv, "part,phases_per_world_step,time_share,utilisation,serial_share\n");
+  if (csv && header)
+    fprintf(csv, "lanes,part,phases_per_world_step,time_share,utilisation,serial_share,"
+                 "span_cycles_per_world_step\n");
   for (int k = 0; k < FS_NMARK; k++) {
     if (!st[k].phases) continue;
-    double util = st[k].span > 0 ? st[k].work / (FS_EMU_NLANE * st[k].span) : 0;
+    double util = st[k].span > 0 ? st[k].work / (lanes * st[k].span) : 0;
     double ser = st[k].span > 0 ? st[k].serial_span / st[k].span : 0;
     printf("%-22s %12.1f %10.1f %12.3f %10.1f\n", mark_name(k), st[k].phases / ws,
            100 * st[k].span / span, util, 100 * ser);
     if (csv)
-      fprintf(csv, "%s,%.2f,%.4f,%.4f,%.4f\n", mark_name(k), st[k].phases / ws, st[k].span / span,
-              util, ser);
+      fprintf(csv, "%d,%s,%.2f,%.4f,%.4f,%.4f,%.0f\n", lanes, mark_name(k), st[k].phases / ws,
+              st[k].span / span, util, ser, st[k].span / ws);
   }
-  double util = span > 0 ? work / (FS_EMU_NLANE * span) : 0;
+  double util = span > 0 ? work / (lanes * span) : 0;
   printf("%-22s %12.1f %10.1f %12.3f %10.1f\n", "whole step", phases / ws, 100.0, util,
          100 * serial / span);
-  if (csv) fprintf(csv, "whole step,%.2f,1,%.4f,%.4f\n", phases / ws, util, serial / span);
-  printf("(%d worlds x %d steps after %d warm-up steps, 32 emulated lanes; an empty phase "
-         "costs %.0f cycles, taken off; %ld of %ld phases dropped as descheduled)\n",
-         a->worlds, a->steps, a->warmup, empty, dropped, phases + dropped);
+  if (csv)
+    fprintf(csv, "%d,whole step,%.2f,1,%.4f,%.4f,%.0f\n", lanes, phases / ws, util, serial / span,
+            span / ws);
+  printf("(%d worlds x %d steps after %d warm-up steps, %d emulated lanes a world (%d worlds a "
+         "warp); a world-step spans %.0f cycles; an empty phase costs %.0f cycles, taken off; %ld "
+         "of %ld phases dropped as descheduled)\n",
+         a->worlds, a->steps, a->warmup, lanes, 32 / lanes, span / ws, empty, dropped,
+         phases + dropped);
 }
 
 int main(int argc, char** argv) {
@@ -136,21 +171,29 @@ int main(int argc, char** argv) {
   }
   const fsTargets* t = &in.targets;
   const fsReplayBinding* bind = &in.bind;
-  fs_lanes_profile_reset();
-  for (int s = 0; s < a.steps; s++) {
-    for (int w = 0; w < a.worlds; w++) {
-      fsData d = fs_batch_world(&m, &b, w);
-      const double* row = t->value + ((long)w * a.steps + s) * bind->nact;
-      for (int k = 0; k < bind->nact; k++) d.ctrl[bind->actuator[k]] = (fsReal)row[k];
-    }
-    fs_host_step(&m, &b, 1);
-  }
   FILE* csv = a.csv ? fopen(a.csv, "w") : NULL;
   if (a.csv && !csv) {
     fprintf(stderr, "lanes_profile: cannot write %s\n", a.csv);
     return 1;
   }
-  report(&a, csv);
+  for (int k = 0; k < a.nlanes; k++) { // each width from the same warm worlds
+    if (k > 0 && warm_worlds(&a, in.m, &in.bind, &m, &b, &err)) {
+      fprintf(stderr, "lanes_profile: %s\n", err.msg);
+      return 1;
+    }
+    fs_lanes_set_count(a.lanes[k]);
+    fs_lanes_profile_reset();
+    for (int s = 0; s < a.steps; s++) {
+      for (int w = 0; w < a.worlds; w++) {
+        fsData d = fs_batch_world(&m, &b, w);
+        const double* row = t->value + ((long)w * a.steps + s) * bind->nact;
+        for (int j = 0; j < bind->nact; j++) d.ctrl[bind->actuator[j]] = (fsReal)row[j];
+      }
+      fs_host_step(&m, &b, 1);
+    }
+    if (k > 0) printf("\n");
+    report(&a, a.lanes[k], csv, k == 0);
+  }
   if (csv && fclose(csv)) {
     fprintf(stderr, "lanes_profile: write failed: %s\n", a.csv);
     return 1;

@@ -12,16 +12,41 @@
 #endif
 
 static _Thread_local int t_lane;
-static pthread_barrier_t g_sync;          // the lanes' FS_SYNC (FS_EMU_NLANE parties)
+static pthread_barrier_t g_sync;          // the lanes' FS_SYNC (g_count parties)
 static pthread_barrier_t g_start, g_done; // the caller and the lanes (FS_EMU_NLANE + 1)
 static int g_flag[FS_EMU_NLANE];
 static double g_part[FS_EMU_NLANE];
 static void (*g_fn)(void*);
 static void* g_arg;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_count = -1, g_sync_count = -1; // lanes per world; g_sync's parties
 
 int fs_lane_id(void) {
   return t_lane;
+}
+
+static int valid_count(int n) {
+  return n >= 1 && n <= FS_EMU_NLANE && !(n & (n - 1));
+}
+
+int fs_lane_count(void) {
+  if (g_count < 0) {
+    const char* env = getenv("FLYSIM_EMU_LANES");
+    int n = env && *env ? atoi(env) : FS_WORLD_LANES;
+    if (!valid_count(n)) {
+      fprintf(stderr, "flysim: FLYSIM_EMU_LANES=%s: lanes per world must be 1, 2, 4, 8, 16 or 32\n",
+              env);
+      exit(2);
+    }
+    g_count = n;
+  }
+  return g_count;
+}
+
+int fs_lanes_set_count(int n) {
+  if (!valid_count(n)) return -1;
+  g_count = n;
+  return 0;
 }
 
 //---------------------------------- the profile (FS_LANES_PROFILE) --------------------------------
@@ -66,12 +91,12 @@ static int g_ncal = -1;                   // >= 0 while calibrating
 // One phase's lanes into its label's statistics (one thread, while the lanes wait).
 static void account(void) {
   if (g_ncal >= 0) {
-    for (int i = 0; i < FS_EMU_NLANE && g_ncal < NCAL * FS_EMU_NLANE; i++)
+    for (int i = 0; i < g_count && g_ncal < NCAL * FS_EMU_NLANE; i++)
       g_cal[g_ncal++] = (double)g_work[i];
     return;
   }
   double mx = 0, sum = 0;
-  for (int i = 0; i < FS_EMU_NLANE; i++) {
+  for (int i = 0; i < g_count; i++) {
     double w = (double)g_work[i] - g_empty;
     w = w > 0 ? w : 0;
     sum += w;
@@ -156,7 +181,7 @@ int fs_lane_any(int p) {
   pthread_barrier_wait(&g_sync);
 #endif
   int any = 0;
-  for (int i = 0; i < FS_EMU_NLANE; i++) any |= g_flag[i];
+  for (int i = 0; i < g_count; i++) any |= g_flag[i];
   pthread_barrier_wait(&g_sync); // nobody writes a flag before everyone has read
   phase_start();
   return any;
@@ -169,12 +194,13 @@ double fs_lane_sum_emu(double x) {
 #else
   pthread_barrier_wait(&g_sync);
 #endif
-  double v[FS_EMU_NLANE]; // the device's butterfly: v[l] += v[l ^ o], o = 16, 8, ..., 1
-  for (int i = 0; i < FS_EMU_NLANE; i++) v[i] = g_part[i];
-  for (int o = FS_EMU_NLANE / 2; o > 0; o >>= 1) {
+  double v[FS_EMU_NLANE]; // the device's butterfly: v[l] += v[l ^ o], o = n / 2, ..., 1
+  int n = g_count;
+  for (int i = 0; i < n; i++) v[i] = g_part[i];
+  for (int o = n / 2; o > 0; o >>= 1) {
     double w[FS_EMU_NLANE];
-    for (int i = 0; i < FS_EMU_NLANE; i++) w[i] = v[i] + v[i ^ o];
-    for (int i = 0; i < FS_EMU_NLANE; i++) v[i] = w[i];
+    for (int i = 0; i < n; i++) w[i] = v[i] + v[i ^ o];
+    for (int i = 0; i < n; i++) v[i] = w[i];
   }
   pthread_barrier_wait(&g_sync); // nobody writes a part before everyone has read
   phase_start();
@@ -186,19 +212,20 @@ static void* lane_main(void* p) {
   t_lane = (int)(size_t)p;
   for (;;) {
     pthread_barrier_wait(&g_start);
-    phase_start();
-    g_fn(g_arg);
+    if (t_lane < g_count) { // lanes beyond the count sit the job out
+      phase_start();
+      g_fn(g_arg);
 #ifdef FS_LANES_PROFILE
-    phase_end();
+      phase_end();
 #endif
+    }
     pthread_barrier_wait(&g_done);
   }
   return NULL;
 }
 
 static void start_lanes(void) {
-  if (pthread_barrier_init(&g_sync, NULL, FS_EMU_NLANE) ||
-      pthread_barrier_init(&g_start, NULL, FS_EMU_NLANE + 1) ||
+  if (pthread_barrier_init(&g_start, NULL, FS_EMU_NLANE + 1) ||
       pthread_barrier_init(&g_done, NULL, FS_EMU_NLANE + 1)) {
     fprintf(stderr, "flysim: cannot create the lanes' barriers\n");
     exit(1);
@@ -214,6 +241,15 @@ static void start_lanes(void) {
 
 void fs_lanes_run(void (*fn)(void*), void* arg) {
   pthread_once(&g_once, start_lanes);
+  int n = fs_lane_count();
+  if (n != g_sync_count) { // every lane waits at g_start: nobody is in g_sync
+    if ((g_sync_count > 0 && pthread_barrier_destroy(&g_sync)) ||
+        pthread_barrier_init(&g_sync, NULL, (unsigned)n)) {
+      fprintf(stderr, "flysim: cannot create the lanes' barrier\n");
+      exit(1);
+    }
+    g_sync_count = n;
+  }
   g_fn = fn;
   g_arg = arg;
   pthread_barrier_wait(&g_start);

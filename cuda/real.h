@@ -6,9 +6,9 @@
 // (float). Per-world time is always double (it only accumulates).
 //
 // Execution model (see cuda/README.md): every stage function works on ONE world.
-// On the device a warp runs a world: its 32 lanes share loops over elements
-// (FS_FOR_LANE), meet at FS_SYNC() between dependent passes, agree on world-wide
-// flags with FS_ANY() and add up their parts of a sum with fs_lane_sum(). FS_ANY and
+// On the device a group of a warp's lanes runs a world (FS_WORLD_LANES, below): its lanes share
+// loops over elements (FS_FOR_LANE), meet at FS_SYNC() between dependent passes, agree on
+// world-wide flags with FS_ANY() and add up their parts of a sum with fs_lane_sum(). FS_ANY and
 // fs_lane_sum are also FS_SYNC (on the device they start with __syncwarp, which
 // orders memory; __any_sync and the shuffles alone do not), so the lane emulation's
 // barriers and the device agree on what is ordered. On the host one thread is the
@@ -60,23 +60,47 @@ typedef double fsSol;
 #define FS_HD static inline
 #endif
 
-// Lanes of a world (see the header comment).
+/// Lanes per world on the device: a power of two from 1 to 32. FS_WORLD_LANES lanes of
+/// a warp run one world and 32 / FS_WORLD_LANES worlds share the warp, each group of
+/// lanes syncing, voting and summing among itself (a mask of its lanes). The fly's tree
+/// passes give 6 lanes work (its legs) and its serial parts one, so a world wastes
+/// fewer lane slots on a narrow group (bench/results/lanes.csv sweeps the widths; the
+/// build sets it from FLYSIM_WORLD_LANES). The emulation runs the same width unless
+/// told otherwise (fs_lanes_set_count).
+#ifndef FS_WORLD_LANES
+#define FS_WORLD_LANES 8
+#endif
+#if FS_WORLD_LANES < 1 || FS_WORLD_LANES > 32 || (FS_WORLD_LANES & (FS_WORLD_LANES - 1))
+#error "FS_WORLD_LANES must be a power of two from 1 to 32"
+#endif
+
+// Lanes of a world (see the header comment). FS_ONE_LANE: every world on one lane
+// (the host's plain builds), so lane sums are MuJoCo's sequential sums.
 #ifdef __CUDA_ARCH__
-#define FS_NLANE  32
-#define FS_LANE   ((int)(threadIdx.x & 31))
-#define FS_SYNC() __syncwarp()
-#define FS_ANY(p) (__syncwarp(), __any_sync(0xffffffffu, (p)))
+#define FS_NLANE FS_WORLD_LANES
+#define FS_LANE  ((int)(threadIdx.x & (FS_WORLD_LANES - 1)))
+/// The lanes of this thread's world in its warp.
+#define FS_LANE_MASK                                                                               \
+  (FS_WORLD_LANES == 32 ? 0xffffffffu                                                              \
+                        : ((1u << (FS_WORLD_LANES & 31)) - 1u)                                     \
+                              << (threadIdx.x & 31u & ~(unsigned)(FS_WORLD_LANES - 1)))
+#define FS_SYNC() __syncwarp(FS_LANE_MASK)
+#define FS_ANY(p) (__syncwarp(FS_LANE_MASK), __any_sync(FS_LANE_MASK, (p)))
+#if FS_WORLD_LANES == 1
+#define FS_ONE_LANE 1
+#endif
 #elif defined(FS_EMULATE_LANES) // the device's model on host threads (cuda/lanes.h)
 #include "cuda/lanes.h"
-#define FS_NLANE  FS_EMU_NLANE
+#define FS_NLANE  fs_lane_count()
 #define FS_LANE   fs_lane_id()
 #define FS_SYNC() fs_lane_sync()
 #define FS_ANY(p) fs_lane_any(p)
 #else
-#define FS_NLANE  1
-#define FS_LANE   0
-#define FS_SYNC() ((void)0)
-#define FS_ANY(p) (p)
+#define FS_NLANE    1
+#define FS_LANE     0
+#define FS_SYNC()   ((void)0)
+#define FS_ANY(p)   (p)
+#define FS_ONE_LANE 1
 #endif
 
 /// The lane-utilisation profile (bench/lanes_profile.c, flysim bench --lanes): its
@@ -106,17 +130,17 @@ enum {
 #define FS_LANE0 if (FS_LANE == 0)
 
 /// The sum over the world's lanes of x (every lane gets it). Device: a butterfly of
-/// shuffles (lane l adds lane l ^ 16, then l ^ 8, ...: every lane ends with the same
-/// bits); the emulation adds in the same tree; one lane: x.
+/// shuffles within the world's lanes (lane l adds lane l ^ (FS_NLANE / 2), then ... ^ 1:
+/// every lane ends with the same bits); the emulation adds in the same tree; one lane: x.
 #ifdef __CUDA_ARCH__
 __device__ static inline float fs_lane_sum(float x) {
-  __syncwarp();
-  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  __syncwarp(FS_LANE_MASK);
+  for (int o = FS_WORLD_LANES / 2; o > 0; o >>= 1) x += __shfl_xor_sync(FS_LANE_MASK, x, o);
   return x;
 }
 __device__ static inline double fs_lane_sum(double x) {
-  __syncwarp();
-  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  __syncwarp(FS_LANE_MASK);
+  for (int o = FS_WORLD_LANES / 2; o > 0; o >>= 1) x += __shfl_xor_sync(FS_LANE_MASK, x, o);
   return x;
 }
 #elif defined(FS_EMULATE_LANES)
