@@ -66,7 +66,7 @@ FS_HD fsSol fsi_dot_mj(const fsSol* x, const fsSol* y, int n) {
 /// x . y over n elements, every lane gets it: MuJoCo's order on one lane, the lanes'
 /// parts and a butterfly on many.
 FS_HD fsSol fsi_lane_dot(const fsSol* x, const fsSol* y, int n) {
-#if FS_NLANE == 1
+#ifdef FS_ONE_LANE
   return fsi_dot_mj(x, y, n);
 #else
   fsSol part = 0;
@@ -105,41 +105,88 @@ FS_HD void fsi_mul_sym(const fsLayout* L, const fsReal* M, const fsSol* x, fsSol
   FS_SYNC();
 }
 
+/// mat = its L'DL factor in place, in layout L (mj_factorI: L unit lower triangular
+/// in the off-diagonal entries, D on the diagonal; diaginv = 1/D) with MuJoCo's
+/// operations in its order, level-parallel. MuJoCo goes up the rows k = nv-1 .. 0, each
+/// subtracting from its ancestors' rows its (unscaled) entries times -L(k, i)/D_k, then
+/// scaling itself; so an entry (r, c) loses, from its final value's start M(r, c), the
+/// terms of r's descendants k in decreasing order, each row k read before its scaling.
+/// Here rows of one depth at once (deepest first: their descendants are final), lanes
+/// over their entries, each accumulating its terms in that order; the rows are scaled
+/// at the end. The host float64 build thus gives mj_factorI's bits.
+FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv) {
+  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
+    int e0 = L->leventryadr[lev], a0 = L->levdofadr[lev];
+    FS_FOR_LANE(t, L->leventryadr[lev + 1] - e0) {
+      int e = L->leventry[e0 + t], r = L->rowind[e], k = e - L->rowadr[r];
+      int pos = L->rownnz[r] - 1;
+      const int* desc = L->desc + L->descadr[r];
+      fsReal v = mat[e];
+      for (int q = L->descnum[r] - 1; q >= 0; q--) {
+        int c = desc[q], adr = L->rowadr[c];
+        fsReal s = -mat[adr + pos] * diaginv[c];
+        v += mat[adr + k] * s;
+      }
+      mat[e] = v;
+    }
+    FS_SYNC();
+    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
+      int r = L->levdof[a0 + t];
+      diaginv[r] = 1 / mat[L->rowadr[r] + L->rownnz[r] - 1];
+    }
+    FS_SYNC();
+  }
+  FS_FOR_LANE(e, L->leventryadr[L->nlevel]) {
+    int r = L->rowind[e];
+    if (e - L->rowadr[r] < L->rownnz[r] - 1) mat[e] *= diaginv[r];
+  }
+  FS_SYNC();
+}
+
 /// x = inv(L' D L) x over dofs [d0, d1) with MuJoCo's factor in layout L (qLD: L unit
 /// lower triangular, D on the diagonal; diaginv = 1/D), in mj_solveLD's order: x <- inv(L') x
 /// (each dof less its descendants' L x, deepest index first, zeros skipped), x <-
-/// inv(D) x, x <- inv(L) x (each dof less its row's L x, summed from the root).
-FS_HD void fsi_solve_ld_levels(const fsLayout* L, const fsReal* LD, const fsReal* diaginv, fsSol* x,
-                               int d0, int d1) {
-  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
-    int a0 = L->levdofadr[lev];
-    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
-      int a = L->levdof[a0 + t], pos = L->rownnz[a] - 1;
-      if (a < d0 || a >= d1) continue;
-      const int* desc = L->desc + L->descadr[a];
-      fsSol xa = x[a];
-      for (int q = L->descnum[a] - 1; q >= 0; q--) {
-        fsSol xc = x[desc[q]];
-        if (xc != 0) xa -= LD[L->rowadr[desc[q]] + pos] * xc;
-      }
-      x[a] = xa;
-    }
-    FS_SYNC();
+/// inv(D) x, x <- inv(L) x (each dof less its row's L x, summed from the root). Rows of
+/// one depth at once. Defined for x in the solver's real (fsi_solve_ld_levels) and in
+/// the step's (fsi_solve_ld_real, the same function in the float64 builds).
+#define FSI_DEFINE_SOLVE_LD_LEVELS(name, T)                                                        \
+  FS_HD void name(const fsLayout* L, const fsReal* LD, const fsReal* diaginv, T* x, int d0,        \
+                  int d1) {                                                                        \
+    for (int lev = L->nlevel - 1; lev >= 0; lev--) {                                               \
+      int a0 = L->levdofadr[lev];                                                                  \
+      FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {                                                 \
+        int a = L->levdof[a0 + t], pos = L->rownnz[a] - 1;                                         \
+        if (a < d0 || a >= d1) continue;                                                           \
+        const int* desc = L->desc + L->descadr[a];                                                 \
+        T xa = x[a];                                                                               \
+        for (int q = L->descnum[a] - 1; q >= 0; q--) {                                             \
+          T xc = x[desc[q]];                                                                       \
+          if (xc != 0) xa -= LD[L->rowadr[desc[q]] + pos] * xc;                                    \
+        }                                                                                          \
+        x[a] = xa;                                                                                 \
+      }                                                                                            \
+      FS_SYNC();                                                                                   \
+    }                                                                                              \
+    FS_FOR_LANE(t, d1 - d0) x[d0 + t] *= diaginv[d0 + t];                                          \
+    FS_SYNC();                                                                                     \
+    for (int lev = 0; lev < L->nlevel; lev++) {                                                    \
+      int a0 = L->levdofadr[lev];                                                                  \
+      FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {                                                 \
+        int k = L->levdof[a0 + t], adr = L->rowadr[k], pos = L->rownnz[k] - 1;                     \
+        if (k < d0 || k >= d1) continue;                                                           \
+        T s = 0;                                                                                   \
+        for (int a = 0; a < pos; a++) s += LD[adr + a] * x[L->colind[adr + a]];                    \
+        x[k] -= s;                                                                                 \
+      }                                                                                            \
+      FS_SYNC();                                                                                   \
+    }                                                                                              \
   }
-  FS_FOR_LANE(t, d1 - d0) x[d0 + t] *= diaginv[d0 + t];
-  FS_SYNC();
-  for (int lev = 0; lev < L->nlevel; lev++) {
-    int a0 = L->levdofadr[lev];
-    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
-      int k = L->levdof[a0 + t], adr = L->rowadr[k], pos = L->rownnz[k] - 1;
-      if (k < d0 || k >= d1) continue;
-      fsSol s = 0;
-      for (int a = 0; a < pos; a++) s += LD[adr + a] * x[L->colind[adr + a]];
-      x[k] -= s;
-    }
-    FS_SYNC();
-  }
-}
+FSI_DEFINE_SOLVE_LD_LEVELS(fsi_solve_ld_levels, fsSol)
+#ifdef FS_REAL_FLOAT
+FSI_DEFINE_SOLVE_LD_LEVELS(fsi_solve_ld_real, fsReal)
+#else
+#define fsi_solve_ld_real fsi_solve_ld_levels
+#endif
 
 /// F = the reverse Cholesky factor of H over dofs [d0, d1) (H = F' F, F lower
 /// triangular in layout L: a tree's pattern has no fill-in), in

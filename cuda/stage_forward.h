@@ -83,8 +83,8 @@ FS_HD void fs_fwd_acceleration(const fsModel* m, fsData* d) {
     d->qfrc_smooth[i] = d->qacc_smooth[i] = f;
   }
   FS_SYNC();
-  FS_LANE0 fsi_solve_ld(m, d->qLD, d->qLDiagInv, d->qacc_smooth);
-  FS_SYNC();
+  fsLayout LM = fsi_layout_M(m);
+  fsi_solve_ld_real(&LM, d->qLD, d->qLDiagInv, d->qacc_smooth, 0, m->nv);
 }
 
 /// mj_fwdConstraint: with no rows qacc = qacc_smooth; else efc_b, MuJoCo's warm
@@ -196,10 +196,9 @@ FS_HD void fs_euler(const fsModel* m, fsData* d) {
       d->euler_qacc[i] = d->qfrc_smooth[i] + d->qfrc_constraint[i];
     }
     FS_SYNC();
-    FS_LANE0 {
-      fsi_factor_ld(m, d->qH, d->qHDiagInv);
-      fsi_solve_ld(m, d->qH, d->qHDiagInv, d->euler_qacc);
-    }
+    fsLayout LM = fsi_layout_M(m); // qH has M's layout
+    fsi_factor_ld_levels(&LM, d->qH, d->qHDiagInv);
+    fsi_solve_ld_real(&LM, d->qH, d->qHDiagInv, d->euler_qacc, 0, m->nv);
   } else {
     FS_FOR_LANE(i, m->nv) d->euler_qacc[i] = d->qacc[i];
   }

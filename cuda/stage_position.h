@@ -7,6 +7,7 @@
 #define FLYSIM_CUDA_STAGE_POSITION_H
 
 #include "cuda/fields.h"
+#include "cuda/linalg.h"
 #include "cuda/spatial.h"
 
 /// Add each body's children's rows (cols wide) into it, deepest parents first, so
@@ -243,48 +244,12 @@ FS_HD void fs_make_m(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
-/// In-place sparse L'*D*L factorisation of an inertia-like matrix in the reduced
-/// layout (MuJoCo's mj_factorI): L unit lower triangular with the tree's sparsity
-/// (no fill-in: a dof's ancestors are a chain), 1/D into diaginv. Serial, in
-/// MuJoCo's order: rows from the leaves up. Call on one lane.
-FS_HD void fsi_factor_ld(const fsModel* m, fsReal* mat, fsReal* diaginv) {
-  for (int k = m->nv - 1; k >= 0; k--) {
-    int start = m->M_rowadr[k], diag = m->M_rownnz[k] - 1;
-    fsReal invD = 1 / mat[start + diag];
-    diaginv[k] = invD;
-    for (int a = start + diag - 1; a >= start; a--) { // ancestors i of k
-      int i = m->M_colind[a];
-      fsReal s = -mat[a] * invD;
-      fsReal* row = mat + m->M_rowadr[i];
-      for (int c = 0; c < m->M_rownnz[i]; c++) row[c] += mat[start + c] * s;
-    }
-    for (int c = 0; c < diag; c++) mat[start + c] *= invD;
-  }
-}
-
-/// x = inv(L'*D*L) * x with a factor from fsi_factor_ld (mj_solveLD). One lane.
-FS_HD void fsi_solve_ld(const fsModel* m, const fsReal* LD, const fsReal* diaginv, fsReal* x) {
-  for (int k = m->nv - 1; k >= 0; k--) { // x <- inv(L') x
-    int start = m->M_rowadr[k], end = start + m->M_rownnz[k] - 1;
-    fsReal xk = x[k];
-    if (xk == 0) continue;
-    for (int a = start; a < end; a++) x[m->M_colind[a]] -= LD[a] * xk;
-  }
-  for (int k = 0; k < m->nv; k++) x[k] *= diaginv[k]; // x <- inv(D) x
-  for (int k = 0; k < m->nv; k++) {                   // x <- inv(L) x
-    int start = m->M_rowadr[k], end = start + m->M_rownnz[k] - 1;
-    fsReal s = 0;
-    for (int a = start; a < end; a++) s += LD[a] * x[m->M_colind[a]];
-    x[k] -= s;
-  }
-}
-
 /// mj_factorM: qLD, qLDiagInv from M.
 FS_HD void fs_factor_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];
   FS_SYNC();
-  FS_LANE0 fsi_factor_ld(m, d->qLD, d->qLDiagInv);
-  FS_SYNC();
+  fsLayout LM = fsi_layout_M(m);
+  fsi_factor_ld_levels(&LM, d->qLD, d->qLDiagInv);
 }
 
 #endif
