@@ -24,9 +24,9 @@ static const char* record_name(const fsBenchRow* r) {
 }
 
 void fs_bench_print_header(FILE* f) {
-  fprintf(f, "%-10s %5s %6s %8s %7s %13s %13s %13s %10s %9s %5s %6s %5s  %s\n", "stepper", "graph",
-          "record", "worlds", "threads", "world-steps/s", "min", "max", "x realtime", "KiB/world",
-          "regs", "spill", "occ", "problems");
+  fprintf(f, "%-10s %5s %6s %8s %7s %13s %13s %13s %10s %9s %7s %5s %6s %5s  %s\n", "stepper",
+          "graph", "record", "worlds", "threads", "world-steps/s", "min", "max", "x realtime",
+          "KiB/world", "on-chip", "regs", "spill", "occ", "problems");
 }
 
 void fs_bench_print_row(FILE* f, const fsBenchRow* r) {
@@ -41,11 +41,13 @@ void fs_bench_print_row(FILE* f, const fsBenchRow* r) {
     snprintf(spill, sizeof spill, "%d", r->cost.local_bytes);
     snprintf(occ, sizeof occ, "%.2f", r->cost.occupancy);
   }
-  char kib[32] = "-";
+  char kib[32] = "-", chip[32] = "-";
   if (r->cost.world_bytes > 0) snprintf(kib, sizeof kib, "%.1f", r->cost.world_bytes / 1024.0);
-  fprintf(f, "%-10s %5s %6s %8d %7d %13.4g %13.4g %13.4g %10.3g %9s %5s %6s %5s  %d\n", r->stepper,
-          graph_name(r), record_name(r), r->p.nworld, r->nthread, r->wsps_median, r->wsps_min,
-          r->wsps_max, r->realtime_median, kib, regs, spill, occ, r->problem_worlds);
+  if (r->cost.chip_bytes > 0) snprintf(chip, sizeof chip, "%.1f", r->cost.chip_bytes / 1024.0);
+  fprintf(f, "%-10s %5s %6s %8d %7d %13.4g %13.4g %13.4g %10.3g %9s %7s %5s %6s %5s  %d\n",
+          r->stepper, graph_name(r), record_name(r), r->p.nworld, r->nthread, r->wsps_median,
+          r->wsps_min, r->wsps_max, r->realtime_median, kib, chip, regs, spill, occ,
+          r->problem_worlds);
 }
 
 void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n) {
@@ -92,7 +94,8 @@ int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError*
   fprintf(f,
           "stepper,backend,precision,graph,record,worlds,threads,steps,repeats,world_steps_per_s,"
           "world_steps_per_s_min,world_steps_per_s_max,realtime_x,world_bytes,model_bytes,"
-          "registers,local_bytes,shared_bytes,block_threads,occupancy,problem_worlds,peer,ok,"
+          "onchip_bytes,registers,local_bytes,shared_bytes,block_threads,occupancy,problem_worlds,"
+          "peer,ok,"
           "error\n");
   for (int i = 0; i < n; i++) {
     const fsBenchRow* r = &rows[i];
@@ -101,13 +104,14 @@ int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError*
     for (char* c = error; *c; c++)
       if (*c == ',' || *c == '\n' || *c == '"') *c = ';';
     fprintf(f,
-            "%s,%s,f%d,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.0f,%.0f,%d,%d,%d,%d,%.4f,%d,%d,%d,"
-            "%s\n",
+            "%s,%s,f%d,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.0f,%.0f,%d,%d,%d,%d,%d,%.4f,%d,%d,"
+            "%d,%s\n",
             r->stepper, r->peer ? r->stepper : fs_backend_kind_name(r->p.kind), r->p.bits,
             graph_name(r), record_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats,
             r->wsps_median, r->wsps_min, r->wsps_max, r->realtime_median, r->cost.world_bytes,
-            r->cost.model_bytes, r->cost.registers, r->cost.local_bytes, r->cost.shared_bytes,
-            r->cost.block_threads, r->cost.occupancy, r->problem_worlds, r->peer, r->ok, error);
+            r->cost.model_bytes, r->cost.chip_bytes, r->cost.registers, r->cost.local_bytes,
+            r->cost.shared_bytes, r->cost.block_threads, r->cost.occupancy, r->problem_worlds,
+            r->peer, r->ok, error);
   }
   if (fclose(f)) return fs_fail(err, "%s: write failed: %s", path, strerror(errno));
   return 0;
@@ -154,8 +158,8 @@ static void json_row(FILE* f, const fsBenchRow* r) {
   fs_json_number(f, r->wsps_max);
   fprintf(f, ", \"realtime_x\": ");
   fs_json_number(f, r->realtime_median);
-  fprintf(f, ", \"world_bytes\": %.0f, \"model_bytes\": %.0f", r->cost.world_bytes,
-          r->cost.model_bytes);
+  fprintf(f, ", \"world_bytes\": %.0f, \"model_bytes\": %.0f, \"onchip_bytes\": %d",
+          r->cost.world_bytes, r->cost.model_bytes, r->cost.chip_bytes);
   if (r->cost.has_kernel) {
     fprintf(f,
             ", \"kernel\": {\"registers\": %d, \"local_bytes\": %d, \"shared_bytes\": %d, "

@@ -8,6 +8,8 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/model.h"
+#include "cuda/kernel_world.cuh"
+#include "cuda/onchip.h"
 #include "cuda/stage_forward.h"
 
 struct fsDevice {
@@ -17,19 +19,15 @@ struct fsDevice {
   cudaStream_t stream;
   fsModel* d_models;   // (nworld) per-world models on the device, or NULL
   void** world_fields; // (fs_model_nfield) their per-world copies (nworld x field), or NULL
+  fsChipPlan chip;     // the step's on-chip fields (cuda/onchip.h); none until set
 };
 
 //---------------------------------- kernels -------------------------------------------------------
-// Block (32, FS_WORLDS_PER_BLOCK): threadIdx.y picks the world, threadIdx.x is the
-// lane (cuda/real.h). A whole warp leaves together when its world is past the end.
-
-__device__ static inline int warp_world(void) {
-  return (int)(blockIdx.x * blockDim.y + threadIdx.y);
-}
+// (cuda/kernel_world.cuh: the blocks, each thread's world and its view)
 
 static __global__ void stage_kernel(const __grid_constant__ fsModel m,
                                     const __grid_constant__ fsData base, int nworld, int stage) {
-  int w = warp_world();
+  int w = fs_kernel_world();
   if (w >= nworld) return;
   fsData d = fs_data_world(&m, &base, w);
   fs_stage_run(&m, &d, stage);
@@ -37,78 +35,119 @@ static __global__ void stage_kernel(const __grid_constant__ fsModel m,
 
 static __global__ void forward_kernel(const __grid_constant__ fsModel m,
                                       const __grid_constant__ fsData base, int nworld) {
-  int w = warp_world();
+  int w = fs_kernel_world();
   if (w >= nworld) return;
   fsData d = fs_data_world(&m, &base, w);
   fs_forward(&m, &d);
 }
 
 static __global__ void step_kernel(const __grid_constant__ fsModel m,
-                                   const __grid_constant__ fsData base, int nworld, int nstep) {
-  int w = warp_world();
+                                   const __grid_constant__ fsData base, int nworld, int nstep,
+                                   const __grid_constant__ fsChipPlan plan) {
+  int w = fs_kernel_world();
   if (w >= nworld) return;
-  fsData d = fs_data_world(&m, &base, w);
-  for (int s = 0; s < nstep; s++) fs_step(&m, &d);
+  fsData* d = fs_kernel_view(&m, &base, w, &plan);
+  for (int s = 0; s < nstep; s++) fs_step(&m, d);
 }
 
 // The same with each world's own model (fs_device_set_world_models).
 static __global__ void step_worlds_kernel(const __grid_constant__ fsModel m,
                                           const __grid_constant__ fsData base, int nworld,
-                                          int nstep, const fsModel* __restrict__ models) {
-  int w = warp_world();
+                                          int nstep, const fsModel* __restrict__ models,
+                                          const __grid_constant__ fsChipPlan plan) {
+  int w = fs_kernel_world();
   if (w >= nworld) return;
-  fsData d = fs_data_world(&m, &base, w);
-  for (int s = 0; s < nstep; s++) fs_step(&models[w], &d);
+  fsData* d = fs_kernel_view(&m, &base, w, &plan);
+  for (int s = 0; s < nstep; s++) fs_step(&models[w], d);
 }
 
 //---------------------------------- launchers -----------------------------------------------------
 
-static dim3 world_grid(int nworld) {
-  return dim3((unsigned)((nworld + FS_WORLDS_PER_BLOCK - 1) / FS_WORLDS_PER_BLOCK));
+// The step kernels' dynamic shared memory per block for a plan.
+static size_t chip_block_bytes(const fsChipPlan* plan) {
+  return (size_t)FS_WORLDS_PER_BLOCK * (size_t)plan->bytes;
 }
 
-static const dim3 kWorldBlock(32, FS_WORLDS_PER_BLOCK);
+long fs_device_chip_budget(fsError* err) {
+  int device = 0, optin = 0;
+  cudaFuncAttributes a;
+  FS_CUDA_TRY(cudaGetDevice(&device), err);
+  FS_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), err);
+  FS_CUDA_TRY(cudaFuncGetAttributes(&a, step_worlds_kernel), err); // static: the views
+  long left = (long)optin - (long)a.sharedSizeBytes;
+  return left > 0 ? left / FS_WORLDS_PER_BLOCK / FS_CHIP_ALIGN * FS_CHIP_ALIGN : 0;
+}
+
+int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err) {
+  long most = fs_device_chip_budget(err);
+  if (most < 0) return -1;
+  if (plan->bytes > most)
+    return fs_fail(err,
+                   "the on-chip plan takes %d bytes a world, the device has %ld for each of a "
+                   "block's %d worlds; fix: a smaller FLYSIM_ONCHIP_BYTES",
+                   plan->bytes, most, FS_WORLDS_PER_BLOCK);
+  int smem = (int)chip_block_bytes(plan);
+  FS_CUDA_TRY(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+              err);
+  FS_CUDA_TRY(
+      cudaFuncSetAttribute(step_worlds_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+      err);
+  dev->chip = *plan;
+  return 0;
+}
+
+const fsChipPlan* fs_device_chip_plan(const fsDevice* dev) {
+  return &dev->chip;
+}
+
+const fsModel* fs_device_world_models(const fsDevice* dev) {
+  return dev->d_models;
+}
 
 int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
+  size_t smem = chip_block_bytes(&dev->chip);
   if (dev->d_models)
-    step_worlds_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(
-        dev->m, dev->base, dev->nworld, nstep, dev->d_models);
+    step_worlds_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, smem, dev->stream>>>(
+        dev->m, dev->base, dev->nworld, nstep, dev->d_models, dev->chip);
   else
-    step_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
-                                                                          dev->nworld, nstep);
+    step_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, smem, dev->stream>>>(
+        dev->m, dev->base, dev->nworld, nstep, dev->chip);
   FS_CUDA_TRY(cudaGetLastError(), err);
   return 0;
 }
 
-int fs_device_kernel_info(const fsDevice* dev, fsKernelInfo* out, fsError* err) {
-  (void)dev;
+int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out,
+                          fsError* err) {
+  if (!kernel) kernel = (const void*)step_kernel;
   cudaFuncAttributes a;
   int blocks = 0, device = 0, max_threads = 0;
   const int threads = (int)(kWorldBlock.x * kWorldBlock.y);
-  FS_CUDA_TRY(cudaFuncGetAttributes(&a, step_kernel), err);
-  FS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, step_kernel, threads, 0), err);
+  FS_CUDA_TRY(cudaFuncGetAttributes(&a, kernel), err);
+  size_t smem = chip_block_bytes(&dev->chip);
+  FS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem), err);
   FS_CUDA_TRY(cudaGetDevice(&device), err);
   FS_CUDA_TRY(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device),
               err);
   out->registers = a.numRegs;
   out->local_bytes = (int)a.localSizeBytes;
-  out->shared_bytes = (int)a.sharedSizeBytes;
+  out->shared_bytes = (int)(a.sharedSizeBytes + smem);
+  out->chip_bytes = dev->chip.bytes;
   out->block_threads = threads;
   out->occupancy = max_threads > 0 ? (double)blocks * threads / max_threads : 0;
   return 0;
 }
 
 int fs_device_stage(fsDevice* dev, int stage, fsError* err) {
-  stage_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
-                                                                         dev->nworld, stage);
+  stage_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
+                                                                            dev->nworld, stage);
   FS_CUDA_TRY(cudaGetLastError(), err);
   FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
   return 0;
 }
 
 int fs_device_forward(fsDevice* dev, fsError* err) {
-  forward_kernel<<<world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
-                                                                           dev->nworld);
+  forward_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
+                                                                              dev->nworld);
   FS_CUDA_TRY(cudaGetLastError(), err);
   FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
   return 0;
@@ -199,6 +238,7 @@ fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
   fsDevice* dev = (fsDevice*)fs_calloc(err, "the CUDA stepper", 1, sizeof(fsDevice));
   if (!dev) return NULL;
   dev->nworld = nworld;
+  for (int f = 0; f < FS_NDATA_FIELD; f++) dev->chip.off[f] = -1; // no plan: global memory
   // uploads on stream 0 finish before any kernel runs on dev's (non-blocking) stream
   if (create_stream(dev, err) || alloc_model(dev, m, err) || alloc_data(dev, err) ||
       sync_device(err)) {

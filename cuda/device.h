@@ -25,16 +25,21 @@
 #define fs_device_launch_step      FS_PREC(fs_device_launch_step)
 #define fs_device_set_world_models FS_PREC(fs_device_set_world_models)
 #define fs_device_kernel_info      FS_PREC(fs_device_kernel_info)
+#define fs_device_chip_budget      FS_PREC(fs_device_chip_budget)
+#define fs_device_set_chip_plan    FS_PREC(fs_device_set_chip_plan)
+#define fs_device_chip_plan        FS_PREC(fs_device_chip_plan)
+#define fs_device_world_models     FS_PREC(fs_device_world_models)
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /// The step kernel as compiled and launched (flysim bench): its registers, local
-/// memory (stack and spills) and static shared memory per thread block, the block, and
-/// the theoretical occupancy (resident threads over the SM's maximum).
+/// memory (stack and spills) and shared memory per thread block (static and the
+/// on-chip plan's), the plan's bytes per world, the block, and the theoretical
+/// occupancy (resident threads over the SM's maximum).
 typedef struct fsKernelInfo {
-  int registers, local_bytes, shared_bytes, block_threads;
+  int registers, local_bytes, shared_bytes, chip_bytes, block_threads;
   double occupancy;
 } fsKernelInfo;
 
@@ -80,11 +85,32 @@ int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
                                int (*world)(void* arg, int w, fsModel* out, fsError* err),
                                void* arg, fsError* err);
 
-/// The step kernel's fsKernelInfo on the current device.
-int fs_device_kernel_info(const fsDevice* dev, fsKernelInfo* out, fsError* err);
+/// The most on-chip bytes a world can have on the current device (its shared memory per
+/// block over a block's worlds), or -1.
+long fs_device_chip_budget(fsError* err);
 
-/// Worlds per block of the kernels (a warp each).
-#define FS_WORLDS_PER_BLOCK 4
+/// The step kernels keep plan's fields of each world in shared memory
+/// (cuda/onchip.h) from now on; the stage kernels (fs_device_stage, _forward) never do.
+/// Fails, keeping the current plan, if it does not fit the device.
+typedef struct fsChipPlan fsChipPlan;
+int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err);
+
+/// The plan the step kernels use (none: bytes 0).
+const fsChipPlan* fs_device_chip_plan(const fsDevice* dev);
+
+/// The worlds' own models on the device (fs_device_set_world_models), or NULL.
+const fsModel* fs_device_world_models(const fsDevice* dev);
+
+/// A step kernel's fsKernelInfo on the current device, launched with dev's plan: kernel
+/// (a __global__ function, e.g. the replay's) or NULL for the step kernel.
+int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out, fsError* err);
+
+/// The kernels' blocks: warps of 32 lanes, each running 32 / FS_WORLD_LANES worlds
+/// (cuda/real.h). The replay launches FS_STEPS_PER_LAUNCH steps at a time.
+#define FS_WARPS_PER_BLOCK  4
+#define FS_WORLDS_PER_WARP  (32 / FS_WORLD_LANES)
+#define FS_WORLDS_PER_BLOCK (FS_WARPS_PER_BLOCK * FS_WORLDS_PER_WARP)
+#define FS_STEPS_PER_LAUNCH 8
 
 #ifdef __cplusplus
 }

@@ -445,6 +445,14 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(fsReal, qHDiagInv, nv, 1, EULER, MJ)                /* its 1/diag(D) */                        \
   X(fsReal, euler_qacc, nv, 1, EULER, SCRATCH)          /* acceleration Euler integrates */
 
+/// Data field indices (FS_FIELD_<name>), in table order.
+enum {
+#define FS_X(type, name, size, cols, stage, kind) FS_FIELD_##name,
+  FS_DATA_FIELDS(FS_X)
+#undef FS_X
+      FS_NDATA_FIELD
+};
+
 /// One world's data (a view: pointers into the batch), or a batch's base pointers.
 typedef struct fsData {
 #define FS_X(type, name, size, cols, stage, kind) type* name;

@@ -1,6 +1,8 @@
 #include "cuda/host.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda/stage_forward.h"
 
@@ -28,22 +30,38 @@ typedef struct Call {
   fsData d;
   int what; // fsStage, RUN_FORWARD or RUN_STEP
   int nstep;
+  char* poison; // RUN_STEP: filled with NaN before every step (bytes poison_bytes), or NULL
+  int poison_bytes;
 } Call;
 
 static void call_world(void* arg) {
   Call* c = arg;
-  if (c->what == RUN_FORWARD)
+  if (c->what == RUN_FORWARD) {
     fs_forward(c->m, &c->d);
-  else if (c->what == RUN_STEP)
-    for (int s = 0; s < c->nstep; s++) fs_step(c->m, &c->d);
-  else
+  } else if (c->what == RUN_STEP) {
+    for (int s = 0; s < c->nstep; s++) {
+      if (c->poison) { // on lane 0, then every lane waits before the step reads it
+        FS_LANE0 memset(c->poison, 0xff, (size_t)c->poison_bytes);
+        FS_SYNC();
+      }
+      fs_step(c->m, &c->d);
+    }
+  } else {
     fs_stage_run(c->m, &c->d, c->what);
+  }
 }
 
-// Every world, one after another (on emulated lanes in FS_EMULATE_LANES builds).
-static void run_worlds(const fsModel* m, fsBatch* b, int what, int nstep) {
+// Every world, one after another (on emulated lanes in FS_EMULATE_LANES builds), with
+// plan's fields in chip when plan is given.
+static void run_worlds(const fsModel* m, fsBatch* b, int what, int nstep, const fsChipPlan* plan,
+                       char* chip, int poison) {
   for (int w = 0; w < b->nworld; w++) {
-    Call c = {m, fs_batch_world(m, b, w), what, nstep};
+    Call c = {m, fs_batch_world(m, b, w), what, nstep, NULL, 0};
+    if (plan && plan->bytes) {
+      c.d = fs_data_on_chip(&c.d, plan, chip);
+      c.poison = poison ? chip : NULL;
+      c.poison_bytes = plan->bytes;
+    }
 #ifdef FS_EMULATE_LANES
     fs_lanes_run(call_world, &c);
 #else
@@ -53,20 +71,27 @@ static void run_worlds(const fsModel* m, fsBatch* b, int what, int nstep) {
 }
 
 void fs_host_stage(const fsModel* m, fsBatch* b, int stage) {
-  run_worlds(m, b, stage, 0);
+  run_worlds(m, b, stage, 0, NULL, NULL, 0);
 }
 
 void fs_host_forward(const fsModel* m, fsBatch* b) {
-  run_worlds(m, b, RUN_FORWARD, 0);
+  run_worlds(m, b, RUN_FORWARD, 0, NULL, NULL, 0);
 }
 
 void fs_host_step(const fsModel* m, fsBatch* b, int nstep) {
-  run_worlds(m, b, RUN_STEP, nstep);
+  run_worlds(m, b, RUN_STEP, nstep, NULL, NULL, 0);
+}
+
+void fs_host_step_on_chip(const fsModel* m, fsBatch* b, int nstep, const fsChipPlan* plan,
+                          char* chip, int poison) {
+  run_worlds(m, b, RUN_STEP, nstep, plan, chip, poison);
 }
 
 const char* fs_host_real_name(void) {
 #ifdef FS_EMULATE_LANES
-  return FS_REAL_NAME ", 32 emulated lanes";
+  static char name[64];
+  snprintf(name, sizeof name, "%s, %d emulated lanes", FS_REAL_NAME, fs_lane_count());
+  return name;
 #else
   return FS_REAL_NAME;
 #endif

@@ -13,11 +13,13 @@
 
 #include "cuda/batch.h"
 #include "cuda/model.h"
+#include "cuda/onchip.h"
 
 // This build's names (cuda/real.h FS_PREC): both precisions link into one program.
 #define fs_host_stage           FS_PREC(fs_host_stage)
 #define fs_host_forward         FS_PREC(fs_host_forward)
 #define fs_host_step            FS_PREC(fs_host_step)
+#define fs_host_step_on_chip    FS_PREC(fs_host_step_on_chip)
 #define fs_host_real_name       FS_PREC(fs_host_real_name)
 #define fs_host_test_switches   FS_PREC(fs_host_test_switches)
 #define fs_test_perturb_passive FS_PREC(fs_test_perturb_passive)
@@ -34,6 +36,14 @@ void fs_host_forward(const fsModel* m, fsBatch* b);
 
 /// nstep steps (mj_step, Euler) of every world.
 void fs_host_step(const fsModel* m, fsBatch* b, int nstep);
+
+/// fs_host_step with plan's fields of each world in `chip` (plan->bytes, shared by the
+/// worlds in turn) instead of the batch, as the GPU's step kernel keeps them in shared
+/// memory (cuda/onchip.h); poison != 0 fills chip with NaN before every step of every
+/// world (nothing may carry over in it). The batch's copies of those fields are left
+/// alone.
+void fs_host_step_on_chip(const fsModel* m, fsBatch* b, int nstep, const fsChipPlan* plan,
+                          char* chip, int poison);
 
 /// "float64" or "float32": the real type this build was compiled with.
 const char* fs_host_real_name(void);

@@ -9,8 +9,11 @@
 
 #include "common/profiling/nvtx.h"
 #include "cuda/cuda_check.h"
+#include "cuda/kernel_world.cuh"
 #include "cuda/model.h"
+#include "cuda/onchip.h"
 #include "cuda/record.h"
+#include "cuda/stage_forward.h"
 
 struct fsCudaReplay {
   const fsReplay* r;
@@ -44,74 +47,86 @@ struct fsCudaReplay {
   int *h_warn, *h_first, *h_first_step;  // host copies for world_status
   int *h_limit, *h_error;
   int status_fresh;
-  cudaGraphExec_t graph_step, graph_warm;
-  cudaEvent_t done[2]; // half h's block stepped
+  cudaGraphExec_t graph[2][2]; // [replay][FS_STEPS_PER_LAUNCH steps, else one]
+  cudaEvent_t done[2];         // half h's block stepped
 };
 
 //---------------------------------- kernels -------------------------------------------------------
 
-// ctrl of each world's driven actuators from its row of the clip.
-static __global__ void targets_kernel(const fsReal* table, const long* start, const int* counter,
-                                      const int* actuator, int N, int A, fsReal* ctrl, int nu) {
-  int k = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (k >= N * A) return;
-  int w = k / A, a = k % A;
-  ctrl[(size_t)w * nu + actuator[a]] = table[(start[w] + counter[0]) * A + a];
-}
+// What the replay kernel reads and writes besides the worlds' data.
+struct ReplayArgs {
+  const fsReal* table; // (T x A) the clip
+  const long* start;   // (N) clip row of each world's step 0
+  const int* actuator; // (A) actuator of each target column
+  const int* counter;  // [0] replay step of the launch's first, [1] its slot, [2] the half
+  int N, A, replay;    // replay 0: warm-up (keyframe controls, nothing recorded)
+  int record, cap;     // record: the series and the video's worlds, into half [2]
+  fsRecordCols cols;   // the series' columns (out: half 0 of each buffer)
+  int K, nq;           // the video's worlds and their qpos size
+  float* render;       // (2 x cap x K x nq)
+  int *nseen, *first, *first_step, *limit, *errors; // (N) world health
+  int iterations;                                   // the solver's limit
+};
 
-// The selected series of every world (a thread per world and column) and the video's
-// worlds' qpos after this step, into the current half of the block's buffers.
-static __global__ void record_kernel(const __grid_constant__ fsModel m,
-                                     const __grid_constant__ fsData base,
-                                     const __grid_constant__ fsRecordCols cols, int N, int cap,
-                                     const int* counter, int K, float* render) {
-  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x), slot = counter[1], half = counter[2];
-  int C = cols.ncol_total;
-  if (slot >= cap || i >= N * C + K * m.nq) return;
-  if (i < N * C) {
-    int w = i / C, c = i % C;
-    fsData d = fs_data_world(&m, &base, w);
-    fs_record_column(&cols, &d, c, half * cap + slot, w, N); // half h: steps h*cap.. of (2*cap)
-  } else {
-    i -= N * C;
-    int w = i / m.nq, q = i % m.nq;
-    render[(((size_t)half * cap + slot) * K + w) * m.nq + q] =
-        (float)base.qpos[(size_t)w * m.nq + q];
-  }
-}
-
-// Each world's first warning and the replay step it appeared at; steps whose Newton
-// solve (an island's) ran to the iteration limit, and failed solves.
-static __global__ void health_kernel(const int* warning, const int* counter, int N, int* nseen,
-                                     int* first, int* first_step, const int* nisland,
-                                     const int* niter, const int* nnoslip, const int* error,
-                                     int iterations, int* limit, int* errors) {
-  int w = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (w >= N) return;
-  int ni = nisland[w] ? nisland[w] : 1, hit = 0;
-  for (int k = 0; k < ni && k < FS_NISLAND; k++) {
-    const int* it = niter + (size_t)w * FS_NISLAND;
-    hit |= it[k] - nnoslip[(size_t)w * FS_NISLAND + k] >= iterations;
-  }
-  limit[w] += hit;
-  errors[w] += error[w] != 0;
-  const int* wn = warning + (size_t)w * FS_NWARNING;
+// World w's health after the step at replay step `step` (lane 0): the first warning
+// and its step, steps whose Newton solve (an island's) ran to the iteration limit,
+// failed solves.
+__device__ static void world_health(const ReplayArgs& a, const fsData* d, int w, int step) {
+  int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
+  for (int k = 0; k < ni && k < FS_NISLAND; k++)
+    hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= a.iterations;
+  a.limit[w] += hit;
+  a.errors[w] += d->solver_error[0] != 0;
   int total = 0;
-  for (int k = 0; k < FS_NWARNING; k++) total += wn[k];
-  if (total == nseen[w]) return;
-  nseen[w] = total;
-  if (first[w] >= 0) return;
+  for (int k = 0; k < FS_NWARNING; k++) total += d->warning_number[k];
+  if (total == a.nseen[w]) return;
+  a.nseen[w] = total;
+  if (a.first[w] >= 0) return;
   for (int k = 0; k < FS_NWARNING; k++)
-    if (wn[k] > 0) {
-      first[w] = k;
-      first_step[w] = counter[0];
+    if (d->warning_number[k] > 0) {
+      a.first[w] = k;
+      a.first_step[w] = step;
       return;
     }
 }
 
-static __global__ void advance_kernel(int* counter) { // counter[2] (the half) stays
-  counter[0]++;
-  counter[1]++;
+// nstep replay steps of every world in one launch, a world's steps back to back (no
+// grid-wide wait between steps: a world whose solve takes more iterations delays only
+// its own warp): per step, ctrl of its driven actuators from its row of the clip, the
+// step (mj_step), the selected series and the video's qpos into the current half of the
+// record buffers (the columns over the world's lanes, as the host backend loops over
+// them), and its health. models: each world's own, or NULL.
+static __global__ void replay_kernel(const __grid_constant__ fsModel m,
+                                     const __grid_constant__ fsData base,
+                                     const fsModel* __restrict__ models,
+                                     const __grid_constant__ fsChipPlan plan,
+                                     const __grid_constant__ ReplayArgs a, int nstep) {
+  int w = fs_kernel_world();
+  if (w >= a.N) return;
+  fsData* d = fs_kernel_view(&m, &base, w, &plan);
+  const fsModel* mw = models ? models + w : &m;
+  int step0 = a.counter[0], slot0 = a.counter[1], half = a.counter[2];
+  for (int s = 0; s < nstep; s++) {
+    if (a.replay) {
+      const fsReal* row = a.table + (a.start[w] + step0 + s) * a.A;
+      FS_FOR_LANE(k, a.A) d->ctrl[a.actuator[k]] = row[k];
+      FS_SYNC();
+    }
+    fs_step(mw, d);
+    if (a.replay && a.record && slot0 + s < a.cap) {
+      int k = half * a.cap + slot0 + s; // half h: steps h*cap.. of (2*cap)
+      FS_FOR_LANE(c, a.cols.ncol_total) fs_record_column(&a.cols, d, c, k, w, a.N);
+      if (w < a.K)
+        FS_FOR_LANE(q, a.nq) a.render[((size_t)k * a.K + w) * a.nq + q] = (float)d->qpos[q];
+    }
+    FS_LANE0 world_health(a, d, w, step0 + s);
+    FS_SYNC();
+  }
+}
+
+static __global__ void advance_kernel(int* counter, int nstep) { // counter[2] (the half) stays
+  counter[0] += nstep;
+  counter[1] += nstep;
 }
 
 //---------------------------------- one step ------------------------------------------------------
@@ -120,27 +135,37 @@ static unsigned blocks_for(int n) {
   return (unsigned)((n + 255) / 256);
 }
 
-// Queue one step's kernels on the stream (what the graph captures).
-static int launch_step(fsCudaReplay* c, int replay, fsError* err) {
-  const fsModel* m = fs_device_model(c->dev);
+// Queue nstep steps (one launch of the replay kernel, then the counters) on the stream:
+// what a graph captures.
+static int launch_steps(fsCudaReplay* c, int replay, int nstep, fsError* err) {
   const fsData* d = fs_device_data(c->dev);
-  if (replay) {
-    targets_kernel<<<blocks_for(c->N * c->A), 256, 0, c->stream>>>(
-        c->d_table, c->d_start, c->d_counter, c->d_actuator, c->N, c->A, d->ctrl, m->nu);
-    FS_CUDA_TRY(cudaGetLastError(), err);
-  }
-  if (fs_device_launch_step(c->dev, 1, err)) return -1;
-  if (replay && c->record) {
-    int n = c->N * c->cols.ncol_total + c->K * c->nq;
-    record_kernel<<<blocks_for(n), 256, 0, c->stream>>>(*fs_device_model(c->dev), *d, c->cols, c->N,
-                                                        c->cap, c->d_counter, c->K, c->d_render);
-    FS_CUDA_TRY(cudaGetLastError(), err);
-  }
-  health_kernel<<<blocks_for(c->N), 256, 0, c->stream>>>(
-      d->warning_number, c->d_counter, c->N, c->d_nseen, c->d_first, c->d_first_step, d->nisland,
-      d->solver_niter, d->solver_nnoslip, d->solver_error, m->iterations, c->d_limit, c->d_error);
+  ReplayArgs a;
+  memset(&a, 0, sizeof a);
+  a.table = c->d_table;
+  a.start = c->d_start;
+  a.actuator = c->d_actuator;
+  a.counter = c->d_counter;
+  a.N = c->N;
+  a.A = c->A;
+  a.replay = replay;
+  a.record = c->record;
+  a.cap = c->cap;
+  a.cols = c->cols;
+  a.K = c->K;
+  a.nq = c->nq;
+  a.render = c->d_render;
+  a.nseen = c->d_nseen;
+  a.first = c->d_first;
+  a.first_step = c->d_first_step;
+  a.limit = c->d_limit;
+  a.errors = c->d_error;
+  a.iterations = c->hm.iterations;
+  const fsChipPlan* plan = fs_device_chip_plan(c->dev);
+  replay_kernel<<<fs_world_grid(c->N), kWorldBlock, (size_t)FS_WORLDS_PER_BLOCK * plan->bytes,
+                  c->stream>>>(*fs_device_model(c->dev), *d, fs_device_world_models(c->dev), *plan,
+                               a, nstep);
   FS_CUDA_TRY(cudaGetLastError(), err);
-  advance_kernel<<<1, 1, 0, c->stream>>>(c->d_counter);
+  advance_kernel<<<1, 1, 0, c->stream>>>(c->d_counter, nstep);
   FS_CUDA_TRY(cudaGetLastError(), err);
   return 0;
 }
@@ -155,11 +180,11 @@ static int instantiate(cudaGraphExec_t* exec, cudaGraph_t g, fsError* err) {
   return 0;
 }
 
-// Capture one step (replay or warm-up) into an executable graph.
-static int capture(fsCudaReplay* c, int replay, cudaGraphExec_t* exec, fsError* err) {
+// Capture nstep steps (replay or warm-up) into an executable graph.
+static int capture(fsCudaReplay* c, int replay, int nstep, cudaGraphExec_t* exec, fsError* err) {
   cudaGraph_t g = NULL;
   FS_CUDA_TRY(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), err);
-  int rc = launch_step(c, replay, err);
+  int rc = launch_steps(c, replay, nstep, err);
   fsError end_err;
   int end = end_capture(c->stream, &g, &end_err);
   if (!rc && !end) rc = instantiate(exec, g, err);
@@ -168,22 +193,25 @@ static int capture(fsCudaReplay* c, int replay, cudaGraphExec_t* exec, fsError* 
   return rc || end ? -1 : 0;
 }
 
-// Queue n steps: the graph n times, or the kernels themselves. Each replay step is
-// an NVTX range `step` around its host-side launch.
+// Queue n steps: launches of FS_STEPS_PER_LAUNCH steps, then of one, each a graph (or
+// the kernels themselves). Each replay launch is an NVTX range `step` around its
+// host-side launch.
 static int run_steps(fsCudaReplay* c, int replay, int n, fsError* err) {
-  for (int k = 0; k < n; k++) {
+  while (n > 0) {
+    int many = n >= FS_STEPS_PER_LAUNCH, k = many ? FS_STEPS_PER_LAUNCH : 1;
     if (replay) fs_nvtx_push(FS_NVTX_STEP);
     int rc = 0;
     if (!c->use_graph) {
-      rc = launch_step(c, replay, err);
+      rc = launch_steps(c, replay, k, err);
     } else {
-      cudaError_t e = cudaGraphLaunch(replay ? c->graph_step : c->graph_warm, c->stream);
+      cudaError_t e = cudaGraphLaunch(c->graph[replay][many], c->stream);
       if (e != cudaSuccess)
         rc = fs_fail(err, "CUDA error %s (%s) in cudaGraphLaunch at %s:%d", cudaGetErrorName(e),
                      cudaGetErrorString(e), __FILE__, __LINE__);
     }
     if (replay) fs_nvtx_pop();
     if (rc) return -1;
+    n -= k;
   }
   return 0;
 }
@@ -411,11 +439,12 @@ static int cuda_cost(void* self, fsBackendCost* out, fsError* err) {
   out->world_bytes = (double)fs_world_bytes(&c->hm);
   out->model_bytes = (double)fs_model_bytes(&c->hm);
   fsKernelInfo k;
-  if (fs_device_kernel_info(c->dev, &k, err)) return -1;
+  if (fs_device_kernel_info(c->dev, (const void*)replay_kernel, &k, err)) return -1;
   out->has_kernel = 1;
   out->registers = k.registers;
   out->local_bytes = k.local_bytes;
   out->shared_bytes = k.shared_bytes;
+  out->chip_bytes = k.chip_bytes;
   out->block_threads = k.block_threads;
   out->occupancy = k.occupancy;
   return 0;
@@ -517,6 +546,20 @@ static int sync_device(fsError* err) {
   return 0;
 }
 
+// The step's on-chip fields (cuda/onchip.h): the budget (FLYSIM_ONCHIP_BYTES or the
+// default), at most what the device's shared memory gives each world of a block.
+static int set_chip_plan(fsCudaReplay* c, fsError* err) {
+  long budget = fs_chip_budget(err), most = fs_device_chip_budget(err);
+  if (budget < 0 || most < 0) return -1;
+  fsChipPlan plan;
+  fs_chip_plan(&c->hm, budget < most ? budget : most, &plan);
+  if (fs_device_set_chip_plan(c->dev, &plan, err)) return -1;
+  FS_CUDA_TRY(cudaFuncSetAttribute(replay_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   FS_WORLDS_PER_BLOCK * plan.bytes),
+              err);
+  return 0;
+}
+
 // World w's host model (fs_device_set_world_models' source).
 static int build_world(void* arg, int w, fsModel* out, fsError* err) {
   const fsCudaReplay* c = (const fsCudaReplay*)arg;
@@ -547,9 +590,12 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   if (!c->dev) goto fail;
   c->stream = (cudaStream_t)fs_device_stream(c->dev);
   if (r->world_model && fs_device_set_world_models(c->dev, &c->hm, build_world, c, err)) goto fail;
+  if (set_chip_plan(c, err)) goto fail;
   if (upload_replay(c, err) || alloc_buffers(c, err)) goto fail;
-  if (c->use_graph && (capture(c, 1, &c->graph_step, err) || capture(c, 0, &c->graph_warm, err)))
-    goto fail;
+  for (int replay = 0; replay < 2 && c->use_graph; replay++)
+    for (int many = 0; many < 2; many++)
+      if (capture(c, replay, many ? FS_STEPS_PER_LAUNCH : 1, &c->graph[replay][many], err))
+        goto fail;
   if (sync_device(err)) goto fail; // the uploads (stream 0) are done before any kernel
   return c;
 fail:
@@ -560,8 +606,9 @@ fail:
 void fs_cuda_destroy(fsCudaReplay* c) {
   if (!c) return;
   if (c->stream) FS_CUDA_WARN(cudaStreamSynchronize(c->stream));
-  if (c->graph_step) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_step));
-  if (c->graph_warm) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph_warm));
+  for (int replay = 0; replay < 2; replay++)
+    for (int many = 0; many < 2; many++)
+      if (c->graph[replay][many]) FS_CUDA_WARN(cudaGraphExecDestroy(c->graph[replay][many]));
   if (c->copy) FS_CUDA_WARN(cudaStreamSynchronize(c->copy));
   for (int h = 0; h < 2; h++) {
     if (c->done[h]) FS_CUDA_WARN(cudaEventDestroy(c->done[h]));

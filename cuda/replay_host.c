@@ -11,6 +11,7 @@
 #include "cuda/batch.h"
 #include "cuda/host.h"
 #include "cuda/model.h"
+#include "cuda/onchip.h"
 #include "cuda/record.h"
 #include "cuda/stage_forward.h"
 
@@ -28,7 +29,25 @@ struct fsHostReplay {
   int* ndone;        // (N) steps of the current block completed
   Job job;
   fsBlock* block;
+  fsChipPlan chip; // the GPU's on-chip plan (cuda/onchip.h), over ...
+  char* chip_mem;  // (nthread x chip.bytes) a region per thread
+  int poison;      // FLYSIM_ONCHIP_POISON=1: the regions filled with NaN before every step
 };
+
+// World w's view on thread t: the plan's fields in the thread's region, as the GPU's
+// step kernel has them in shared memory.
+static fsData world_view(const fsHostReplay* h, int w, int t) {
+  fsData d = fs_batch_world(&h->m, &h->b, w);
+  if (!h->chip.bytes) return d;
+  return fs_data_on_chip(&d, &h->chip, h->chip_mem + (size_t)t * h->chip.bytes);
+}
+
+// A step of world w on thread t's region (every intermediate is written before it is
+// read within a step: poisoning the region before each step must change nothing).
+static void step_world(const fsHostReplay* h, const fsModel* m, fsData* d, int t) {
+  if (h->poison) memset(h->chip_mem + (size_t)t * h->chip.bytes, 0xff, (size_t)h->chip.bytes);
+  fs_step(m, d);
+}
 
 // Record the first warning a world raises (counters only ever grow), as the GPU's
 // health kernel does.
@@ -61,12 +80,12 @@ static const fsModel* world_model(const fsHostReplay* h, int w) {
   return h->wm ? &h->wm[w] : &h->m;
 }
 
-static void warmup_world(fsHostReplay* h, int w) {
+static void warmup_world(fsHostReplay* h, int w, int t) {
   const fsReplay* r = h->r;
-  fsData d = fs_batch_world(&h->m, &h->b, w);
+  fsData d = world_view(h, w, t);
   const fsModel* m = world_model(h, w);
   for (int s = 0; s < r->nwarmup && !fs_interrupted(); s++) {
-    fs_step(m, &d);
+    step_world(h, m, &d, t);
     note_warnings(h, w, &d, s - r->nwarmup);
     note_solver(h, w, &d);
   }
@@ -92,12 +111,12 @@ static fsRecordCols record_cols(const fsReplay* r, const fsBlock* b) {
 }
 
 // Step world w through the block: ctrl from its targets, the step, record.
-static void block_world(fsHostReplay* h, int w) {
+static void block_world(fsHostReplay* h, int w, int t) {
   const fsReplay* r = h->r;
   const fsReplayBinding* bind = r->bind;
   fsBlock* blk = h->block;
   const int A = bind->nact, N = r->nworld, nq = h->m.nq;
-  fsData d = fs_batch_world(&h->m, &h->b, w);
+  fsData d = world_view(h, w, t);
   const fsModel* m = world_model(h, w);
   fsRecordCols cols = record_cols(r, blk);
   float* render = w < r->nrender ? blk->render_qpos : NULL;
@@ -106,7 +125,7 @@ static void block_world(fsHostReplay* h, int w) {
     int step = blk->step0 + k;
     const double* target = r->targets->value + (r->world_start[w] + step) * (long)A;
     for (int a = 0; a < A; a++) d.ctrl[bind->actuator[a]] = (fsReal)target[a];
-    fs_step(m, &d);
+    step_world(h, m, &d, t);
     note_warnings(h, w, &d, step);
     note_solver(h, w, &d);
     for (int c = 0; c < cols.ncol_total; c++) fs_record_column(&cols, &d, c, k, w, N);
@@ -125,9 +144,9 @@ static void worker(void* arg, int t) {
   for (int w = w0; w < w1; w++) {
     h->ndone[w] = 0;
     if (h->job == JOB_WARMUP)
-      warmup_world(h, w);
+      warmup_world(h, w, t);
     else
-      block_world(h, w);
+      block_world(h, w, t);
   }
 }
 
@@ -223,6 +242,7 @@ static int host_cost(void* self, fsBackendCost* out, fsError* err) {
   memset(out, 0, sizeof *out);
   out->world_bytes = (double)fs_world_bytes(&h->m);
   out->model_bytes = (double)fs_model_bytes(&h->m);
+  out->chip_bytes = h->chip.bytes;
   return 0;
 }
 
@@ -235,6 +255,22 @@ const fsBackendOps fs_host_ops = {"host",
                                   host_perturb_state,
                                   host_cost,
                                   NULL};
+
+// The GPU's on-chip plan (FLYSIM_ONCHIP_BYTES or its default budget) and a region per
+// thread; FLYSIM_ONCHIP_POISON (a test switch) 1 fills it with NaN before every step.
+static int set_chip(fsHostReplay* h, fsError* err) {
+  long budget = fs_chip_budget(err);
+  if (budget < 0) return -1;
+  fs_chip_plan(&h->m, budget, &h->chip);
+  const char* p = getenv("FLYSIM_ONCHIP_POISON");
+  if (p && *p && strcmp(p, "0") && strcmp(p, "1"))
+    return fs_fail(err, "FLYSIM_ONCHIP_POISON='%s' is not 0 or 1; fix: unset it (a test switch)",
+                   p);
+  h->poison = p && !strcmp(p, "1");
+  if (!h->chip.bytes) return 0;
+  h->chip_mem = fs_calloc(err, "the on-chip regions", (size_t)h->nthread, (size_t)h->chip.bytes);
+  return h->chip_mem ? 0 : -1;
+}
 
 fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   fsHostReplay* h = fs_calloc(err, "the host stepper", 1, sizeof *h);
@@ -260,6 +296,7 @@ fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
     h->st[w].first_warning = -1;
     h->st[w].first_warning_step = INT_MIN;
   }
+  if (set_chip(h, err)) goto fail;
   h->pool = fs_pool_create(nthread, err);
   if (!h->pool) goto fail;
   return h;
@@ -271,6 +308,7 @@ fail:
 void fs_host_destroy(fsHostReplay* h) {
   if (!h) return;
   fs_pool_destroy(h->pool);
+  free(h->chip_mem);
   free(h->st);
   free(h->nseen);
   free(h->ndone);
@@ -287,7 +325,9 @@ int fs_host_threads(const fsHostReplay* h) {
 }
 
 void fs_host_describe(const fsHostReplay* h, char* out, size_t n) {
-  int k = snprintf(out, n, "%d thread%s, %s", h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME);
+  int k = snprintf(out, n, "%d thread%s, %s, %d fields (%d B) a world on-chip as on the GPU%s",
+                   h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME, h->chip.nfield,
+                   h->chip.bytes, h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
   if (fs_test_perturb_passive != 0 && k > 0 && (size_t)k < n)
     snprintf(out + k, n - k, ", passive force x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
              fs_test_perturb_passive);

@@ -98,6 +98,7 @@ typedef struct fsWorldStatus {
 typedef struct fsBackendCost {
   double world_bytes; // one world's data
   double model_bytes; // what the worlds share
+  int chip_bytes;     // of world_bytes, what the step keeps on-chip (cuda/onchip.h)
   int has_kernel;     // the kernel fields are set (cuda)
   int registers;      // per thread
   int local_bytes;    // per thread: stack and register spills

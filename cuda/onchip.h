@@ -1,0 +1,77 @@
+// A world's intermediates on-chip: the step kernel points some of a world's data
+// fields (cuda/fields.h) at a region of the SM's shared memory instead of the
+// world's slice of global memory; the stage functions only see fsData's pointers, so
+// none changes. A plan says which fields and where: each field's offset in a world's
+// region (or -1: global memory) and the region's bytes.
+//
+// What may go on-chip: a field the step writes before it reads it, every step (an
+// intermediate), that nothing reads after the step. So never the state (qpos, qvel,
+// ctrl, qfrc_applied, qacc_warmstart, time: they carry over), flysim's per-world
+// bookkeeping (warning counters, solver statistics: the health checks read them), nor
+// what the replay records (common/replay/record.h's sources: site and body frames,
+// actuator forces, the contacts and row forces of the leg forces). The host backend
+// runs the same plan over a per-thread region, which its test fills with NaN before
+// every step (FLYSIM_ONCHIP_POISON): the results must not change by a bit.
+//
+// Which fields, in order, until the budget is spent (fs_chip_plan): the solver's
+// vectors over dofs (read and written by every Newton iteration and line search), M
+// (every iteration's M x), M's factor (the first Newton direction; qacc_smooth), the
+// Hessian and its factor (every iteration), then the smooth dynamics' tree arrays,
+// the implicit-damping factor, and the contact and row arrays. A field that does not
+// fit stays in global memory, so any model runs: a larger model or a smaller budget
+// only keeps less on-chip.
+//
+// The budget per world (FLYSIM_ONCHIP_BYTES, default FS_CHIP_DEFAULT_BYTES) is what a
+// world can have without lowering the SM's resident worlds: the step kernel's ~255
+// registers allow 8 warps of 32 lanes a SM, 32 worlds at 8 lanes a world; an H200 SM
+// gives a block at most 227 KiB of shared memory and keeps 1 KiB a block, so two
+// blocks of 16 worlds have 7.0 KiB a world, of which the world's view (fsData, ~0.9
+// KiB, kept in shared memory by the step kernels) leaves 5.5 KiB (cuda/README.md).
+#ifndef FLYSIM_CUDA_ONCHIP_H
+#define FLYSIM_CUDA_ONCHIP_H
+
+#include "common/base/error.h"
+#include "cuda/fields.h"
+
+#define FS_CHIP_DEFAULT_BYTES 5632
+#define FS_CHIP_ALIGN         16
+
+/// Where a world's data fields live in the step: off[f] >= 0 is field f's offset in
+/// the world's on-chip region of `bytes` bytes (a multiple of FS_CHIP_ALIGN); -1 is
+/// global memory. bytes 0: everything in global memory.
+typedef struct fsChipPlan {
+  int bytes;
+  int nfield; // fields on-chip
+  int off[FS_NDATA_FIELD];
+} fsChipPlan;
+
+/// World view `world` (global memory) with the plan's fields in `chip` instead.
+FS_HD fsData fs_data_on_chip(const fsData* world, const fsChipPlan* plan, char* chip) {
+  fsData d = *world;
+#define FS_X(type, name, size, cols, stage, kind)                                                  \
+  if (plan->off[FS_FIELD_##name] >= 0) d.name = (type*)(chip + plan->off[FS_FIELD_##name]);
+  FS_DATA_FIELDS(FS_X)
+#undef FS_X
+  return d;
+}
+
+#define fs_chip_plan   FS_PREC(fs_chip_plan)
+#define fs_chip_budget FS_PREC(fs_chip_budget)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The plan for model m within `budget` bytes per world (0: none): the fields that may
+/// go on-chip, in the order above, each taken if it still fits.
+void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out);
+
+/// The budget per world: FLYSIM_ONCHIP_BYTES if set (0 keeps everything in global
+/// memory), else FS_CHIP_DEFAULT_BYTES. -1 with an error naming the variable if it is
+/// not a number of bytes.
+long fs_chip_budget(fsError* err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
