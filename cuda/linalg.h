@@ -79,9 +79,14 @@ FS_HD fsSol fsi_lane_dot(const fsSol* x, const fsSol* y, int n) {
 /// multiple of 4, (s0 + s2) + (s1 + s3), then the rest one by one. One lane.
 FS_HD fsSol fsi_dot_sparse(const fsSol* v, const fsSol* x, const int* ind, int n) {
   int nb = n / 4 * 4;
-  fsSol s[4] = {0, 0, 0, 0};
-  for (int k = 0; k < nb; k++) s[k & 3] += v[k] * x[ind[k]];
-  fsSol res = (s[0] + s[2]) + (s[1] + s[3]);
+  fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0; // scalars: no local memory
+  for (int k = 0; k < nb; k += 4) {
+    s0 += v[k] * x[ind[k]];
+    s1 += v[k + 1] * x[ind[k + 1]];
+    s2 += v[k + 2] * x[ind[k + 2]];
+    s3 += v[k + 3] * x[ind[k + 3]];
+  }
+  fsSol res = (s0 + s2) + (s1 + s3);
   for (int k = nb; k < n; k++) res += v[k] * x[ind[k]];
   return res;
 }

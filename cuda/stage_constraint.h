@@ -203,7 +203,7 @@ FS_HD void fsi_contact_impedance(const fsModel* m, fsData* d, int c, int adr) {
 /// nefcmax from the pairs' contact bounds the rows always fit; a caller that
 /// lowers it keeps the first contacts' rows, the rest are dropped, counted in
 /// efc_overflow and warned (MuJoCo's CNSTRFULL), never silently.
-FS_HD void fs_make_constraint(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
   int on = m->nefcmax > 0 && !(m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT));
   int ncon = m->nconmax ? d->ncon[0] : 0;
   FS_LANE0 {
@@ -243,14 +243,21 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
   const fsReal* J = d->efc_J + (size_t)r * m->njmax;
   const int* col = m->pair_dof + d->efc_J_coladr[r];
   int n = d->efc_J_rownnz[r];
-  fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0}, res;
-  if (m->jac_sparse) {
-    int nb = n / 4 * 4;
-    for (int k = 0; k < nb; k++) s[k & 3] += J[k] * x[col[k]];
-    res = (s[0] + s[2]) + (s[1] + s[3]);
+  fsSol res;
+  if (m->jac_sparse) {  // four running sums in scalars (an array indexed at run time
+    int nb = n / 4 * 4; // would live in local memory)
+    fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int k = 0; k < nb; k += 4) {
+      s0 += J[k] * x[col[k]];
+      s1 += J[k + 1] * x[col[k + 1]];
+      s2 += J[k + 2] * x[col[k + 2]];
+      s3 += J[k + 3] * x[col[k + 3]];
+    }
+    res = (s0 + s2) + (s1 + s3);
     for (int k = nb; k < n; k++) res += J[k] * x[col[k]];
     return res;
   }
+  fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
   int nb = ncol / 4 * 4, nt = ncol - nb;
   for (int k = 0; k < n; k++) { // the other columns add zeros
     int j = col[k] - c0;
@@ -282,7 +289,7 @@ FS_HD const fsSol* fsi_sol_vec(const fsModel* m, fsData* d, const fsReal* x) {
 /// mj_referenceConstraint: efc_vel = J * qvel; efc_aref = -B * vel - K * imp *
 /// (pos - margin); adhesive contacts' rows (contact adhesion, MuJoCo's
 /// mj_adhesionRef) add R * adhesion, spread evenly over a pyramid's edges.
-FS_HD void fs_reference_constraint(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_reference_constraint(const fsModel* m, fsData* d) {
   int nefc = m->nefcmax ? d->nefc[0] : 0;
   const fsSol* qvel = fsi_sol_vec(m, d, d->qvel);
   FS_FOR_LANE(r, nefc) {
