@@ -219,4 +219,30 @@ FS_HD int fs_is_bad(fsReal x) {
   return x != x || x > FS_MAXVAL || x < -FS_MAXVAL;
 }
 
+// ---------------------------------------------------------------------------------
+// Register allocation (device). The step kernel is one function: every stage is
+// inlined into it, so that the world's field pointers stay computable from the kernel's
+// parameters instead of living in memory behind a call. FS_FORCEINLINE holds that for
+// the large stage functions whose inlining the compiler would otherwise weigh against
+// their size (a call there put the whole fsData on the stack: ~1 KB a lane). Nothing on
+// the host.
+#ifdef __CUDACC__
+#define FS_FORCEINLINE __attribute__((always_inline))
+#else
+#define FS_FORCEINLINE
+#endif
+
+/// x, hidden from the device compiler's analysis (an empty asm that "changes" it), so
+/// that what is computed from it stays inside the loop that calls this: the step kernels
+/// make the world's view (117 field pointers) anew each step instead of holding it in
+/// registers across all steps. x on the host.
+#ifdef __CUDA_ARCH__
+__device__ static inline int fs_opaque(int x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+#else
+#define fs_opaque(x) (x)
+#endif
+
 #endif

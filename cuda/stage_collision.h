@@ -446,7 +446,7 @@ FS_HD void fsi_set_contact(const fsModel* m, fsData* d, int c, int k, int p) {
 /// mj_collision for the explicit pairs: ncon and contact_* in MuJoCo's order.
 /// Contacts beyond nconmax are dropped, counted in contact_overflow and warned
 /// (MuJoCo's CONTACTFULL); none with nconmax = nprecon, the pairs' bound.
-FS_HD void fs_collision(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_collision(const fsModel* m, fsData* d) {
   if ((m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT)) || m->nbody < 2) {
     FS_FOR_LANE(p, m->npair) d->pair_ncon[p] = 0;
     FS_LANE0 d->ncon[0] = d->contact_overflow[0] = 0;

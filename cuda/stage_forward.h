@@ -17,7 +17,7 @@
 /// clampctrl is disabled), all ctrl zeroed if any is bad (warning BADCTRL);
 /// force = gain * ctrl + bias with fixed or affine gain, none or affine bias;
 /// clamped to forcerange; qfrc_actuator = moment' * force, then clamped per joint.
-FS_HD void fs_fwd_actuation(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_fwd_actuation(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nu) d->actuator_force[i] = 0;
   if (m->nu == 0 || (m->disableflags & FS_DSBL_ACTUATION)) {
     FS_FOR_LANE(i, m->nv) d->qfrc_actuator[i] = 0;
@@ -75,7 +75,7 @@ FS_HD void fs_fwd_actuation(const fsModel* m, fsData* d) {
 
 /// mj_fwdAcceleration: qfrc_smooth = passive - bias + applied + actuator;
 /// qacc_smooth = inv(M) qfrc_smooth.
-FS_HD void fs_fwd_acceleration(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_fwd_acceleration(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nv) {
     fsReal f = d->qfrc_passive[i] - d->qfrc_bias[i];
     f += d->qfrc_applied[i];
@@ -94,7 +94,7 @@ FS_HD void fs_fwd_acceleration(const fsModel* m, fsData* d) {
 /// MuJoCo keeps the warm start's last evaluation there (its solver works on copies;
 /// without a warm start MuJoCo leaves it unset: flysim writes the Newton states);
 /// noslip writes its dual states.
-FS_HD void fs_fwd_constraint(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_fwd_constraint(const fsModel* m, fsData* d) {
   int nefc = m->nefcmax ? d->nefc[0] : 0;
   FS_FOR_LANE(k, FS_NISLAND) {
     d->solver_niter[k] = d->solver_nnoslip[k] = 0;
@@ -135,7 +135,7 @@ FS_HD void fs_fwd_constraint(const fsModel* m, fsData* d) {
 
 /// mj_fwdConstraint's noslip alone (a test entry): noslip on every island from the
 /// given efc_force, then the dual finish; solver_niter counts the noslip sweeps.
-FS_HD void fs_noslip(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_noslip(const fsModel* m, fsData* d) {
   int nefc = m->nefcmax ? d->nefc[0] : 0;
   FS_FOR_LANE(k, FS_NISLAND) d->solver_niter[k] = d->solver_nnoslip[k] = 0;
   FS_SYNC();
@@ -165,7 +165,8 @@ FS_HD void fs_reset_world(const fsModel* m, fsData* d) {
 /// MuJoCo's mj_checkPos / mj_checkVel / mj_checkAcc: if any of x (n) is bad, reset
 /// the world unless autoreset is disabled (all counters restart), then count the
 /// warning once (as MuJoCo 3.16 counts). Returns 1 if the world was reset.
-FS_HD int fsi_check(const fsModel* m, fsData* d, const fsReal* x, int n, int warning) {
+FS_HD FS_FORCEINLINE int fsi_check(const fsModel* m, fsData* d, const fsReal* x, int n,
+                                   int warning) {
   int bad = 0;
   FS_FOR_LANE(i, n) bad |= fs_is_bad(x[i]);
   if (!FS_ANY(bad)) return 0;
@@ -181,7 +182,7 @@ FS_HD int fsi_check(const fsModel* m, fsData* d, const fsReal* x, int n, int war
 /// qfrc_constraint through its own factor qH; otherwise it uses qacc. Then
 /// qvel += h*qacc, qpos integrated with the new qvel (quaternions on the sphere),
 /// time += h, qacc_warmstart = qacc.
-FS_HD void fs_euler(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_euler(const fsModel* m, fsData* d) {
   fsReal h = (fsReal)m->timestep;
   if (m->flg_eulerdamp) {
     FS_FOR_LANE(k, m->nC) d->qH[k] = d->M[k];
@@ -226,7 +227,7 @@ FS_HD void fs_euler(const fsModel* m, fsData* d) {
 
 /// mj_fwdPosition (the islands and the projection MuJoCo makes here feed only the
 /// solver: fs_fwd_constraint makes what it needs of them).
-FS_HD void fs_fwd_position(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_fwd_position(const fsModel* m, fsData* d) {
   FSI_MARK(FS_STAGE_KINEMATICS);
   fs_kinematics(m, d);
   FSI_MARK(FS_STAGE_COM_POS);
@@ -244,7 +245,7 @@ FS_HD void fs_fwd_position(const fsModel* m, fsData* d) {
 }
 
 /// mj_fwdVelocity.
-FS_HD void fs_fwd_velocity(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_fwd_velocity(const fsModel* m, fsData* d) {
   FSI_MARK(FS_STAGE_ACTUATOR_VELOCITY);
   fs_actuator_velocity(m, d);
   FSI_MARK(FS_STAGE_COM_VEL);
@@ -258,7 +259,7 @@ FS_HD void fs_fwd_velocity(const fsModel* m, fsData* d) {
 }
 
 /// mj_forward.
-FS_HD void fs_forward(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_forward(const fsModel* m, fsData* d) {
   fs_fwd_position(m, d);
   fs_fwd_velocity(m, d);
   FSI_MARK(FS_STAGE_ACTUATION);
@@ -269,7 +270,7 @@ FS_HD void fs_forward(const fsModel* m, fsData* d) {
 }
 
 /// mj_step with the Euler integrator.
-FS_HD void fs_step(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_step(const fsModel* m, fsData* d) {
   FSI_MARK(FS_MARK_CHECKS);
   fsi_check(m, d, d->qpos, m->nq, FS_WARN_BADQPOS);
   fsi_check(m, d, d->qvel, m->nv, FS_WARN_BADQVEL);
@@ -284,7 +285,7 @@ FS_HD void fs_step(const fsModel* m, fsData* d) {
 }
 
 /// Run one stage (fsStage) on one world: the stage tests and per-stage kernels.
-FS_HD void fs_stage_run(const fsModel* m, fsData* d, int stage) {
+FS_HD FS_FORCEINLINE void fs_stage_run(const fsModel* m, fsData* d, int stage) {
   switch (stage) {
   case FS_STAGE_KINEMATICS:
     fs_kinematics(m, d);

@@ -124,7 +124,7 @@ FS_HD fsSol fsi_noslip_pair(const fsModel* m, fsData* d, int j) {
 /// mj_solNoSlip for one island's rows (pyramidal contacts), up to noslip_iterations
 /// sweeps, stopping when the scaled improvement falls below noslip_tolerance; the
 /// rows' dual states into efc_state; its iterations added to the island's count.
-FS_HD void fsi_noslip(const fsModel* m, fsData* d, const fsIsland* is) {
+FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland* is) {
   int nefc = d->nefc[0];
   FS_FOR_LANE(r, nefc) {
     if (fsi_in_island(d, is, r)) fsi_noslip_row_Y(m, d, r);
@@ -186,7 +186,7 @@ FS_HD void fsi_noslip(const fsModel* m, fsData* d, const fsIsland* is) {
 /// mj_dualFinish: qfrc_constraint = J' f (mj_mulJacTVec: rows in order, zero forces
 /// skipped), qacc = qacc_smooth + inv(M) qfrc_constraint (mj_solveM), into sol_qfrc and
 /// sol_qacc.
-FS_HD void fsi_dual_finish(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fsi_dual_finish(const fsModel* m, fsData* d) {
   fsi_mul_jt(m, d, d->sol_force, d->sol_qfrc, 0, m->nv, 0);
   FS_FOR_LANE(i, m->nv) d->sol_qacc[i] = d->sol_qfrc[i];
   FS_SYNC();
@@ -197,7 +197,7 @@ FS_HD void fsi_dual_finish(const fsModel* m, fsData* d) {
 }
 
 /// Noslip on every island (or on everything without islands), then the dual finish.
-FS_HD void fsi_noslip_islands(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fsi_noslip_islands(const fsModel* m, fsData* d) {
   int nisland = d->nisland[0] ? d->nisland[0] : 1;
   for (int k = 0; k < nisland; k++) {
     fsIsland is = fsi_island(m, d, k);

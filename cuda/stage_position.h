@@ -133,7 +133,7 @@ FS_HD void fsi_local_to_global(const fsData* d, fsReal xpos[3], fsReal xmat[9], 
 
 /// mj_kinematics: frames of bodies (level by level from the root), joints and
 /// inertial frames; then geoms and sites (mj_kinematics2).
-FS_HD void fs_kinematics(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_kinematics(const fsModel* m, fsData* d) {
   FS_LANE0 {
     for (int k = 0; k < 3; k++) d->xpos[k] = d->xipos[k] = 0;
     d->xquat[0] = 1;
@@ -186,7 +186,7 @@ FS_HD void fsi_joint_cdof(const fsModel* m, fsData* d, int i, int j) {
 
 /// mj_comPos: subtree centres of mass, com-based inertias (cinert) and motion
 /// axes (cdof), all about the com of each body's kinematic tree.
-FS_HD void fs_com_pos(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_com_pos(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nbody) {
     for (int k = 0; k < 3; k++) d->subtree_com[3 * i + k] = d->xipos[3 * i + k] * m->body_mass[i];
   }
@@ -223,7 +223,7 @@ FS_HD void fs_com_pos(const fsModel* m, fsData* d) {
 /// mj_makeM (mj_crb): composite inertias (crb) and the mass matrix M with armature,
 /// in MuJoCo's reduced sparse layout: row i holds dof i's ancestors (root first),
 /// then the diagonal. Each row depends only on its dof: rows run in parallel.
-FS_HD void fs_make_m(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_make_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, 10 * m->nbody) d->crb[k] = d->cinert[k];
   FS_SYNC();
   fsi_tree_accumulate(m, d->crb, 10, 1);
@@ -245,7 +245,7 @@ FS_HD void fs_make_m(const fsModel* m, fsData* d) {
 }
 
 /// mj_factorM: qLD, qLDiagInv from M.
-FS_HD void fs_factor_m(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_factor_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];
   FS_SYNC();
   fsLayout LM = fsi_layout_M(m);

@@ -78,7 +78,7 @@ FS_HD void fsi_mul_jt(const fsModel* m, const fsData* d, const fsSol* f, fsSol* 
   int nefc = d->nefc[0];
   FS_FOR_LANE(t, d1 - d0) {
     int j = d0 + t, n = 0, q = 0;
-    fsSol s[4] = {0, 0, 0, 0}, acc = 0;
+    fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0, acc = 0; // scalars: no local memory
     if (dotsparse)
       for (int r = 0; r < nefc; r++) n += fsi_row_place(m, d, r, j) >= 0;
     int nb = n / 4 * 4;
@@ -91,14 +91,26 @@ FS_HD void fsi_mul_jt(const fsModel* m, const fsData* d, const fsSol* f, fsSol* 
         continue;
       }
       if (q < nb) {
-        s[q & 3] += v;
+        switch (q & 3) {
+        case 0:
+          s0 += v;
+          break;
+        case 1:
+          s1 += v;
+          break;
+        case 2:
+          s2 += v;
+          break;
+        default:
+          s3 += v;
+        }
       } else {
-        if (q == nb) acc = (s[0] + s[2]) + (s[1] + s[3]);
+        if (q == nb) acc = (s0 + s2) + (s1 + s3);
         acc += v;
       }
       q++;
     }
-    if (dotsparse && nb == n) acc = (s[0] + s[2]) + (s[1] + s[3]);
+    if (dotsparse && nb == n) acc = (s0 + s2) + (s1 + s3);
     res[j] = acc;
   }
   FS_SYNC();
@@ -130,7 +142,7 @@ FS_HD fsSol fsi_update_all(fsData* d, const fsSol* jar) {
 /// constraints) of qacc_smooth is lower; dofs outside the islands get qacc_smooth.
 /// Leaves sol_force and efc_state as the last evaluation (qacc_smooth's) left them.
 /// Without warm start: qacc_smooth and zero forces.
-FS_HD void fsi_warmstart(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fsi_warmstart(const fsModel* m, fsData* d) {
   int nv = m->nv, nefc = d->nefc[0];
   if (!m->warmstart) {
     FS_FOR_LANE(i, nv) d->sol_qacc[i] = d->qacc_smooth[i];
@@ -293,25 +305,43 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   ls->neval++;
 }
 
-/// updateBracket: p moves to the candidate of the same derivative sign nearest zero;
-/// then pnext is p's Newton point. Returns 1 or 2 if p moved, else 0.
-FS_HD int fsi_ls_bracket(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p,
-                         const fsLinePoint c[3], fsLinePoint* pnext) {
-  int flag = 0;
-  for (int i = 0; i < 3; i++) {
-    if (p->d0 < 0 && c[i].d0 < 0 && p->d0 < c[i].d0) {
-      *p = c[i];
-      flag = 1;
-    } else if (p->d0 > 0 && c[i].d0 > 0 && p->d0 > c[i].d0) {
-      *p = c[i];
-      flag = 2;
-    }
+/// updateBracket's test of one candidate c: p becomes c if c's derivative has p's sign
+/// and is nearer zero. Returns 1 or 2 (the sign: negative, positive) if p moved, else 0.
+FS_HD int fsi_ls_move(fsLinePoint* p, const fsLinePoint* c) {
+  if (p->d0 < 0 && c->d0 < 0 && p->d0 < c->d0) {
+    *p = *c;
+    return 1;
   }
+  if (p->d0 > 0 && c->d0 > 0 && p->d0 > c->d0) {
+    *p = *c;
+    return 2;
+  }
+  return 0;
+}
+
+/// updateBracket: p moves to the candidate (c0, c1, c2 in turn) of the same derivative
+/// sign nearest zero; then pnext is p's Newton point. Returns 1 or 2 if p moved, else 0.
+/// The candidates come by value: pnext may be one of them, they are the values before.
+FS_HD int fsi_ls_bracket(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p,
+                         fsLinePoint c0, fsLinePoint c1, fsLinePoint c2, fsLinePoint* pnext) {
+  int flag = 0, f;
+  if ((f = fsi_ls_move(p, &c0))) flag = f;
+  if ((f = fsi_ls_move(p, &c1))) flag = f;
+  if ((f = fsi_ls_move(p, &c2))) flag = f;
   if (flag) {
     pnext->alpha = p->alpha - p->d0 / p->d1;
     fsi_ls_eval(d, is, ls, pnext);
   }
   return flag;
+}
+
+/// c if its derivative is within gtol and it costs less than best (or best is none:
+/// *found 0); MuJoCo's choice among the bracketed search's candidates, in their order.
+FS_HD void fsi_ls_pick(const fsLinePoint* c, fsSol gtol, int* found, fsLinePoint* best) {
+  if (fabs(c->d0) < gtol && (!*found || c->cost < best->cost)) {
+    *best = *c;
+    *found = 1;
+  }
 }
 
 /// The result of the line search: the step and its improvement (-cost change).
@@ -324,8 +354,8 @@ FS_HD fsSol fsi_ls_done(const fsLinePoint* p, fsSol* improvement) {
 /// Mv = M search, Jv = J search, the quadratics (PrimalPrepare); a Newton step from 0, a one-sided
 /// search while the slope keeps its sign, then bisection of the bracket with Newton candidates, at
 /// most ls_iterations evaluations. Returns the step (0: none) and the improvement.
-FS_HD fsSol fsi_line_search(const fsModel* m, fsData* d, const fsIsland* is, fsSol tolerance,
-                            int ls_iterations, fsSol* improvement) {
+FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fsIsland* is,
+                                           fsSol tolerance, int ls_iterations, fsSol* improvement) {
   int d0 = is->d0, nvi = is->d1 - is->d0, nefc = d->nefc[0];
   *improvement = 0;
   fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
@@ -370,13 +400,15 @@ FS_HD fsSol fsi_line_search(const fsModel* m, fsData* d, const fsIsland* is, fsS
   while (ls.neval < ls_iterations) { // bracketed
     pmid.alpha = 0.5 * (p1.alpha + p2.alpha);
     fsi_ls_eval(d, is, &ls, &pmid);
-    fsLinePoint c[3] = {p1next, p2next, pmid};
-    int best = -1;
-    for (int i = 0; i < 3; i++)
-      if (fabs(c[i].d0) < gtol && (best == -1 || c[i].cost < c[best].cost)) best = i;
-    if (best >= 0) return fsi_ls_done(&c[best], improvement);
-    int b1 = fsi_ls_bracket(d, is, &ls, &p1, c, &p1next);
-    int b2 = fsi_ls_bracket(d, is, &ls, &p2, c, &p2next);
+    fsLinePoint best = pmid;
+    int found = 0;
+    fsi_ls_pick(&p1next, gtol, &found, &best);
+    fsi_ls_pick(&p2next, gtol, &found, &best);
+    fsi_ls_pick(&pmid, gtol, &found, &best);
+    if (found) return fsi_ls_done(&best, improvement);
+    fsLinePoint c0 = p1next, c1 = p2next;
+    int b1 = fsi_ls_bracket(d, is, &ls, &p1, c0, c1, pmid, &p1next);
+    int b2 = fsi_ls_bracket(d, is, &ls, &p2, c0, c1, pmid, &p2next);
     if (!b1 && !b2) return fsi_ls_done(&pmid, improvement); // numerical accuracy reached
   }
   if (p1.cost <= p2.cost && p1.cost < 0) return fsi_ls_done(&p1, improvement);
@@ -403,7 +435,7 @@ FS_HD fsSol fsi_newton_decrement(fsData* d, const fsIsland* is) {
 /// dofs), sol_state; iterations, last improvement and gradient into its statistics. Zero iterations
 /// when the warm start is certified (the duality gap and the gradient below tolerance) or the first
 /// Newton decrement is.
-FS_HD void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
+FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
   int d0 = is->d0, d1 = is->d1, nvi = d1 - d0, nefc = d->nefc[0];
   fsSol scale = is->scale, tol = m->tolerance;
   fsLayout LM = fsi_layout_M(m), LH = fsi_layout_H(m);

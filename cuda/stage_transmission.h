@@ -51,7 +51,7 @@ FS_HD fsReal fsi_body_moment(const fsModel* m, const fsData* d, int body, int j)
 /// transmission (adhesion): length 0, the moment over the body's contacts
 /// (fsi_body_moment) at the dofs they can move; with no constraint rows in the
 /// model (contacts disabled, or not built for them) the row is empty.
-FS_HD void fs_transmission(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_transmission(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nu) {
     fsReal gear = m->actuator_gear[6 * i];
     if (m->actuator_trntype[i] == FS_TRN_BODY) {

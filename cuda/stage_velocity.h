@@ -8,7 +8,7 @@
 
 /// mj_fwdVelocity's actuator_velocity = moment * qvel in MuJoCo's order (zero if
 /// actuation is off).
-FS_HD void fs_actuator_velocity(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_actuator_velocity(const fsModel* m, fsData* d) {
   int off = m->disableflags & FS_DSBL_ACTUATION;
   FS_FOR_LANE(i, m->nu) d->actuator_velocity[i] = off ? 0 : fsi_moment_dot(m, d, i, d->qvel);
   FS_SYNC();
@@ -45,7 +45,7 @@ FS_HD void fsi_body_vel(const fsModel* m, fsData* d, int i) {
 }
 
 /// mj_comVel: com-based body velocities (cvel) and cdof time derivatives.
-FS_HD void fs_com_vel(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_com_vel(const fsModel* m, fsData* d) {
   FS_LANE0 fsi_zero(d->cvel, 6);
   FS_SYNC();
   for (int lev = 1; lev < m->nlevel; lev++) {
@@ -120,7 +120,7 @@ extern double FS_PREC(fs_test_perturb_passive);
 #define FSI_TEST_PERTURB_PASSIVE(f) ((f) *= (fsReal)(1 + FS_PREC(fs_test_perturb_passive)))
 #endif
 
-FS_HD void fs_passive(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nv) {
     d->qfrc_spring[i] = d->qfrc_damper[i] = d->qfrc_passive[i] = d->qfrc_adhesion[i] = 0;
   }
@@ -170,7 +170,7 @@ FS_HD void fsi_body_rne(const fsModel* m, fsData* d, int i) {
 
 /// mj_rne without acceleration: qfrc_bias = C(qpos, qvel), gravity included (the
 /// world accelerates upwards at g).
-FS_HD void fs_rne(const fsModel* m, fsData* d) {
+FS_HD FS_FORCEINLINE void fs_rne(const fsModel* m, fsData* d) {
   FS_LANE0 {
     fsi_zero(d->rne_cacc, 6);
     fsi_zero(d->rne_cfrc, 6);
