@@ -59,7 +59,7 @@ static int parse(int argc, char** argv, Args* a) {
   static char model[4096], targets[4096];
   snprintf(model, sizeof model, "%s/mesh.mjb", fs_assets_dir());
   snprintf(targets, sizeof targets, "%s/walking_clip.h5", fs_assets_dir());
-  *a = (Args){model, targets, NULL, 2, 40, 500, {FS_WORLD_LANES}, 1};
+  *a = (Args){model, targets, NULL, 2, 100, 500, {FS_WORLD_LANES}, 1};
   for (int i = 1; i < argc; i++) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--model") && v)

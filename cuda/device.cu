@@ -20,6 +20,7 @@ struct fsDevice {
   fsModel* d_models;   // (nworld) per-world models on the device, or NULL
   void** world_fields; // (fs_model_nfield) their per-world copies (nworld x field), or NULL
   fsChipPlan chip;     // the step's on-chip fields (cuda/onchip.h); none until set
+  int lanes;           // lanes per world (cuda/real.h)
 };
 
 //---------------------------------- kernels -------------------------------------------------------
@@ -63,30 +64,36 @@ static __global__ void step_worlds_kernel(const __grid_constant__ fsModel m,
 
 //---------------------------------- launchers -----------------------------------------------------
 
-// The step kernels' dynamic shared memory per block for a plan.
-static size_t chip_block_bytes(const fsChipPlan* plan) {
-  return (size_t)FS_WORLDS_PER_BLOCK * (size_t)plan->bytes;
-}
-
-long fs_device_chip_budget(fsError* err) {
-  int device = 0, optin = 0;
-  cudaFuncAttributes a;
+long fs_device_chip_budget(const fsDevice* dev, const void* kernel, int keep_occupancy,
+                           fsError* err) {
+  int device = 0, optin = 0, per_sm = 0, reserved = 0, blocks = 0;
   FS_CUDA_TRY(cudaGetDevice(&device), err);
   FS_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), err);
-  FS_CUDA_TRY(cudaFuncGetAttributes(&a, step_worlds_kernel), err); // static: the views
-  long left = (long)optin - (long)a.sharedSizeBytes;
-  return left > 0 ? left / FS_WORLDS_PER_BLOCK / FS_CHIP_ALIGN * FS_CHIP_ALIGN : 0;
+  FS_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+              err);
+  FS_CUDA_TRY(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device),
+              err);
+  long per_block = FS_BLOCK_THREADS / dev->lanes;
+  long most = (long)optin; // a block's shared memory at most
+  if (keep_occupancy) {    // the blocks the registers allow, each its share of the SM
+    FS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, FS_BLOCK_THREADS, 0),
+                err);
+    long share = blocks > 0 ? (long)per_sm / blocks - reserved : 0;
+    most = share < most ? share : most;
+  }
+  most = most / per_block - (long)FS_VIEW_BYTES; // each world: its view, then its region
+  return most > 0 ? most / FS_CHIP_ALIGN * FS_CHIP_ALIGN : 0;
 }
 
 int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err) {
-  long most = fs_device_chip_budget(err);
+  long most = fs_device_chip_budget(dev, (const void*)step_kernel, 0, err);
   if (most < 0) return -1;
   if (plan->bytes > most)
     return fs_fail(err,
                    "the on-chip plan takes %d bytes a world, the device has %ld for each of a "
                    "block's %d worlds; fix: a smaller FLYSIM_ONCHIP_BYTES",
-                   plan->bytes, most, FS_WORLDS_PER_BLOCK);
-  int smem = (int)chip_block_bytes(plan);
+                   plan->bytes, most, FS_BLOCK_THREADS / dev->lanes);
+  int smem = (int)fs_world_smem(dev->lanes, plan->bytes);
   FS_CUDA_TRY(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
               err);
   FS_CUDA_TRY(
@@ -94,6 +101,23 @@ int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err)
       err);
   dev->chip = *plan;
   return 0;
+}
+
+int fs_world_lanes_env(fsError* err) {
+  const char* s = getenv("FLYSIM_WORLD_LANES");
+  if (!s || !*s) return FS_WORLD_LANES;
+  char* end;
+  long n = strtol(s, &end, 10);
+  if (*end || n < 1 || n > 32 || (n & (n - 1)))
+    return fs_fail(err,
+                   "FLYSIM_WORLD_LANES='%s' is not 1, 2, 4, 8, 16 or 32; fix: unset it (default "
+                   "%d lanes a world) or give a power of two up to 32",
+                   s, FS_WORLD_LANES);
+  return (int)n;
+}
+
+int fs_device_lanes(const fsDevice* dev) {
+  return dev->lanes;
 }
 
 const fsChipPlan* fs_device_chip_plan(const fsDevice* dev) {
@@ -105,13 +129,14 @@ const fsModel* fs_device_world_models(const fsDevice* dev) {
 }
 
 int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
-  size_t smem = chip_block_bytes(&dev->chip);
+  size_t smem = fs_world_smem(dev->lanes, dev->chip.bytes);
+  dim3 grid = fs_world_grid(dev->nworld, dev->lanes), block = fs_world_block(dev->lanes);
   if (dev->d_models)
-    step_worlds_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, smem, dev->stream>>>(
-        dev->m, dev->base, dev->nworld, nstep, dev->d_models, dev->chip);
+    step_worlds_kernel<<<grid, block, smem, dev->stream>>>(dev->m, dev->base, dev->nworld, nstep,
+                                                           dev->d_models, dev->chip);
   else
-    step_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, smem, dev->stream>>>(
-        dev->m, dev->base, dev->nworld, nstep, dev->chip);
+    step_kernel<<<grid, block, smem, dev->stream>>>(dev->m, dev->base, dev->nworld, nstep,
+                                                    dev->chip);
   FS_CUDA_TRY(cudaGetLastError(), err);
   return 0;
 }
@@ -121,9 +146,9 @@ int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo*
   if (!kernel) kernel = (const void*)step_kernel;
   cudaFuncAttributes a;
   int blocks = 0, device = 0, max_threads = 0;
-  const int threads = (int)(kWorldBlock.x * kWorldBlock.y);
+  const int threads = FS_BLOCK_THREADS;
   FS_CUDA_TRY(cudaFuncGetAttributes(&a, kernel), err);
-  size_t smem = chip_block_bytes(&dev->chip);
+  size_t smem = fs_world_smem(dev->lanes, dev->chip.bytes);
   FS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem), err);
   FS_CUDA_TRY(cudaGetDevice(&device), err);
   FS_CUDA_TRY(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device),
@@ -138,16 +163,16 @@ int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo*
 }
 
 int fs_device_stage(fsDevice* dev, int stage, fsError* err) {
-  stage_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
-                                                                            dev->nworld, stage);
+  stage_kernel<<<fs_world_grid(dev->nworld, dev->lanes), fs_world_block(dev->lanes), 0,
+                 dev->stream>>>(dev->m, dev->base, dev->nworld, stage);
   FS_CUDA_TRY(cudaGetLastError(), err);
   FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
   return 0;
 }
 
 int fs_device_forward(fsDevice* dev, fsError* err) {
-  forward_kernel<<<fs_world_grid(dev->nworld), kWorldBlock, 0, dev->stream>>>(dev->m, dev->base,
-                                                                              dev->nworld);
+  forward_kernel<<<fs_world_grid(dev->nworld, dev->lanes), fs_world_block(dev->lanes), 0,
+                   dev->stream>>>(dev->m, dev->base, dev->nworld);
   FS_CUDA_TRY(cudaGetLastError(), err);
   FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
   return 0;
@@ -238,6 +263,11 @@ fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
   fsDevice* dev = (fsDevice*)fs_calloc(err, "the CUDA stepper", 1, sizeof(fsDevice));
   if (!dev) return NULL;
   dev->nworld = nworld;
+  dev->lanes = fs_world_lanes_env(err);
+  if (dev->lanes < 0) {
+    free(dev);
+    return NULL;
+  }
   for (int f = 0; f < FS_NDATA_FIELD; f++) dev->chip.off[f] = -1; // no plan: global memory
   // uploads on stream 0 finish before any kernel runs on dev's (non-blocking) stream
   if (create_stream(dev, err) || alloc_model(dev, m, err) || alloc_data(dev, err) ||

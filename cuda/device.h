@@ -29,6 +29,8 @@
 #define fs_device_set_chip_plan    FS_PREC(fs_device_set_chip_plan)
 #define fs_device_chip_plan        FS_PREC(fs_device_chip_plan)
 #define fs_device_world_models     FS_PREC(fs_device_world_models)
+#define fs_device_lanes            FS_PREC(fs_device_lanes)
+#define fs_world_lanes_env         FS_PREC(fs_world_lanes_env)
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,15 +87,26 @@ int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
                                int (*world)(void* arg, int w, fsModel* out, fsError* err),
                                void* arg, fsError* err);
 
-/// The most on-chip bytes a world can have on the current device (its shared memory per
-/// block over a block's worlds), or -1.
-long fs_device_chip_budget(fsError* err);
+/// The most on-chip bytes a world of `kernel` (a step kernel, keeping the views in
+/// shared memory) can have on the current device: its shared memory per block over a
+/// block's worlds; with keep_occupancy, at most the share of an SM's shared memory of
+/// each of the blocks the kernel's registers let it hold. -1 on a CUDA error.
+long fs_device_chip_budget(const fsDevice* dev, const void* kernel, int keep_occupancy,
+                           fsError* err);
 
 /// The step kernels keep plan's fields of each world in shared memory
 /// (cuda/onchip.h) from now on; the stage kernels (fs_device_stage, _forward) never do.
 /// Fails, keeping the current plan, if it does not fit the device.
 typedef struct fsChipPlan fsChipPlan;
 int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err);
+
+/// Lanes per world of dev's kernels: FLYSIM_WORLD_LANES at fs_device_create, else
+/// FS_WORLD_LANES (cuda/real.h).
+int fs_device_lanes(const fsDevice* dev);
+
+/// FLYSIM_WORLD_LANES (a power of two from 1 to 32) or FS_WORLD_LANES if unset; -1
+/// with an error naming the variable and the fix if it is not one.
+int fs_world_lanes_env(fsError* err);
 
 /// The plan the step kernels use (none: bytes 0).
 const fsChipPlan* fs_device_chip_plan(const fsDevice* dev);
@@ -105,11 +118,9 @@ const fsModel* fs_device_world_models(const fsDevice* dev);
 /// (a __global__ function, e.g. the replay's) or NULL for the step kernel.
 int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out, fsError* err);
 
-/// The kernels' blocks: warps of 32 lanes, each running 32 / FS_WORLD_LANES worlds
-/// (cuda/real.h). The replay launches FS_STEPS_PER_LAUNCH steps at a time.
-#define FS_WARPS_PER_BLOCK  4
-#define FS_WORLDS_PER_WARP  (32 / FS_WORLD_LANES)
-#define FS_WORLDS_PER_BLOCK (FS_WARPS_PER_BLOCK * FS_WORLDS_PER_WARP)
+/// The kernels' blocks: FS_BLOCK_THREADS threads, lanes per world chosen at launch
+/// (fs_device_lanes). The replay launches FS_STEPS_PER_LAUNCH steps at a time.
+#define FS_BLOCK_THREADS    128
 #define FS_STEPS_PER_LAUNCH 8
 
 #ifdef __cplusplus

@@ -1,53 +1,62 @@
 // How a kernel finds its world and the world's view (CUDA only; cuda/device.cu's
 // stepper kernels and cuda/replay_cuda.cu's replay kernel).
 //
-// Block (32, FS_WARPS_PER_BLOCK): a warp per threadIdx.y, each warp running
-// FS_WORLDS_PER_WARP worlds on groups of FS_WORLD_LANES lanes (threadIdx.x / lanes picks
-// the group, threadIdx.x % lanes is the lane: cuda/real.h). A group leaves together
-// when its world is past the end; the warp's other groups sync among themselves.
+// Block (lanes, FS_BLOCK_THREADS / lanes), lanes per world chosen at launch (cuda/real.h):
+// threadIdx.x is the lane, threadIdx.y the world in the block; a warp holds 32 / lanes
+// worlds. A world's lanes leave together when it is past the end; the warp's other
+// worlds sync among themselves.
 #ifndef FLYSIM_CUDA_KERNEL_WORLD_CUH
 #define FLYSIM_CUDA_KERNEL_WORLD_CUH
 
 #include "cuda/device.h"
 #include "cuda/onchip.h"
 
-static const dim3 kWorldBlock(32, FS_WARPS_PER_BLOCK);
+/// A block of `lanes` lanes a world.
+static inline dim3 fs_world_block(int lanes) {
+  return dim3((unsigned)lanes, (unsigned)(FS_BLOCK_THREADS / lanes));
+}
 
 /// Blocks for nworld worlds.
-static inline dim3 fs_world_grid(int nworld) {
-  return dim3((unsigned)((nworld + FS_WORLDS_PER_BLOCK - 1) / FS_WORLDS_PER_BLOCK));
+static inline dim3 fs_world_grid(int nworld, int lanes) {
+  int per_block = FS_BLOCK_THREADS / lanes;
+  return dim3((unsigned)((nworld + per_block - 1) / per_block));
+}
+
+/// A world's view in shared memory, padded to keep the regions aligned.
+#define FS_VIEW_BYTES ((sizeof(fsData) + FS_CHIP_ALIGN - 1) / FS_CHIP_ALIGN * FS_CHIP_ALIGN)
+
+/// A step kernel's dynamic shared memory per block: each world's view, then each world's
+/// on-chip region of plan_bytes.
+static inline size_t fs_world_smem(int lanes, int plan_bytes) {
+  return (size_t)(FS_BLOCK_THREADS / lanes) * (FS_VIEW_BYTES + (size_t)plan_bytes);
 }
 
 /// This thread's world.
 __device__ static inline int fs_kernel_world(void) {
-  return (int)((blockIdx.x * blockDim.y + threadIdx.y) * FS_WORLDS_PER_WARP +
-               threadIdx.x / FS_WORLD_LANES);
+  return (int)(blockIdx.x * blockDim.y + threadIdx.y);
 }
 
-/// This thread's world's place in its block.
-__device__ static inline int fs_kernel_slot(void) {
-  return (int)(threadIdx.y * FS_WORLDS_PER_WARP + threadIdx.x / FS_WORLD_LANES);
-}
-
-/// A step kernel's dynamic shared memory: each world of the block its plan's bytes.
+/// A step kernel's dynamic shared memory (fs_world_smem).
 extern __shared__ __align__(FS_CHIP_ALIGN)
-char fs_chip_memory[];
+char fs_world_memory[];
 
-/// World w's view, with the plan's fields in its part of the block's shared memory,
+/// World w's view, with the plan's fields in its region of the block's shared memory,
 /// itself kept in shared memory: the stage functions load a field's pointer when they
 /// use it instead of holding the view's ~130 pointers in registers (held there, they
-/// spilled: 732 B of spill stores a thread).
+/// spilled: 732 B of spill stores a thread). Lane 0 writes it a field at a time.
 __device__ static inline fsData* fs_kernel_view(const fsModel* m, const fsData* base, int w,
                                                 const fsChipPlan* plan) {
-  __shared__ fsData views[FS_WORLDS_PER_BLOCK];
-  int slot = fs_kernel_slot();
+  fsData* v = (fsData*)(fs_world_memory + threadIdx.y * FS_VIEW_BYTES);
   FS_LANE0 {
-    fsData g = fs_data_world(m, base, w);
-    views[slot] =
-        plan->bytes ? fs_data_on_chip(&g, plan, fs_chip_memory + (size_t)slot * plan->bytes) : g;
+    char* chip = fs_world_memory + blockDim.y * FS_VIEW_BYTES + threadIdx.y * plan->bytes;
+#define FS_X(type, name, size, cols, stage, kind)                                                  \
+  v->name = plan->off[FS_FIELD_##name] >= 0 ? (type*)(chip + plan->off[FS_FIELD_##name])           \
+                                            : base->name + (size_t)w * m->size * cols;
+    FS_DATA_FIELDS(FS_X)
+#undef FS_X
   }
   FS_SYNC();
-  return &views[slot];
+  return v;
 }
 
 #endif

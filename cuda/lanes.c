@@ -1,5 +1,7 @@
-#define _POSIX_C_SOURCE 200809L // pthread barriers under -std=c11
+#define _GNU_SOURCE // pthread barriers under -std=c11; the profile's CPU affinity
 #include "cuda/lanes.h"
+
+#include <sched.h>
 
 #include <pthread.h>
 #include <stdint.h>
@@ -210,6 +212,16 @@ double fs_lane_sum_emu(double x) {
 // A lane: wait for a job, run it, report, forever (the threads live with the process).
 static void* lane_main(void* p) {
   t_lane = (int)(size_t)p;
+#ifdef FS_LANES_PROFILE
+  // Every lane on one CPU: a lane's cycles between two syncs are then its own work on
+  // data in the one cache the lanes share, as a warp's lanes share an SM's L1, and not
+  // the other CPUs' cache lines it waits for (which made every phase look uneven).
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  if (pthread_setaffinity_np(pthread_self(), sizeof one, &one))
+    fprintf(stderr, "flysim: cannot pin lane %d to CPU 0; the profile may be noisier\n", t_lane);
+#endif
   for (;;) {
     pthread_barrier_wait(&g_start);
     if (t_lane < g_count) { // lanes beyond the count sit the job out

@@ -56,17 +56,18 @@ void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
   out->bytes = (int)used;
 }
 
-long fs_chip_budget(fsError* err) {
+long fs_chip_budget(long deflt, fsError* err) {
   const char* s = getenv("FLYSIM_ONCHIP_BYTES");
-  if (!s || !*s) return FS_CHIP_DEFAULT_BYTES;
+  if (!s || !*s) return deflt;
   char* end;
   errno = 0;
   long v = strtol(s, &end, 10);
   if (*end || errno || v < 0 || v > (1L << 30)) {
     fs_fail(err,
-            "FLYSIM_ONCHIP_BYTES='%s' is not a number of bytes; fix: unset it (default %d), or "
-            "give the bytes of each world's intermediates to keep on-chip (0: none)",
-            s, FS_CHIP_DEFAULT_BYTES);
+            "FLYSIM_ONCHIP_BYTES='%s' is not a number of bytes; fix: unset it (the default: "
+            "what keeps the SM's resident worlds), or give the bytes of each world's "
+            "intermediates to keep on-chip (0: none)",
+            s);
     return -1;
   }
   return v;

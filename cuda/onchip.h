@@ -21,19 +21,21 @@
 // fit stays in global memory, so any model runs: a larger model or a smaller budget
 // only keeps less on-chip.
 //
-// The budget per world (FLYSIM_ONCHIP_BYTES, default FS_CHIP_DEFAULT_BYTES) is what a
-// world can have without lowering the SM's resident worlds: the step kernel's ~255
-// registers allow 8 warps of 32 lanes a SM, 32 worlds at 8 lanes a world; an H200 SM
-// gives a block at most 227 KiB of shared memory and keeps 1 KiB a block, so two
-// blocks of 16 worlds have 7.0 KiB a world, of which the world's view (fsData, ~0.9
-// KiB, kept in shared memory by the step kernels) leaves 5.5 KiB (cuda/README.md).
+// The budget per world (FLYSIM_ONCHIP_BYTES, else the default) is, on a GPU, what a
+// world can have without lowering the SM's resident worlds: the shared memory of an SM
+// over the blocks its registers let it hold, less what the runtime keeps per block and
+// the world's view (fs_device_chip_budget). On the host (which runs the plan only to
+// test it) the default is FS_CHIP_DEFAULT_BYTES, that share on an H200 for the replay
+// kernel when it was set: 128 registers (either precision) hold 4 blocks of 128 threads
+// a SM, 32 worlds a block at 4 lanes a world; 228 KiB / 4 less 1 KiB a block is 1.75
+// KiB a world, less its 0.9 KiB view (at 8 lanes a world, 2.6 KiB).
 #ifndef FLYSIM_CUDA_ONCHIP_H
 #define FLYSIM_CUDA_ONCHIP_H
 
 #include "common/base/error.h"
 #include "cuda/fields.h"
 
-#define FS_CHIP_DEFAULT_BYTES 5632
+#define FS_CHIP_DEFAULT_BYTES 848
 #define FS_CHIP_ALIGN         16
 
 /// Where a world's data fields live in the step: off[f] >= 0 is field f's offset in
@@ -67,9 +69,9 @@ extern "C" {
 void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out);
 
 /// The budget per world: FLYSIM_ONCHIP_BYTES if set (0 keeps everything in global
-/// memory), else FS_CHIP_DEFAULT_BYTES. -1 with an error naming the variable if it is
-/// not a number of bytes.
-long fs_chip_budget(fsError* err);
+/// memory), else deflt. -1 with an error naming the variable if it is not a number of
+/// bytes.
+long fs_chip_budget(long deflt, fsError* err);
 
 #ifdef __cplusplus
 }

@@ -60,15 +60,16 @@ typedef double fsSol;
 #define FS_HD static inline
 #endif
 
-/// Lanes per world on the device: a power of two from 1 to 32. FS_WORLD_LANES lanes of
-/// a warp run one world and 32 / FS_WORLD_LANES worlds share the warp, each group of
-/// lanes syncing, voting and summing among itself (a mask of its lanes). The fly's tree
-/// passes give 6 lanes work (its legs) and its serial parts one, so a world wastes
-/// fewer lane slots on a narrow group (bench/results/lanes.csv sweeps the widths; the
-/// build sets it from FLYSIM_WORLD_LANES). The emulation runs the same width unless
-/// told otherwise (fs_lanes_set_count).
+/// Lanes per world: a power of two from 1 to 32, chosen when the kernels are launched
+/// (FLYSIM_WORLD_LANES in the environment, else FS_WORLD_LANES, the build's default).
+/// A block is (lanes, 128 / lanes): threadIdx.x is the lane, threadIdx.y the world in
+/// the block, so each warp runs 32 / lanes worlds, each group of lanes syncing, voting
+/// and summing among itself (a mask of its lanes). The fly's tree passes give 6 lanes
+/// work (its legs) and its serial parts one, so a world wastes fewer lane slots on a
+/// narrow group (bench/results/lanes.csv sweeps the widths). The emulation runs the same
+/// default width unless told otherwise (FLYSIM_EMU_LANES, fs_lanes_set_count).
 #ifndef FS_WORLD_LANES
-#define FS_WORLD_LANES 8
+#define FS_WORLD_LANES 4
 #endif
 #if FS_WORLD_LANES < 1 || FS_WORLD_LANES > 32 || (FS_WORLD_LANES & (FS_WORLD_LANES - 1))
 #error "FS_WORLD_LANES must be a power of two from 1 to 32"
@@ -77,18 +78,17 @@ typedef double fsSol;
 // Lanes of a world (see the header comment). FS_ONE_LANE: every world on one lane
 // (the host's plain builds), so lane sums are MuJoCo's sequential sums.
 #ifdef __CUDA_ARCH__
-#define FS_NLANE FS_WORLD_LANES
-#define FS_LANE  ((int)(threadIdx.x & (FS_WORLD_LANES - 1)))
-/// The lanes of this thread's world in its warp.
-#define FS_LANE_MASK                                                                               \
-  (FS_WORLD_LANES == 32 ? 0xffffffffu                                                              \
-                        : ((1u << (FS_WORLD_LANES & 31)) - 1u)                                     \
-                              << (threadIdx.x & 31u & ~(unsigned)(FS_WORLD_LANES - 1)))
-#define FS_SYNC() __syncwarp(FS_LANE_MASK)
-#define FS_ANY(p) (__syncwarp(FS_LANE_MASK), __any_sync(FS_LANE_MASK, (p)))
-#if FS_WORLD_LANES == 1
-#define FS_ONE_LANE 1
-#endif
+#define FS_NLANE ((int)blockDim.x)
+#define FS_LANE  ((int)threadIdx.x)
+/// The lanes of this thread's world in its warp (the warp's threads are 32 consecutive
+/// of the block's, x fastest).
+__device__ static inline unsigned fs_lane_mask(void) {
+  unsigned n = blockDim.x;
+  return n == 32 ? 0xffffffffu : ((1u << n) - 1u) << ((threadIdx.y * n) & 31u);
+}
+#define FS_LANE_MASK fs_lane_mask()
+#define FS_SYNC()    __syncwarp(FS_LANE_MASK)
+#define FS_ANY(p)    (__syncwarp(FS_LANE_MASK), __any_sync(FS_LANE_MASK, (p)))
 #elif defined(FS_EMULATE_LANES) // the device's model on host threads (cuda/lanes.h)
 #include "cuda/lanes.h"
 #define FS_NLANE  fs_lane_count()
@@ -134,13 +134,15 @@ enum {
 /// every lane ends with the same bits); the emulation adds in the same tree; one lane: x.
 #ifdef __CUDA_ARCH__
 __device__ static inline float fs_lane_sum(float x) {
-  __syncwarp(FS_LANE_MASK);
-  for (int o = FS_WORLD_LANES / 2; o > 0; o >>= 1) x += __shfl_xor_sync(FS_LANE_MASK, x, o);
+  unsigned mask = FS_LANE_MASK;
+  __syncwarp(mask);
+  for (int o = FS_NLANE / 2; o > 0; o >>= 1) x += __shfl_xor_sync(mask, x, o);
   return x;
 }
 __device__ static inline double fs_lane_sum(double x) {
-  __syncwarp(FS_LANE_MASK);
-  for (int o = FS_WORLD_LANES / 2; o > 0; o >>= 1) x += __shfl_xor_sync(FS_LANE_MASK, x, o);
+  unsigned mask = FS_LANE_MASK;
+  __syncwarp(mask);
+  for (int o = FS_NLANE / 2; o > 0; o >>= 1) x += __shfl_xor_sync(mask, x, o);
   return x;
 }
 #elif defined(FS_EMULATE_LANES)

@@ -95,16 +95,18 @@ __device__ static void world_health(const ReplayArgs& a, const fsData* d, int w,
 // its own warp): per step, ctrl of its driven actuators from its row of the clip, the
 // step (mj_step), the selected series and the video's qpos into the current half of the
 // record buffers (the columns over the world's lanes, as the host backend loops over
-// them), and its health. models: each world's own, or NULL.
+// them), and its health. kOwnModels: each world steps with its own model (models[w]),
+// else with m (the kernel's parameter: its arrays' addresses are read from the constant
+// bank where they are used; through a pointer the compiler would hold them in registers).
+template <int kOwnModels>
 static __global__ void replay_kernel(const __grid_constant__ fsModel m,
-                                     const __grid_constant__ fsData base,
-                                     const fsModel* __restrict__ models,
+                                     const __grid_constant__ fsData base, const fsModel* models,
                                      const __grid_constant__ fsChipPlan plan,
                                      const __grid_constant__ ReplayArgs a, int nstep) {
   int w = fs_kernel_world();
   if (w >= a.N) return;
   fsData* d = fs_kernel_view(&m, &base, w, &plan);
-  const fsModel* mw = models ? models + w : &m;
+  const fsModel* mw = kOwnModels ? models + w : &m;
   int step0 = a.counter[0], slot0 = a.counter[1], half = a.counter[2];
   for (int s = 0; s < nstep; s++) {
     if (a.replay) {
@@ -161,9 +163,16 @@ static int launch_steps(fsCudaReplay* c, int replay, int nstep, fsError* err) {
   a.errors = c->d_error;
   a.iterations = c->hm.iterations;
   const fsChipPlan* plan = fs_device_chip_plan(c->dev);
-  replay_kernel<<<fs_world_grid(c->N), kWorldBlock, (size_t)FS_WORLDS_PER_BLOCK * plan->bytes,
-                  c->stream>>>(*fs_device_model(c->dev), *d, fs_device_world_models(c->dev), *plan,
-                               a, nstep);
+  const fsModel* models = fs_device_world_models(c->dev);
+  int lanes = fs_device_lanes(c->dev);
+  size_t smem = fs_world_smem(lanes, plan->bytes);
+  dim3 grid = fs_world_grid(c->N, lanes), block = fs_world_block(lanes);
+  if (models)
+    replay_kernel<1>
+        <<<grid, block, smem, c->stream>>>(*fs_device_model(c->dev), *d, models, *plan, a, nstep);
+  else
+    replay_kernel<0>
+        <<<grid, block, smem, c->stream>>>(*fs_device_model(c->dev), *d, NULL, *plan, a, nstep);
   FS_CUDA_TRY(cudaGetLastError(), err);
   advance_kernel<<<1, 1, 0, c->stream>>>(c->d_counter, nstep);
   FS_CUDA_TRY(cudaGetLastError(), err);
@@ -439,7 +448,9 @@ static int cuda_cost(void* self, fsBackendCost* out, fsError* err) {
   out->world_bytes = (double)fs_world_bytes(&c->hm);
   out->model_bytes = (double)fs_model_bytes(&c->hm);
   fsKernelInfo k;
-  if (fs_device_kernel_info(c->dev, (const void*)replay_kernel, &k, err)) return -1;
+  const void* kernel = fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
+                                                      : (const void*)replay_kernel<0>;
+  if (fs_device_kernel_info(c->dev, kernel, &k, err)) return -1;
   out->has_kernel = 1;
   out->registers = k.registers;
   out->local_bytes = k.local_bytes;
@@ -546,17 +557,26 @@ static int sync_device(fsError* err) {
   return 0;
 }
 
-// The step's on-chip fields (cuda/onchip.h): the budget (FLYSIM_ONCHIP_BYTES or the
-// default), at most what the device's shared memory gives each world of a block.
+// The step's on-chip fields (cuda/onchip.h): the budget (FLYSIM_ONCHIP_BYTES, else what
+// keeps the replay kernel's resident worlds), at most what a block's shared memory gives
+// each of its worlds.
 static int set_chip_plan(fsCudaReplay* c, fsError* err) {
-  long budget = fs_chip_budget(err), most = fs_device_chip_budget(err);
-  if (budget < 0 || most < 0) return -1;
+  const void* kernel = fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
+                                                      : (const void*)replay_kernel<0>;
+  long share = fs_device_chip_budget(c->dev, kernel, 1, err);
+  long most = fs_device_chip_budget(c->dev, kernel, 0, err);
+  long budget = share < 0 || most < 0 ? -1 : fs_chip_budget(share, err);
+  if (budget < 0) return -1;
   fsChipPlan plan;
   fs_chip_plan(&c->hm, budget < most ? budget : most, &plan);
   if (fs_device_set_chip_plan(c->dev, &plan, err)) return -1;
-  FS_CUDA_TRY(cudaFuncSetAttribute(replay_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   FS_WORLDS_PER_BLOCK * plan.bytes),
-              err);
+  int smem = (int)fs_world_smem(fs_device_lanes(c->dev), plan.bytes);
+  FS_CUDA_TRY(
+      cudaFuncSetAttribute(replay_kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+      err);
+  FS_CUDA_TRY(
+      cudaFuncSetAttribute(replay_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+      err);
   return 0;
 }
 
@@ -656,7 +676,6 @@ static int device_props(int* dev, cudaDeviceProp* p, int* runtime, int* driver, 
 }
 
 void fs_cuda_describe(const fsCudaReplay* c, char* out, size_t n) {
-  (void)c;
   int dev = 0, rt = 0, drv = 0, khz = 0;
   cudaDeviceProp p;
   fsError err;
@@ -664,7 +683,11 @@ void fs_cuda_describe(const fsCudaReplay* c, char* out, size_t n) {
     snprintf(out, n, "unknown CUDA device (%s)", err.msg);
     return;
   }
-  snprintf(out, n, "%s (sm_%d%d, %d SMs, %.1f GiB, %d MHz), driver %d.%d, CUDA runtime %d.%d, %s",
+  const fsChipPlan* plan = fs_device_chip_plan(c->dev);
+  snprintf(out, n,
+           "%s (sm_%d%d, %d SMs, %.1f GiB, %d MHz), driver %d.%d, CUDA runtime %d.%d, %s, %d lanes "
+           "a world, %d fields (%d B) a world on-chip",
            p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0,
-           khz / 1000, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10, FS_REAL_NAME);
+           khz / 1000, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10, FS_REAL_NAME,
+           fs_device_lanes(c->dev), plan->nfield, plan->bytes);
 }

@@ -259,7 +259,7 @@ const fsBackendOps fs_host_ops = {"host",
 // The GPU's on-chip plan (FLYSIM_ONCHIP_BYTES or its default budget) and a region per
 // thread; FLYSIM_ONCHIP_POISON (a test switch) 1 fills it with NaN before every step.
 static int set_chip(fsHostReplay* h, fsError* err) {
-  long budget = fs_chip_budget(err);
+  long budget = fs_chip_budget(FS_CHIP_DEFAULT_BYTES, err);
   if (budget < 0) return -1;
   fs_chip_plan(&h->m, budget, &h->chip);
   const char* p = getenv("FLYSIM_ONCHIP_POISON");
