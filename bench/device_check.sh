@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The GPU check, in one run on a machine with an NVIDIA GPU: the GPU tests (float32
-# and float64), what the GPU records (tests/test_record.c), flysim generate with per-world
+# and float64), what the GPU records (tests/test_record.c), the replay at 8 and 32 lanes a
+# world and with the on-chip plan against none (to the bit), flysim generate with per-world
 # models on the GPU against the host stepper (h5diff), `flysim compare --backends cpu,cuda --stages` in both precisions,
 # compute-sanitizer (memcheck with and without the graph, synccheck, racecheck, initcheck) on a
 # short replay with contacts, the NVTX ranges of a real run, a throughput sweep over
-# worlds with contacts on (flysim bench), the cost of recording every series beside the
-# loop (flysim bench --record off,on) and one Nsight Compute report of the step kernel;
+# worlds with contacts on (flysim bench), the same at 4, 8 and 16 lanes a world and
+# without the on-chip plan, the cost of recording every series beside the loop (flysim
+# bench --record off,on) and one Nsight Compute report of the replay kernel;
 # a table last.
 #
 # Binaries come from a bundle built on the development machine
@@ -96,6 +98,24 @@ done
 note "== what the GPU records: every series and the video's states vs the state and MuJoCo"
 step test_record 120 "${bundled[@]}" "$b/bin/test_record"
 
+note "== lanes per world and the on-chip plan: the replay with contacts at 8 and 32 lanes a world;"
+note "   the default plan vs everything in global memory, to the bit (h5diff, no delta)"
+for l in 8 32; do
+  step "cuda_replay_contacts_gpu_lanes$l" 150 "${bundled[@]}" FLYSIM_WORLD_LANES=$l \
+    "$b/bin/cuda_replay_contacts_gpu"
+done
+for chip in default 0; do
+  step "onchip_$chip" 90 "${bundled[@]}" FLYSIM_ONCHIP_BYTES=$([ $chip = 0 ] && echo 0) \
+    "$flysim" replay --backend cuda --worlds 64 --sim-steps 400 --warmup-sec 0.005 --quiet \
+    --save-data "$res/onchip-$chip" --record angles,qpos,qvel,forces,legs --no-video --no-plots || true
+done
+if [ -x "$b/bin/h5diff" ]; then
+  for d in /qpos /qvel /actuator_force /leg_contact_force; do
+    step "onchip_same${d//\//_}" 30 "${bundled[@]}" "$b/bin/h5diff" \
+      "$res/onchip-default/replay.h5" "$res/onchip-0/replay.h5" "$d"
+  done
+fi
+
 note "== flysim generate with per-world models (kp, friction, mass): cuda f64 vs host f64"
 for be in cuda host; do
   cat >"$work/gen-$be.yaml" <<SPEC
@@ -154,7 +174,7 @@ inject=$(ls "$b"/bin/*nvtx_inject*.so 2>/dev/null | head -n 1)
 if [ -n "$inject" ]; then
   step nvtx_run 90 "${bundled[@]}" NVTX_INJECTION64_PATH="$inject" FLYSIM_NVTX_LOG="$logs/nvtx.log" \
     "$flysim" replay --backend cuda --worlds 256 --sim-steps 50 --warmup-sec 0.001 --quiet &&
-    step nvtx_check 30 "${bundled[@]}" "$b/bin/test_nvtx_ranges" --check "$logs/nvtx.log" 0 50
+    step nvtx_check 30 "${bundled[@]}" "$b/bin/test_nvtx_ranges" --check "$logs/nvtx.log" 0 8 # 50 steps: 6 launches of 8, 2 of 1
 fi
 
 note "== flysim bench: worlds $worlds_list, $steps steps x 3 repeats, contacts on"
@@ -167,13 +187,23 @@ if step bench_f64 240 "${bundled[@]}" "$flysim" bench --backends cuda --precisio
   --worlds 1024,16384 --sim-steps "$steps" --repeat 3 --out "$res/bench-f64" --no-plot --quiet; then :; fi
 while read -r line; do row "  $line"; done < <(grep -sE '^cuda' "$logs/bench_f64.log")
 
+note "== lanes per world (FLYSIM_WORLD_LANES) and on-chip bytes (float32, 16384 worlds)"
+for cfg in "4 -" "8 -" "16 -" "4 0"; do
+  set -- $cfg
+  name="bench_lanes$1$([ "$2" = 0 ] && echo _noonchip)"
+  if step "$name" 150 "${bundled[@]}" FLYSIM_WORLD_LANES=$1 \
+    FLYSIM_ONCHIP_BYTES=$([ "$2" = 0 ] && echo 0) "$flysim" bench --backends cuda --precision f32 \
+    --worlds 16384 --sim-steps "$steps" --repeat 3 --out "$res/$name" --no-plot --quiet; then :; fi
+  while read -r line; do row "  $name: $line"; done < <(grep -sE '^cuda' "$logs/$name.log")
+done
+
 note "== recording every series to HDF5 beside the loop (float32, 16384 worlds)"
 if step bench_record 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
   --record off,on --worlds 16384 --sim-steps "$steps" --repeat 3 --out "$res/bench-record" \
   --no-plot --quiet; then :; fi
 while read -r line; do row "  $line"; done < <(grep -sE '^(cuda|  cuda)' "$logs/bench_record.log")
 
-note "== Nsight Compute: one timed launch of the step kernel (float32, 16384 worlds)"
+note "== Nsight Compute: one timed launch of the replay kernel (float32, 16384 worlds)"
 if command -v ncu >/dev/null; then
   if step ncu_step 240 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32 \
     --worlds 16384 --sim-steps 50 --repeat 1 --ncu "$res/ncu/step_f32" --quiet; then

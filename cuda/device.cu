@@ -270,8 +270,9 @@ fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
   }
   for (int f = 0; f < FS_NDATA_FIELD; f++) dev->chip.off[f] = -1; // no plan: global memory
   // uploads on stream 0 finish before any kernel runs on dev's (non-blocking) stream
+  fsChipPlan none = dev->chip; // the step kernels' views alone (over 48 KiB at 1 lane a world)
   if (create_stream(dev, err) || alloc_model(dev, m, err) || alloc_data(dev, err) ||
-      sync_device(err)) {
+      fs_device_set_chip_plan(dev, &none, err) || sync_device(err)) {
     fs_device_destroy(dev);
     return NULL;
   }

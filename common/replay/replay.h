@@ -16,6 +16,11 @@
 #include "common/recorder/recorder.h"
 #include "common/replay/record.h"
 
+/// The GPU replay launches its steps FS_STEPS_PER_LAUNCH at a time (one kernel and one
+/// graph launch each; the rest of a block one at a time): what Nsight Compute's launch
+/// counts and the NVTX `step` ranges count.
+#define FS_STEPS_PER_LAUNCH 8
+
 #ifdef __cplusplus
 extern "C" {
 #endif
