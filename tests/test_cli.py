@@ -100,6 +100,14 @@ def test_host_backend(tmp):
     del os.environ["FLYSIM_PERTURB_PASSIVE"]
     check(rc == 1 and "FLYSIM_PERTURB_PASSIVE" in err and "fix:" in err,
           f"bad FLYSIM_PERTURB_PASSIVE: {rc} {err!r}")
+    # the on-chip plan's switches (cuda/onchip.h): said in the header, bad values refused
+    rc, out, err = run("replay", "--backend", "host", "--sim-steps", "10")
+    check(rc == 0 and "a world on-chip as on the GPU" in out, f"host header names the plan: {out!r}")
+    for var, value in (("FLYSIM_ONCHIP_BYTES", "lots"), ("FLYSIM_ONCHIP_POISON", "2")):
+        os.environ[var] = value
+        rc, _, err = run("replay", "--backend", "host", "--sim-steps", "10")
+        del os.environ[var]
+        check(rc == 1 and var in err and "fix:" in err, f"bad {var}: {rc} {err!r}")
 
 
 def test_runtime_errors(tmp):
