@@ -46,8 +46,7 @@ static int parse_lanes(const char* v, Args* a) {
   for (const char* p = v; *p;) {
     char* end;
     long n = strtol(p, &end, 10);
-    if (end == p || n < 1 || n > FS_EMU_NLANE || (n & (n - 1)) || a->nlanes == MAX_WIDTHS)
-      return -1;
+    if (end == p || !fs_lanes_valid(n) || a->nlanes == MAX_WIDTHS) return -1;
     a->lanes[a->nlanes++] = (int)n;
     p = *end == ',' ? end + 1 : end;
     if (*end && *end != ',') return -1;

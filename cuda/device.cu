@@ -108,7 +108,7 @@ int fs_world_lanes_env(fsError* err) {
   if (!s || !*s) return FS_WORLD_LANES;
   char* end;
   long n = strtol(s, &end, 10);
-  if (*end || n < 1 || n > 32 || (n & (n - 1)))
+  if (*end || !fs_lanes_valid(n))
     return fs_fail(err,
                    "FLYSIM_WORLD_LANES='%s' is not 1, 2, 4, 8, 16 or 32; fix: unset it (default "
                    "%d lanes a world) or give a power of two up to 32",
@@ -143,7 +143,6 @@ int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
 
 int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out,
                           fsError* err) {
-  if (!kernel) kernel = (const void*)step_kernel;
   cudaFuncAttributes a;
   int blocks = 0, device = 0, max_threads = 0;
   const int threads = FS_BLOCK_THREADS;
@@ -197,7 +196,7 @@ int fs_cuda_device_count(void) {
 }
 
 static size_t field_bytes(const fsModel* m, const fsFieldInfo* f, int nworld) {
-  return (size_t)nworld * (size_t)fs_field_rows(m, f) * (size_t)f->cols * fs_type_size(f->type);
+  return (size_t)nworld * fs_field_bytes(m, f);
 }
 
 // Bytes the model and nworld worlds take on the device.

@@ -114,8 +114,8 @@ const fsChipPlan* fs_device_chip_plan(const fsDevice* dev);
 /// The worlds' own models on the device (fs_device_set_world_models), or NULL.
 const fsModel* fs_device_world_models(const fsDevice* dev);
 
-/// A step kernel's fsKernelInfo on the current device, launched with dev's plan: kernel
-/// (a __global__ function, e.g. the replay's) or NULL for the step kernel.
+/// A step kernel's fsKernelInfo on the current device, launched with dev's lanes and plan:
+/// kernel is the __global__ function (the replay's).
 int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out, fsError* err);
 
 /// The kernels' blocks: FS_BLOCK_THREADS threads, lanes per world chosen at launch

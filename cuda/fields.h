@@ -494,6 +494,11 @@ static inline int fs_field_rows(const fsModel* m, const fsFieldInfo* f) {
   return *(const int*)((const char*)m + f->size_off);
 }
 
+/// Bytes of field f in model m (one world's, for a data field).
+static inline size_t fs_field_bytes(const fsModel* m, const fsFieldInfo* f) {
+  return (size_t)fs_field_rows(m, f) * (size_t)f->cols * fs_type_size(f->type);
+}
+
 /// Address of the pointer member of field f in a struct (fsModel or fsData).
 static inline void** fs_field_ptr(void* s, const fsFieldInfo* f) {
   return (void**)((char*)s + f->ptr_off);

@@ -58,7 +58,7 @@ static void run_worlds(const fsModel* m, fsBatch* b, int what, int nstep, const 
   for (int w = 0; w < b->nworld; w++) {
     Call c = {m, fs_batch_world(m, b, w), what, nstep, NULL, 0};
     if (plan && plan->bytes) {
-      c.d = fs_data_on_chip(&c.d, plan, chip);
+      fs_data_on_chip(m, &b->base, w, plan, chip, &c.d);
       c.poison = poison ? chip : NULL;
       c.poison_bytes = plan->bytes;
     }

@@ -43,18 +43,13 @@ char fs_world_memory[];
 /// World w's view, with the plan's fields in its region of the block's shared memory,
 /// itself kept in shared memory: the stage functions load a field's pointer when they
 /// use it instead of holding the view's ~130 pointers in registers (held there, they
-/// spilled: 732 B of spill stores a thread). Lane 0 writes it a field at a time.
+/// spilled: 732 B of spill stores a thread). Lane 0 writes it (fs_data_on_chip).
 __device__ static inline fsData* fs_kernel_view(const fsModel* m, const fsData* base, int w,
                                                 const fsChipPlan* plan) {
   fsData* v = (fsData*)(fs_world_memory + threadIdx.y * FS_VIEW_BYTES);
-  FS_LANE0 {
-    char* chip = fs_world_memory + blockDim.y * FS_VIEW_BYTES + threadIdx.y * plan->bytes;
-#define FS_X(type, name, size, cols, stage, kind)                                                  \
-  v->name = plan->off[FS_FIELD_##name] >= 0 ? (type*)(chip + plan->off[FS_FIELD_##name])           \
-                                            : base->name + (size_t)w * m->size * cols;
-    FS_DATA_FIELDS(FS_X)
-#undef FS_X
-  }
+  FS_LANE0 fs_data_on_chip(m, base, w, plan,
+                           fs_world_memory + blockDim.y * FS_VIEW_BYTES + threadIdx.y * plan->bytes,
+                           v);
   FS_SYNC();
   return v;
 }

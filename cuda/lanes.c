@@ -1,6 +1,8 @@
 #define _GNU_SOURCE // pthread barriers under -std=c11; the profile's CPU affinity
 #include "cuda/lanes.h"
 
+#include "cuda/real.h" // fs_lanes_valid
+
 #include <sched.h>
 
 #include <pthread.h>
@@ -27,15 +29,11 @@ int fs_lane_id(void) {
   return t_lane;
 }
 
-static int valid_count(int n) {
-  return n >= 1 && n <= FS_EMU_NLANE && !(n & (n - 1));
-}
-
 int fs_lane_count(void) {
   if (g_count < 0) {
     const char* env = getenv("FLYSIM_EMU_LANES");
     int n = env && *env ? atoi(env) : FS_WORLD_LANES;
-    if (!valid_count(n)) {
+    if (!fs_lanes_valid(n)) {
       fprintf(stderr, "flysim: FLYSIM_EMU_LANES=%s: lanes per world must be 1, 2, 4, 8, 16 or 32\n",
               env);
       exit(2);
@@ -46,7 +44,7 @@ int fs_lane_count(void) {
 }
 
 int fs_lanes_set_count(int n) {
-  if (!valid_count(n)) return -1;
+  if (!fs_lanes_valid(n)) return -1;
   g_count = n;
   return 0;
 }

@@ -838,18 +838,14 @@ void fs_model_free(fsModel* m) {
   }
 }
 
-static size_t field_bytes(const fsModel* m, const fsFieldInfo* f) {
-  return (size_t)fs_field_rows(m, f) * (size_t)f->cols * fs_type_size(f->type);
-}
-
 size_t fs_model_bytes(const fsModel* m) {
   size_t n = 0;
-  for (int f = 0; f < fs_model_nfield; f++) n += field_bytes(m, &fs_model_fields[f]);
+  for (int f = 0; f < fs_model_nfield; f++) n += fs_field_bytes(m, &fs_model_fields[f]);
   return n;
 }
 
 size_t fs_world_bytes(const fsModel* m) {
   size_t n = 0;
-  for (int f = 0; f < fs_data_nfield; f++) n += field_bytes(m, &fs_data_fields[f]);
+  for (int f = 0; f < fs_data_nfield; f++) n += fs_field_bytes(m, &fs_data_fields[f]);
   return n;
 }

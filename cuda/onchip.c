@@ -46,8 +46,7 @@ void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
   long used = 0;
   for (size_t k = 0; k < sizeof kOrder / sizeof *kOrder; k++) {
     const fsFieldInfo* f = &fs_data_fields[kOrder[k]];
-    long n = (long)fs_field_rows(m, f) * f->cols * (long)fs_type_size(f->type);
-    n = (n + FS_CHIP_ALIGN - 1) / FS_CHIP_ALIGN * FS_CHIP_ALIGN;
+    long n = (long)fs_chip_round(fs_field_bytes(m, f));
     if (n == 0 || used + n > budget) continue;
     out->off[kOrder[k]] = (int)used;
     out->nfield++;

@@ -75,6 +75,12 @@ typedef double fsSol;
 #error "FS_WORLD_LANES must be a power of two from 1 to 32"
 #endif
 
+/// 1 if n lanes a world is a width the kernels and the emulation take (a power of two
+/// from 1 to 32).
+static inline int fs_lanes_valid(long n) {
+  return n >= 1 && n <= 32 && !(n & (n - 1));
+}
+
 // Lanes of a world (see the header comment). FS_ONE_LANE: every world on one lane
 // (the host's plain builds), so lane sums are MuJoCo's sequential sums.
 #ifdef __CUDA_ARCH__

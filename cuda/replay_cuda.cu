@@ -126,6 +126,12 @@ static __global__ void replay_kernel(const __grid_constant__ fsModel m,
   }
 }
 
+// The replay kernel c launches: with each world's own model or with the plan's.
+static const void* replay_kernel_of(const fsCudaReplay* c) {
+  return fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
+                                        : (const void*)replay_kernel<0>;
+}
+
 static __global__ void advance_kernel(int* counter, int nstep) { // counter[2] (the half) stays
   counter[0] += nstep;
   counter[1] += nstep;
@@ -247,7 +253,7 @@ static int upload_reset_state(fsCudaReplay* c, fsError* err) {
     const fsFieldInfo* fi = &fs_data_fields[f];
     if (fi->stage != FS_STAGE_STATE) continue;
     field[nf] = fi;
-    bytes[nf] = (size_t)fs_field_rows(&c->hm, fi) * fi->cols * fs_type_size(fi->type);
+    bytes[nf] = fs_field_bytes(&c->hm, fi);
     rep[nf] = (char*)malloc(bytes[nf] * c->N + 1);
     if (!rep[nf++]) rc = fs_fail_oom(err, "the initial state", (double)bytes[nf - 1] * c->N);
   }
@@ -448,8 +454,7 @@ static int cuda_cost(void* self, fsBackendCost* out, fsError* err) {
   out->world_bytes = (double)fs_world_bytes(&c->hm);
   out->model_bytes = (double)fs_model_bytes(&c->hm);
   fsKernelInfo k;
-  const void* kernel = fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
-                                                      : (const void*)replay_kernel<0>;
+  const void* kernel = replay_kernel_of(c);
   if (fs_device_kernel_info(c->dev, kernel, &k, err)) return -1;
   out->has_kernel = 1;
   out->registers = k.registers;
@@ -561,8 +566,7 @@ static int sync_device(fsError* err) {
 // keeps the replay kernel's resident worlds), at most what a block's shared memory gives
 // each of its worlds.
 static int set_chip_plan(fsCudaReplay* c, fsError* err) {
-  const void* kernel = fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
-                                                      : (const void*)replay_kernel<0>;
+  const void* kernel = replay_kernel_of(c);
   long share = fs_device_chip_budget(c->dev, kernel, 1, err);
   long most = fs_device_chip_budget(c->dev, kernel, 0, err);
   long budget = share < 0 || most < 0 ? -1 : fs_chip_budget(share, err);
@@ -571,12 +575,7 @@ static int set_chip_plan(fsCudaReplay* c, fsError* err) {
   fs_chip_plan(&c->hm, budget < most ? budget : most, &plan);
   if (fs_device_set_chip_plan(c->dev, &plan, err)) return -1;
   int smem = (int)fs_world_smem(fs_device_lanes(c->dev), plan.bytes);
-  FS_CUDA_TRY(
-      cudaFuncSetAttribute(replay_kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-      err);
-  FS_CUDA_TRY(
-      cudaFuncSetAttribute(replay_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-      err);
+  FS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), err);
   return 0;
 }
 

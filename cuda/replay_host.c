@@ -37,15 +37,17 @@ struct fsHostReplay {
 // World w's view on thread t: the plan's fields in the thread's region, as the GPU's
 // step kernel has them in shared memory.
 static fsData world_view(const fsHostReplay* h, int w, int t) {
-  fsData d = fs_batch_world(&h->m, &h->b, w);
-  if (!h->chip.bytes) return d;
-  return fs_data_on_chip(&d, &h->chip, h->chip_mem + (size_t)t * h->chip.bytes);
+  fsData d;
+  char* chip = h->chip.bytes ? h->chip_mem + (size_t)t * h->chip.bytes : NULL;
+  fs_data_on_chip(&h->m, &h->b.base, w, &h->chip, chip, &d);
+  return d;
 }
 
 // A step of world w on thread t's region (every intermediate is written before it is
 // read within a step: poisoning the region before each step must change nothing).
 static void step_world(const fsHostReplay* h, const fsModel* m, fsData* d, int t) {
-  if (h->poison) memset(h->chip_mem + (size_t)t * h->chip.bytes, 0xff, (size_t)h->chip.bytes);
+  if (h->poison && h->chip.bytes)
+    memset(h->chip_mem + (size_t)t * h->chip.bytes, 0xff, (size_t)h->chip.bytes);
   fs_step(m, d);
 }
 

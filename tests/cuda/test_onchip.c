@@ -60,7 +60,7 @@ static void check_plan(const fsModel* m, const fsChipPlan* p, long budget) {
   for (int f = 0; f < FS_NDATA_FIELD; f++) {
     if (p->off[f] < 0) continue;
     const fsFieldInfo* fi = &fs_data_fields[f];
-    long bytes = (long)fs_field_rows(m, fi) * fi->cols * (long)fs_type_size(fi->type);
+    long bytes = (long)fs_field_bytes(m, fi);
     n++;
     sum += bytes;
     CHECK_MSG(fi->stage != FS_STAGE_STATE, "%s (the state) is on-chip", fi->name);
@@ -71,7 +71,7 @@ static void check_plan(const fsModel* m, const fsChipPlan* p, long budget) {
     for (int g = 0; g < FS_NDATA_FIELD; g++) { // no overlap
       if (g == f || p->off[g] < 0) continue;
       const fsFieldInfo* gi = &fs_data_fields[g];
-      long gb = (long)fs_field_rows(m, gi) * gi->cols * (long)fs_type_size(gi->type);
+      long gb = (long)fs_field_bytes(m, gi);
       CHECK_MSG(p->off[f] + bytes <= p->off[g] || p->off[g] + gb <= p->off[f], "%s and %s overlap",
                 fi->name, gi->name);
     }
@@ -114,7 +114,7 @@ static const char* run_pair(const fsReplayInputs* in, const fsModel* m, fsBatch*
     for (int f = 0; f < fs_data_nfield; f++) {
       const fsFieldInfo* fi = &fs_data_fields[f];
       if (plan->off[f] >= 0) continue;
-      size_t n = (size_t)NWORLD * fs_field_rows(m, fi) * fi->cols * fs_type_size(fi->type);
+      size_t n = (size_t)NWORLD * fs_field_bytes(m, fi);
       if (memcmp(*fs_field_ptr(&a->base, fi), *fs_field_ptr(&b->base, fi), n)) {
         *step = s;
         return fi->name;
@@ -176,7 +176,7 @@ int main(void) {
   fsChipPlan carry = all;
   const fsFieldInfo* ws = &fs_data_fields[FS_FIELD_qacc_warmstart];
   carry.off[FS_FIELD_qacc_warmstart] = carry.bytes;
-  carry.bytes += (int)((fs_field_rows(&m, ws) * ws->cols * fs_type_size(ws->type) + 15) / 16 * 16);
+  carry.bytes += (int)fs_chip_round(fs_field_bytes(&m, ws));
   carry.nfield++;
   if (warm(&in, &m, &a, &err) || warm(&in, &m, &b, &err)) return 1;
   differs = run_pair(&in, &m, &a, &b, &carry, chip, &step);
