@@ -28,7 +28,10 @@
 //     contacts make the steps chaotic, and a solve stops within its tolerance;
 //   float32: MuJoCo with the solver's inputs (rows, M and its factor, qacc_smooth,
 //     warm start) rounded to float32 (one solve), the state rounded (forward), the state
-//     rounded before every step (steps).
+//     rounded before every step (steps); forward and steps also from the rounded state
+//     moved by float32's epsilon (3 draws, as float64's): one rounding alone is a single
+//     sample of MuJoCo's sensitivity, and fell 1 % short of the float32 build's error in
+//     one world on another CPU (MuJoCo's SIMD paths give other last bits).
 // States must be equal in float64; in float32 a row may change state only where
 // MuJoCo's force is within the force bound of 0 (the row sits at its boundary).
 // Iteration counts: float64 equal in 9 worlds of 10 at least (those that differ are
@@ -232,7 +235,8 @@ static void round_state(const mjModel* mj, mjData* d) {
 
 // MuJoCo's steps (0: mj_forward) from the states ref, how = 0: as is; 1: the state off by
 // one float64 ulp (sign at random); 2: the state rounded to float32 before every step
-// (and before the forward); with model mj.
+// (and before the forward); 3: as 2, the first rounded state moved by float32's epsilon
+// (sign at random); with model mj.
 static mjData** run_steps(const mjModel* mj, mjData* const* ref, int nworld, int nstep, int how) {
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
@@ -243,12 +247,19 @@ static mjData** run_steps(const mjModel* mj, mjData* const* ref, int nworld, int
       for (int i = 0; i < mj->nv; i++)
         x->qvel[i] *= 1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-52;
     }
+    if (how == 3) { // rounded, then moved by float32's epsilon (2^-23 relative) up or down
+      round_state(mj, x);
+      for (int i = 0; i < mj->nq; i++)
+        x->qpos[i] = (float)(x->qpos[i] * (1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-23));
+      for (int i = 0; i < mj->nv; i++)
+        x->qvel[i] = (float)(x->qvel[i] * (1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-23));
+    }
     if (nstep == 0) {
       if (how == 2) round_state(mj, x);
       mj_forward(mj, x);
     }
     for (int s = 0; s < nstep; s++) {
-      if (how == 2) round_state(mj, x);
+      if (how >= 2) round_state(mj, x);
       mj_step(mj, x);
     }
   }
@@ -500,6 +511,7 @@ static int whole_steps(const fshRunner* r, const fsModel* m, const mjModel* mj, 
     Floors f = {{NULL}, {NULL}};
 #ifdef FS_REAL_FLOAT
     f.run[0] = run_steps(mj, ref, N, n, 2);
+    for (int j = 1; j < 4; j++) f.run[j] = run_steps(mj, ref, N, n, 3);
 #else
     mjModel* alt = mj_copyModel(NULL, mj);
     alt->opt.jacobian = mj_isSparse(mj) ? mjJAC_DENSE : mjJAC_SPARSE;
@@ -596,6 +608,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
     nbad += noslip_alone(r, &m, mj, ref, &f);
 #ifdef FS_REAL_FLOAT
     f.run[1] = run_steps(mj, ref, c->nworld, 0, 2);
+    for (int j = 2; j < 4; j++) f.run[j] = run_steps(mj, ref, c->nworld, 0, 3);
 #endif
     nbad += forward_chained(r, &m, mj, ref, &f);
     floors_free(&f, c->nworld);
