@@ -15,7 +15,7 @@ typedef struct fsBackend {
   void* self;
   void (*destroy)(void* self);
   int nthread;    // CPU threads (0 for the GPU)
-  char desc[256]; // "2 threads" / "2 threads, float32" / "NVIDIA H200 (...)"
+  char desc[384]; // "2 threads" / "2 threads, float32" / "NVIDIA H200 (...)"
 } fsBackend;
 
 /// Open plan r on a stepper of `kind` (bits: flysim's real; the cpu is float64),

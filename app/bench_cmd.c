@@ -36,7 +36,7 @@ typedef struct Options {
   int worlds[MAX_LIST], nworlds; // 0: auto
   char peer[32];
   char model[4096], targets[4096], out[4096], profile[4096], ncu[4096];
-  int threads, repeats, disable, quiet, plot, nstep, lanes;
+  int threads, repeats, disable, quiet, plot, nstep, lanes, max_contacts;
   double warmup_sec;
   char command_line[8192];
 } Options;
@@ -69,8 +69,10 @@ static void print_help(void) {
          "  --threads N             CPU threads of cpu and host (default: one per core)\n"
          "  --model PATH            model (default %s/mesh.mjb)\n"
          "  --targets PATH          clip (default %s/walking_clip.h5)\n"
-         "  --disable NAME          a MuJoCo disable flag (repeatable)\n"
-         "  --peer NAME             also run a peer (%s) beside the points: flygym\n"
+         "  --disable NAME          a MuJoCo disable flag (repeatable)\n",
+         fs_assets_dir(), fs_assets_dir());
+  fputs(FS_MAX_CONTACTS_HELP, stdout);
+  printf("  --peer NAME             also run a peer (%s) beside the points: flygym\n"
          "                          (FlyGym's own CPU loop) at the CPU points' worlds, up to\n"
          "                          16; mjx (MuJoCo MJX on JAX's device: FLYSIM_MJX_PYTHON,\n"
          "                          a Python with jax and mujoco-mjx) at the GPU points',\n"
@@ -98,7 +100,7 @@ static void print_help(void) {
          "Exit status: 0, 1 when a point or a peer failed (the others are still reported\n"
          "and saved; running out of device memory ends an auto sweep without failing), 2\n"
          "usage, 130 interrupted. The last line is a key=value summary.\n",
-         fs_assets_dir(), fs_assets_dir(), fs_bench_peer_names(), FS_WORLD_LANES);
+         fs_bench_peer_names(), FS_WORLD_LANES);
 }
 
 // Split a comma-separated list; each item through fn. -1 on a bad item.
@@ -160,7 +162,8 @@ enum {
   OPT_QUIET,
   OPT_LANES,
   OPT_PROFILE,
-  OPT_NCU
+  OPT_NCU,
+  OPT_MAX_CONTACTS
 };
 
 static int parse_one(int c, void* arg, fsError* err) {
@@ -222,34 +225,38 @@ static int parse_one(int c, void* arg, fsError* err) {
     return fs_copy_path_option("--profile", optarg, o->profile, sizeof o->profile, err);
   case OPT_NCU:
     return fs_copy_path_option("--ncu", optarg, o->ncu, sizeof o->ncu, err);
+  case OPT_MAX_CONTACTS:
+    return fs_parse_max_contacts(optarg, &o->max_contacts, err);
   default:
     return fs_fail(err, "internal: option %d", c);
   }
 }
 
 static int parse_options(int argc, char** argv, Options* o, fsError* err) {
-  static const struct option longopts[] = {{"backends", required_argument, NULL, OPT_BACKENDS},
-                                           {"backend", required_argument, NULL, OPT_BACKENDS},
-                                           {"precision", required_argument, NULL, OPT_PRECISION},
-                                           {"graph", required_argument, NULL, OPT_GRAPH},
-                                           {"record", required_argument, NULL, OPT_RECORD},
-                                           {"worlds", required_argument, NULL, OPT_WORLDS},
-                                           {"sim-steps", required_argument, NULL, OPT_STEPS},
-                                           {"warmup-sec", required_argument, NULL, OPT_WARMUP},
-                                           {"repeat", required_argument, NULL, OPT_REPEAT},
-                                           {"threads", required_argument, NULL, OPT_THREADS},
-                                           {"model", required_argument, NULL, OPT_MODEL},
-                                           {"targets", required_argument, NULL, OPT_TARGETS},
-                                           {"disable", required_argument, NULL, OPT_DISABLE},
-                                           {"peer", required_argument, NULL, OPT_PEER},
-                                           {"out", required_argument, NULL, OPT_OUT},
-                                           {"no-plot", no_argument, NULL, OPT_NO_PLOT},
-                                           {"quiet", no_argument, NULL, OPT_QUIET},
-                                           {"lanes", no_argument, NULL, OPT_LANES},
-                                           {"profile", required_argument, NULL, OPT_PROFILE},
-                                           {"ncu", required_argument, NULL, OPT_NCU},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {
+      {"backends", required_argument, NULL, OPT_BACKENDS},
+      {"backend", required_argument, NULL, OPT_BACKENDS},
+      {"precision", required_argument, NULL, OPT_PRECISION},
+      {"graph", required_argument, NULL, OPT_GRAPH},
+      {"record", required_argument, NULL, OPT_RECORD},
+      {"worlds", required_argument, NULL, OPT_WORLDS},
+      {"sim-steps", required_argument, NULL, OPT_STEPS},
+      {"warmup-sec", required_argument, NULL, OPT_WARMUP},
+      {"repeat", required_argument, NULL, OPT_REPEAT},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"model", required_argument, NULL, OPT_MODEL},
+      {"targets", required_argument, NULL, OPT_TARGETS},
+      {"disable", required_argument, NULL, OPT_DISABLE},
+      {"peer", required_argument, NULL, OPT_PEER},
+      {"out", required_argument, NULL, OPT_OUT},
+      {"no-plot", no_argument, NULL, OPT_NO_PLOT},
+      {"quiet", no_argument, NULL, OPT_QUIET},
+      {"lanes", no_argument, NULL, OPT_LANES},
+      {"profile", required_argument, NULL, OPT_PROFILE},
+      {"ncu", required_argument, NULL, OPT_NCU},
+      {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   int cuda = fs_backend_have_cuda();
   o->backend[0] = cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
@@ -272,6 +279,9 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
     return fs_fail(err, "--no-plot only applies with --out DIR; fix: add --out DIR or drop it");
   if (o->lanes && o->peer[0])
     return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
+  if (o->lanes && o->max_contacts)
+    return fs_fail(err, "--lanes profiles the step's lanes, which the contact buffer's size does "
+                        "not change; fix: drop --max-contacts");
   const char* prof = o->profile[0] ? "--profile" : o->ncu[0] ? "--ncu" : NULL;
   if (prof && !(o->nbackend == 1 && o->backend[0] == FS_BACKEND_CUDA && o->nbits == 1 &&
                 o->ngraph == 1 && o->nrecord == 1 && o->nworlds == 1 && !o->peer[0]))
@@ -436,7 +446,8 @@ static int load(Session* s, fsError* err) {
   s->in = (fsBenchInputs){
       s->inputs.m,     o->model,   &s->inputs.targets,
       &s->inputs.bind, o->nstep,   (int)lround(o->warmup_sec / s->inputs.m->opt.timestep),
-      o->threads,      o->repeats, record_dir(o)};
+      o->threads,      o->repeats, record_dir(o),
+      o->max_contacts};
   s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
   return s->rows ? 0 : -1;
 }
@@ -475,10 +486,13 @@ static int run(Session* s, fsError* err) {
   if (o->out[0] && fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
   printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
   printf("model   %s, clip %s\n", o->model, o->targets);
+  char bound[64] = "";
+  if (o->max_contacts)
+    snprintf(bound, sizeof bound, ", at most %d a world (host, cuda)", o->max_contacts);
   printf("bench   %d timed steps a repeat, %d repeats, %d warm-up steps before each; contacts "
-         "%s\n\n",
+         "%s%s\n\n",
          s->in.nstep, s->in.repeats, s->in.nwarmup,
-         s->inputs.m->opt.disableflags & mjDSBL_CONTACT ? "off" : "on");
+         s->inputs.m->opt.disableflags & mjDSBL_CONTACT ? "off" : "on", bound);
   fs_bench_print_header(stdout);
   for (int b = 0; b < o->nbackend && !s->interrupted; b++) {
     fsBackendKind kind = (fsBackendKind)o->backend[b];

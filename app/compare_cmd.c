@@ -39,7 +39,7 @@ typedef struct Options {
   int backends_given;
   int precision; // flysim's steppers without a :f32 / :f64
   char model[4096], model_b[4096], targets[4096], targets_b[4096];
-  int worlds, threads, disable, quiet, stages, plot;
+  int worlds, threads, disable, quiet, stages, plot, max_contacts;
   long sim_steps;
   double sim_duration_sec, warmup_sec;
   int floor_mode; // -1: from B's precision
@@ -74,8 +74,10 @@ static void print_help(void) {
          "  --sim-steps N           steps compared (default 2000: 0.2 s)\n"
          "  --sim-duration-sec S    simulated seconds instead\n"
          "  --warmup-sec S          warm-up before step 0, as flysim replay (default 0.05)\n"
-         "  --disable NAME          a MuJoCo disable flag for both (repeatable)\n"
-         "  --floor ulp|f32|f32-step\n"
+         "  --disable NAME          a MuJoCo disable flag for both (repeatable)\n",
+         fs_assets_dir(), fs_assets_dir());
+  fputs(FS_MAX_CONTACTS_HELP, stdout);
+  printf("  --floor ulp|f32|f32-step\n"
          "                          the floor run: A's state moved one ulp of A's real after\n"
          "                          the warm-up (ulp), rounded to float32 then (f32), or A\n"
          "                          with its model and clip rounded to float32 and its state\n"
@@ -106,8 +108,7 @@ static void print_help(void) {
          "bound), 1 error, 2 usage error, 130 interrupted (what was compared is reported\n"
          "and saved). The last line is a key=value summary.\n"
          "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's passive forces by\n"
-         "(1 + x): a deliberately broken stepper, which the comparison must catch.\n",
-         fs_assets_dir(), fs_assets_dir());
+         "(1 + x): a deliberately broken stepper, which the comparison must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.
@@ -165,6 +166,7 @@ static int parse_floor(const char* s, Options* o, fsError* err) {
 
 enum {
   OPT_BACKENDS = 256,
+  OPT_MAX_CONTACTS,
   OPT_PRECISION,
   OPT_MODEL,
   OPT_MODEL_B,
@@ -223,6 +225,8 @@ static int parse_one(int c, void* arg, fsError* err) {
     return fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err);
   case OPT_DISABLE:
     return fs_parse_disable(optarg, &o->disable, err);
+  case OPT_MAX_CONTACTS:
+    return fs_parse_max_contacts(optarg, &o->max_contacts, err);
   case OPT_FLOOR:
     return parse_floor(optarg, o, err);
   case OPT_MAX_RATIO:
@@ -263,6 +267,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
       {"sim-duration-sec", required_argument, NULL, OPT_DURATION},
       {"warmup-sec", required_argument, NULL, OPT_WARMUP},
       {"disable", required_argument, NULL, OPT_DISABLE},
+      {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
       {"floor", required_argument, NULL, OPT_FLOOR},
       {"max-ratio", required_argument, NULL, OPT_MAX_RATIO},
       {"angle-threshold", required_argument, NULL, OPT_ANGLE},
@@ -297,6 +302,10 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
     return fs_fail(err, "--no-plot only applies with --save DIR; fix: add --save DIR or drop it");
   for (int k = 0; k < 2; k++)
     if (!o->side[k].bits) o->side[k].bits = o->side[k].kind == FS_BACKEND_CPU ? 64 : o->precision;
+  if (o->max_contacts && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
+    return fs_fail(err, "--max-contacts bounds the buffers of flysim's stepper, and both sides "
+                        "are MuJoCo's cpu stepper; fix: drop --max-contacts, or compare with "
+                        "host or cuda (e.g. --backends cpu,host)");
   if (o->stages && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
     return fs_fail(err, "--stages checks flysim's stepper against MuJoCo, and both backends are "
                         "cpu (MuJoCo); fix: --backends cpu,host or cpu,cuda");
@@ -351,6 +360,7 @@ static int load_input(const Options* o, const char* model, const char* targets, 
   if (fs_replay_plan(&in->plan, in->inputs.m, model, &in->inputs.targets, &in->inputs.bind,
                      o->worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
+  in->plan.max_contacts = o->max_contacts; // host and cuda; the cpu's arena has no bound
   in->loaded = 1;
   if (in_float) fs_model_round_to_float(in->inputs.m); // after the plan: the clip keeps its rows
   return EXIT_OK;

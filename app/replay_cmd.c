@@ -72,6 +72,7 @@ static int prepare(Session* s, fsError* err) {
   if (fs_replay_plan(&s->plan, s->inputs.m, o->model, &s->inputs.targets, &s->inputs.bind,
                      o->worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
+  s->plan.max_contacts = o->max_contacts;
   // Recorded with --save-data; the grid video's worlds (cpu with one world: its
   // replay.mp4 already shows it).
   int grid = o->save_data[0] && o->video && (o->backend != FS_BACKEND_CPU || o->worlds > 1);
@@ -266,6 +267,7 @@ static int run(Session* s, fsError* err) {
   fsError run_err = {{0}};
   int failed = fs_replay_run(&s->plan, ops, s->be.self, &ropt, &res, &run_err);
   res.problem_worlds = fs_replay_report_worlds(&s->plan, ops, s->be.self, 20);
+  res.peak_contacts = fs_replay_peak_contacts(&s->plan, ops, s->be.self);
 
   char reason[1200];
   if (failed)
@@ -278,14 +280,19 @@ static int run(Session* s, fsError* err) {
   printf("Replayed %lld steps x %d world%s in %.3f s: %.4g world-steps/s, %.3gx realtime%s\n",
          res.steps, s->plan.nworld, s->plan.nworld == 1 ? "" : "s", res.wall_s,
          res.world_steps_per_s, res.realtime, res.interrupted ? " (interrupted)" : "");
+  printf("Contacts: at most %d in a world's step, warm-up included (what --max-contacts must "
+         "hold: host and cuda)\n",
+         res.peak_contacts);
   fflush(stdout);
   fsError close_err = {{0}};
   int close_failed = finish_outputs(s, &res, reason, h5path, &close_err);
 
   printf("summary backend=%s precision=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
-         "world_steps_per_s=%.6g realtime_x=%.6g problem_worlds=%d interrupted=%d\n",
+         "world_steps_per_s=%.6g realtime_x=%.6g peak_contacts=%d problem_worlds=%d "
+         "interrupted=%d\n",
          ops->name, precision_name(&s->opt), s->plan.nworld, s->be.nthread, res.steps, res.wall_s,
-         res.world_steps_per_s, res.realtime, res.problem_worlds, res.interrupted ? 1 : 0);
+         res.world_steps_per_s, res.realtime, res.peak_contacts, res.problem_worlds,
+         res.interrupted ? 1 : 0);
   fflush(stdout);
   if (failed) {
     *err = run_err;

@@ -94,7 +94,8 @@ int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError*
   fprintf(f,
           "stepper,backend,precision,graph,record,worlds,threads,steps,repeats,world_steps_per_s,"
           "world_steps_per_s_min,world_steps_per_s_max,realtime_x,world_bytes,model_bytes,"
-          "onchip_bytes,registers,local_bytes,shared_bytes,block_threads,occupancy,problem_worlds,"
+          "onchip_bytes,contacts_per_world,registers,local_bytes,shared_bytes,block_threads,"
+          "occupancy,problem_worlds,"
           "peer,ok,"
           "error\n");
   for (int i = 0; i < n; i++) {
@@ -103,15 +104,16 @@ int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError*
     snprintf(error, sizeof error, "%s", r->error);
     for (char* c = error; *c; c++)
       if (*c == ',' || *c == '\n' || *c == '"') *c = ';';
-    fprintf(f,
-            "%s,%s,f%d,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.0f,%.0f,%d,%d,%d,%d,%d,%.4f,%d,%d,"
-            "%d,%s\n",
-            r->stepper, r->peer ? r->stepper : fs_backend_kind_name(r->p.kind), r->p.bits,
-            graph_name(r), record_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats,
-            r->wsps_median, r->wsps_min, r->wsps_max, r->realtime_median, r->cost.world_bytes,
-            r->cost.model_bytes, r->cost.chip_bytes, r->cost.registers, r->cost.local_bytes,
-            r->cost.shared_bytes, r->cost.block_threads, r->cost.occupancy, r->problem_worlds,
-            r->peer, r->ok, error);
+    fprintf(
+        f,
+        "%s,%s,f%d,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.0f,%.0f,%d,%d,%d,%d,%d,%d,%.4f,%d,%d,"
+        "%d,%s\n",
+        r->stepper, r->peer ? r->stepper : fs_backend_kind_name(r->p.kind), r->p.bits,
+        graph_name(r), record_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats,
+        r->wsps_median, r->wsps_min, r->wsps_max, r->realtime_median, r->cost.world_bytes,
+        r->cost.model_bytes, r->cost.chip_bytes, r->cost.contacts, r->cost.registers,
+        r->cost.local_bytes, r->cost.shared_bytes, r->cost.block_threads, r->cost.occupancy,
+        r->problem_worlds, r->peer, r->ok, error);
   }
   if (fclose(f)) return fs_fail(err, "%s: write failed: %s", path, strerror(errno));
   return 0;
@@ -158,8 +160,10 @@ static void json_row(FILE* f, const fsBenchRow* r) {
   fs_json_number(f, r->wsps_max);
   fprintf(f, ", \"realtime_x\": ");
   fs_json_number(f, r->realtime_median);
-  fprintf(f, ", \"world_bytes\": %.0f, \"model_bytes\": %.0f, \"onchip_bytes\": %d",
-          r->cost.world_bytes, r->cost.model_bytes, r->cost.chip_bytes);
+  fprintf(f,
+          ", \"world_bytes\": %.0f, \"model_bytes\": %.0f, \"onchip_bytes\": %d, "
+          "\"contacts_per_world\": %d",
+          r->cost.world_bytes, r->cost.model_bytes, r->cost.chip_bytes, r->cost.contacts);
   if (r->cost.has_kernel) {
     fprintf(f,
             ", \"kernel\": {\"registers\": %d, \"local_bytes\": %d, \"shared_bytes\": %d, "

@@ -116,6 +116,7 @@ int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* o
     fs_bench_row_error(out, "%s", err.msg);
     return 0;
   }
+  plan.max_contacts = p->kind == FS_BACKEND_CPU ? 0 : in->max_contacts;
   if (p->kind == FS_BACKEND_CUDA && !p->graph)
     setenv("FLYSIM_NO_GRAPH", "1", 1);
   else

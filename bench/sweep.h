@@ -28,6 +28,7 @@ typedef struct fsBenchInputs {
   int threads;            // CPU threads (0: one per core)
   int repeats;            // R
   const char* record_dir; // where a recording point writes its file (removed after)
+  int max_contacts;       // host and cuda: contacts a world holds (0: every pair's slots)
 } fsBenchInputs;
 
 /// One row of the table.
@@ -36,7 +37,7 @@ typedef struct fsBenchRow {
   fsBenchPoint p;
   int peer;       // 1: a peer's row (bench/peers)
   int nthread;    // CPU threads (0: the GPU)
-  char desc[256]; // the backend's description
+  char desc[384]; // the backend's description
   int nstep, repeats;
   double wsps_median, wsps_min, wsps_max; // world-steps/s over the repeats
   double realtime_median;

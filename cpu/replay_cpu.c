@@ -64,9 +64,10 @@ static void note_warnings(World* wd, int step) {
 
 // Count a step whose Newton solve ran to opt.iterations in some island: MuJoCo keeps
 // one statistics entry per iteration, its Newton's with line-search evaluations,
-// noslip's without.
+// noslip's without. And the step's contacts (the world's peak).
 static void note_solver(World* wd, const mjModel* m) {
   const mjData* d = wd->d;
+  if (d->ncon > wd->st.peak_contacts) wd->st.peak_contacts = d->ncon;
   int nisland = d->nisland ? d->nisland : (d->nefc ? 1 : 0);
   for (int k = 0; k < nisland && k < mjNISLAND; k++) {
     if (fs_mj_newton_iterations(d, k) >= m->opt.iterations) {

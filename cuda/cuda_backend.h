@@ -16,7 +16,7 @@ typedef struct fsCudaBackend {
   void* self;
   void (*destroy)(void* self);
   int uses_graph; // 0 under FLYSIM_NO_GRAPH=1
-  char desc[256]; // "NVIDIA H200 (sm_90, ...), CUDA runtime 13.0, float32"
+  char desc[384]; // "NVIDIA H200 (sm_90, ...), CUDA runtime 13.0, float32"
 } fsCudaBackend;
 
 /// Open plan r on the current GPU in float32 (bits 32) or float64 (bits 64).

@@ -16,7 +16,7 @@ typedef struct fsHostBackend {
   void* self;
   void (*destroy)(void* self);
   int nthread;    // threads used
-  char desc[256]; // "2 threads, float32"
+  char desc[384]; // "2 threads, float32"
 } fsHostBackend;
 
 /// Open plan r on nthread CPU threads (0: one per core) in float32 (bits 32) or

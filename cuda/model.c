@@ -838,6 +838,17 @@ void fs_model_free(fsModel* m) {
   }
 }
 
+void fs_model_bound_contacts(fsModel* m, int n) {
+  if (n <= 0 || n >= m->nprecon) return;
+  m->nconmax = n;
+  if (!m->nefcmax) return; // no rows (built for the collision stage, or none to make)
+  int rows = 0;            // the most rows one contact makes
+  for (int p = 0; p < m->npair; p++)
+    rows = contact_rows(m->pair_dim[p]) > rows ? contact_rows(m->pair_dim[p]) : rows;
+  if ((long)n * rows < m->nefcmax) m->nefcmax = n * rows;
+  m->nefcJ = m->nefcmax * m->njmax;
+}
+
 size_t fs_model_bytes(const fsModel* m) {
   size_t n = 0;
   for (int f = 0; f < fs_model_nfield; f++) n += fs_field_bytes(m, &fs_model_fields[f]);
@@ -848,4 +859,9 @@ size_t fs_world_bytes(const fsModel* m) {
   size_t n = 0;
   for (int f = 0; f < fs_data_nfield; f++) n += fs_field_bytes(m, &fs_data_fields[f]);
   return n;
+}
+
+void fs_world_describe(const fsModel* m, char* out, size_t n) {
+  snprintf(out, n, "%d contacts, %d rows, %.0f KiB a world", m->nconmax, m->nefcmax,
+           (double)fs_world_bytes(m) / 1024.0);
 }

@@ -40,6 +40,13 @@ static const int kOrder[] = {
     FS_FIELD_contact_solreffriction, FS_FIELD_contact_solimp, FS_FIELD_contact_adhesion,
     FS_FIELD_contact_pair, FS_FIELD_contact_mu};
 
+long fs_chip_all_bytes(const fsModel* m) {
+  long n = 0;
+  for (size_t k = 0; k < sizeof kOrder / sizeof *kOrder; k++)
+    n += (long)fs_chip_round(fs_field_bytes(m, &fs_data_fields[kOrder[k]]));
+  return n;
+}
+
 void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
   memset(out, 0, sizeof *out);
   for (int f = 0; f < FS_NDATA_FIELD; f++) out->off[f] = -1;
@@ -47,6 +54,8 @@ void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
   for (size_t k = 0; k < sizeof kOrder / sizeof *kOrder; k++) {
     const fsFieldInfo* f = &fs_data_fields[kOrder[k]];
     long n = (long)fs_chip_round(fs_field_bytes(m, f));
+    out->nallow += n > 0;
+    out->allow_bytes += n;
     if (n == 0 || used + n > budget) continue;
     out->off[kOrder[k]] = (int)used;
     out->nfield++;
@@ -55,9 +64,10 @@ void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
   out->bytes = (int)used;
 }
 
-long fs_chip_budget(long deflt, fsError* err) {
+long fs_chip_budget(long deflt, long all, fsError* err) {
   const char* s = getenv("FLYSIM_ONCHIP_BYTES");
   if (!s || !*s) return deflt;
+  if (!strcmp(s, "all")) return all;
   char* end;
   errno = 0;
   long v = strtol(s, &end, 10);
@@ -65,7 +75,7 @@ long fs_chip_budget(long deflt, fsError* err) {
     fs_fail(err,
             "FLYSIM_ONCHIP_BYTES='%s' is not a number of bytes; fix: unset it (the default: "
             "what keeps the SM's resident worlds), or give the bytes of each world's "
-            "intermediates to keep on-chip (0: none)",
+            "intermediates to keep on-chip (0: none; all: every one)",
             s);
     return -1;
   }

@@ -45,6 +45,8 @@ typedef struct fsChipPlan {
   int bytes;
   int nfield; // fields on-chip
   int off[FS_NDATA_FIELD];
+  int nallow;       // fields of the model that may go on-chip (its intermediates)
+  long allow_bytes; // what all of them take a world: the budget that keeps them all on-chip
 } fsChipPlan;
 
 /// n bytes rounded up to a whole number of FS_CHIP_ALIGN.
@@ -65,8 +67,9 @@ FS_HD void fs_data_on_chip(const fsModel* m, const fsData* base, int w, const fs
 #undef FS_X
 }
 
-#define fs_chip_plan   FS_PREC(fs_chip_plan)
-#define fs_chip_budget FS_PREC(fs_chip_budget)
+#define fs_chip_plan      FS_PREC(fs_chip_plan)
+#define fs_chip_budget    FS_PREC(fs_chip_budget)
+#define fs_chip_all_bytes FS_PREC(fs_chip_all_bytes)
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,10 +79,13 @@ extern "C" {
 /// go on-chip, in the order above, each taken if it still fits.
 void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out);
 
+/// The bytes a world's intermediates take: every field fs_chip_plan may take.
+long fs_chip_all_bytes(const fsModel* m);
+
 /// The budget per world: FLYSIM_ONCHIP_BYTES if set (0 keeps everything in global
-/// memory), else deflt. -1 with an error naming the variable if it is not a number of
-/// bytes.
-long fs_chip_budget(long deflt, fsError* err);
+/// memory; "all": `all`, every intermediate), else deflt. -1 with an error naming the
+/// variable if it is neither a number of bytes nor "all".
+long fs_chip_budget(long deflt, long all, fsError* err);
 
 #ifdef __cplusplus
 }

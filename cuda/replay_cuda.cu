@@ -44,8 +44,9 @@ struct fsCudaReplay {
   cudaEvent_t copied[2];                 // half h copied to the host
   int *d_nseen, *d_first, *d_first_step; // (N) warnings seen, first warning, its step
   int *d_limit, *d_error;                // (N) steps at the solver's limit, failed solves
+  int* d_peak;                           // (N) the most contacts made in a step
   int *h_warn, *h_first, *h_first_step;  // host copies for world_status
-  int *h_limit, *h_error;
+  int *h_limit, *h_error, *h_peak;
   int status_fresh;
   cudaGraphExec_t graph[2][2]; // [replay][FS_STEPS_PER_LAUNCH steps, else one]
   cudaEvent_t done[2];         // half h's block stepped
@@ -65,13 +66,16 @@ struct ReplayArgs {
   int K, nq;           // the video's worlds and their qpos size
   float* render;       // (2 x cap x K x nq)
   int *nseen, *first, *first_step, *limit, *errors; // (N) world health
+  int* peak;                                        // (N) the most contacts made in a step
   int iterations;                                   // the solver's limit
 };
 
 // World w's health after the step at replay step `step` (lane 0): the first warning
 // and its step, steps whose Newton solve (an island's) ran to the iteration limit,
-// failed solves.
+// failed solves, the most contacts the collision made (kept or dropped).
 __device__ static void world_health(const ReplayArgs& a, const fsData* d, int w, int step) {
+  int made = d->ncon[0] + d->contact_overflow[0];
+  if (made > a.peak[w]) a.peak[w] = made;
   int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
   for (int k = 0; k < ni && k < FS_NISLAND; k++)
     hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= a.iterations;
@@ -167,6 +171,7 @@ static int launch_steps(fsCudaReplay* c, int replay, int nstep, fsError* err) {
   a.first_step = c->d_first_step;
   a.limit = c->d_limit;
   a.errors = c->d_error;
+  a.peak = c->d_peak;
   a.iterations = c->hm.iterations;
   const fsChipPlan* plan = fs_device_chip_plan(c->dev);
   const fsModel* models = fs_device_world_models(c->dev);
@@ -293,6 +298,7 @@ static int cuda_warmup(void* self, fsError* err) {
   FS_CUDA_TRY(cudaMemsetAsync(c->d_first_step, 0xff, c->N * sizeof(int), c->stream), err);
   FS_CUDA_TRY(cudaMemsetAsync(c->d_limit, 0, c->N * sizeof(int), c->stream), err);
   FS_CUDA_TRY(cudaMemsetAsync(c->d_error, 0, c->N * sizeof(int), c->stream), err);
+  FS_CUDA_TRY(cudaMemsetAsync(c->d_peak, 0, c->N * sizeof(int), c->stream), err);
   if (run_steps(c, 0, c->r->nwarmup, err)) return -1;
   FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
   c->status_fresh = 0;
@@ -380,6 +386,7 @@ static int fetch_status(fsCudaReplay* c, fsError* err) {
       err);
   FS_CUDA_TRY(cudaMemcpyAsync(c->h_limit, c->d_limit, nw, cudaMemcpyDeviceToHost, c->stream), err);
   FS_CUDA_TRY(cudaMemcpyAsync(c->h_error, c->d_error, nw, cudaMemcpyDeviceToHost, c->stream), err);
+  FS_CUDA_TRY(cudaMemcpyAsync(c->h_peak, c->d_peak, nw, cudaMemcpyDeviceToHost, c->stream), err);
   FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
   c->status_fresh = 1;
   return 0;
@@ -403,6 +410,7 @@ static void cuda_world_status(void* self, int w, fsWorldStatus* st) {
   }
   st->solver_limit = c->h_limit[w];
   st->solver_error = c->h_error[w];
+  st->peak_contacts = c->h_peak[w];
 }
 
 // qpos and ncon of every world into double / int host arrays.
@@ -452,6 +460,7 @@ static int cuda_cost(void* self, fsBackendCost* out, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
   memset(out, 0, sizeof *out);
   out->world_bytes = (double)fs_world_bytes(&c->hm);
+  out->contacts = c->hm.nconmax;
   out->model_bytes = (double)fs_model_bytes(&c->hm);
   fsKernelInfo k;
   const void* kernel = replay_kernel_of(c);
@@ -544,14 +553,17 @@ static int alloc_buffers(fsCudaReplay* c, fsError* err) {
       device_alloc(&c->d_nseen, (size_t)c->N, err) ||
       device_alloc(&c->d_first, (size_t)c->N, err) ||
       device_alloc(&c->d_first_step, (size_t)c->N, err) ||
-      device_alloc(&c->d_limit, (size_t)c->N, err) || device_alloc(&c->d_error, (size_t)c->N, err))
+      device_alloc(&c->d_limit, (size_t)c->N, err) ||
+      device_alloc(&c->d_error, (size_t)c->N, err) || device_alloc(&c->d_peak, (size_t)c->N, err))
     return -1;
   c->h_warn = (int*)fs_calloc(err, "world warnings", (size_t)c->N * FS_NWARNING, sizeof(int));
   c->h_first = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
   c->h_first_step = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
   c->h_limit = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
   c->h_error = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
-  if (!c->h_warn || !c->h_first || !c->h_first_step || !c->h_limit || !c->h_error) return -1;
+  c->h_peak = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
+  if (!c->h_warn || !c->h_first || !c->h_first_step || !c->h_limit || !c->h_error || !c->h_peak)
+    return -1;
   for (int h = 0; h < 2; h++)
     FS_CUDA_TRY(cudaEventCreateWithFlags(&c->done[h], cudaEventDisableTiming), err);
   return 0;
@@ -569,8 +581,16 @@ static int set_chip_plan(fsCudaReplay* c, fsError* err) {
   const void* kernel = replay_kernel_of(c);
   long share = fs_device_chip_budget(c->dev, kernel, 1, err);
   long most = fs_device_chip_budget(c->dev, kernel, 0, err);
-  long budget = share < 0 || most < 0 ? -1 : fs_chip_budget(share, err);
+  long all = fs_chip_all_bytes(&c->hm);
+  long budget = share < 0 || most < 0 ? -1 : fs_chip_budget(share, all, err);
   if (budget < 0) return -1;
+  const char* env = getenv("FLYSIM_ONCHIP_BYTES");
+  if (env && !strcmp(env, "all") && all > most)
+    return fs_fail(err,
+                   "FLYSIM_ONCHIP_BYTES=all: a world's intermediates take %ld bytes, and each of "
+                   "a block's %d worlds has %ld; fix: more lanes a world (FLYSIM_WORLD_LANES=32: "
+                   "4 worlds a block), a smaller --max-contacts, or a number of bytes",
+                   all, FS_BLOCK_THREADS / fs_device_lanes(c->dev), most);
   fsChipPlan plan;
   fs_chip_plan(&c->hm, budget < most ? budget : most, &plan);
   if (fs_device_set_chip_plan(c->dev, &plan, err)) return -1;
@@ -582,7 +602,9 @@ static int set_chip_plan(fsCudaReplay* c, fsError* err) {
 // World w's host model (fs_device_set_world_models' source).
 static int build_world(void* arg, int w, fsModel* out, fsError* err) {
   const fsCudaReplay* c = (const fsCudaReplay*)arg;
-  return fs_model_build(c->r->world_model[w], c->r->model_path, out, err);
+  if (fs_model_build(c->r->world_model[w], c->r->model_path, out, err)) return -1;
+  fs_model_bound_contacts(out, c->r->max_contacts);
+  return 0;
 }
 
 fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
@@ -599,6 +621,7 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   c->use_graph = !(env && !strcmp(env, "1"));
   // The model check first: what the GPU stepper cannot run is worth knowing anywhere.
   if (fs_model_build(r->m, r->model_path, &c->hm, err)) goto fail;
+  fs_model_bound_contacts(&c->hm, r->max_contacts);
 
   if (fs_cuda_device_count() == 0) {
     fs_fail(err, "--backend cuda: no CUDA device (no NVIDIA GPU or driver on this machine); fix: "
@@ -636,7 +659,7 @@ void fs_cuda_destroy(fsCudaReplay* c) {
   if (c->copy) FS_CUDA_WARN(cudaStreamDestroy(c->copy));
   void* dev_ptrs[] = {c->d_geom_leg,   c->d_table, c->d_start,  c->d_actuator, c->d_counter,
                       c->d_src,        c->d_index, c->d_render, c->d_nseen,    c->d_first,
-                      c->d_first_step, c->d_limit, c->d_error};
+                      c->d_first_step, c->d_limit, c->d_error,  c->d_peak};
   for (void* p : dev_ptrs)
     if (p) FS_CUDA_WARN(cudaFree(p));
   for (int k = 0; k < FS_NSERIES; k++) {
@@ -650,6 +673,7 @@ void fs_cuda_destroy(fsCudaReplay* c) {
   free(c->h_first);
   free(c->h_first_step);
   free(c->h_limit);
+  free(c->h_peak);
   free(c->h_error);
   fs_device_destroy(c->dev);
   fs_model_free(&c->hm);
@@ -683,10 +707,13 @@ void fs_cuda_describe(const fsCudaReplay* c, char* out, size_t n) {
     return;
   }
   const fsChipPlan* plan = fs_device_chip_plan(c->dev);
+  char world[128];
+  fs_world_describe(&c->hm, world, sizeof world);
   snprintf(out, n,
-           "%s (sm_%d%d, %d SMs, %.1f GiB, %d MHz), driver %d.%d, CUDA runtime %d.%d, %s, %d lanes "
-           "a world, %d fields (%d B) a world on-chip",
+           "%s (sm_%d%d, %d SMs, %.1f GiB, %d MHz), driver %d.%d, CUDA runtime %d.%d, %s, %s, %d "
+           "lanes a world, %d of %d intermediates (%d B of %.1f KiB) a world on-chip",
            p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0,
            khz / 1000, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10, FS_REAL_NAME,
-           fs_device_lanes(c->dev), plan->nfield, plan->bytes);
+           world, fs_device_lanes(c->dev), plan->nfield, plan->nallow, plan->bytes,
+           (double)plan->allow_bytes / 1024.0);
 }

@@ -68,8 +68,11 @@ static void note_warnings(fsHostReplay* h, int w, const fsData* d, int step) {
     }
 }
 
-// Steps whose Newton solve (an island's) ran to the iteration limit; failed solves.
+// Steps whose Newton solve (an island's) ran to the iteration limit; failed solves; the
+// most contacts the collision made (those kept and those the buffer dropped).
 static void note_solver(fsHostReplay* h, int w, const fsData* d) {
+  int made = d->ncon[0] + d->contact_overflow[0];
+  if (made > h->st[w].peak_contacts) h->st[w].peak_contacts = made;
   int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
   for (int k = 0; k < ni && k < FS_NISLAND; k++)
     hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= h->m.iterations;
@@ -243,6 +246,7 @@ static int host_cost(void* self, fsBackendCost* out, fsError* err) {
   fsHostReplay* h = self;
   memset(out, 0, sizeof *out);
   out->world_bytes = (double)fs_world_bytes(&h->m);
+  out->contacts = h->m.nconmax;
   out->model_bytes = (double)fs_model_bytes(&h->m);
   out->chip_bytes = h->chip.bytes;
   return 0;
@@ -261,7 +265,7 @@ const fsBackendOps fs_host_ops = {"host",
 // The GPU's on-chip plan (FLYSIM_ONCHIP_BYTES or its default budget) and a region per
 // thread; FLYSIM_ONCHIP_POISON (a test switch) 1 fills it with NaN before every step.
 static int set_chip(fsHostReplay* h, fsError* err) {
-  long budget = fs_chip_budget(FS_CHIP_DEFAULT_BYTES, err);
+  long budget = fs_chip_budget(FS_CHIP_DEFAULT_BYTES, fs_chip_all_bytes(&h->m), err);
   if (budget < 0) return -1;
   fs_chip_plan(&h->m, budget, &h->chip);
   const char* p = getenv("FLYSIM_ONCHIP_POISON");
@@ -283,12 +287,15 @@ fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   h->nthread = nthread;
   if (fs_host_test_switches(err)) goto fail;
   if (fs_model_build(r->m, r->model_path, &h->m, err)) goto fail;
+  fs_model_bound_contacts(&h->m, r->max_contacts);
   if (fs_batch_alloc(&h->m, r->nworld, &h->b, err)) goto fail;
   if (r->world_model) {
     h->wm = fs_calloc(err, "the worlds' models", (size_t)r->nworld, sizeof *h->wm);
     if (!h->wm) goto fail;
-    for (int w = 0; w < r->nworld; w++)
+    for (int w = 0; w < r->nworld; w++) {
       if (fs_model_build(r->world_model[w], r->model_path, &h->wm[w], err)) goto fail;
+      fs_model_bound_contacts(&h->wm[w], r->max_contacts);
+    }
   }
   h->st = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *h->st);
   h->nseen = fs_calloc(err, "world health", (size_t)r->nworld, sizeof(int));
@@ -327,9 +334,14 @@ int fs_host_threads(const fsHostReplay* h) {
 }
 
 void fs_host_describe(const fsHostReplay* h, char* out, size_t n) {
-  int k = snprintf(out, n, "%d thread%s, %s, %d fields (%d B) a world on-chip as on the GPU%s",
-                   h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME, h->chip.nfield,
-                   h->chip.bytes, h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
+  char world[128];
+  fs_world_describe(&h->m, world, sizeof world);
+  int k = snprintf(out, n,
+                   "%d thread%s, %s, %s, %d of %d intermediates (%d B of %.1f KiB) a world "
+                   "on-chip as on the GPU%s",
+                   h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME, world, h->chip.nfield,
+                   h->chip.nallow, h->chip.bytes, (double)h->chip.allow_bytes / 1024.0,
+                   h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
   if (fs_test_perturb_passive != 0 && k > 0 && (size_t)k < n)
     snprintf(out + k, n - k, ", passive force x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
              fs_test_perturb_passive);

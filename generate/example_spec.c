@@ -15,6 +15,8 @@ const char* fs_gen_example_spec(void) {
          "# disable: [contact]             # MuJoCo disable flags\n"
          "backend: cpu                     # cpu (MuJoCo), host or cuda (flysim's stepper)\n"
          "precision: f32                   # host and cuda: f32 or f64\n"
+         "# max_contacts: 32               # host and cuda: contacts a world holds (default:\n"
+         "#                                # every pair's bound; beyond it: a problem world)\n"
          "worlds: 8                        # trajectories\n"
          "steps: 2000                      # steps per trajectory (0.2 s at 1e-4 s)\n"
          "record_every: 10                 # keep every 10th step (1 kHz)\n"

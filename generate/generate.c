@@ -151,6 +151,7 @@ static int run_block(Run* r, int k, fsGenResult* res, fsError* err) {
         goto done;
     plan.world_model = (const mjModel* const*)wm;
   }
+  plan.max_contacts = s->max_contacts;
   fsGenInit gi = {s, r->params + (size_t)w0 * FS_NAXIS, w0};
   plan.init_world = fs_gen_init_world;
   plan.init_arg = &gi;

@@ -361,10 +361,12 @@ static int parse_top(Ctx* c, const char* key, yaml_node_t* v, fsGenSpec* s) {
     s->precision = p && !strcmp(p, "f32") ? 32 : p && !strcmp(p, "f64") ? 64 : 0;
     return s->precision ? 0 : fail_at(c, v, key, "'%s'; fix: f32 or f64", p ? p : "?");
   }
+  if (!strcmp(key, "max_contacts"))
+    return to_int(c, v, key, 1, 1L << 20, &x) ? -1 : (s->max_contacts = (int)x, 0);
   if (!strcmp(key, "vary")) return 1; // after the targets are known
   return fail_at(c, v, key,
                  "unknown key; fix: one of model, targets, disable, worlds, steps, record_every, "
-                 "block_worlds, seed, warmup_sec, record, backend, precision, vary");
+                 "block_worlds, seed, warmup_sec, record, backend, precision, max_contacts, vary");
 }
 
 int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s, fsError* err) {
@@ -413,6 +415,14 @@ int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s
   }
   if (!s->record) {
     fs_fail(err, "%s: record is empty; fix: e.g. record: [angles, qpos, qvel]", path);
+    goto done;
+  }
+  if (s->max_contacts && s->backend == FS_BACKEND_CPU) {
+    fs_fail(err,
+            "%s: max_contacts bounds the buffers of flysim's stepper, and backend is cpu "
+            "(MuJoCo's mj_step, whose arena grows with the contacts); fix: drop max_contacts, "
+            "or backend: host or cuda",
+            path);
     goto done;
   }
   rc = 0;

@@ -66,9 +66,10 @@ typedef struct fsGenSpec {
   int worlds, steps, record_every, block_worlds;
   double warmup_sec;
   uint64_t seed;
-  unsigned record; // fsSeriesId bits
-  int backend;     // fsBackendKind
-  int precision;   // 32 or 64 (host, cuda)
+  unsigned record;  // fsSeriesId bits
+  int backend;      // fsBackendKind
+  int precision;    // 32 or 64 (host, cuda)
+  int max_contacts; // host, cuda: contacts a world holds (fsReplay.max_contacts; 0: all)
   fsDist axis[FS_NAXIS];
 } fsGenSpec;
 

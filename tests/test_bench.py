@@ -85,6 +85,14 @@ def test_record(tmp):
           f"bench.csv record column: {rows}")
     check(not [n for n in os.listdir(out_dir) if n.endswith(".h5")],
           f"the recording is removed: {os.listdir(out_dir)}")
+    # --max-contacts: the host's worlds hold that many (the column), the cpu's no bound
+    rc, out, err = run("--backends", "cpu,host", "--worlds", "1", "--sim-steps", "50", "--repeat",
+                       "1", "--max-contacts", "24", "--out", out_dir, "--no-plot", "--quiet")
+    with open(os.path.join(out_dir, "bench.csv")) as f:
+        rows = {r["stepper"]: r for r in csv.DictReader(f)}
+    check(rc == 0 and rows["host:f32"]["contacts_per_world"] == "24"
+          and rows["cpu"]["contacts_per_world"] == "0" and "at most 24 a world" in out,
+          f"bench --max-contacts 24: {rc} {rows} {err!r}")
     rc, _, err = run("--record", "maybe")
     check(rc == 2 and "--record" in err, f"--record maybe: {rc} {err!r}")
 

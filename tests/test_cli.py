@@ -39,7 +39,8 @@ def test_help():
     for opt in ["--backend", "--model", "--targets", "--worlds", "--threads",
                 "--sim-duration-sec", "--sim-steps", "--warmup-sec", "--save-data",
                 "--profile", "--disable", "--mujoco-timing", "--no-video", "--no-plots",
-                "--plot-leg", "--record", "--render-worlds", "--quiet", "--help"]:
+                "--plot-leg", "--record", "--render-worlds", "--max-contacts", "--quiet",
+                "--help"]:
         check(opt in out, f"--help documents {opt}")
     rc, out, _ = run("--version")
     check(rc == 0 and "MuJoCo 3.16" in out, "--version names MuJoCo's version")
@@ -130,6 +131,43 @@ def test_runtime_errors(tmp):
                   f"cuda {precision} without a GPU: exit {rc}, {err!r}")
     rc, _, err = run("replay", "--save-data", "/proc/forbidden/dir", "--sim-steps", "10")
     check(rc == 1 and "/proc/forbidden" in err, f"unwritable --save-data: {err!r}")
+
+
+def test_max_contacts(tmp):
+    """--max-contacts: the contact buffer of flysim's stepper; refused on cpu, said in the
+    header, the peak in the summary and the file, and a bound too small flagged with the
+    fix (tests/cuda/test_contact_bound.c checks the physics: bit-identical at the peak)."""
+    for args, text in ((["--max-contacts", "16"], "--backend cuda or --backend host"),
+                       (["--backend", "host", "--max-contacts", "0"], "--max-contacts"),
+                       (["--backend", "host", "--max-contacts", "many"], "not an integer")):
+        rc, _, err = run("replay", *args)
+        check(rc == 2 and text in err and "fix:" in err, f"replay {args}: {rc} {err!r}")
+    rc, out, err = run("replay", "--sim-steps", "300", "--worlds", "2", "--quiet")
+    peak = int(summary(out).get("peak_contacts", 0))
+    check(rc == 0 and peak > 0 and f"at most {peak} in a world's step" in out,
+          f"cpu reports its peak contacts: {out!r}")
+    out_dir = os.path.join(tmp, "bounded")
+    rc, out, err = run("replay", "--backend", "host", "--precision", "f64", "--sim-steps", "300",
+                       "--worlds", "2", "--max-contacts", str(peak), "--save-data", out_dir,
+                       "--record", "qpos", "--no-video", "--no-plots", "--quiet")
+    s = summary(out)
+    check(rc == 0 and s.get("problem_worlds") == "0" and s.get("peak_contacts") == str(peak)
+          and f"{peak} contacts, {4 * peak} rows" in out,
+          f"host bounded at the cpu's peak ({peak}): {s} {out!r}")
+    with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
+        check(f["world_peak_contacts"][:].max() == peak, "the file keeps each world's peak")
+    rc, out, err = run("replay", "--backend", "host", "--sim-steps", "300", "--worlds", "2",
+                       "--max-contacts", str(peak - 4), "--quiet")
+    s = summary(out)
+    check(rc == 0 and s.get("problem_worlds") == "2" and "contact-buffer-full" in err
+          and f"fix: --max-contacts {peak} or more" in err,
+          f"a bound under the peak is flagged with the fix: {s} {err!r}")
+    # FLYSIM_ONCHIP_BYTES=all: every intermediate on-chip (the host runs the GPU's plan)
+    os.environ["FLYSIM_ONCHIP_BYTES"] = "all"
+    rc, out, err = run("replay", "--backend", "host", "--sim-steps", "10", "--max-contacts", "24")
+    del os.environ["FLYSIM_ONCHIP_BYTES"]
+    m = re.search(r"(\d+) of (\d+) intermediates", out)
+    check(rc == 0 and m and m.group(1) == m.group(2), f"FLYSIM_ONCHIP_BYTES=all: {out!r}")
 
 
 def test_run_and_file(tmp):
@@ -236,6 +274,7 @@ def main():
         test_precision_usage()
         test_runtime_errors(tmp)
         test_host_backend(tmp)
+        test_max_contacts(tmp)
         test_run_and_file(tmp)
         test_ctrl_c(tmp)
         test_sigkill(tmp)

@@ -278,6 +278,8 @@ def test_errors(tmp):
         ("record: [angles, wings]\n", "unknown series 'wings'"),
         ("steps: [1\n", "not valid YAML"),
         ("targets: [/nonexistent/clip.h5]\n", "/nonexistent/clip.h5"),
+        ("max_contacts: 16\n", "max_contacts bounds the buffers of flysim's stepper"),
+        ("backend: host\nmax_contacts: 0\n", "spec.yaml:2: max_contacts"),
     ]
     for text, want in bad:
         spec = write(tmp, "spec.yaml", text)

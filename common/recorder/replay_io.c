@@ -146,9 +146,9 @@ int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBa
   char path[4096];
   snprintf(path, sizeof path, "%s", fs_recorder_path(rec));
   int* warn = calloc((size_t)r->nworld * mjNWARNING, sizeof(int));
-  int* first = calloc((size_t)r->nworld * 3, sizeof(int)); // first, solver limit, error
+  int* first = calloc((size_t)r->nworld * 4, sizeof(int)); // first, limit, error, contacts
   if (rc == 0 && warn && first) {
-    int *limit = first + r->nworld, *serr = first + 2 * r->nworld;
+    int *limit = first + r->nworld, *serr = first + 2 * r->nworld, *peak = first + 3 * r->nworld;
     for (int w = 0; w < r->nworld; w++) {
       fsWorldStatus st;
       ops->world_status(self, w, &st);
@@ -156,6 +156,7 @@ int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBa
       first[w] = st.first_warning >= 0 ? st.first_warning_step : INT_MIN;
       limit[w] = st.solver_limit;
       serr[w] = st.solver_error;
+      peak[w] = st.peak_contacts;
     }
     const char* names[mjNWARNING];
     for (int i = 0; i < mjNWARNING; i++) names[i] = fs_warning_name(i);
@@ -171,10 +172,13 @@ int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBa
         write_ints(f, path, "world_solver_limit_steps", 1, dims, H5T_STD_I32LE, H5T_NATIVE_INT,
                    limit, "steps of each world whose Newton solve ran to opt.iterations", err) ||
         write_ints(f, path, "world_solver_error_steps", 1, dims, H5T_STD_I32LE, H5T_NATIVE_INT,
-                   serr, "steps of each world whose solve failed (a rank-deficient Hessian)", err))
+                   serr, "steps of each world whose solve failed (a rank-deficient Hessian)",
+                   err) ||
+        write_ints(f, path, "world_peak_contacts", 1, dims, H5T_STD_I32LE, H5T_NATIVE_INT, peak,
+                   "the most contacts each world made in one step, warm-up included", err))
       rc = -1;
   } else if (rc == 0) {
-    rc = fs_fail_oom(err, "world status", (double)r->nworld * (mjNWARNING + 3) * sizeof(int));
+    rc = fs_fail_oom(err, "world status", (double)r->nworld * (mjNWARNING + 4) * sizeof(int));
   }
   free(warn);
   free(first);

@@ -8,7 +8,7 @@
 //   /joint_names (J)  /actuator_names (A)  /point_names (P)  /target_joint_index (A)
 //   /world_start (N)  /world_warnings (N, W) int32  /warning_names (W)
 //   /world_first_warning_step (N)  /world_solver_limit_steps (N)
-//   /world_solver_error_steps (N)
+//   /world_solver_error_steps (N)  /world_peak_contacts (N)
 //   attributes: units, timestep, model_file, targets_file, mujoco_version,
 //   flysim_version, command_line, backend, precision, nworld, steps_planned,
 //   steps_recorded, warmup_steps, recorded, created, complete, stop_reason

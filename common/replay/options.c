@@ -88,8 +88,8 @@ void fs_print_replay_help(void) {
       "                          --cuda-graph-trace=node), writing PATH.nsys-rep\n"
       "  --disable NAME          switch off a MuJoCo feature for both backends, as the\n"
       "                          model's <flag NAME=\"disable\"/> would (repeatable;\n"
-      "                          e.g. contact, gravity, spring, damper, actuation)\n"
-      "  --quiet                 no progress line\n"
+      "                          e.g. contact, gravity, spring, damper, "
+      "actuation)\n" FS_MAX_CONTACTS_HELP "  --quiet                 no progress line\n"
       "  -h, --help              this text\n");
   printf("\n"
          "The last line printed is a summary a script can parse (key=value pairs).\n"
@@ -123,6 +123,13 @@ int fs_parse_seconds(const char* opt, const char* s, int allow_zero, double* out
     return fs_fail(err, "%s: '%s' is not a %s number of seconds; fix: e.g. %s 0.5", opt, s,
                    allow_zero ? "non-negative" : "positive", opt);
   *out = v;
+  return 0;
+}
+
+int fs_parse_max_contacts(const char* s, int* out, fsError* err) {
+  long v = 0;
+  if (fs_parse_positive_int("--max-contacts", s, 1L << 20, &v, err)) return -1;
+  *out = (int)v;
   return 0;
 }
 
@@ -226,7 +233,8 @@ enum {
   OPT_NO_PLOTS,
   OPT_PLOT_LEG,
   OPT_RECORD,
-  OPT_RENDER_WORLDS
+  OPT_RENDER_WORLDS,
+  OPT_MAX_CONTACTS
 };
 
 // The outputs' options (--mujoco-timing, --no-video, --no-plots, --plot-leg): 1 if c
@@ -272,6 +280,10 @@ static int check_combinations(fsReplayOptions* o, fsError* err) {
                         "MuJoCo's own mj_step in float64; fix: drop --precision, or add "
                         "--backend cuda or --backend host");
   if (!o->precision) o->precision = 32;
+  if (o->max_contacts && o->backend == FS_BACKEND_CPU)
+    return fs_fail(err, "--max-contacts bounds the buffers of flysim's stepper; the cpu backend "
+                        "is MuJoCo's own mj_step, whose arena grows with the contacts; fix: drop "
+                        "--max-contacts, or add --backend cuda or --backend host");
   if (o->mujoco_timing && o->backend != FS_BACKEND_CPU)
     return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
                         "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
@@ -311,6 +323,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {"plot-leg", required_argument, NULL, OPT_PLOT_LEG},
       {"record", required_argument, NULL, OPT_RECORD},
       {"render-worlds", required_argument, NULL, OPT_RENDER_WORLDS},
+      {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -396,6 +409,9 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       break;
     case OPT_QUIET:
       o->quiet = 1;
+      break;
+    case OPT_MAX_CONTACTS:
+      if (fs_parse_max_contacts(optarg, &o->max_contacts, err)) return -1;
       break;
     case 'h':
       fs_print_replay_help();

@@ -34,6 +34,7 @@ typedef struct fsReplayOptions {
   int render_worlds;       // --render-worlds K: worlds in the grid video (default 9)
   int render_worlds_set;   // --render-worlds was given
   int disable;             // --disable NAME: mjtDisableBit flags added to the model's
+  int max_contacts;        // --max-contacts N (host, cuda): contacts a world holds (0: all)
   int quiet;               // --quiet: no progress line
   char command_line[8192]; // argv joined, for the HDF5 attributes
 } fsReplayOptions;
@@ -63,6 +64,16 @@ int fs_parse_positive_double(const char* opt, const char* s, double* out, fsErro
 int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsError* err);
 /// --disable NAME: the flag added to *mask.
 int fs_parse_disable(const char* s, int* mask, fsError* err);
+/// --max-contacts N: contacts a world of flysim's stepper holds (fsReplay.max_contacts).
+int fs_parse_max_contacts(const char* s, int* out, fsError* err);
+
+/// --max-contacts in every verb's --help (two columns, as the verbs print theirs).
+#define FS_MAX_CONTACTS_HELP                                                                       \
+  "  --max-contacts N        host, cuda: a world holds N contacts and the rows they make\n"        \
+  "                          (default: every pair's bound, which no world can exceed);\n"          \
+  "                          memory per world scales with N. A world that makes more keeps\n"      \
+  "                          the first N in MuJoCo's order and is a problem world (MuJoCo's\n"     \
+  "                          CONTACTFULL warning). The cpu backend has no such bound\n"
 
 struct option;
 

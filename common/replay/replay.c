@@ -241,6 +241,16 @@ int fs_world_has_problem(const fsWorldStatus* st) {
   return any;
 }
 
+int fs_replay_peak_contacts(const fsReplay* r, const fsBackendOps* ops, void* self) {
+  int peak = 0;
+  for (int w = 0; w < r->nworld; w++) {
+    fsWorldStatus st;
+    ops->world_status(self, w, &st);
+    peak = st.peak_contacts > peak ? st.peak_contacts : peak;
+  }
+  return peak;
+}
+
 int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,
                             int verbose_limit) {
   int nbad = 0;
@@ -259,6 +269,11 @@ int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* se
                 st.solver_error == 1 ? "" : "s");
       for (int i = 0; i < mjNWARNING; i++)
         if (st.warnings[i]) fprintf(stderr, " %s x%d", fs_warning_name(i), st.warnings[i]);
+      if (st.warnings[mjWARN_CONTACTFULL] && r->max_contacts)
+        fprintf(stderr,
+                " (it made up to %d contacts in a step, --max-contacts keeps %d; fix: "
+                "--max-contacts %d or more)",
+                st.peak_contacts, r->max_contacts, st.peak_contacts);
       if (st.first_warning >= 0 && st.first_warning_step != INT_MIN)
         fprintf(stderr, " (first: %s at %s step %d)", fs_warning_name(st.first_warning),
                 st.first_warning_step < 0 ? "warm-up" : "replay",

@@ -51,6 +51,9 @@ typedef struct fsReplay {
   long* world_start;  // (N) target row of each world's first step
   fsRecordLayout rec; // what the blocks record (common/replay/record.h): nothing by default
   int nrender;        // K: worlds 0..K-1 keep their whole qpos every step (the video)
+  int max_contacts;   // contacts a world of flysim's stepper (host, cuda) holds, and the
+                      // rows they make (--max-contacts); 0: every pair's slots. MuJoCo's
+                      // cpu stepper grows its arena instead (no such bound)
   // Per-world variation (flysim generate); NULL/none in a replay:
   const mjModel* const* world_model; // (N) world w's model (same sizes as m), or NULL: m
   void (*init_world)(void* arg, int w, const mjModel* m, mjData* d); // after each reset
@@ -97,6 +100,8 @@ typedef struct fsWorldStatus {
   int solver_limit;         // steps whose Newton solve (an island's) ran to opt.iterations
   int solver_error;         // steps whose solve failed (the GPU stepper's rank-deficient
                             // Hessian, where MuJoCo would stop with an error)
+  int peak_contacts;        // the most contacts the world's collision made in one step
+                            // (kept or not: what --max-contacts must hold), warm-up included
 } fsWorldStatus;
 
 /// What a stepper's worlds cost: memory, and on a GPU its step kernel.
@@ -104,6 +109,8 @@ typedef struct fsBackendCost {
   double world_bytes; // one world's data
   double model_bytes; // what the worlds share
   int chip_bytes;     // of world_bytes, what the step keeps on-chip (cuda/onchip.h)
+  int contacts;       // contacts a world holds (fsReplay.max_contacts or every pair's
+                      // slots); 0: no bound (MuJoCo's arena, cpu)
   int has_kernel;     // the kernel fields are set (cuda)
   int registers;      // per thread
   int local_bytes;    // per thread: stack and register spills
@@ -169,6 +176,7 @@ typedef struct fsRunResult {
   int interrupted;          // signal number that stopped the run, or 0
   int problem_worlds;       // worlds with MuJoCo warnings or errors, or solves that ran to
                             // the iteration limit or failed
+  int peak_contacts;        // the most contacts any world made in one step (fsWorldStatus)
 } fsRunResult;
 
 /// A hook at the edges of the timed loop (profilers, timers); non-zero stops the run.
@@ -215,6 +223,9 @@ int fs_world_has_problem(const fsWorldStatus* st);
 /// Print each problem world (stderr) and count them.
 int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,
                             int verbose_limit);
+
+/// The most contacts any world made in one step (fsWorldStatus.peak_contacts).
+int fs_replay_peak_contacts(const fsReplay* r, const fsBackendOps* ops, void* self);
 
 #ifdef __cplusplus
 }
