@@ -7,7 +7,8 @@
 # short replay with contacts, the NVTX ranges of a real run, a throughput sweep over
 # worlds with contacts on (flysim bench), the same at 4, 8 and 16 lanes a world and
 # without the on-chip plan, the cost of recording every series beside the loop (flysim
-# bench --record off,on) and one Nsight Compute report of the replay kernel;
+# bench --record off,on), one Nsight Compute report of the replay kernel, and the sweep's
+# points again with a bounded contact buffer (--max-contacts);
 # a table last.
 #
 # Binaries come from a bundle built on the development machine
@@ -91,7 +92,8 @@ fi
 
 note "== GPU tests"
 for t in cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu \
-  cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64; do
+  cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64 \
+  cuda_contact_bound_gpu; do
   step "$t" 150 "${bundled[@]}" "$b/bin/$t"
 done
 
@@ -212,6 +214,13 @@ if command -v ncu >/dev/null; then
 else
   row "ncu: not on PATH"
 fi
+
+note "== a bounded contact buffer (--max-contacts 24: the walk's worlds make at most 18):"
+note "   memory per world and throughput, both precisions, 16384 and 65536 worlds"
+if step bench_bounded 200 "${bundled[@]}" "$flysim" bench --backends cuda --precision f32,f64 \
+  --max-contacts 24 --worlds 16384,65536 --sim-steps 100 --repeat 3 --out "$res/bench-bounded" \
+  --no-plot --quiet; then :; fi
+while read -r line; do row "  bounded: $line"; done < <(grep -sE '^cuda' "$logs/bench_bounded.log")
 
 note "== CPU for scale: MuJoCo's mj_step, contacts on, one world per thread"
 ncpu=$(nproc)

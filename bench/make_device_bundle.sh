@@ -27,11 +27,13 @@ if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # the device's arch only, no MPI: a smal
     -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON >/dev/null
   cmake --build "$build" -j "$(nproc)" --target flysim test_record test_nvtx_ranges flysim_nvtx_inject \
     cuda_stages_gpu cuda_replay_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu \
-    cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64 >/dev/null
+    cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64 \
+    cuda_contact_bound_gpu >/dev/null
 fi
 [ -x "$build/flysim" ] || { echo "make_device_bundle: no $build/flysim" >&2; exit 1; }
 tests=(cuda_stages_gpu cuda_replay_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu
-       cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64)
+       cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64
+       cuda_contact_bound_gpu)
 for t in "${tests[@]}"; do
   [ -x "$build/tests/cuda/$t" ] ||
     { echo "make_device_bundle: $t was not built (nvcc missing?)" >&2; exit 1; }
