@@ -40,13 +40,6 @@ static const int kOrder[] = {
     FS_FIELD_contact_solreffriction, FS_FIELD_contact_solimp, FS_FIELD_contact_adhesion,
     FS_FIELD_contact_pair, FS_FIELD_contact_mu};
 
-long fs_chip_all_bytes(const fsModel* m) {
-  long n = 0;
-  for (size_t k = 0; k < sizeof kOrder / sizeof *kOrder; k++)
-    n += (long)fs_chip_round(fs_field_bytes(m, &fs_data_fields[kOrder[k]]));
-  return n;
-}
-
 void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
   memset(out, 0, sizeof *out);
   for (int f = 0; f < FS_NDATA_FIELD; f++) out->off[f] = -1;
@@ -80,4 +73,10 @@ long fs_chip_budget(long deflt, long all, fsError* err) {
     return -1;
   }
   return v;
+}
+
+long fs_chip_all_bytes(const fsModel* m) {
+  fsChipPlan none; // a plan within no budget still adds up what it may take
+  fs_chip_plan(m, 0, &none);
+  return none.allow_bytes;
 }
