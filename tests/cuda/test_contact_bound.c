@@ -185,6 +185,7 @@ int main(void) {
 
   free(a);
   free(b);
+  fs_replay_binding_free(&bind);
   fs_targets_free(&t);
   mj_deleteModel(mj);
   return fs_test_finish("cuda_contact_bound");
