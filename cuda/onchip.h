@@ -13,6 +13,13 @@
 // runs the same plan over a per-thread region, which its test fills with NaN before
 // every step (FLYSIM_ONCHIP_POISON): the results must not change by a bit.
 //
+// Fields share bytes where their lives do not overlap: each field lives from the first
+// to the last phase of the step whose code refers to it (cuda/onchip.c's table, checked
+// against the code by scripts/onchip_lifetimes.py), so the collision's per-slot scratch,
+// the frames and the RNE's arrays, the Hessian and noslip's rows take turns in the same
+// region. Lanes meet (FS_SYNC) at the end of every phase, so no lane writes a field while
+// another still reads the one it replaces.
+//
 // Which fields, in order, until the budget is spent (fs_chip_plan): the solver's
 // vectors over dofs (read and written by every Newton iteration and line search), M
 // (every iteration's M x), M's factor (the first Newton direction; qacc_smooth), the
@@ -46,8 +53,36 @@ typedef struct fsChipPlan {
   int nfield; // fields on-chip
   int off[FS_NDATA_FIELD];
   int nallow;       // fields of the model that may go on-chip (its intermediates)
-  long allow_bytes; // what all of them take a world: the budget that keeps them all on-chip
+  long allow_bytes; // what all of them take a world, sharing bytes where their lifetimes
+                    // allow: the budget that keeps them all on-chip
+  long sum_bytes;   // ... side by side (what sharing saves: sum_bytes - allow_bytes)
 } fsChipPlan;
+
+/// The phases of fs_step (cuda/stage_forward.h) in order, as the plan times a field's
+/// life: the stages, the constraint stage by its parts (rows, islands and warm start;
+/// Newton; noslip; the results).
+enum {
+  FS_CHIP_KINEMATICS = 0,
+  FS_CHIP_COM_POS,
+  FS_CHIP_MAKE_M,
+  FS_CHIP_FACTOR_M,
+  FS_CHIP_COLLISION,
+  FS_CHIP_MAKE_CONSTRAINT,
+  FS_CHIP_TRANSMISSION,
+  FS_CHIP_ACTUATOR_VELOCITY,
+  FS_CHIP_COM_VEL,
+  FS_CHIP_PASSIVE,
+  FS_CHIP_REFERENCE_CONSTRAINT,
+  FS_CHIP_RNE,
+  FS_CHIP_ACTUATION,
+  FS_CHIP_ACCELERATION,
+  FS_CHIP_SOLVER_SETUP,
+  FS_CHIP_NEWTON,
+  FS_CHIP_NOSLIP,
+  FS_CHIP_SOLVER_RESULTS,
+  FS_CHIP_EULER,
+  FS_CHIP_NPHASE
+};
 
 /// n bytes rounded up to a whole number of FS_CHIP_ALIGN.
 FS_HD size_t fs_chip_round(size_t n) {
@@ -70,14 +105,20 @@ FS_HD void fs_data_on_chip(const fsModel* m, const fsData* base, int w, const fs
 #define fs_chip_plan      FS_PREC(fs_chip_plan)
 #define fs_chip_budget    FS_PREC(fs_chip_budget)
 #define fs_chip_all_bytes FS_PREC(fs_chip_all_bytes)
+#define fs_chip_lifetime  FS_PREC(fs_chip_lifetime)
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /// The plan for model m within `budget` bytes per world (0: none): the fields that may
-/// go on-chip, in the order above, each taken if it still fits.
+/// go on-chip, in the order above, each at the lowest offset where it fits beside the
+/// fields already placed whose lifetimes overlap its own (first fit).
 void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out);
+
+/// The phases [*first, *last] in which the step's code refers to data field `field`, if
+/// it may go on-chip (1); else 0.
+int fs_chip_lifetime(int field, int* first, int* last);
 
 /// The bytes a world's intermediates take: every field fs_chip_plan may take.
 long fs_chip_all_bytes(const fsModel* m);

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The lifetimes of a world's data fields within one step, read off the stage code.
+
+For every data field of cuda/fields.h, the first and the last phase of fs_step
+(cuda/stage_forward.h) whose code refers to it (`d->field`), following the calls of
+each phase's function through every FS_HD function of cuda/*.h. cuda/onchip.c's plan
+lets two fields share on-chip bytes only where these ranges do not overlap, so its
+table (kChip: field, first phase, last phase) must cover what the code does:
+
+  scripts/onchip_lifetimes.py            print the table the code implies
+  scripts/onchip_lifetimes.py --check    exit 1 if cuda/onchip.c's table ends a field
+                                         earlier, or starts it later, than the code
+                                         (the ctest cuda_onchip_lifetimes)
+
+The analysis is conservative: a reference anywhere in a function counts for every
+phase that calls it, and a reference in fs_fwd_constraint's own body counts for all
+of its phases.
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CUDA = os.path.join(ROOT, "cuda")
+
+# fs_step's phases in order: the stage functions fs_forward and fs_euler call (the
+# constraint stage by its parts), as cuda/onchip.h's fsChipPhase lists them.
+PHASES = [
+    ("KINEMATICS", ["fs_kinematics"]),
+    ("COM_POS", ["fs_com_pos"]),
+    ("MAKE_M", ["fs_make_m"]),
+    ("FACTOR_M", ["fs_factor_m"]),
+    ("COLLISION", ["fs_collision"]),
+    ("MAKE_CONSTRAINT", ["fs_make_constraint"]),
+    ("TRANSMISSION", ["fs_transmission"]),
+    ("ACTUATOR_VELOCITY", ["fs_actuator_velocity"]),
+    ("COM_VEL", ["fs_com_vel"]),
+    ("PASSIVE", ["fs_passive"]),
+    ("REFERENCE_CONSTRAINT", ["fs_reference_constraint"]),
+    ("RNE", ["fs_rne"]),
+    ("ACTUATION", ["fs_fwd_actuation"]),
+    ("ACCELERATION", ["fs_fwd_acceleration"]),
+    ("SOLVER_SETUP", ["fsi_solver_rows", "fsi_islands", "fsi_warmstart", "fsi_island"]),
+    ("NEWTON", ["fsi_newton"]),
+    ("NOSLIP", ["fsi_noslip_islands"]),
+    ("SOLVER_RESULTS", ["fsi_solver_results"]),
+    ("EULER", ["fs_euler"]),
+]
+CONSTRAINT_BODY = "fs_fwd_constraint"  # its own refs: SOLVER_SETUP .. SOLVER_RESULTS
+
+
+def data_fields():
+    text = open(os.path.join(CUDA, "fields.h")).read()
+    body = text[text.index("#define FS_DATA_FIELDS(X)"):]
+    body = body[:body.index("\n\n")]
+    return re.findall(r"X\(\s*\w+\s*,\s*(\w+)\s*,", body)
+
+
+def functions():
+    """name -> body of every FS_HD function in cuda/*.h."""
+    out = {}
+    head = re.compile(r"^FS_HD\b[^;{]*?\b(\w+)\s*\(", re.M)
+    for name in sorted(os.listdir(CUDA)):
+        if not name.endswith(".h"):
+            continue
+        text = open(os.path.join(CUDA, name)).read()
+        for m in head.finditer(text):
+            brace = text.find("{", m.end())
+            semi = text.find(";", m.end())
+            if brace < 0 or (0 <= semi < brace):
+                continue  # a declaration
+            depth, i = 0, brace
+            while True:
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+            out[m.group(1)] = text[brace:i]
+    return out
+
+
+def refs(funcs, fields):
+    """name -> fields its code refers to, calls followed."""
+    fieldset = set(fields)
+    direct = {f: {x for x in re.findall(r"\bd->(\w+)", b) if x in fieldset}
+              for f, b in funcs.items()}
+    calls = {f: {x for x in re.findall(r"\b(\w+)\s*\(", b) if x in funcs and x != f}
+             for f, b in funcs.items()}
+    memo = {}
+
+    def closure(f, seen):
+        if f in memo:
+            return memo[f]
+        seen = seen | {f}
+        acc = set(direct[f])
+        for g in calls[f]:
+            if g not in seen:
+                acc |= closure(g, seen)
+        memo[f] = acc
+        return acc
+
+    return {f: closure(f, frozenset()) for f in funcs}
+
+
+def lifetimes():
+    fields = data_fields()
+    funcs = functions()
+    r = refs(funcs, fields)
+    span = {}
+    for k, (_, fns) in enumerate(PHASES):
+        for fn in fns:
+            if fn not in funcs:
+                sys.exit(f"onchip_lifetimes: no function {fn} in cuda/*.h")
+            for x in r[fn]:
+                lo, hi = span.get(x, (k, k))
+                span[x] = (min(lo, k), max(hi, k))
+    setup = [p for p, _ in PHASES].index("SOLVER_SETUP")
+    results = [p for p, _ in PHASES].index("SOLVER_RESULTS")
+    own = {x for x in re.findall(r"\bd->(\w+)", funcs[CONSTRAINT_BODY]) if x in set(fields)}
+    for x in own:
+        lo, hi = span.get(x, (setup, results))
+        span[x] = (min(lo, setup), max(hi, results))
+    return span
+
+
+def table_in_onchip_c():
+    text = open(os.path.join(CUDA, "onchip.c")).read()
+    rows = re.findall(r"\{FS_FIELD_(\w+),\s*FS_CHIP_(\w+),\s*FS_CHIP_(\w+)\}", text)
+    return {f: (a, b) for f, a, b in rows}
+
+
+def main():
+    span = lifetimes()
+    names = [p for p, _ in PHASES]
+    if "--check" not in sys.argv:
+        for f, (lo, hi) in sorted(span.items(), key=lambda kv: kv[1]):
+            print(f"{f:28s} {names[lo]:22s} {names[hi]}")
+        return 0
+    table = table_in_onchip_c()
+    if not table:
+        print("onchip_lifetimes: no kChip table in cuda/onchip.c")
+        return 1
+    bad = 0
+    for f, (a, b) in sorted(table.items()):
+        if f not in span:
+            print(f"{f}: cuda/onchip.c lists it, and no phase refers to it")
+            bad += 1
+            continue
+        lo, hi = span[f]
+        if a not in names or b not in names:
+            print(f"{f}: unknown phase {a} or {b}")
+            bad += 1
+        elif names.index(a) > lo or names.index(b) < hi:
+            print(f"{f}: cuda/onchip.c says {a}..{b}, the code refers to it in {names[lo]}.."
+                  f"{names[hi]}; fix: widen its row in kChip")
+            bad += 1
+    print(f"onchip_lifetimes: {len(table)} fields checked, {bad} wrong")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
