@@ -117,6 +117,20 @@ if [ -x "$b/bin/h5diff" ]; then
       "$res/onchip-default/replay.h5" "$res/onchip-0/replay.h5" "$d"
   done
 fi
+note "   every intermediate on-chip (32 lanes a world, 18 contacts: 38 KiB a world in float32)"
+note "   against none at the same width, to the bit"
+for chip in all 0; do
+  step "onchip32_$chip" 90 "${bundled[@]}" FLYSIM_WORLD_LANES=32 FLYSIM_ONCHIP_BYTES=$chip \
+    "$flysim" replay --backend cuda --worlds 64 --sim-steps 400 --warmup-sec 0.005 --quiet \
+    --max-contacts 18 --save-data "$res/onchip32-$chip" --record angles,qpos,qvel,forces,legs \
+    --no-video --no-plots || true
+done
+if [ -x "$b/bin/h5diff" ]; then
+  for d in /qpos /qvel /leg_contact_force; do
+    step "onchip32_same${d//\//_}" 30 "${bundled[@]}" "$b/bin/h5diff" \
+      "$res/onchip32-all/replay.h5" "$res/onchip32-0/replay.h5" "$d"
+  done
+fi
 
 note "== flysim generate with per-world models (kp, friction, mass): cuda f64 vs host f64"
 for be in cuda host; do
@@ -189,13 +203,17 @@ if step bench_f64 240 "${bundled[@]}" "$flysim" bench --backends cuda --precisio
   --worlds 1024,16384 --sim-steps "$steps" --repeat 3 --out "$res/bench-f64" --no-plot --quiet; then :; fi
 while read -r line; do row "  $line"; done < <(grep -sE '^cuda' "$logs/bench_f64.log")
 
-note "== lanes per world (FLYSIM_WORLD_LANES) and on-chip bytes (float32, 16384 worlds)"
-for cfg in "4 -" "8 -" "16 -" "4 0"; do
+note "== lanes per world (FLYSIM_WORLD_LANES) and on-chip bytes (float32, 16384 worlds); last,"
+note "   every intermediate on-chip at 32 lanes a world and 18 contacts (4 worlds an SM)"
+for cfg in "4 - 0" "8 - 0" "16 - 0" "4 0 0" "32 all 18"; do
   set -- $cfg
-  name="bench_lanes$1$([ "$2" = 0 ] && echo _noonchip)"
+  name="bench_lanes$1$([ "$2" = 0 ] && echo _noonchip)$([ "$2" = all ] && echo _allonchip)"
+  bound=()
+  [ "$3" != 0 ] && bound=(--max-contacts "$3")
   if step "$name" 150 "${bundled[@]}" FLYSIM_WORLD_LANES=$1 \
-    FLYSIM_ONCHIP_BYTES=$([ "$2" = 0 ] && echo 0) "$flysim" bench --backends cuda --precision f32 \
-    --worlds 16384 --sim-steps "$steps" --repeat 3 --out "$res/$name" --no-plot --quiet; then :; fi
+    FLYSIM_ONCHIP_BYTES=$([ "$2" != - ] && echo "$2") "$flysim" bench --backends cuda \
+    --precision f32 "${bound[@]}" --worlds 16384 --sim-steps "$steps" --repeat 3 \
+    --out "$res/$name" --no-plot --quiet; then :; fi
   while read -r line; do row "  $name: $line"; done < <(grep -sE '^cuda' "$logs/$name.log")
 done
 
