@@ -115,6 +115,11 @@ static const struct {
 
 enum { kNChip = sizeof kChip / sizeof *kChip };
 
+// 1 if kChip[k] is alive in some phase of [first, last].
+static int alive_within(int k, int first, int last) {
+  return kChip[k].last >= first && kChip[k].first <= last;
+}
+
 // The lowest offset (a multiple of FS_CHIP_ALIGN) where n bytes live over phases
 // [first, last] without touching a placed field whose phases overlap those, or -1 if
 // none fits the budget. First fit over the candidates: 0 and every such field's end.
@@ -123,14 +128,13 @@ static long first_fit(const long* off, const long* size, const int* placed, int 
   long best = -1;
   for (int c = -1; c < nplaced; c++) {
     int pc = c < 0 ? -1 : placed[c];
-    if (pc >= 0 && (kChip[pc].last < first || kChip[pc].first > last)) continue;
+    if (pc >= 0 && !alive_within(pc, first, last)) continue;
     long o = pc < 0 ? 0 : off[pc] + size[pc];
     if (o + n > budget || (best >= 0 && o >= best)) continue;
     int clash = 0;
     for (int j = 0; j < nplaced && !clash; j++) {
       int p = placed[j];
-      clash = kChip[p].last >= first && kChip[p].first <= last && o < off[p] + size[p] &&
-              off[p] < o + n;
+      clash = alive_within(p, first, last) && o < off[p] + size[p] && off[p] < o + n;
     }
     if (!clash) best = o;
   }
