@@ -19,7 +19,7 @@ struct fsDataset {
   hid_t file;
   hid_t series[FS_NSERIES]; // /worlds/<name> (N x R x C)
   hid_t done;               // /blocks_done (B) uint8
-  hid_t warn, limit, serr, problem;
+  hid_t warn, limit, serr, peak, problem;
   unsigned char* done_flags; // (B)
   int nworld, nblock;
   double bytes;
@@ -53,11 +53,12 @@ static void close_all(fsDataset* d) {
   fs_h5_close(d->done);
   fs_h5_close(d->warn);
   fs_h5_close(d->limit);
+  fs_h5_close(d->peak);
   fs_h5_close(d->serr);
   fs_h5_close(d->problem);
   fs_h5_close(d->file);
   for (int k = 0; k < FS_NSERIES; k++) d->series[k] = -1;
-  d->done = d->warn = d->limit = d->serr = d->problem = d->file = -1;
+  d->done = d->warn = d->limit = d->serr = d->peak = d->problem = d->file = -1;
 }
 
 static void dataset_free(fsDataset* d) {
@@ -71,7 +72,7 @@ static fsDataset* dataset_alloc(const fsDatasetSpec* s, fsError* err) {
   fsDataset* d = fs_calloc(err, "the dataset", 1, sizeof *d);
   if (!d) return NULL;
   d->s = *s;
-  d->file = d->done = d->warn = d->limit = d->serr = d->problem = -1;
+  d->file = d->done = d->warn = d->limit = d->serr = d->peak = d->problem = -1;
   for (int k = 0; k < FS_NSERIES; k++) d->series[k] = -1;
   d->nworld = s->spec->worlds;
   d->nblock = (d->nworld + s->spec->block_worlds - 1) / s->spec->block_worlds;
@@ -214,9 +215,11 @@ static int create_data(fsDataset* d, fsError* err) {
       create_prealloc(d->file, path, "world_solver_limit_steps", H5T_STD_I32LE, 1, &N, NULL, err);
   d->serr =
       create_prealloc(d->file, path, "world_solver_error_steps", H5T_STD_I32LE, 1, &N, NULL, err);
+  d->peak = create_prealloc(d->file, path, "world_peak_contacts", H5T_STD_I32LE, 1, &N, NULL, err);
   d->problem = create_prealloc(d->file, path, "world_problem", H5T_STD_U8LE, 1, &N, NULL, err);
   d->done = create_prealloc(d->file, path, "blocks_done", H5T_STD_U8LE, 1, &B, NULL, err);
-  if (d->warn < 0 || d->limit < 0 || d->serr < 0 || d->problem < 0 || d->done < 0) goto fail;
+  if (d->warn < 0 || d->limit < 0 || d->serr < 0 || d->peak < 0 || d->problem < 0 || d->done < 0)
+    goto fail;
   FS_H5_TRY(err, path,
             H5Dwrite(d->done, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->done_flags));
   fs_h5_close(g);
@@ -328,6 +331,7 @@ fsDataset* fs_dataset_resume(const fsDatasetSpec* s, fsError* err) {
       (d->warn = open_ds(d, "world_warnings", err)) < 0 ||
       (d->limit = open_ds(d, "world_solver_limit_steps", err)) < 0 ||
       (d->serr = open_ds(d, "world_solver_error_steps", err)) < 0 ||
+      (d->peak = open_ds(d, "world_peak_contacts", err)) < 0 ||
       (d->problem = open_ds(d, "world_problem", err)) < 0)
     goto fail;
   FS_H5_TRY(err, d->partial,
@@ -358,21 +362,23 @@ static int write_block(fsDataset* d, int k, float* const* data, const fsWorldSta
       return -1;
     d->bytes += 4.0 * nb * d->s.nrow * d->s.rec->ncol[s];
   }
-  int* warn = fs_calloc(err, "world health", (size_t)nb * (mjNWARNING + 2), sizeof(int));
+  int* warn = fs_calloc(err, "world health", (size_t)nb * (mjNWARNING + 3), sizeof(int));
   unsigned char* bad = fs_calloc(err, "world health", (size_t)nb, 1);
   int rc = -1;
   if (!warn || !bad) goto done;
-  int *limit = warn + (size_t)nb * mjNWARNING, *serr = limit + nb;
+  int *limit = warn + (size_t)nb * mjNWARNING, *serr = limit + nb, *peak = serr + nb;
   for (int w = 0; w < nb; w++) {
     memcpy(warn + (size_t)w * mjNWARNING, st[w].warnings, sizeof st[w].warnings);
     limit[w] = st[w].solver_limit;
     serr[w] = st[w].solver_error;
+    peak[w] = st[w].peak_contacts;
     bad[w] = (unsigned char)fs_world_has_problem(&st[w]);
   }
   hsize_t wrow[2] = {0, mjNWARNING}, one[1] = {0};
   if (write_worlds(d, d->warn, 2, wrow, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_INT, warn, err) ||
       write_worlds(d, d->limit, 1, one, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_INT, limit, err) ||
       write_worlds(d, d->serr, 1, one, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_INT, serr, err) ||
+      write_worlds(d, d->peak, 1, one, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_INT, peak, err) ||
       write_worlds(d, d->problem, 1, one, (hsize_t)w0, (hsize_t)nb, H5T_NATIVE_UCHAR, bad, err))
     goto done;
   // The data reach the file before the mark that vouches for them.
@@ -580,7 +586,8 @@ done:
 
 static int per_world(const char* name) {
   return !strcmp(name, "world_warnings") || !strcmp(name, "world_solver_limit_steps") ||
-         !strcmp(name, "world_solver_error_steps") || !strcmp(name, "world_problem");
+         !strcmp(name, "world_solver_error_steps") || !strcmp(name, "world_peak_contacts") ||
+         !strcmp(name, "world_problem");
 }
 
 static herr_t compact_root(hid_t root, const char* name, const H5L_info_t* info, void* arg) {

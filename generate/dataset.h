@@ -19,7 +19,7 @@
 //   /time (R) float64   /params (N, P) float64: each world's sampled values
 //   /param_names (P)  /param_distributions (P)  /blocks_done (B) uint8
 //   /world_warnings (N, W) int32  /warning_names (W)  /world_solver_limit_steps (N)
-//   /world_solver_error_steps (N)  /world_problem (N) uint8
+//   /world_solver_error_steps (N)  /world_peak_contacts (N)  /world_problem (N) uint8
 //   /joint_names /actuator_names /point_names /adhesion_names
 //   attributes: spec (the spec file's text), flysim_version,
 //   mujoco_version, model_file, targets_files, backend, precision, worlds, steps,

@@ -86,6 +86,9 @@ def test_example(tmp):
         check(f["worlds/qpos"].compression == "gzip" and f["worlds/qpos"].chunks[0] == 1,
               "series compressed, chunked by world and a window of rows")
         check("blocks_done" not in f and int(f.attrs["complete"]) == 1, "final file marks")
+        peak = f["world_peak_contacts"][()]
+        check(peak.shape == (8,) and 0 < peak.min() <= peak.max() <= 220,
+              f"each world's peak contacts: {peak}")
 
 
 def test_axes(tmp):
