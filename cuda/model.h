@@ -76,6 +76,15 @@ void fs_model_free(fsModel* m);
 /// On built sizes, before allocating data; every model of one batch the same n.
 void fs_model_bound_contacts(fsModel* m, int n);
 
+/// fs_model_build, then fs_model_bound_contacts(m, max_contacts): how a replay backend
+/// builds each of its models (the plan's and every world's), so that all have one size.
+static inline int fs_model_build_bounded(const mjModel* mj, const char* model_path,
+                                         int max_contacts, fsModel* m, fsError* err) {
+  if (fs_model_build(mj, model_path, m, err)) return -1;
+  fs_model_bound_contacts(m, max_contacts);
+  return 0;
+}
+
 /// The model's and the data's fields (cuda/fields.h), in table order.
 extern const fsFieldInfo fs_model_fields[];
 extern const int fs_model_nfield;

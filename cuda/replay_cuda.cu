@@ -602,9 +602,8 @@ static int set_chip_plan(fsCudaReplay* c, fsError* err) {
 // World w's host model (fs_device_set_world_models' source).
 static int build_world(void* arg, int w, fsModel* out, fsError* err) {
   const fsCudaReplay* c = (const fsCudaReplay*)arg;
-  if (fs_model_build(c->r->world_model[w], c->r->model_path, out, err)) return -1;
-  fs_model_bound_contacts(out, c->r->max_contacts);
-  return 0;
+  return fs_model_build_bounded(c->r->world_model[w], c->r->model_path, c->r->max_contacts, out,
+                                err);
 }
 
 fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
@@ -620,8 +619,7 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
   const char* env = getenv("FLYSIM_NO_GRAPH");
   c->use_graph = !(env && !strcmp(env, "1"));
   // The model check first: what the GPU stepper cannot run is worth knowing anywhere.
-  if (fs_model_build(r->m, r->model_path, &c->hm, err)) goto fail;
-  fs_model_bound_contacts(&c->hm, r->max_contacts);
+  if (fs_model_build_bounded(r->m, r->model_path, r->max_contacts, &c->hm, err)) goto fail;
 
   if (fs_cuda_device_count() == 0) {
     fs_fail(err, "--backend cuda: no CUDA device (no NVIDIA GPU or driver on this machine); fix: "

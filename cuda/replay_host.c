@@ -286,16 +286,14 @@ fsHostReplay* fs_host_create(const fsReplay* r, int nthread, fsError* err) {
   if (nthread > r->nworld) nthread = r->nworld;
   h->nthread = nthread;
   if (fs_host_test_switches(err)) goto fail;
-  if (fs_model_build(r->m, r->model_path, &h->m, err)) goto fail;
-  fs_model_bound_contacts(&h->m, r->max_contacts);
+  if (fs_model_build_bounded(r->m, r->model_path, r->max_contacts, &h->m, err)) goto fail;
   if (fs_batch_alloc(&h->m, r->nworld, &h->b, err)) goto fail;
   if (r->world_model) {
     h->wm = fs_calloc(err, "the worlds' models", (size_t)r->nworld, sizeof *h->wm);
     if (!h->wm) goto fail;
-    for (int w = 0; w < r->nworld; w++) {
-      if (fs_model_build(r->world_model[w], r->model_path, &h->wm[w], err)) goto fail;
-      fs_model_bound_contacts(&h->wm[w], r->max_contacts);
-    }
+    for (int w = 0; w < r->nworld; w++)
+      if (fs_model_build_bounded(r->world_model[w], r->model_path, r->max_contacts, &h->wm[w], err))
+        goto fail;
   }
   h->st = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *h->st);
   h->nseen = fs_calloc(err, "world health", (size_t)r->nworld, sizeof(int));
