@@ -296,13 +296,12 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
 }
 
 // --ncu: the same command under Nsight Compute, on a timed launch of the replay kernel
-// (the warm-up's launches, FS_STEPS_PER_LAUNCH steps each and the rest one by one, and
-// two more skipped).
+// (the warm-up's launches, fs_replay_launches, and two more skipped).
 static int run_ncu(const Options* o, int argc, char** argv, fsError* err) {
   mjModel* m = fs_model_load(o->model, err);
   if (!m) return EXIT_RUNTIME;
   int warm = (int)lround(o->warmup_sec / m->opt.timestep);
-  int skip = warm / FS_STEPS_PER_LAUNCH + warm % FS_STEPS_PER_LAUNCH + 2;
+  int skip = fs_replay_launches(warm) + 2;
   mj_deleteModel(m);
   return fs_ncu_run(argc, argv, o->ncu, skip, err) ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -73,11 +73,23 @@ int fs_replay_set_record(fsReplay* r, unsigned mask, int nrender, fsError* err) 
 }
 
 int fs_replay_block_steps(int nworld, int nstep) {
-  int block = 10000 / (nworld > 0 ? nworld : 1);
-  if (block < 1) block = 1;
-  if (block > 1000) block = 1000;
+  int block = 10000 / (nworld > 0 ? nworld : 1) / FS_STEPS_PER_LAUNCH * FS_STEPS_PER_LAUNCH;
+  if (block < FS_STEPS_PER_LAUNCH) block = FS_STEPS_PER_LAUNCH;
+  if (block > 1000) block = 1000 / FS_STEPS_PER_LAUNCH * FS_STEPS_PER_LAUNCH;
   if (block > nstep) block = nstep;
-  return block;
+  return block < 1 ? 1 : block;
+}
+
+int fs_replay_launches(int nstep) {
+  return nstep / FS_STEPS_PER_LAUNCH + nstep % FS_STEPS_PER_LAUNCH;
+}
+
+long fs_replay_run_launches(int nworld, int nstep) {
+  int block = fs_replay_block_steps(nworld, nstep);
+  long n = 0;
+  for (int s = 0; s < nstep; s += block)
+    n += fs_replay_launches(nstep - s < block ? nstep - s : block);
+  return n;
 }
 
 static void free_block(fsBlock* b) {

@@ -17,8 +17,10 @@
 #include "common/replay/record.h"
 
 /// The GPU replay launches its steps FS_STEPS_PER_LAUNCH at a time (one kernel and one
-/// graph launch each; the rest of a block one at a time): what Nsight Compute's launch
-/// counts and the NVTX `step` ranges count.
+/// graph launch each; what is left of a run, fewer than that, one at a time): what
+/// Nsight Compute's launch counts and the NVTX `step` ranges count (fs_replay_launches).
+/// Blocks (fs_replay_block_steps) are whole numbers of such launches, however many
+/// worlds, so that only a run's last block has single steps.
 #define FS_STEPS_PER_LAUNCH 8
 
 #ifdef __cplusplus
@@ -205,8 +207,18 @@ typedef struct fsRunOptions {
   void* block_arg;
 } fsRunOptions;
 
-/// Steps per block for N worlds: about 1e4 world-steps, at most 1000 and at most S.
+/// Steps per block for N worlds (what the driver waits for and records at once): about
+/// 1e4 world-steps rounded down to a multiple of FS_STEPS_PER_LAUNCH, at least one launch's
+/// FS_STEPS_PER_LAUNCH (at 65,536 worlds too) and at most 1000; at most S.
 int fs_replay_block_steps(int nworld, int nstep);
+
+/// Launches that run nstep steps: FS_STEPS_PER_LAUNCH at a time, the rest one at a time
+/// (the GPU backend's graphs, cuda/replay_cuda.cu's run_steps).
+int fs_replay_launches(int nstep);
+
+/// Launches of a replay of nstep steps of nworld worlds, block by block (the driver's
+/// blocks): the NVTX `step` ranges of its timed run.
+long fs_replay_run_launches(int nworld, int nstep);
 
 /// Warm up, then run r->nstep steps in blocks, recording if opt->recorder.
 /// Stops early (result->interrupted) on SIGINT/SIGTERM/SIGHUP.

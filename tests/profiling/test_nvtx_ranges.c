@@ -3,17 +3,22 @@
 // Needs neither nsys nor a GPU.
 //
 //   test_nvtx_ranges                         the test
-//   test_nvtx_ranges --check LOG W N         check a log from another process (e.g.
-//                                            flysim replay --backend cuda run with
-//                                            NVTX_INJECTION64_PATH=<libflysim_nvtx_inject.so>
-//                                            FLYSIM_NVTX_LOG=LOG): W warm-up steps
-//                                            marked, N timed steps; exit 0 or 1
+//   test_nvtx_ranges --check LOG --worlds N --sim-steps S
+//                                            check a log from another process: flysim
+//                                            replay --backend cuda --worlds N --sim-steps S
+//                                            run with NVTX_INJECTION64_PATH=
+//                                            <libflysim_nvtx_inject.so> FLYSIM_NVTX_LOG=LOG
+//                                            marks no warm-up step and one `step` range per
+//                                            launch of its timed run, as many as the
+//                                            driver's blocks make (fs_replay_run_launches);
+//                                            exit 0 or 1
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/profiling/nvtx.h"
+#include "common/replay/replay.h"
 #include "tests/profiling/nvtx_log.h"
 #include "tests/testutil.h"
 
@@ -115,21 +120,51 @@ static void test_live(void) {
   CHECK(nvtx_binary_has_loader("/proc/self/exe") == 1);
 }
 
+// The launches the driver makes for the device check's replay: the count is the
+// driver's, not a number written down (a block length of 10000 / N steps made 15 launches
+// of 256 worlds' 50 steps where 8 were expected).
+static void test_launch_counts(void) {
+  CHECK(fs_replay_launches(8) == 1 && fs_replay_launches(7) == 7 && fs_replay_launches(17) == 3);
+  // 256 worlds, 50 steps: blocks of 32 and 18 steps, 4 + (2 + 2) launches
+  CHECK(fs_replay_block_steps(256, 50) == 32);
+  CHECK_MSG(fs_replay_run_launches(256, 50) == 8, "%ld", fs_replay_run_launches(256, 50));
+  // every block a whole number of 8-step launches, however many worlds
+  static const int worlds[] = {1, 3, 256, 1250, 1251, 5001, 16384, 65536, 1 << 20};
+  for (int i = 0; i < (int)(sizeof worlds / sizeof *worlds); i++) {
+    int b = fs_replay_block_steps(worlds[i], 2000);
+    CHECK_MSG(b >= FS_STEPS_PER_LAUNCH && b % FS_STEPS_PER_LAUNCH == 0 && b <= 1000,
+              "%d worlds: blocks of %d steps", worlds[i], b);
+    CHECK_MSG(fs_replay_launches(b) == b / FS_STEPS_PER_LAUNCH, "%d worlds", worlds[i]);
+  }
+  CHECK(fs_replay_block_steps(65536, 2000) == FS_STEPS_PER_LAUNCH);
+  CHECK(fs_replay_run_launches(65536, 2000) == 2000 / FS_STEPS_PER_LAUNCH);
+  CHECK(fs_replay_block_steps(1, 5) == 5 && fs_replay_run_launches(1, 5) == 5);
+}
+
 int main(int argc, char** argv) {
-  if (argc == 5 && !strcmp(argv[1], "--check")) {
+  if (argc == 7 && !strcmp(argv[1], "--check") && !strcmp(argv[3], "--worlds") &&
+      !strcmp(argv[5], "--sim-steps")) {
     fsError err = {{0}};
-    if (nvtx_log_check_file(argv[2], atoi(argv[3]), atoi(argv[4]), &err)) {
-      fprintf(stderr, "%s\n", err.msg);
+    int nworld = atoi(argv[4]), nstep = atoi(argv[6]);
+    long launches = fs_replay_run_launches(nworld, nstep);
+    if (nvtx_log_check_file(argv[2], 0, (int)launches, &err)) {
+      fprintf(stderr, "%s (%d worlds, %d steps: %ld launches)\n", err.msg, nworld, nstep, launches);
       return 1;
     }
-    printf("%s: ranges as expected\n", argv[2]);
+    printf("%s: ranges as expected (%ld launches of %d worlds' %d steps)\n", argv[2], launches,
+           nworld, nstep);
     return 0;
+  }
+  if (argc > 1) {
+    fprintf(stderr, "usage: test_nvtx_ranges [--check LOG --worlds N --sim-steps S]\n");
+    return 2;
   }
   CHECK(!strcmp(FS_NVTX_DOMAIN, "flysim"));
   CHECK(!strcmp(FS_NVTX_WARMUP, "warmup"));
   CHECK(!strcmp(FS_NVTX_TIMED_RUN, "timed_run"));
   CHECK(!strcmp(FS_NVTX_STEP, "step"));
   test_checker();
+  test_launch_counts();
   test_live();
   return fs_test_finish("test_nvtx_ranges");
 }
