@@ -30,13 +30,17 @@ def parse(path, precision):
     its register line."""
     rows, cur = [], None
     for line in open(path):
-        m = re.search(r"Compiling entry function '_Z\d+(\w+?)(?:P|i|S|K|j|N|R|$)\S*' for '(sm_\d+)'",
-                      line)
+        m = re.search(r"Compiling entry function '(_Z\w+)' for '(sm_\d+)'", line)
         if m:
-            mangled = re.search(r"'(_Z\w+)'", line).group(1)
-            name = re.match(r"_Z\d+([a-z_]+)", mangled).group(1)
-            t = re.match(r"_Z\d+[a-z_]+IL[ij](\d+)EE", mangled)  # a template's <int>
-            if t:
+            mangled = m.group(1)
+            # _Z<n>name... or, in the precision's namespace (cuda/kernel_world.cuh's
+            # FS_KERNELS), _ZN<n>fs_f32<n>name[IL<i|j><int>EE]E...
+            k = re.match(r"_ZN\d+fs_f(?:32|64)(\d+)", mangled)
+            rest = mangled[k.end() - len(k.group(1)):] if k else mangled[2:]
+            n = re.match(r"(\d+)", rest)
+            name = rest[len(n.group(1)):len(n.group(1)) + int(n.group(1))]
+            t = re.match(r"IL[ij](\d+)EE", rest[len(n.group(1)) + int(n.group(1)):])
+            if t:  # a template's <int>
                 name += f"<{t.group(1)}>"
             cur = {"precision": precision, "arch": m.group(2), "kernel": name,
                    "stack_bytes": 0, "spill_store_bytes": 0, "spill_load_bytes": 0,
@@ -64,8 +68,8 @@ def collect(build):
     rows = []
     for precision in ("f32", "f64"):
         pattern = os.path.join(build, "cuda", "CMakeFiles", f"flysim_cuda_{precision}.dir",
-                               "*.cu.o.ptxas.txt")
-        for path in sorted(glob.glob(pattern)):
+                               "**", "*.cu.o.ptxas.txt")
+        for path in sorted(glob.glob(pattern, recursive=True)):
             rows += parse(path, precision)
     return rows
 

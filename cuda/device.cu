@@ -3,6 +3,7 @@
 #include "cuda/device.h"
 
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,8 @@ struct fsDevice {
 };
 
 //---------------------------------- kernels -------------------------------------------------------
-// (cuda/kernel_world.cuh: the blocks, each thread's world and its view)
+// (cuda/kernel_world.cuh: the blocks, each thread's world and its view, the namespace)
+namespace FS_KERNELS {
 
 static __global__ void stage_kernel(const __grid_constant__ fsModel m,
                                     const __grid_constant__ fsData base, int nworld, int stage) {
@@ -42,25 +44,17 @@ static __global__ void forward_kernel(const __grid_constant__ fsModel m,
   fs_forward(&m, &d);
 }
 
-static __global__ void step_kernel(const __grid_constant__ fsModel m,
-                                   const __grid_constant__ fsData base, int nworld, int nstep,
-                                   const __grid_constant__ fsChipPlan plan) {
+static __global__ void __launch_bounds__(FS_BLOCK_THREADS, FS_MIN_BLOCKS_PER_SM)
+    step_kernel(const __grid_constant__ fsModel m, const __grid_constant__ fsData base, int nworld,
+                int nstep, const __grid_constant__ fsChipPlan plan) {
   int w = fs_kernel_world();
   if (w >= nworld) return;
   fsData* d = fs_kernel_view(&m, &base, w, &plan);
   for (int s = 0; s < nstep; s++) fs_step(&m, d);
 }
 
-// The same with each world's own model (fs_device_set_world_models).
-static __global__ void step_worlds_kernel(const __grid_constant__ fsModel m,
-                                          const __grid_constant__ fsData base, int nworld,
-                                          int nstep, const fsModel* __restrict__ models,
-                                          const __grid_constant__ fsChipPlan plan) {
-  int w = fs_kernel_world();
-  if (w >= nworld) return;
-  fsData* d = fs_kernel_view(&m, &base, w, &plan);
-  for (int s = 0; s < nstep; s++) fs_step(&models[w], d);
-}
+} // namespace FS_KERNELS
+using namespace FS_KERNELS;
 
 //---------------------------------- launchers -----------------------------------------------------
 
@@ -85,6 +79,61 @@ long fs_device_chip_budget(const fsDevice* dev, const void* kernel, int keep_occ
   return most > 0 ? most / FS_CHIP_ALIGN * FS_CHIP_ALIGN : 0;
 }
 
+// What fs_device_kernel_smem has granted each kernel so far (process-wide, as the
+// attributes are).
+enum { MAX_SMEM_KERNELS = 16 };
+static struct {
+  const void* kernel;
+  size_t smem;
+  int carveout;
+} g_smem[MAX_SMEM_KERNELS];
+static int g_nsmem;
+static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int raise_smem(const void* kernel, size_t smem, fsError* err) {
+  int device = 0, per_sm = 0, reserved = 0, blocks = 0, k = 0;
+  cudaFuncAttributes a;
+  FS_CUDA_TRY(cudaGetDevice(&device), err);
+  FS_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+              err);
+  FS_CUDA_TRY(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device),
+              err);
+  FS_CUDA_TRY(cudaFuncGetAttributes(&a, kernel), err);
+  FS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, FS_BLOCK_THREADS, 0),
+              err);
+  // the register-limited blocks, each its static and dynamic shared memory and the
+  // system's reservation, as a percentage of the SM's (rounded up; the driver picks the
+  // next configuration it has)
+  double need = (double)blocks * (double)(smem + a.sharedSizeBytes + (size_t)reserved);
+  int carveout = per_sm > 0 ? (int)((need * 100 + per_sm - 1) / per_sm) : 100;
+  carveout = carveout > 100 ? 100 : carveout < 0 ? 0 : carveout;
+  while (k < g_nsmem && g_smem[k].kernel != kernel) k++;
+  if (k == g_nsmem) {
+    if (g_nsmem == MAX_SMEM_KERNELS)
+      return fs_fail(err, "fs_device_kernel_smem: more than %d kernels", MAX_SMEM_KERNELS);
+    g_smem[g_nsmem++] = {kernel, 0, -1};
+  }
+  if (smem > g_smem[k].smem) {
+    FS_CUDA_TRY(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem), err);
+    g_smem[k].smem = smem;
+  }
+  if (carveout > g_smem[k].carveout) {
+    FS_CUDA_TRY(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout),
+        err);
+    g_smem[k].carveout = carveout;
+  }
+  return 0;
+}
+
+int fs_device_kernel_smem(const void* kernel, size_t smem, fsError* err) {
+  pthread_mutex_lock(&g_smem_lock);
+  int rc = raise_smem(kernel, smem, err);
+  pthread_mutex_unlock(&g_smem_lock);
+  return rc;
+}
+
 int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err) {
   long most = fs_device_chip_budget(dev, (const void*)step_kernel, 0, err);
   if (most < 0) return -1;
@@ -93,12 +142,8 @@ int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err)
                    "the on-chip plan takes %d bytes a world, the device has %ld for each of a "
                    "block's %d worlds; fix: a smaller FLYSIM_ONCHIP_BYTES",
                    plan->bytes, most, FS_BLOCK_THREADS / dev->lanes);
-  int smem = (int)fs_world_smem(dev->lanes, plan->bytes);
-  FS_CUDA_TRY(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-              err);
-  FS_CUDA_TRY(
-      cudaFuncSetAttribute(step_worlds_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-      err);
+  size_t smem = fs_world_smem(dev->lanes, plan->bytes);
+  if (fs_device_kernel_smem((const void*)step_kernel, smem, err)) return -1;
   dev->chip = *plan;
   return 0;
 }
@@ -132,11 +177,9 @@ int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
   size_t smem = fs_world_smem(dev->lanes, dev->chip.bytes);
   dim3 grid = fs_world_grid(dev->nworld, dev->lanes), block = fs_world_block(dev->lanes);
   if (dev->d_models)
-    step_worlds_kernel<<<grid, block, smem, dev->stream>>>(dev->m, dev->base, dev->nworld, nstep,
-                                                           dev->d_models, dev->chip);
-  else
-    step_kernel<<<grid, block, smem, dev->stream>>>(dev->m, dev->base, dev->nworld, nstep,
-                                                    dev->chip);
+    return fs_fail(err, "fs_device_launch_step: the worlds have their own models, which the "
+                        "replay kernel steps (cuda/replay_cuda.h); fix: step them there");
+  step_kernel<<<grid, block, smem, dev->stream>>>(dev->m, dev->base, dev->nworld, nstep, dev->chip);
   FS_CUDA_TRY(cudaGetLastError(), err);
   return 0;
 }

@@ -31,6 +31,7 @@
 #define fs_device_world_models     FS_PREC(fs_device_world_models)
 #define fs_device_lanes            FS_PREC(fs_device_lanes)
 #define fs_world_lanes_env         FS_PREC(fs_world_lanes_env)
+#define fs_device_kernel_smem      FS_PREC(fs_device_kernel_smem)
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,9 +81,9 @@ int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err);
 /// Per-world models (flysim generate's model axes): world(arg, w, out, err) builds
 /// world w's host model (sizes as base's, the model dev was made from). The fields
 /// that differ from base in any world get per-world device copies; the others, and
-/// the meshes, stay shared; each world's options (gravity, ...) are its own. From then
-/// on the step kernel reads world w's model (a second kernel: the shared model's
-/// kernel is unchanged).
+/// the meshes, stay shared; each world's options (gravity, ...) are its own. The
+/// replay kernel then reads world w's model (replay_kernel<1>, cuda/replay_cuda.cu: a
+/// second kernel, the shared model's unchanged); fs_device_step refuses such a device.
 int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
                                int (*world)(void* arg, int w, fsModel* out, fsError* err),
                                void* arg, fsError* err);
@@ -118,10 +119,28 @@ const fsModel* fs_device_world_models(const fsDevice* dev);
 /// kernel is the __global__ function (the replay's).
 int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out, fsError* err);
 
-/// The kernels' blocks: FS_BLOCK_THREADS threads, lanes per world chosen at launch
-/// (fs_device_lanes). The replay launches FS_STEPS_PER_LAUNCH steps at a time.
-#define FS_BLOCK_THREADS    128
-#define FS_STEPS_PER_LAUNCH 8
+/// Let `kernel` (a step kernel) launch with smem bytes of dynamic shared memory a block
+/// and as many blocks an SM as its registers allow: its opt-in limit
+/// (cudaFuncAttributeMaxDynamicSharedMemorySize) and its preferred shared-memory carveout
+/// (the percentage of the SM's shared memory those blocks take) are raised to what that
+/// needs. Both attributes belong to the kernel, process-wide, and every backend that
+/// launches it shares them: they only ever grow (under a lock), so that a second live
+/// backend with a smaller plan never takes away what the first one's launches need.
+int fs_device_kernel_smem(const void* kernel, size_t smem, fsError* err);
+
+/// The kernels' blocks: FS_BLOCK_THREADS threads (128: four warps, each holding whole
+/// worlds), lanes per world chosen at launch (fs_device_lanes). The step and replay kernels
+/// are compiled for FS_MIN_BLOCKS_PER_SM resident blocks (__launch_bounds__): 65,536
+/// registers / (4 x 128 threads) = 128 registers a thread, the budget the on-chip plan and
+/// the occupancy are sized for. The per-world-model replay kernel (replay_kernel<1>) reads
+/// the model through a pointer, its arrays' addresses held in registers: 155-166 registers
+/// unpinned, and held to 128 it spills (56-104 B a thread), so it is compiled for
+/// FS_MIN_BLOCKS_PER_SM_OWN blocks (170 registers).
+#ifndef FS_BLOCK_THREADS // (CMake's FLYSIM_BLOCK_THREADS)
+#define FS_BLOCK_THREADS 128
+#endif
+#define FS_MIN_BLOCKS_PER_SM     4
+#define FS_MIN_BLOCKS_PER_SM_OWN 3
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,11 @@
 #include "cuda/device.h"
 #include "cuda/onchip.h"
 
+/// The namespace of this precision's kernels (fs_f32 or fs_f64): a program links both
+/// builds, and the kernels' names must tell them apart (profilers show them; the GPU
+/// simulator binds a launch to a kernel by its name).
+#define FS_KERNELS FS_PREC(fs)
+
 /// A block of `lanes` lanes a world.
 static inline dim3 fs_world_block(int lanes) {
   return dim3((unsigned)lanes, (unsigned)(FS_BLOCK_THREADS / lanes));

@@ -28,7 +28,6 @@ struct fsCudaReplay {
   long* d_start;        // (N) clip row of each world's step 0
   int* d_actuator;      // (A) actuator driven by each target column
   int* d_counter;       // [0] replay step (negative in warm-up), [1] step in the block, [2] half
-  int* h_counter;       // (3) pinned: block start
   int *d_src, *d_index; // (C) the record layout (common/replay/record.h) on the device
   int* d_geom_leg;      // (ngeom) each geom's leg (the legs series)
   fsRecordCols cols;    // with out[k] = half 0 of series k's buffer on the device
@@ -53,6 +52,8 @@ struct fsCudaReplay {
 };
 
 //---------------------------------- kernels -------------------------------------------------------
+// (in this precision's namespace, cuda/kernel_world.cuh)
+namespace FS_KERNELS {
 
 // What the replay kernel reads and writes besides the worlds' data.
 struct ReplayArgs {
@@ -103,10 +104,11 @@ __device__ static void world_health(const ReplayArgs& a, const fsData* d, int w,
 // else with m (the kernel's parameter: its arrays' addresses are read from the constant
 // bank where they are used; through a pointer the compiler would hold them in registers).
 template <int kOwnModels>
-static __global__ void replay_kernel(const __grid_constant__ fsModel m,
-                                     const __grid_constant__ fsData base, const fsModel* models,
-                                     const __grid_constant__ fsChipPlan plan,
-                                     const __grid_constant__ ReplayArgs a, int nstep) {
+static __global__ void __launch_bounds__(FS_BLOCK_THREADS, kOwnModels ? FS_MIN_BLOCKS_PER_SM_OWN
+                                                                      : FS_MIN_BLOCKS_PER_SM)
+    replay_kernel(const __grid_constant__ fsModel m, const __grid_constant__ fsData base,
+                  const fsModel* models, const __grid_constant__ fsChipPlan plan,
+                  const __grid_constant__ ReplayArgs a, int nstep) {
   int w = fs_kernel_world();
   if (w >= a.N) return;
   fsData* d = fs_kernel_view(&m, &base, w, &plan);
@@ -130,15 +132,44 @@ static __global__ void replay_kernel(const __grid_constant__ fsModel m,
   }
 }
 
+static __global__ void advance_kernel(int* counter, int nstep) { // counter[2] (the half) stays
+  counter[0] += nstep;
+  counter[1] += nstep;
+}
+
+// A block's (or the warm-up's) start, in stream order: its values travel as the launch's
+// arguments, so no host buffer is rewritten while an earlier copy from it may be pending.
+static __global__ void start_kernel(int* counter, int step0, int slot0, int half) {
+  counter[0] = step0;
+  counter[1] = slot0;
+  counter[2] = half;
+}
+
+// Every world's qpos and qvel perturbed (fsPerturb); x is (N x nq) then (N x nv).
+static __global__ void perturb_kernel(fsReal* qpos, fsReal* qvel, int nq, int nv, int N, int how,
+                                      unsigned seed) {
+  int k = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k >= N * (nq + nv)) return;
+  int w = k / (nq + nv), i = k % (nq + nv);
+  fsReal* x = i < nq ? qpos + (size_t)w * nq + i : qvel + (size_t)w * nv + (i - nq);
+  *x = how == FS_PERTURB_ROUND_F32
+           ? (fsReal)(float)*x
+           : fs_nextafter(*x, fs_perturb_up(seed, (unsigned)w, (unsigned)i));
+}
+
+} // namespace FS_KERNELS
+using namespace FS_KERNELS;
+
 // The replay kernel c launches: with each world's own model or with the plan's.
 static const void* replay_kernel_of(const fsCudaReplay* c) {
   return fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
                                         : (const void*)replay_kernel<0>;
 }
 
-static __global__ void advance_kernel(int* counter, int nstep) { // counter[2] (the half) stays
-  counter[0] += nstep;
-  counter[1] += nstep;
+static int set_counter(fsCudaReplay* c, int step0, int half, fsError* err) {
+  start_kernel<<<1, 1, 0, c->stream>>>(c->d_counter, step0, 0, half);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  return 0;
 }
 
 //---------------------------------- one step ------------------------------------------------------
@@ -288,11 +319,7 @@ static int upload_reset_state(fsCudaReplay* c, fsError* err) {
 static int cuda_warmup(void* self, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
   if (upload_reset_state(c, err)) return -1;
-  c->h_counter[0] = -c->r->nwarmup;
-  c->h_counter[1] = c->h_counter[2] = 0;
-  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 3 * sizeof(int), cudaMemcpyHostToDevice,
-                              c->stream),
-              err);
+  if (set_counter(c, -c->r->nwarmup, 0, err)) return -1;
   FS_CUDA_TRY(cudaMemsetAsync(c->d_nseen, 0, c->N * sizeof(int), c->stream), err);
   FS_CUDA_TRY(cudaMemsetAsync(c->d_first, 0xff, c->N * sizeof(int), c->stream), err); // -1: none
   FS_CUDA_TRY(cudaMemsetAsync(c->d_first_step, 0xff, c->N * sizeof(int), c->stream), err);
@@ -309,18 +336,13 @@ static int cuda_warmup(void* self, fsError* err) {
 // stream, once they are done) the copy of that half to the host.
 static int cuda_begin_block(void* self, fsBlock* b, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
-  if (b->nstep > c->cap)
+  if (c->record && b->nstep > c->cap)
     return fs_fail(err, "a block of %d steps: the CUDA stepper records at most %d per block",
                    b->nstep, c->cap);
   int h = c->half ^= 1;
   c->half_block[h] = b;
   if (c->half_block[h ^ 1] == b) c->half_block[h ^ 1] = NULL; // a caller reusing one block
-  c->h_counter[0] = b->step0;
-  c->h_counter[1] = 0;
-  c->h_counter[2] = h;
-  FS_CUDA_TRY(cudaMemcpyAsync(c->d_counter, c->h_counter, 3 * sizeof(int), cudaMemcpyHostToDevice,
-                              c->stream),
-              err);
+  if (set_counter(c, b->step0, h, err)) return -1;
   // Half h's previous copy (two blocks ago) is done before this block records into it.
   if (c->record) FS_CUDA_TRY(cudaStreamWaitEvent(c->stream, c->copied[h], 0), err);
   if (run_steps(c, 1, b->nstep, err)) return -1;
@@ -433,18 +455,6 @@ static int cuda_read_worlds(void* self, double* qpos, int* ncon, fsError* err) {
   return 0;
 }
 
-// Every world's qpos and qvel perturbed (fsPerturb); x is (N x nq) then (N x nv).
-static __global__ void perturb_kernel(fsReal* qpos, fsReal* qvel, int nq, int nv, int N, int how,
-                                      unsigned seed) {
-  int k = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (k >= N * (nq + nv)) return;
-  int w = k / (nq + nv), i = k % (nq + nv);
-  fsReal* x = i < nq ? qpos + (size_t)w * nq + i : qvel + (size_t)w * nv + (i - nq);
-  *x = how == FS_PERTURB_ROUND_F32
-           ? (fsReal)(float)*x
-           : fs_nextafter(*x, fs_perturb_up(seed, (unsigned)w, (unsigned)i));
-}
-
 static int cuda_perturb_state(void* self, int how, unsigned seed, fsError* err) {
   fsCudaReplay* c = (fsCudaReplay*)self;
   const fsData* d = fs_device_data(c->dev);
@@ -481,10 +491,12 @@ const fsBackendOps fs_cuda_ops = {
 
 //---------------------------------- create / destroy ----------------------------------------------
 
-// Device memory, zeroed (nothing is ever copied back uninitialised).
-template <typename T> static int device_alloc(T** p, size_t n, fsError* err) {
+// Device memory, zeroed (nothing is ever copied back uninitialised) on the replay's
+// stream, in order with the uploads and kernels that follow there (the stream does not
+// wait for the legacy stream a plain cudaMemset runs on).
+template <typename T> static int device_alloc(fsCudaReplay* c, T** p, size_t n, fsError* err) {
   FS_CUDA_TRY(cudaMalloc((void**)p, (n ? n : 1) * sizeof(T)), err);
-  FS_CUDA_TRY(cudaMemset(*p, 0, (n ? n : 1) * sizeof(T)), err);
+  FS_CUDA_TRY(cudaMemsetAsync(*p, 0, (n ? n : 1) * sizeof(T), c->stream), err);
   return 0;
 }
 
@@ -497,8 +509,9 @@ template <typename T> static int pinned_alloc(T** p, size_t n, fsError* err) {
 static int upload_replay(fsCudaReplay* c, fsError* err) {
   const fsReplay* r = c->r;
   size_t T = (size_t)r->targets->nstep;
-  if (device_alloc(&c->d_table, T * c->A, err) || device_alloc(&c->d_start, (size_t)c->N, err) ||
-      device_alloc(&c->d_actuator, (size_t)c->A, err) || device_alloc(&c->d_counter, 3, err))
+  if (device_alloc(c, &c->d_table, T * c->A, err) ||
+      device_alloc(c, &c->d_start, (size_t)c->N, err) ||
+      device_alloc(c, &c->d_actuator, (size_t)c->A, err) || device_alloc(c, &c->d_counter, 3, err))
     return -1;
   fsReal* table = (fsReal*)fs_calloc(err, "the clip", T * c->A, sizeof(fsReal));
   if (!table) return -1;
@@ -506,11 +519,8 @@ static int upload_replay(fsCudaReplay* c, fsError* err) {
   int rc = upload_async(c, c->d_table, table, T * c->A * sizeof(fsReal), err);
   free(table);
   if (rc) return -1;
-  FS_CUDA_TRY(cudaMemcpy(c->d_start, r->world_start, c->N * sizeof(long), cudaMemcpyHostToDevice),
-              err);
-  FS_CUDA_TRY(
-      cudaMemcpy(c->d_actuator, r->bind->actuator, c->A * sizeof(int), cudaMemcpyHostToDevice),
-      err);
+  if (upload_async(c, c->d_start, r->world_start, c->N * sizeof(long), err)) return -1;
+  if (upload_async(c, c->d_actuator, r->bind->actuator, c->A * sizeof(int), err)) return -1;
   return 0;
 }
 
@@ -520,27 +530,26 @@ static int alloc_record(fsCudaReplay* c, fsError* err) {
   size_t C = (size_t)l->ncol_total;
   memset(&c->cols, 0, sizeof c->cols);
   c->cols.ncol_total = l->ncol_total;
-  if (device_alloc(&c->d_src, C, err) || device_alloc(&c->d_index, C, err)) return -1;
-  FS_CUDA_TRY(cudaMemcpy(c->d_src, l->src, C * sizeof(int), cudaMemcpyHostToDevice), err);
-  FS_CUDA_TRY(cudaMemcpy(c->d_index, l->index, C * sizeof(int), cudaMemcpyHostToDevice), err);
+  if (device_alloc(c, &c->d_src, C, err) || device_alloc(c, &c->d_index, C, err)) return -1;
+  if (upload_async(c, c->d_src, l->src, C * sizeof(int), err)) return -1;
+  if (upload_async(c, c->d_index, l->index, C * sizeof(int), err)) return -1;
   c->cols.src = c->d_src;
   c->cols.index = c->d_index;
   size_t ngeom = (size_t)c->r->m->ngeom;
-  if (device_alloc(&c->d_geom_leg, ngeom, err)) return -1;
-  FS_CUDA_TRY(cudaMemcpy(c->d_geom_leg, l->geom_leg, ngeom * sizeof(int), cudaMemcpyHostToDevice),
-              err);
+  if (device_alloc(c, &c->d_geom_leg, ngeom, err)) return -1;
+  if (upload_async(c, c->d_geom_leg, l->geom_leg, ngeom * sizeof(int), err)) return -1;
   c->cols.geom_leg = c->d_geom_leg;
   for (int k = 0; k < FS_NSERIES; k++) {
     c->cols.col0[k] = l->col0[k];
     c->cols.ncol[k] = l->ncol[k];
     if (!l->ncol[k]) continue;
     size_t n = 2 * (size_t)c->cap * c->N * l->ncol[k];
-    if (device_alloc(&c->d_rec[k], n, err) || pinned_alloc(&c->h_rec[k], n, err)) return -1;
+    if (device_alloc(c, &c->d_rec[k], n, err) || pinned_alloc(&c->h_rec[k], n, err)) return -1;
     c->cols.out[k] = c->d_rec[k];
   }
   if (c->K > 0) {
     size_t n = 2 * (size_t)c->cap * c->K * c->nq;
-    if (device_alloc(&c->d_render, n, err) || pinned_alloc(&c->h_render, n, err)) return -1;
+    if (device_alloc(c, &c->d_render, n, err) || pinned_alloc(&c->h_render, n, err)) return -1;
   }
   FS_CUDA_TRY(cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking), err);
   for (int h = 0; h < 2; h++)
@@ -549,12 +558,12 @@ static int alloc_record(fsCudaReplay* c, fsError* err) {
 }
 
 static int alloc_buffers(fsCudaReplay* c, fsError* err) {
-  if (alloc_record(c, err) || pinned_alloc(&c->h_counter, 3, err) ||
-      device_alloc(&c->d_nseen, (size_t)c->N, err) ||
-      device_alloc(&c->d_first, (size_t)c->N, err) ||
-      device_alloc(&c->d_first_step, (size_t)c->N, err) ||
-      device_alloc(&c->d_limit, (size_t)c->N, err) ||
-      device_alloc(&c->d_error, (size_t)c->N, err) || device_alloc(&c->d_peak, (size_t)c->N, err))
+  if (alloc_record(c, err) || device_alloc(c, &c->d_nseen, (size_t)c->N, err) ||
+      device_alloc(c, &c->d_first, (size_t)c->N, err) ||
+      device_alloc(c, &c->d_first_step, (size_t)c->N, err) ||
+      device_alloc(c, &c->d_limit, (size_t)c->N, err) ||
+      device_alloc(c, &c->d_error, (size_t)c->N, err) ||
+      device_alloc(c, &c->d_peak, (size_t)c->N, err))
     return -1;
   c->h_warn = (int*)fs_calloc(err, "world warnings", (size_t)c->N * FS_NWARNING, sizeof(int));
   c->h_first = (int*)fs_calloc(err, "world warnings", (size_t)c->N, sizeof(int));
@@ -594,9 +603,7 @@ static int set_chip_plan(fsCudaReplay* c, fsError* err) {
   fsChipPlan plan;
   fs_chip_plan(&c->hm, budget < most ? budget : most, &plan);
   if (fs_device_set_chip_plan(c->dev, &plan, err)) return -1;
-  int smem = (int)fs_world_smem(fs_device_lanes(c->dev), plan.bytes);
-  FS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), err);
-  return 0;
+  return fs_device_kernel_smem(kernel, fs_world_smem(fs_device_lanes(c->dev), plan.bytes), err);
 }
 
 // World w's host model (fs_device_set_world_models' source).
@@ -636,7 +643,7 @@ fsCudaReplay* fs_cuda_create(const fsReplay* r, fsError* err) {
     for (int many = 0; many < 2; many++)
       if (capture(c, replay, many ? FS_STEPS_PER_LAUNCH : 1, &c->graph[replay][many], err))
         goto fail;
-  if (sync_device(err)) goto fail; // the uploads (stream 0) are done before any kernel
+  if (sync_device(err)) goto fail; // the zeroing and uploads (the stream's) are done
   return c;
 fail:
   fs_cuda_destroy(c);
@@ -664,9 +671,7 @@ void fs_cuda_destroy(fsCudaReplay* c) {
     if (c->d_rec[k]) FS_CUDA_WARN(cudaFree(c->d_rec[k]));
     if (c->h_rec[k]) FS_CUDA_WARN(cudaFreeHost(c->h_rec[k]));
   }
-  void* pinned[] = {c->h_render, c->h_counter};
-  for (void* p : pinned)
-    if (p) FS_CUDA_WARN(cudaFreeHost(p));
+  if (c->h_render) FS_CUDA_WARN(cudaFreeHost(c->h_render));
   free(c->h_warn);
   free(c->h_first);
   free(c->h_first_step);
