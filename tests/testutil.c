@@ -2,6 +2,8 @@
 
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,12 +20,23 @@
 
 int fs_test_failures = 0;
 
+int fs_test_small(void) {
+  static int small = -1;
+  if (small < 0) {
+    const char* s = getenv("FLYSIM_TEST_SMALL");
+    small = s && !strcmp(s, "1");
+    if (small) printf("small mode (FLYSIM_TEST_SMALL=1): fewer worlds, steps and cases\n");
+  }
+  return small;
+}
+
 int fs_test_finish(const char* name) {
+  const char* mode = fs_test_small() ? " (small mode)" : "";
   if (fs_test_failures) {
-    fprintf(stderr, "%s: FAILED (%d checks)\n", name, fs_test_failures);
+    fprintf(stderr, "%s: FAILED (%d checks)%s\n", name, fs_test_failures, mode);
     return 1;
   }
-  printf("%s: passed\n", name);
+  printf("%s: passed%s\n", name, mode);
   return 0;
 }
 

@@ -43,8 +43,14 @@ extern int fs_test_failures;
   CHECK_MSG(fabs((double)(a) - (double)(b)) <= (tol), "%.17g vs %.17g (tol %g)", (double)(a),      \
             (double)(b), (double)(tol))
 
-/// End of main: print a verdict and return the exit status.
+/// End of main: print a verdict (naming the small mode when it is on) and return the
+/// exit status.
 int fs_test_finish(const char* name);
+
+/// The GPU tests' small mode, FLYSIM_TEST_SMALL=1 in the environment: fewer worlds, steps
+/// and cases, for the GPU simulator (bench/gpusim_check.sh runs the device code on the
+/// CPU at about 0.6 M instructions a second). 1 when on (said once on stdout), else 0.
+int fs_test_small(void);
 
 /// Fresh temporary folder (removed by the OS's tmp cleaning; tests leave it for
 /// inspection on failure).

@@ -27,7 +27,17 @@
 #include "cuda/replay_host.h"
 #endif
 
-enum { NWORLD = 4, NSTEP = 1500 };
+enum { NWORLD = 4 };
+// Worlds and the steps of parts 1 and 2-3. The small mode (fs_test_small, for the GPU
+// simulator) runs 2 worlds for 8 steps, spawned low (spawn_low) so that they touch the
+// ground at once, each with its own peak (6 and 12 contacts), where from the keyframe the
+// first contact comes at step 113.
+static int g_nworld = NWORLD, g_nstep1 = 300, g_nstep = 1500;
+
+static void spawn_low(void* arg, int w, const mjModel* m, mjData* d) {
+  (void)arg;
+  d->qpos[m->jnt_qposadr[0] + 2] = w % 2 ? 1.28 : 1.33; // the thorax's free joint: z
+}
 
 // The final state, status and cost of one run.
 typedef struct Run {
@@ -104,37 +114,46 @@ int main(void) {
     return 1;
   }
   CHECK(mj->nv <= 128);
+  int small = fs_test_small();
+  if (small) {
+    CHECK(mj->jnt_type[0] == mjJNT_FREE);
+    g_nworld = 2;
+    g_nstep1 = g_nstep = 8;
+  }
   Run* a = calloc(1, sizeof *a);
   Run* b = calloc(1, sizeof *b);
 
   // 1. peak_contacts against the contacts read after every step (no warm-up: the
   //    steps the status covers are the ones read).
-  if (fs_replay_plan(&r, mj, model, &t, &bind, NWORLD, 300, 0, &err)) return 1;
+  if (fs_replay_plan(&r, mj, model, &t, &bind, g_nworld, g_nstep1, 0, &err)) return 1;
+  if (small) r.init_world = spawn_low;
   int seen[NWORLD] = {0};
   CHECK(run(&r, 1, a, seen) == 0);
-  for (int w = 0; w < NWORLD; w++)
+  for (int w = 0; w < g_nworld; w++)
     CHECK_MSG(a->st[w].peak_contacts == seen[w] && seen[w] > 0,
               "world %d: peak_contacts %d, the largest ncon read %d", w, a->st[w].peak_contacts,
               seen[w]);
-  printf("1. peak_contacts = the most contacts read after a step (300 steps): %d %d %d %d\n",
-         seen[0], seen[1], seen[2], seen[3]);
+  printf("1. peak_contacts = the most contacts read after a step (%d steps):", g_nstep1);
+  for (int w = 0; w < g_nworld; w++) printf(" %d", seen[w]);
+  printf("\n");
   fs_replay_plan_free(&r);
 
   // 2. bounded at the peak: the same bits. (No warm-up: FlyGym's settles every world
   //    the same way, to one peak; without it the worlds' peaks differ, for part 3.)
-  if (fs_replay_plan(&r, mj, model, &t, &bind, NWORLD, NSTEP, 0, &err)) return 1;
-  CHECK(run(&r, NSTEP, a, NULL) == 0);
+  if (fs_replay_plan(&r, mj, model, &t, &bind, g_nworld, g_nstep, 0, &err)) return 1;
+  if (small) r.init_world = spawn_low;
+  CHECK(run(&r, g_nstep, a, NULL) == 0);
   int peak = 0;
-  for (int w = 0; w < NWORLD; w++) {
+  for (int w = 0; w < g_nworld; w++) {
     CHECK_MSG(!fs_world_has_problem(&a->st[w]), "world %d has a problem unbounded", w);
     peak = a->st[w].peak_contacts > peak ? a->st[w].peak_contacts : peak;
   }
   r.max_contacts = peak;
-  CHECK(run(&r, NSTEP, b, NULL) == 0);
-  size_t nq = (size_t)mj->nq * NWORLD;
+  CHECK(run(&r, g_nstep, b, NULL) == 0);
+  size_t nq = (size_t)mj->nq * g_nworld;
   CHECK_MSG(!memcmp(a->qpos, b->qpos, nq * sizeof(double)),
             "bounded at the peak (%d contacts), the state differs from the unbounded run's", peak);
-  for (int w = 0; w < NWORLD; w++)
+  for (int w = 0; w < g_nworld; w++)
     CHECK_MSG(!fs_world_has_problem(&b->st[w]) && b->st[w].peak_contacts == a->st[w].peak_contacts,
               "world %d: bounded at %d, a problem or another peak (%d vs %d)", w, peak,
               b->st[w].peak_contacts, a->st[w].peak_contacts);
@@ -146,9 +165,9 @@ int main(void) {
 
   // 3. one short of the peak.
   r.max_contacts = peak - 1;
-  CHECK(run(&r, NSTEP, b, NULL) == 0);
+  CHECK(run(&r, g_nstep, b, NULL) == 0);
   int nfit = 0, nover = 0;
-  for (int w = 0; w < NWORLD; w++) {
+  for (int w = 0; w < g_nworld; w++) {
     const fsWorldStatus* s = &b->st[w];
     if (a->st[w].peak_contacts <= peak - 1) {
       nfit++;

@@ -118,10 +118,12 @@ int main(void) {
   int* info = malloc(sizeof(int) * n);
   CU_CHECK(cudaMemcpy(info, dinfo, sizeof(int) * n, cudaMemcpyDeviceToHost));
   for (int k = 0; k < n; k++) CHECK_MSG(info[k] == 0, "world %d: potrf info %d", used[k], info[k]);
-  int info1 = 0;
+  // potrsBatched's info is a device int, like potrfBatched's (one for the batch)
+  int info1 = -1;
   SOLVER_CHECK(
-      cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, nv, 1, dHp, nv, dgp, nv, &info1, n));
-  CHECK(info1 == 0);
+      cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, nv, 1, dHp, nv, dgp, nv, dinfo, n));
+  CU_CHECK(cudaMemcpy(&info1, dinfo, sizeof(int), cudaMemcpyDeviceToHost));
+  CHECK_MSG(info1 == 0, "potrs info %d", info1);
   CU_CHECK(cudaMemcpy(g, dg, sizeof(double) * n * nv, cudaMemcpyDeviceToHost));
   double worst = 0;
   int worst_w = -1;
