@@ -5,67 +5,108 @@
 # git-ignored; it must stay under the device tool's 64 MiB carry limit: xz, not gzip,
 # and binaries built for the H200's sm_90 alone in build-device/build (the default
 # build's sm_80 + sm_90 fatbins made it 73 MiB), without MPI) holds:
-#   bin/    flysim, every GPU test (float32 and float64), test_record, the NVTX
-#           injection library and checker, h5diff
+#   bin/    flysim, every GPU test (float32 and float64) including the two cuSOLVER
+#           oracle tests, test_record, the NVTX injection library and checker, h5diff
 #   lib/    the shared libraries they load that the device may lack (MuJoCo, HDF5,
 #           ...), not glibc's, the C++ runtime (libstdc++, libgcc_s) or the CUDA
 #           driver: the device's own are newer, and a bundled glibc part
-#           (libresolv) breaks on a newer glibc
+#           (libresolv) breaks on a newer glibc; nor the CUDA math libraries the
+#           cuSOLVER tests load (libcusolver, libcublas, libcublasLt, libcusparse,
+#           libnvJitLink: about 900 MiB): device_check.sh finds the device's toolkit
 #   assets/ mesh.mjb, capsule.mjb, walking_clip.h5, walking_clip_330hz.h5
 # Then, from the repository root:
 #   run(command="bench/device_check.sh", carry=["build-device/bundle.tar.xz"])
 # (device_check.sh unpacks it with Python's tarfile where xz is not installed.)
+#
+#   bench/make_device_bundle.sh               the GPU bundle: sm_90, build-device/build,
+#                                             build-device/bundle.tar.xz
+#   bench/make_device_bundle.sh --simulator   the same for GPGPU-Sim (sm_80 only: the
+#                                             simulator parses one architecture's PTX;
+#                                             one warp a block, FLYSIM_BLOCK_THREADS=32:
+#                                             its shuffles act on a block's first warp,
+#                                             bench/gpusim_check.sh), build-device/build-sim,
+#                                             build-device/bundle-sim.tar.xz, for
+#                                             bench/device_check.sh --simulator DEST
+# FLYSIM_BUILD_DIR=dir packs an existing build instead of building (it must hold every
+# target below). Needs what scripts/setup.sh installs (the venv's MuJoCo, the assets,
+# h5diff from hdf5-tools); this script does not run setup.sh, whose last step builds
+# build/ in full.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$root/build-device"
-build="${FLYSIM_BUILD_DIR:-$out/build}"
-stage="$out/bundle"
+arch=90 suffix="" block=()
+case "${1:-}" in
+  "") ;;
+  --simulator) arch=80 suffix="-sim" block=(-DFLYSIM_BLOCK_THREADS=32) ;;
+  *) echo "usage: bench/make_device_bundle.sh [--simulator]" >&2; exit 2 ;;
+esac
+build="${FLYSIM_BUILD_DIR:-$out/build$suffix}"
+stage="$out/stage$suffix" # the tarball's top folder is bundle/ in both modes
+tarball="$out/bundle$suffix.tar.xz"
 
-"$root/scripts/setup.sh" >/dev/null
-if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # the device's arch only, no MPI: a smaller bundle
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON >/dev/null
-  cmake --build "$build" -j "$(nproc)" --target flysim test_record test_nvtx_ranges flysim_nvtx_inject \
-    cuda_stages_gpu cuda_replay_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu \
-    cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64 \
-    cuda_contact_bound_gpu >/dev/null
+# What setup.sh provides: say what is missing rather than build without it.
+if [ ! -x "$root/.venv/bin/python" ] || [ ! -f "$root/assets/mesh.mjb" ]; then
+  echo "make_device_bundle: no venv or assets; run scripts/setup.sh first" >&2
+  exit 1
 fi
-[ -x "$build/flysim" ] || { echo "make_device_bundle: no $build/flysim" >&2; exit 1; }
+# device_check.sh's bit-equality rows (on-chip plan, lanes, generate vs host) compare
+# HDF5 files with h5diff; a bundle without it loses them.
+h5diff=$(command -v h5diff || true)
+[ -n "$h5diff" ] || {
+  echo "make_device_bundle: no h5diff on PATH; install hdf5-tools (scripts/setup.sh does):" \
+    "without it the device check cannot compare to the bit" >&2
+  exit 1
+}
+
 tests=(cuda_stages_gpu cuda_replay_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu
        cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64
-       cuda_contact_bound_gpu)
+       cuda_contact_bound_gpu cuda_cusolver_gpu cuda_cusolver_gpu_f64)
+if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # one arch only, no MPI: a smaller bundle
+  blog="$out/build$suffix.log" # the compiler's output, shown when the build fails
+  { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=$arch \
+      -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON "${block[@]}" &&
+    cmake --build "$build" -j "$(nproc)" --target flysim test_record test_nvtx_ranges \
+      flysim_nvtx_inject "${tests[@]}"; } >"$blog" 2>&1 ||
+    { tail -n 30 "$blog" >&2; echo "make_device_bundle: the build failed (all of it in $blog)" >&2; exit 1; }
+fi
+[ -x "$build/flysim" ] || { echo "make_device_bundle: no $build/flysim" >&2; exit 1; }
 for t in "${tests[@]}"; do
   [ -x "$build/tests/cuda/$t" ] ||
     { echo "make_device_bundle: $t was not built (nvcc missing?)" >&2; exit 1; }
 done
 
 rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/lib" "$stage/assets"
-bins=("$build/flysim" "$build/tests/profiling/test_nvtx_ranges" "$build/tests/test_record")
-h5diff=$(command -v h5diff || true) # the device check compares generate's datasets with it
-[ -n "$h5diff" ] && bins+=("$h5diff")
+mkdir -p "$stage/bundle/bin" "$stage/bundle/lib" "$stage/bundle/assets"
+bins=("$build/flysim" "$build/tests/profiling/test_nvtx_ranges" "$build/tests/test_record"
+      "$h5diff")
 for t in "${tests[@]}"; do bins+=("$build/tests/cuda/$t"); done
-cp "${bins[@]}" "$stage/bin/"
+cp "${bins[@]}" "$stage/bundle/bin/"
 inject=$(find "$build/tests/profiling" -name "*nvtx_inject*.so" | head -n 1)
-[ -n "$inject" ] && cp "$inject" "$stage/bin/"
+[ -n "$inject" ] && cp "$inject" "$stage/bundle/bin/"
 
-# Shared libraries: what ldd resolves, but glibc's, the C++ runtime and the driver.
+# Shared libraries: what ldd resolves, but glibc's, the C++ runtime, the driver and
+# the CUDA math libraries (the device's toolkit has its own; see above).
 for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux* | libresolv.so* | \
-      libutil.so* | libnsl.so* | libanl.so* | libstdc++.so* | libgcc_s.so* | libcuda.so*) ;;
-    *) cp -L "$lib" "$stage/lib/" ;;
+      libutil.so* | libnsl.so* | libanl.so* | libstdc++.so* | libgcc_s.so* | libcuda.so* | \
+      libcusolver*.so* | libcublas*.so* | libcusparse*.so* | libnvJitLink*.so*) ;;
+    *) cp -L "$lib" "$stage/bundle/lib/" ;;
   esac
 done
 for f in mesh.mjb capsule.mjb walking_clip.h5 walking_clip_330hz.h5 manifest.json; do
-  cp -L "$root/assets/$f" "$stage/assets/"
+  cp -L "$root/assets/$f" "$stage/bundle/assets/"
 done
-git -C "$root" rev-parse HEAD >"$stage/COMMIT" 2>/dev/null || true
-rm -f "$out/bundle.tar.gz"
-tar -C "$out" -cJf "$out/bundle.tar.xz" bundle
+git -C "$root" rev-parse HEAD >"$stage/bundle/COMMIT" 2>/dev/null || true
+# the working tree may differ from HEAD: say so in the bundle (device_check.log shows it)
+[ -z "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] ||
+  echo "(built from a working tree with uncommitted changes)" >>"$stage/bundle/COMMIT"
+echo "sm_$arch" >"$stage/bundle/ARCH"
+rm -f "$out/bundle$suffix.tar.gz"
+tar -C "$stage" -cJf "$tarball" bundle
 rm -rf "$stage"
-size=$(stat -c %s "$out/bundle.tar.xz")
-echo "make_device_bundle: $out/bundle.tar.xz ($((size / 1048576)) MiB)"
+size=$(stat -c %s "$tarball")
+echo "make_device_bundle: $tarball ($((size / 1048576)) MiB)"
 if [ "$size" -gt $((64 * 1048576)) ]; then
   echo "make_device_bundle: over the device tool's 64 MiB carry limit" >&2
   exit 1
