@@ -40,7 +40,7 @@ echo "gpusim: $name: exit $rc, $wall s, kernels: $(python3 "$here/launches.py" "
 if [ -n "${FLYSIM_GPUSIM_STEPS:-}" ]; then
   result=$(grep -E "${FLYSIM_GPUSIM_RESULT:-worst|max \|dq\||FAILED|passed|CUDA error|Assertion|^summary}" \
     "$log.program" | tail -n 1 | cut -c1-300)
-  [ $rc -gt 128 ] && result="killed by signal $((rc - 128)) $(grep -m1 -E "Assertion|ERROR" "$log" | cut -c1-200)"
+  [ $rc -gt 128 ] && result="killed by signal $((rc - 128)): $(grep -m1 -E "Assertion|ERROR" "$log" | sed 's/.*\(Assertion\)/\1/' | cut -c1-120)"
   python3 "$here/launches.py" --step "$name" "${FLYSIM_GPUSIM_WHAT:-$name}" $rc $wall "$result" \
     "$log" >>"$FLYSIM_GPUSIM_STEPS"
 fi

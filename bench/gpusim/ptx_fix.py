@@ -3,7 +3,7 @@
 
     ptx_fix.py FILE        (in place; exit 1 with a message where it cannot)
 
-GPGPU-Sim (667834cf with shared/gpusim's patch) lexes every integer literal into a C
+GPGPU-Sim (667834cf with the CUDA 13 patch) lexes every integer literal into a C
 int (atoi, sscanf %x) and widens it by sign extension, so an integer operand of a
 64-bit instruction outside [-2^31, 2^31) loses its upper bits: nvcc's
 `mov.u64 %rd1, 4607182418800017408` (the bits of 1.0, stored by st.u64) loads 0, and

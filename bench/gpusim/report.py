@@ -5,7 +5,8 @@
 
 STEPS.jsonl: one JSON object a step (bench/gpusim_check.sh writes them): name, what,
 precision, rc, wall_s, kernels ({kernel: launches}), result (a line the step's output or
-comparison gave: its largest error, or why it failed). PTXAS.csv
+comparison gave: its largest error, or why it failed), and optionally status (the
+table's word for it, instead of rc's: a probe of the simulator itself). PTXAS.csv
 (bench/results/ptxas-sm90.csv) lists every kernel of the project per precision: the
 coverage table says which of them the simulator executed and how often. Exit 1 if a step
 failed or a kernel never ran.
@@ -45,7 +46,7 @@ def main():
               "|---|---|---|---|---|---|"]
     failed = 0
     for s in steps:
-        st = status(s["rc"])
+        st = s.get("status") or status(s["rc"])
         failed += st.startswith("FAIL")
         ks = ", ".join(f"{k} x{n}" for k, n in sorted(s.get("kernels", {}).items(),
                                                          key=lambda kv: (-kv[1], kv[0])))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run one CUDA program's device code under GPGPU-Sim (built by shared/gpusim/build.sh into
-# DEST), as shared/gpusim/run.sh does, with the workaround flysim's device code needs:
+# Run one CUDA program's device code under GPGPU-Sim (the GPU simulator's build.sh builds it
+# into DEST), with the workarounds flysim's device code needs:
 #   bench/gpusim/run.sh DEST PROGRAM [ARGS...]
 # The simulator extracts each PTX file with $CUDA_INSTALL_PATH/bin/cuobjdump -xptx and
 # parses it; its parser loses the upper bits of 64-bit integer literals (every float64
