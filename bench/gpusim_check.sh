@@ -222,8 +222,8 @@ cat >"$head" <<MD
 # The device code under the GPU simulator
 
 \`bench/gpusim_check.sh\` at $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo " (with local changes)"), $(date -u +%Y-%m-%d), on $(nproc) cores of
-$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'): GPGPU-Sim $(grep -m1 -o 'gpgpu-sim_git-commit[^ ]*' "$dest/build.log" 2>/dev/null || echo 667834cf) with the CUDA 13
-patch, functional mode, an sm_86 configuration running our sm_80 PTX. Small sizes (the test
+$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'): GPGPU-Sim (accel-sim/gpgpu-sim_distribution 667834cf) with
+the CUDA 13 patch, functional mode, an sm_86 configuration running our sm_80 PTX. Small sizes (the test
 programs' small mode, 2 worlds of the replay for 8 steps from a settled keyframe): the
 simulator runs about 0.6 M instructions a second.
 
