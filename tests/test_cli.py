@@ -120,6 +120,18 @@ def test_runtime_errors(tmp):
         f.write("not hdf5")
     rc, _, err = run("replay", "--targets", bad)
     check(rc == 1 and bad in err and "not an HDF5 file" in err, f"bad targets: {err!r}")
+    # A broken MJCF: MuJoCo's parser text on one line, with the file, the line and a fix.
+    for name, geom in (("syntax.xml", '<geom type="sphere" size="1"'),
+                       ("attribute.xml", '<geom type="sphere" size="1" bogus="3"/>')):
+        xml = os.path.join(tmp, name)
+        with open(xml, "w") as f:
+            f.write(f'<mujoco>\n  <worldbody>\n    <body name="a">\n      {geom}\n'
+                    '    </body>\n  </worldbody>\n</mujoco>\n')
+        rc, _, err = run("replay", "--model", xml, "--sim-steps", "10")
+        check(rc == 1 and err.count("\n") == 1 and err.startswith("flysim replay: error: ")
+              and f"{xml}, line 4: cannot load the model: " in err
+              and "fix: correct the MJCF at line 4" in err and "--model" in err,
+              f"broken MJCF {name}: one line with the file, the line and a fix: {rc} {err!r}")
     # The default model as exported (contacts, noslip) on the GPU stepper, in both
     # precisions: without a GPU the only error is the missing device (the model check
     # runs first and accepts it); with one it runs (the GPU tests cover it).

@@ -1,13 +1,51 @@
 #include "common/inputs/model.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int ends_with(const char* s, const char* suffix) {
   size_t n = strlen(s), k = strlen(suffix);
   return n >= k && !strcmp(s + n - k, suffix);
+}
+
+// The line MuJoCo's MJCF error names ("line 4", "Line number=4"; the last one given),
+// or 0 if none (MuJoCo says "line 0" for an error in an included file).
+static int mjcf_error_line(const char* msg) {
+  int line = 0;
+  for (const char* p = msg; *p; p++) {
+    if (strncasecmp(p, "line", 4) || (p > msg && isalpha((unsigned char)p[-1]))) continue;
+    const char* q = p + 4;
+    if (!strncasecmp(q, " number", 7)) q += 7;
+    while (*q == ' ' || *q == '=' || *q == ':') q++;
+    if (isdigit((unsigned char)*q)) line = atoi(q);
+  }
+  return line;
+}
+
+// MuJoCo's multi-line error text on one line: the first line, then the others in
+// parentheses ("XML Error: ... (Element 'geom', line 4)"). out holds n >= 4 bytes.
+static void one_line(const char* msg, char* out, size_t n) {
+  size_t k = 0, room = n - 2; // 2 bytes kept for the closing ")"
+  int nline = 0;
+  out[0] = 0;
+  for (const char* p = msg; *p && k + 1 < room;) {
+    const char* end = p + strcspn(p, "\r\n");
+    const char* next = end + strspn(end, "\r\n");
+    while (p < end && isspace((unsigned char)*p)) p++;
+    while (end > p && (isspace((unsigned char)end[-1]) || end[-1] == ':')) end--;
+    if (end > p) {
+      const char* sep = nline == 0 ? "" : nline == 1 ? " (" : ", ";
+      int w = snprintf(out + k, room - k, "%s%.*s", sep, (int)(end - p), p);
+      k = w < 0 ? k : k + (size_t)w < room ? k + (size_t)w : room - 1;
+      nline++;
+    }
+    p = next;
+  }
+  if (nline > 1) snprintf(out + k, n - k, ")");
 }
 
 mjModel* fs_model_load(const char* path, fsError* err) {
@@ -32,8 +70,24 @@ mjModel* fs_model_load(const char* path, fsError* err) {
   } else {
     m = mj_loadXML(path, NULL, msg, sizeof msg);
   }
+  if (!m && ends_with(path, ".mjb")) {
+    fs_fail(err, "%s: cannot load the model: %s", path, msg);
+    return NULL;
+  }
   if (!m) {
-    fs_fail(err, "%s: cannot load the model: %s", path, msg[0] ? msg : "unknown MuJoCo error");
+    char text[1024];
+    one_line(msg[0] ? msg : "unknown MuJoCo error", text, sizeof text);
+    int line = mjcf_error_line(msg);
+    if (line > 0)
+      fs_fail(err,
+              "%s, line %d: cannot load the model: %s; fix: correct the MJCF at line %d, or "
+              "pass an MJB (.mjb) or another model with --model",
+              path, line, text, line);
+    else
+      fs_fail(err,
+              "%s: cannot load the model: %s; fix: correct the MJCF (or a file it includes), "
+              "or pass an MJB (.mjb) or another model with --model",
+              path, text);
     return NULL;
   }
   return m;
