@@ -241,6 +241,8 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
 
 static int run(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
+  // --save-data naming a file: said now, not after the model, the backend and a header.
+  if (o->save_data[0] && fs_check_dirs(o->save_data, "--save-data", err)) return EXIT_RUNTIME;
   int status = prepare(s, err);
   if (status != EXIT_OK) return status;
   if (o->save_data[0] && o->plots &&

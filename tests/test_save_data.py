@@ -146,6 +146,22 @@ def test_record_selection(tmp):
         check(rc == 2 and text in err and "fix:" in err, f"{args}: {rc} {err!r}")
 
 
+def test_save_data_is_a_file(tmp):
+    """--save-data naming an existing file (or a path through one): refused before the
+    model loads and anything steps, the file left as it was."""
+    path = os.path.join(tmp, "afile")
+    with open(path, "w") as f:
+        f.write("keep me")
+    for target in (path, os.path.join(path, "run")):
+        rc, stdout, err = run("replay", "--sim-steps", "10", "--save-data", target)
+        check(rc == 1 and err.count("\n") == 1 and stdout == ""
+              and f"--save-data {target}" in err and f"{path} is a file, not a folder" in err
+              and "fix: name a folder with --save-data" in err and "remove the file" in err,
+              f"--save-data {target} through a file: {rc} {stdout!r} {err!r}")
+    with open(path) as f:
+        check(f.read() == "keep me", "the file in the way is left as it was")
+
+
 def test_cpu_videos(tmp):
     """cpu: world 0's in-loop video, and with 2 worlds the grid beside it."""
     out = os.path.join(tmp, "cpu")
@@ -167,6 +183,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="flysim-save-") as tmp:
         test_host_all_series(tmp)
         test_record_selection(tmp)
+        test_save_data_is_a_file(tmp)
         test_cpu_videos(tmp)
     cliutil.finish("test_save_data")
 

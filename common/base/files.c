@@ -9,8 +9,39 @@
 
 #include "common/profiling/profile_nsys.h"
 
+int fs_check_dirs(const char* dir, const char* what, fsError* err) {
+  char buf[4096];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return fs_fail(err, "%s %s: path longer than %zu characters; fix: a shorter path", what, dir,
+                   sizeof buf - 1);
+  if (!buf[0]) return 0;
+  for (char* p = buf + 1;; p++) {
+    if (*p != '/' && *p != 0) continue;
+    char c = *p;
+    *p = 0;
+    struct stat st;
+    if (stat(buf, &st)) return 0; // missing (created later) or unreadable (mkdir says why)
+    if (!S_ISDIR(st.st_mode)) {
+      const char* kind = S_ISREG(st.st_mode) ? "a file" : "a special file";
+      if (!c)
+        return fs_fail(err,
+                       "%s %s is %s, not a folder; fix: name a folder with %s (it is created if "
+                       "missing), or remove the file",
+                       what, dir, kind, what);
+      return fs_fail(err,
+                     "%s %s: %s is %s, not a folder; fix: name a folder with %s (it is created "
+                     "if missing), or remove the file %s",
+                     what, dir, buf, kind, what, buf);
+    }
+    *p = c;
+    if (!c) break;
+  }
+  return 0;
+}
+
 int fs_make_dirs(const char* dir, const char* what, fsError* err) {
   char buf[4096];
+  if (fs_check_dirs(dir, what, err)) return -1;
   if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
     return fs_fail(err, "%s %s: path longer than %zu characters; fix: a shorter path", what, dir,
                    sizeof buf - 1);

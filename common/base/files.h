@@ -14,6 +14,10 @@ extern "C" {
 /// from in errors (e.g. "--save-data").
 int fs_make_dirs(const char* dir, const char* what, fsError* err);
 
+/// Check, creating nothing, that no part of dir that exists is a file (or anything
+/// else that is not a folder): what fs_make_dirs will need, said before a run.
+int fs_check_dirs(const char* dir, const char* what, fsError* err);
+
 /// Create the parents of file path ("out/run/x.h5" -> "out/run"); nothing for a bare
 /// file name.
 int fs_make_parent_dirs(const char* path, const char* what, fsError* err);
