@@ -144,6 +144,15 @@ def test_record_selection(tmp):
                        (["--render-worlds", "0", "--save-data", tmp], "--render-worlds")]:
         rc, _, err = run("replay", *args)
         check(rc == 2 and text in err and "fix:" in err, f"{args}: {rc} {err!r}")
+    # more worlds in the grid than in the run: refused, not silently capped (the
+    # default, 9, is capped: test_cpu_videos's 2 worlds make a grid of 2)
+    rc, stdout, err = run("replay", "--worlds", "2", "--render-worlds", "999", "--save-data",
+                          os.path.join(tmp, "render999"))
+    check(rc == 2 and err.count("\n") == 1 and stdout == ""
+          and "--render-worlds 999 is more than the 2 worlds of the run (--worlds 2)" in err
+          and "fix: --render-worlds at most --worlds (e.g. --render-worlds 2)" in err
+          and not os.path.exists(os.path.join(tmp, "render999")),
+          f"--render-worlds 999 with --worlds 2: {rc} {err!r}")
 
 
 def test_save_data_is_a_file(tmp):

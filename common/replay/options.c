@@ -69,7 +69,8 @@ void fs_print_replay_help(void) {
       "                          qvel, adhesion (adhesion forces), iterations (the\n"
       "                          solver's), legs (each leg's contact force); or all, none\n"
       "  --render-worlds K       with --save-data: worlds 0..K-1 in the grid video\n"
-      "                          (default 9, as FlyGym's GPU script; at most --worlds)\n"
+      "                          (at most --worlds; default 9, as FlyGym's GPU script,\n"
+      "                          or every world if fewer)\n"
       "  --no-video              with --save-data: skip the videos (replay.mp4 costs loop\n"
       "                          time; grid.mp4 costs time after the loop)\n"
       "  --no-plots              with --save-data: skip the plots (data only)\n"
@@ -299,6 +300,14 @@ static int check_combinations(fsReplayOptions* o, fsError* err) {
                    "%s only applies with --save-data DIR; fix: add --save-data DIR or drop "
                    "%s",
                    needs_save, needs_save);
+  // The default (9) is capped at --worlds; a K given is what the user asked to see.
+  if (o->render_worlds_set && o->render_worlds > o->worlds)
+    return fs_fail(err,
+                   "--render-worlds %d is more than the %d world%s of the run (--worlds %d); "
+                   "fix: --render-worlds at most --worlds (e.g. --render-worlds %d), or "
+                   "--worlds %d",
+                   o->render_worlds, o->worlds, o->worlds == 1 ? "" : "s", o->worlds, o->worlds,
+                   o->render_worlds);
   return 0;
 }
 
