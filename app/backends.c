@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu/replay_cpu.h"
-#include "cuda/host_backend.h"
+#include "src/cpu/replay_cpu.h"
+#include "src/host/host_backend.h"
 #ifdef FLYSIM_WITH_CUDA
-#include "cuda/cuda_backend.h"
+#include "src/cuda/cuda_backend.h"
 #endif
 
 const char* fs_backend_kind_name(fsBackendKind kind) {

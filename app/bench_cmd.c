@@ -15,7 +15,7 @@
 #include "bench/sweep.h"
 #include "common/base/files.h"
 #include "common/base/interrupt.h"
-#include "common/base/mujoco_hooks.h"
+#include "src/base/mujoco_hooks.h"
 #include "common/base/spawn.h"
 #include "common/inputs/model.h"
 #include "common/profiling/profile_ncu.h"
@@ -23,7 +23,7 @@
 #include "common/inputs/targets.h"
 #include "common/recorder/replay_io.h"
 #include "common/replay/options.h"
-#include "cpu/pool.h"
+#include "src/exec/pool.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 enum { MAX_LIST = 32, MAX_ROWS = 512 };

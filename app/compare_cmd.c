@@ -16,7 +16,7 @@
 #include "common/recorder/h5util.h"
 #include "common/base/interrupt.h"
 #include "common/inputs/model.h"
-#include "common/base/mujoco_hooks.h"
+#include "src/base/mujoco_hooks.h"
 #include "common/replay/options.h"
 #include "common/recorder/replay_io.h"
 #include "common/inputs/targets.h"

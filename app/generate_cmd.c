@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/base/interrupt.h"
-#include "common/base/mujoco_hooks.h"
+#include "src/base/mujoco_hooks.h"
 #include "common/replay/options.h"
 #include "generate/generate.h"
 #include "generate/ranks.h"

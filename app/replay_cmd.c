@@ -12,7 +12,7 @@
 #include "common/base/files.h"
 #include "common/base/interrupt.h"
 #include "common/inputs/model.h"
-#include "common/base/mujoco_hooks.h"
+#include "src/base/mujoco_hooks.h"
 #include "common/profiling/mujoco_timing.h"
 #include "common/replay/options.h"
 #include "common/profiling/perf_phases.h"
@@ -24,7 +24,7 @@
 #include "common/inputs/resample.h"
 #include "common/inputs/targets.h"
 #include "common/profiling/profile_nsys.h"
-#include "cpu/replay_cpu.h"
+#include "src/cpu/replay_cpu.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 

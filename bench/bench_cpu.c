@@ -21,12 +21,12 @@
 
 #include "common/base/clock.h"
 #include "common/inputs/model.h"
-#include "common/base/mujoco_hooks.h"
+#include "src/base/mujoco_hooks.h"
 #include "common/replay/options.h"
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"
-#include "cpu/pool.h"
-#include "cpu/replay_cpu.h"
+#include "src/exec/pool.h"
+#include "src/cpu/replay_cpu.h"
 
 typedef struct Args {
   char model[4096], targets[4096], csv[4096], label[128], only[16];

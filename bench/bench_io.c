@@ -13,7 +13,7 @@
 #include "common/base/json.h"
 #include "common/outputs/plots.h"
 #include "common/recorder/replay_io.h"
-#include "cpu/pool.h"
+#include "src/exec/pool.h"
 
 static const char* graph_name(const fsBenchRow* r) {
   return r->p.kind != FS_BACKEND_CUDA ? "-" : r->p.graph ? "on" : "off";

@@ -1,6 +1,6 @@
 // Lane utilisation of the step, measured by the lane emulation (the GPU-free proxy of
 // how busy a warp's lanes are): NeuroMechFly's replay with contacts, every world on n
-// emulated lanes (cuda/lanes.h, profiling build), each span between two syncs charged
+// emulated lanes (src/exec/lanes.h, profiling build), each span between two syncs charged
 // to the part of the step it belongs to (FSI_MARK). Per part: its share of the world's
 // time (spans), the lanes' utilisation (work / n spans) and the serial share (spans
 // where one lane works and the rest idle). --lanes sweeps the lanes per world (the
@@ -19,10 +19,10 @@
 #include "common/inputs/targets.h"
 #include "common/replay/replay.h"
 #include "common/replay/options.h"
-#include "cuda/batch.h"
-#include "cuda/host.h"
-#include "cuda/lanes.h"
-#include "cuda/model.h"
+#include "src/model/worlds.h"
+#include "src/host/host.h"
+#include "src/exec/lanes.h"
+#include "src/model/model.h"
 
 static const char* mark_name(int k) {
   static const char* extra[] = {"checks",          "solver: setup",       "solver: newton",
@@ -97,14 +97,14 @@ static int parse(int argc, char** argv, Args* a) {
 // The replay's worlds after the warm-up (keyframe, adhesion on, keyframe controls),
 // warmed up by MuJoCo (fast) and handed over with their warm start.
 static int warm_worlds(const Args* a, const mjModel* mj, const fsReplayBinding* bind,
-                       const fsModel* m, fsBatch* b, fsError* err) {
+                       const fsModel* m, fsWorlds* b, fsError* err) {
   mjData* md = mj_makeData(mj);
   if (!md) return fs_fail(err, "cannot allocate MuJoCo data");
   fs_replay_reset_world(mj, bind, md);
   for (int s = 0; s < a->warmup; s++) mj_step(mj, md);
   int rc = 0;
   for (int w = 0; w < a->worlds && !rc; w++)
-    rc = fs_batch_from_mj(m, b, w, mj, md, FS_STAGE_STATE, err);
+    rc = fs_worlds_from_mj(m, b, w, mj, md, FS_STAGE_STATE, err);
   mj_deleteData(md);
   return rc;
 }
@@ -156,11 +156,11 @@ int main(int argc, char** argv) {
   fsError err;
   fsReplayInputs in;
   fsModel m;
-  fsBatch b;
+  fsWorlds b;
   memset(&m, 0, sizeof m);
   memset(&b, 0, sizeof b);
   int rc = fs_replay_inputs_load(a.model, a.targets, 0, &in, &err) ||
-           fs_model_build(in.m, a.model, &m, &err) || fs_batch_alloc(&m, a.worlds, &b, &err) ||
+           fs_model_build(in.m, a.model, &m, &err) || fs_worlds_alloc(&m, a.worlds, &b, &err) ||
            warm_worlds(&a, in.m, &in.bind, &m, &b, &err);
   if (!rc && (long)a.steps * a.worlds > in.targets.nstep)
     rc = fs_fail(&err, "--steps x --worlds > clip");
@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
     fs_lanes_profile_reset();
     for (int s = 0; s < a.steps; s++) {
       for (int w = 0; w < a.worlds; w++) {
-        fsData d = fs_batch_world(&m, &b, w);
+        fsData d = fs_worlds_view(&m, &b, w);
         const double* row = t->value + ((long)w * a.steps + s) * bind->nact;
         for (int j = 0; j < bind->nact; j++) d.ctrl[bind->actuator[j]] = (fsReal)row[j];
       }
@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "lanes_profile: write failed: %s\n", a.csv);
     return 1;
   }
-  fs_batch_free(&b);
+  fs_worlds_free(&b);
   fs_model_free(&m);
   fs_replay_inputs_free(&in);
   return 0;

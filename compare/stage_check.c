@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-// cuda/check's types (precision-free), and its functions in both precisions by their
-// names (cuda/real.h FS_PREC appends _f32 / _f64).
-#include "cuda/check/stages.h"
+// src/check's types (precision-free), and its functions in both precisions by their
+// names (src/exec/real.h FS_PREC appends _f32 / _f64).
+#include "src/check/stages.h"
 
 #define FS_DECLARE_PRECISION(p)                                                                    \
   fshRunner fsh_runner_host_##p(void);                                                             \

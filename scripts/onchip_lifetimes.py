@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The lifetimes of a world's data fields within one step, read off the stage code.
 
-For every data field of cuda/fields.h, the first and the last phase of fs_step
-(cuda/stage_forward.h) whose code refers to it (`d->field`), following the calls of
-each phase's function through every FS_HD function of cuda/*.h. cuda/onchip.c's plan
+For every data field of src/model/fields.h, the first and the last phase of fs_step
+(src/engine/stage_forward.h) whose code refers to it (`d->field`), following the calls of
+each phase's function through every FS_HD function of src/engine/*.h and src/model/*.h. src/model/onchip.c's plan
 lets two fields share on-chip bytes only where these ranges do not overlap, so its
 table (kChip: field, first phase, last phase) must cover what the code does:
 
   scripts/onchip_lifetimes.py            print the table the code implies
-  scripts/onchip_lifetimes.py --check    exit 1 if cuda/onchip.c's table ends a field
+  scripts/onchip_lifetimes.py --check    exit 1 if src/model/onchip.c's table ends a field
                                          earlier, or starts it later, than the code
                                          (the ctest cuda_onchip_lifetimes)
 
@@ -21,10 +21,11 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CUDA = os.path.join(ROOT, "cuda")
+MODEL = os.path.join(ROOT, "src", "model")
+ENGINE = os.path.join(ROOT, "src", "engine")
 
 # fs_step's phases in order: the stage functions fs_forward and fs_euler call (the
-# constraint stage by its parts), as cuda/onchip.h's fsChipPhase lists them.
+# constraint stage by its parts), as src/model/onchip.h's fsChipPhase lists them.
 PHASES = [
     ("KINEMATICS", ["fs_kinematics"]),
     ("COM_POS", ["fs_com_pos"]),
@@ -50,20 +51,20 @@ CONSTRAINT_BODY = "fs_fwd_constraint"  # its own refs: SOLVER_SETUP .. SOLVER_RE
 
 
 def data_fields():
-    text = open(os.path.join(CUDA, "fields.h")).read()
+    text = open(os.path.join(MODEL, "fields.h")).read()
     body = text[text.index("#define FS_DATA_FIELDS(X)"):]
     body = body[:body.index("\n\n")]
     return re.findall(r"X\(\s*\w+\s*,\s*(\w+)\s*,", body)
 
 
 def functions():
-    """name -> body of every FS_HD function in cuda/*.h."""
+    """name -> body of every FS_HD function in src/engine/*.h and src/model/*.h."""
     out = {}
     head = re.compile(r"^FS_HD\b[^;{]*?\b(\w+)\s*\(", re.M)
-    for name in sorted(os.listdir(CUDA)):
-        if not name.endswith(".h"):
+    for path in sorted(os.path.join(d, n) for d in (ENGINE, MODEL) for n in os.listdir(d)):
+        if not path.endswith(".h"):
             continue
-        text = open(os.path.join(CUDA, name)).read()
+        text = open(path).read()
         for m in head.finditer(text):
             brace = text.find("{", m.end())
             semi = text.find(";", m.end())
@@ -110,7 +111,7 @@ def lifetimes():
     for k, (_, fns) in enumerate(PHASES):
         for fn in fns:
             if fn not in funcs:
-                sys.exit(f"onchip_lifetimes: no function {fn} in cuda/*.h")
+                sys.exit(f"onchip_lifetimes: no function {fn} in src/engine/*.h or src/model/*.h")
             for x in r[fn]:
                 lo, hi = span.get(x, (k, k))
                 span[x] = (min(lo, k), max(hi, k))
@@ -124,7 +125,7 @@ def lifetimes():
 
 
 def table_in_onchip_c():
-    text = open(os.path.join(CUDA, "onchip.c")).read()
+    text = open(os.path.join(MODEL, "onchip.c")).read()
     rows = re.findall(r"\{FS_FIELD_(\w+),\s*FS_CHIP_(\w+),\s*FS_CHIP_(\w+)\}", text)
     return {f: (a, b) for f, a, b in rows}
 
@@ -138,12 +139,12 @@ def main():
         return 0
     table = table_in_onchip_c()
     if not table:
-        print("onchip_lifetimes: no kChip table in cuda/onchip.c")
+        print("onchip_lifetimes: no kChip table in src/model/onchip.c")
         return 1
     bad = 0
     for f, (a, b) in sorted(table.items()):
         if f not in span:
-            print(f"{f}: cuda/onchip.c lists it, and no phase refers to it")
+            print(f"{f}: src/model/onchip.c lists it, and no phase refers to it")
             bad += 1
             continue
         lo, hi = span[f]
@@ -151,7 +152,7 @@ def main():
             print(f"{f}: unknown phase {a} or {b}")
             bad += 1
         elif names.index(a) > lo or names.index(b) < hi:
-            print(f"{f}: cuda/onchip.c says {a}..{b}, the code refers to it in {names[lo]}.."
+            print(f"{f}: src/model/onchip.c says {a}..{b}, the code refers to it in {names[lo]}.."
                   f"{names[hi]}; fix: widen its row in kChip")
             bad += 1
     print(f"onchip_lifetimes: {len(table)} fields checked, {bad} wrong")

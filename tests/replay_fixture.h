@@ -6,7 +6,7 @@
 #include <mujoco/mujoco.h>
 
 #include "common/replay/replay.h"
-#include "cpu/replay_cpu.h"
+#include "src/cpu/replay_cpu.h"
 
 /// Not copyable: the stepper points into the struct (its plan).
 typedef struct Fixture {

@@ -101,7 +101,7 @@ def test_host_backend(tmp):
     del os.environ["FLYSIM_PERTURB_PASSIVE"]
     check(rc == 1 and "FLYSIM_PERTURB_PASSIVE" in err and "fix:" in err,
           f"bad FLYSIM_PERTURB_PASSIVE: {rc} {err!r}")
-    # the on-chip plan's switches (cuda/onchip.h): said in the header, bad values refused
+    # the on-chip plan's switches (src/model/onchip.h): said in the header, bad values refused
     rc, out, err = run("replay", "--backend", "host", "--sim-steps", "10")
     check(rc == 0 and "a world on-chip as on the GPU" in out, f"host header names the plan: {out!r}")
     for var, value in (("FLYSIM_ONCHIP_BYTES", "lots"), ("FLYSIM_ONCHIP_POISON", "2")):

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

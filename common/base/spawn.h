@@ -9,7 +9,7 @@
 
 #include <sys/types.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 #include "common/inputs/targets.h"
 
 #ifdef __cplusplus

@@ -8,7 +8,7 @@
 #ifndef FLYSIM_COMMON_TARGETS_H
 #define FLYSIM_COMMON_TARGETS_H
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

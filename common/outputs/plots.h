@@ -33,7 +33,7 @@
 #include <hdf5.h>
 #include <mujoco/mujoco.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 #include "common/inputs/model.h"
 #include "common/replay/record.h"
 

@@ -21,7 +21,7 @@
 #include <hdf5.h>
 #include <mujoco/mujoco.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 #include "common/replay/replay.h"
 
 #ifdef __cplusplus

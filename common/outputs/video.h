@@ -13,7 +13,7 @@
 #ifndef FLYSIM_COMMON_VIDEO_H
 #define FLYSIM_COMMON_VIDEO_H
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

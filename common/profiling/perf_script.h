@@ -17,7 +17,7 @@
 
 #include <stdio.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -17,14 +17,14 @@
 // them down to `--prof`; nothing after a `--` argument. A shorter abbreviation would
 // stay in the child, where the guard makes it harmless.
 //
-// The CUDA backend's NVTX ranges (common/profiling/nvtx.h) appear in the report; that header
+// The CUDA backend's NVTX ranges (src/base/nvtx.h) appear in the report; that header
 // also says how to read it.
 #ifndef FLYSIM_COMMON_PROFILE_NSYS_H
 #define FLYSIM_COMMON_PROFILE_NSYS_H
 
 #include <stddef.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,7 +8,7 @@
 
 #include <hdf5.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 /// Turn off HDF5's automatic error printing (errors are reported through fsError).
 void fs_h5_quiet(void);

@@ -27,7 +27,7 @@
 
 #include <hdf5.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

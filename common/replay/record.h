@@ -41,7 +41,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 #include "common/inputs/model.h"
 #include "common/recorder/recorder.h"
 

@@ -7,7 +7,7 @@
 
 #include "common/base/clock.h"
 #include "common/base/interrupt.h"
-#include "common/profiling/nvtx.h"
+#include "src/base/nvtx.h"
 
 int fs_replay_inputs_load(const char* model_path, const char* targets_path, int disable,
                           fsReplayInputs* in, fsError* err) {

@@ -2,7 +2,7 @@
 //
 // A replay plan fixes the model, the targets (at the model's timestep), the
 // number of worlds N and of steps S, and where in the clip each world starts.
-// A backend (cpu/ or cuda/) steps all worlds one block of steps at a time,
+// A backend (src/cpu, src/host or src/cuda) steps all worlds one block of steps at a time,
 // asynchronously; the driver here overlaps each block's stepping with writing the
 // previous block to HDF5, prints progress, honours Ctrl-C and measures throughput.
 #ifndef FLYSIM_COMMON_REPLAY_H
@@ -10,7 +10,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "common/base/error.h"
+#include "src/base/error.h"
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
 #include "common/recorder/recorder.h"
@@ -110,7 +110,7 @@ typedef struct fsWorldStatus {
 typedef struct fsBackendCost {
   double world_bytes; // one world's data
   double model_bytes; // what the worlds share
-  int chip_bytes;     // of world_bytes, what the step keeps on-chip (cuda/onchip.h)
+  int chip_bytes;     // of world_bytes, what the step keeps on-chip (src/model/onchip.h)
   int contacts;       // contacts a world holds (fsReplay.max_contacts or every pair's
                       // slots); 0: no bound (MuJoCo's arena, cpu)
   int has_kernel;     // the kernel fields are set (cuda)
@@ -213,7 +213,7 @@ typedef struct fsRunOptions {
 int fs_replay_block_steps(int nworld, int nstep);
 
 /// Launches that run nstep steps: FS_STEPS_PER_LAUNCH at a time, the rest one at a time
-/// (the GPU backend's graphs, cuda/replay_cuda.cu's run_steps).
+/// (the GPU backend's graphs, src/cuda/replay_cuda.cu's run_steps).
 int fs_replay_launches(int nstep);
 
 /// Launches of a replay of nstep steps of nworld worlds, block by block (the driver's

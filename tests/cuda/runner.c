@@ -1,6 +1,6 @@
 // The runner of a test program: the host's, or the device's in the GPU variants
 // (FSH_RUNNER_CUDA), whose open returns FSH_SKIP (77: ctest's skip) without a GPU.
-#include "cuda/check/harness.h"
+#include "src/check/harness.h"
 
 fshRunner fsh_runner(void) {
 #ifdef FSH_RUNNER_CUDA

@@ -21,8 +21,8 @@
 #include "common/inputs/model.h"
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"
-#include "cuda/host.h"
-#include "cuda/check/harness.h"
+#include "src/host/host.h"
+#include "src/check/harness.h"
 #include "tests/testutil.h"
 
 enum { NWORLD = 4, NSTEP = 5000 };
@@ -88,30 +88,30 @@ static Walk walk_mujoco(const Clip* c, int w, int round) {
 static int walk_stepper(const Clip* c, Walk* out) {
   const mjModel* mj = c->mj;
   fsModel m;
-  fsBatch b;
+  fsWorlds b;
   fsError err;
-  if (fs_model_build(mj, "mesh.mjb", &m, &err) || fs_batch_alloc(&m, NWORLD, &b, &err)) {
+  if (fs_model_build(mj, "mesh.mjb", &m, &err) || fs_worlds_alloc(&m, NWORLD, &b, &err)) {
     fprintf(stderr, "%s\n", err.msg);
     return -1;
   }
   mjData* d = mj_makeData(mj);
   fs_replay_reset_world(mj, &c->bind, d);
-  for (int w = 0; w < NWORLD; w++) fs_batch_from_mj(&m, &b, w, mj, d, FS_STAGE_STATE, &err);
+  for (int w = 0; w < NWORLD; w++) fs_worlds_from_mj(&m, &b, w, mj, d, FS_STAGE_STATE, &err);
   mj_deleteData(d);
   fs_host_step(&m, &b, c->nwarmup);
   int A = c->bind.nact;
   double sq[NWORLD] = {0}, ncon[NWORLD] = {0}, p0[NWORLD][3];
   for (int w = 0; w < NWORLD; w++)
-    for (int i = 0; i < 3; i++) p0[w][i] = fs_batch_world(&m, &b, w).qpos[i];
+    for (int i = 0; i < 3; i++) p0[w][i] = fs_worlds_view(&m, &b, w).qpos[i];
   for (int s = 0; s < NSTEP; s++) {
     for (int w = 0; w < NWORLD; w++) {
-      fsData wd = fs_batch_world(&m, &b, w);
+      fsData wd = fs_worlds_view(&m, &b, w);
       const double* tg = c->t.value + ((long)w * NSTEP + s) * A;
       for (int a = 0; a < A; a++) wd.ctrl[c->bind.actuator[a]] = (fsReal)tg[a];
     }
     fs_host_step(&m, &b, 1);
     for (int w = 0; w < NWORLD; w++) {
-      fsData wd = fs_batch_world(&m, &b, w);
+      fsData wd = fs_worlds_view(&m, &b, w);
       const double* tg = c->t.value + ((long)w * NSTEP + s) * A;
       ncon[w] += wd.ncon[0];
       for (int a = 0; a < A; a++) {
@@ -121,13 +121,13 @@ static int walk_stepper(const Clip* c, Walk* out) {
     }
   }
   for (int w = 0; w < NWORLD; w++) {
-    fsData wd = fs_batch_world(&m, &b, w);
+    fsData wd = fs_worlds_view(&m, &b, w);
     mjtNum p1[3] = {wd.qpos[0], wd.qpos[1], wd.qpos[2]}, q0[3] = {p0[w][0], p0[w][1], p0[w][2]};
     finish(&out[w], sq[w], ncon[w], q0, p1, A);
     out[w].problems = wd.solver_error[0] != 0;
     for (int i = 0; i < FS_NWARNING; i++) out[w].problems += wd.warning_number[i];
   }
-  fs_batch_free(&b);
+  fs_worlds_free(&b);
   fs_model_free(&m);
   return 0;
 }

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/model.h"
-#include "cuda/check/harness.h"
+#include "src/model/model.h"
+#include "src/check/harness.h"
 #include "tests/testutil.h"
 
 static void expect_ok(const char* path, int disable) {

@@ -1,4 +1,4 @@
-// The collision stage (cuda/stage_collision.h, part 2 groundwork) against MuJoCo's
+// The collision stage (src/engine/stage_collision.h, part 2 groundwork) against MuJoCo's
 // mj_collision, on NeuroMechFly (meshes and capsules) and on our own models of
 // primitives and inline meshes (tests/models/cuda_contact_*.xml).
 //
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/check/contacts.h"
-#include "cuda/check/harness.h"
+#include "src/check/contacts.h"
+#include "src/check/harness.h"
 #include "tests/testutil.h"
 
 typedef struct Case {
@@ -41,7 +41,7 @@ static const double kTolBoundary = 0; // float64: exactly MuJoCo's contacts
 #endif
 
 static double g_worst_alone, g_worst_chain;
-static fsBatch g_batch;
+static fsWorlds g_batch;
 
 static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
   fshContactStats s = fsh_contact_stats(mj, ref, nworld);
@@ -57,7 +57,7 @@ static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData
   if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE) ||
       fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_KINEMATICS))
     return 1;
-  fs_batch_poison(m, &g_batch, FS_STAGE_COLLISION);
+  fs_worlds_poison(m, &g_batch, FS_STAGE_COLLISION);
   if (fsh_run(r, &g_batch, FS_STAGE_COLLISION, 0)) return 1;
   return fsh_compare_contacts("collision", m, &g_batch, ref, &kTol, kTolBoundary,
                               FS_STAGE_COLLISION, &g_worst_alone);
@@ -67,8 +67,8 @@ static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData
 static int chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref) {
   printf(" kinematics + collision from the state (outputs poisoned):\n");
   if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return 1;
-  fs_batch_poison(m, &g_batch, FS_STAGE_KINEMATICS);
-  fs_batch_poison(m, &g_batch, FS_STAGE_COLLISION);
+  fs_worlds_poison(m, &g_batch, FS_STAGE_KINEMATICS);
+  fs_worlds_poison(m, &g_batch, FS_STAGE_COLLISION);
   if (fsh_run(r, &g_batch, FS_STAGE_KINEMATICS, 0) || fsh_run(r, &g_batch, FS_STAGE_COLLISION, 0))
     return 1;
   static const char* geoms[] = {"geom_xpos", "geom_xmat", NULL};
@@ -83,15 +83,15 @@ static int chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjDa
 // contact_overflow and warns once (MuJoCo's CONTACTFULL) when it dropped any.
 static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mjData** ref) {
   int N = g_batch.nworld, nbad = 0, wmax = 0;
-  fsBatch full = g_batch; // the full buffer's contacts, from the chained run
+  fsWorlds full = g_batch; // the full buffer's contacts, from the chained run
   for (int w = 1; w < N; w++)
-    if (fs_batch_world(m0, &full, w).ncon[0] > fs_batch_world(m0, &full, wmax).ncon[0]) wmax = w;
-  int most = fs_batch_world(m0, &full, wmax).ncon[0];
+    if (fs_worlds_view(m0, &full, w).ncon[0] > fs_worlds_view(m0, &full, wmax).ncon[0]) wmax = w;
+  int most = fs_worlds_view(m0, &full, wmax).ncon[0];
   if (most < 2) return 0;
   fsModel m = *m0;
   m.nconmax = most - 1;
   fsError err;
-  int rc = fs_batch_alloc(&m, N, &g_batch, &err);
+  int rc = fs_worlds_alloc(&m, N, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, N, &err);
   if (rc) {
     fprintf(stderr, "%s\n", err.msg);
@@ -99,13 +99,13 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
     return 1;
   }
   if (fsh_load_worlds(&m, &g_batch, mj, ref, FS_STAGE_STATE)) nbad++; // as the chained run 2.
-  fs_batch_poison(&m, &g_batch, FS_STAGE_KINEMATICS);
-  fs_batch_poison(&m, &g_batch, FS_STAGE_COLLISION);
+  fs_worlds_poison(&m, &g_batch, FS_STAGE_KINEMATICS);
+  fs_worlds_poison(&m, &g_batch, FS_STAGE_COLLISION);
   if (!nbad &&
       (fsh_run(r, &g_batch, FS_STAGE_KINEMATICS, 0) || fsh_run(r, &g_batch, FS_STAGE_COLLISION, 0)))
     nbad++;
   for (int w = 0; w < N && !nbad; w++) {
-    fsData d = fs_batch_world(&m, &g_batch, w), f = fs_batch_world(m0, &full, w);
+    fsData d = fs_worlds_view(&m, &g_batch, w), f = fs_worlds_view(m0, &full, w);
     int need = f.ncon[0], kept = need < m.nconmax ? need : m.nconmax;
     int warned = d.warning_number[FS_WARN_CONTACTFULL] - ref[w]->warning[mjWARN_CONTACTFULL].number;
     if (d.ncon[0] != kept || d.contact_overflow[0] != need - kept || warned != (need > kept)) {
@@ -123,7 +123,7 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
   printf("  %-22s world %d needs %d contacts, the buffer holds %d: %s\n", "overflow", wmax, most,
          m.nconmax, nbad ? "FAIL" : "the first kept, the rest counted and warned");
   r->close(r->self);
-  fs_batch_free(&g_batch);
+  fs_worlds_free(&g_batch);
   g_batch = full;
   return nbad;
 }
@@ -144,7 +144,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   printf(" %d pairs, contact buffer %d per world\n", m.npair, m.nconmax);
   mjData** ref = fsh_contact_worlds(mj, c->nworld, seed, &c->noise);
   print_stats(mj, ref, c->nworld);
-  int nbad = 0, rc = fs_batch_alloc(&m, c->nworld, &g_batch, &err);
+  int nbad = 0, rc = fs_worlds_alloc(&m, c->nworld, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, c->nworld, &err);
   if (rc == FS_TEST_SKIP) {
     nbad = FS_TEST_SKIP;
@@ -157,7 +157,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
     r->close(r->self);
     nbad += overflow(r, &m, mj, ref);
   }
-  fs_batch_free(&g_batch);
+  fs_worlds_free(&g_batch);
   fsh_free_worlds(ref, c->nworld);
   fs_model_free(&m);
   mj_deleteModel(mj);

@@ -1,5 +1,5 @@
-// The constraint rows of contacts (cuda/stage_constraint.h: fs_make_constraint,
-// fs_reference_constraint) and adhesion through contacts (cuda/stage_transmission.h:
+// The constraint rows of contacts (src/engine/stage_constraint.h: fs_make_constraint,
+// fs_reference_constraint) and adhesion through contacts (src/engine/stage_transmission.h:
 // body transmission; its velocity and force), part 2 groundwork, against MuJoCo's
 // mj_forward on NeuroMechFly (meshes, capsules) and our own models
 // (tests/models/cuda_efc_walker.xml, cuda_contact_primitives.xml).
@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/check/contacts.h"
-#include "cuda/check/efc.h"
-#include "cuda/check/harness.h"
+#include "src/check/contacts.h"
+#include "src/check/efc.h"
+#include "src/check/harness.h"
 #include "tests/testutil.h"
 
 typedef struct Case {
@@ -51,7 +51,7 @@ static const double kTolBoundary = 0;
 
 static double g_worst_alone[2], g_worst_chain[2]; // [1]: R, D, diagA; [0]: the rest
 static int g_skipped;
-static fsBatch g_batch;
+static fsWorlds g_batch;
 
 // MuJoCo's rows: counts, and what the impedance and adhesion paths saw. Islands
 // (mj_island runs after mj_makeConstraint): MuJoCo's efc_* stay in contact order (as
@@ -94,7 +94,7 @@ static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData
   int nbad = 0;
   printf(" stages alone (inputs from MuJoCo, outputs poisoned):\n");
   if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
-  fs_batch_poison(m, &g_batch, FS_STAGE_MAKE_CONSTRAINT);
+  fs_worlds_poison(m, &g_batch, FS_STAGE_MAKE_CONSTRAINT);
   if (fsh_run(r, &g_batch, FS_STAGE_MAKE_CONSTRAINT, 0)) return 1;
   nbad += fsh_compare_efc("make_constraint", m, &g_batch, mj, ref, &kTol, FS_STAGE_MAKE_CONSTRAINT,
                           g_worst_alone);
@@ -104,7 +104,7 @@ static int alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData
                                FS_STAGE_ACTUATION, FS_STAGE_REFERENCE_CONSTRAINT};
   for (int i = 0; i < 4; i++) {
     if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
-    fs_batch_poison(m, &g_batch, stages[i]);
+    fs_worlds_poison(m, &g_batch, stages[i]);
     if (fsh_run(r, &g_batch, stages[i], 0)) return 1;
     if (stages[i] == FS_STAGE_REFERENCE_CONSTRAINT)
       nbad += fsh_compare_efc(fs_stage_name(stages[i]), m, &g_batch, mj, ref, &kTol, stages[i],
@@ -126,7 +126,7 @@ enum { NCHAIN = sizeof kChain / sizeof kChain[0] };
 static int run_chain(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref,
                      int last) {
   if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return -1;
-  for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_batch_poison(m, &g_batch, s);
+  for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_worlds_poison(m, &g_batch, s);
   for (int i = 0; i < NCHAIN && kChain[i] <= last; i++)
     if (fsh_run(r, &g_batch, kChain[i], 0)) return -1;
   return 0;
@@ -165,9 +165,9 @@ static int chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjDa
 // buffer had them, counts the rest in efc_overflow and warns once.
 static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mjData** ref) {
   int N = g_batch.nworld, nbad = 0, most = 0;
-  fsBatch full = g_batch; // the full buffer's rows, from the chained run
+  fsWorlds full = g_batch; // the full buffer's rows, from the chained run
   for (int w = 0; w < N; w++) {
-    int n = fs_batch_world(m0, &full, w).nefc[0];
+    int n = fs_worlds_view(m0, &full, w).nefc[0];
     most = n > most ? n : most;
   }
   if (most < 2) return 0;
@@ -175,7 +175,7 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
   m.nefcmax = most - 1;
   m.nefcJ = m.nefcmax * m.njmax;
   fsError err;
-  int rc = fs_batch_alloc(&m, N, &g_batch, &err);
+  int rc = fs_worlds_alloc(&m, N, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, N, &err);
   if (rc) {
     fprintf(stderr, "%s\n", err.msg);
@@ -184,7 +184,7 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
   }
   if (run_chain(r, &m, mj, ref, FS_STAGE_MAKE_CONSTRAINT)) nbad++;
   for (int w = 0; w < N && !nbad; w++) {
-    fsData d = fs_batch_world(&m, &g_batch, w), f = fs_batch_world(m0, &full, w);
+    fsData d = fs_worlds_view(&m, &g_batch, w), f = fs_worlds_view(m0, &full, w);
     int need = f.nefc[0], kept = 0;
     for (int c = 0; c < f.ncon[0]; c++) { // the first contacts whose rows fit
       if (f.contact_efc_address[c] < 0) continue;
@@ -210,7 +210,7 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
   printf("  %-22s the busiest world needs %d rows, the buffer holds %d: %s\n", "overflow", most,
          m.nefcmax, nbad ? "FAIL" : "the first contacts' rows kept, the rest counted and warned");
   r->close(r->self);
-  fs_batch_free(&g_batch);
+  fs_worlds_free(&g_batch);
   g_batch = full;
   return nbad;
 }
@@ -245,7 +245,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
          m.npair, m.nconmax, m.nefcmax, m.njmax, m.jac_sparse ? "sparse" : "dense");
   mjData** ref = fsh_moving_contact_worlds(mj, c->nworld, seed, &c->noise, c->vnoise);
   print_stats(mj, ref, c->nworld);
-  int nbad = 0, rc = fs_batch_alloc(&m, c->nworld, &g_batch, &err);
+  int nbad = 0, rc = fs_worlds_alloc(&m, c->nworld, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, c->nworld, &err);
   if (rc == FS_TEST_SKIP) {
     nbad = FS_TEST_SKIP;
@@ -258,7 +258,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
     r->close(r->self);
     if (strstr(c->path, "walker") && !c->disable) nbad += overflow(r, &m, mj, ref);
   }
-  fs_batch_free(&g_batch);
+  fs_worlds_free(&g_batch);
   fsh_free_worlds(ref, c->nworld);
   fs_model_free(&m);
   mj_deleteModel(mj);

@@ -19,12 +19,12 @@
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
 #include "common/replay/replay.h"
-#include "cuda/model.h"
+#include "src/model/model.h"
 #include "tests/testutil.h"
 #ifdef FSH_GPU
-#include "cuda/replay_cuda.h"
+#include "src/cuda/replay_cuda.h"
 #else
-#include "cuda/replay_host.h"
+#include "src/host/replay_host.h"
 #endif
 
 enum { NWORLD = 4 };

@@ -1,7 +1,7 @@
 // cuSOLVER as the oracle of the solver's factorisation on the GPU: after the Newton
 // solve of NeuroMechFly's contact worlds on the device (tree-level reverse Cholesky
 // of the Hessian, then rank-1 updates and downdates as rows change state,
-// cuda/linalg.h), each world's Hessian at the final states, H = M + J' D J (dense,
+// src/engine/linalg.h), each world's Hessian at the final states, H = M + J' D J (dense,
 // assembled here from the downloaded rows), is factored by cuSOLVER's batched
 // Cholesky (cusolverDnDpotrfBatched) and H x = grad solved (potrsBatched); x must
 // match the stepper's own inv(H) grad (sol_Mgrad) to the conditioning of H: relative
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/device.h"
-#include "cuda/check/contacts.h"
-#include "cuda/check/harness.h"
+#include "src/cuda/device.h"
+#include "src/check/contacts.h"
+#include "src/check/harness.h"
 #include "tests/testutil.h"
 
 enum { NWORLD = 16 };
@@ -70,26 +70,26 @@ int main(void) {
   CHECK(fs_model_build(mj, fly, &m, &err) == 0);
   const fshContactNoise noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};
   mjData** ref = fsh_moving_contact_worlds(mj, NWORLD, 7000, &noise, 5.0);
-  fsBatch b;
-  CHECK(fs_batch_alloc(&m, NWORLD, &b, &err) == 0);
+  fsWorlds b;
+  CHECK(fs_worlds_alloc(&m, NWORLD, &b, &err) == 0);
   int rc = r.open(r.self, &m, NWORLD, &err);
   if (rc == FS_TEST_SKIP) {
     printf("skipped: no CUDA device\n");
-    fs_batch_free(&b);
+    fs_worlds_free(&b);
     fsh_free_worlds(ref, NWORLD);
     fs_model_free(&m);
     mj_deleteModel(mj);
     return FS_TEST_SKIP;
   }
   CHECK_MSG(rc == 0, "%s", err.msg);
-  for (int w = 0; w < NWORLD; w++) CHECK(fs_batch_from_mj(&m, &b, w, mj, ref[w], -1, &err) == 0);
+  for (int w = 0; w < NWORLD; w++) CHECK(fs_worlds_from_mj(&m, &b, w, mj, ref[w], -1, &err) == 0);
   CHECK_MSG(r.run(r.self, &b, FS_STAGE_CONSTRAINT, 0, &err) == 0, "%s", err.msg);
 
   int nv = m.nv, n = 0, used[NWORLD];
   double *H = calloc((size_t)NWORLD * nv * nv, sizeof(double)),
          *g = calloc((size_t)NWORLD * nv, sizeof(double));
   for (int w = 0; w < NWORLD; w++) { // worlds whose Newton factored H (iterations > 0)
-    fsData d = fs_batch_world(&m, &b, w);
+    fsData d = fs_worlds_view(&m, &b, w);
     if (d.nisland[0] != 1 || d.solver_niter[0] == 0) continue;
     dense_hessian(&m, &d, H + (size_t)n * nv * nv);
     memcpy(g + (size_t)n * nv, d.sol_grad, sizeof(double) * nv);
@@ -128,7 +128,7 @@ int main(void) {
   double worst = 0;
   int worst_w = -1;
   for (int k = 0; k < n; k++) {
-    fsData d = fs_batch_world(&m, &b, used[k]);
+    fsData d = fs_worlds_view(&m, &b, used[k]);
     double num = 0, den = 0;
     for (int i = 0; i < nv; i++) {
       num = fmax(num, fabs(d.sol_Mgrad[i] - g[(size_t)k * nv + i]));
@@ -148,7 +148,7 @@ int main(void) {
   cudaFree(dH), cudaFree(dg), cudaFree(dHp), cudaFree(dgp), cudaFree(dinfo);
   free(H), free(g), free(hp), free(info);
   r.close(r.self);
-  fs_batch_free(&b);
+  fs_worlds_free(&b);
   fsh_free_worlds(ref, NWORLD);
   fs_model_free(&m);
   mj_deleteModel(mj);

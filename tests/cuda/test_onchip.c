@@ -1,4 +1,4 @@
-// The step with a world's intermediates on-chip (cuda/onchip.h), on the host builds
+// The step with a world's intermediates on-chip (src/model/onchip.h), on the host builds
 // (float64, float32, and float64 on the device's emulated lanes): NeuroMechFly walking
 // with contacts, every world stepped twice from the same state, once with every field
 // in the batch and once with every field the plan may take in a separate region that
@@ -9,7 +9,7 @@
 // written. The check must be able to fail: the same run with the warm start (a state
 // field) put on-chip as well must differ, and so must a plan where two fields alive at
 // once share bytes (a lifetime drawn too short). Also the plan itself: only allowed
-// fields, aligned, sharing bytes only with fields whose lifetimes (cuda/onchip.c's
+// fields, aligned, sharing bytes only with fields whose lifetimes (src/model/onchip.c's
 // table) do not overlap, within the budget, and less than half the bytes the fields take
 // side by side; the fly's default plan is printed.
 #include <stdio.h>
@@ -19,9 +19,9 @@
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
 #include "common/replay/replay.h"
-#include "cuda/host.h"
-#include "cuda/model.h"
-#include "cuda/onchip.h"
+#include "src/host/host.h"
+#include "src/model/model.h"
+#include "src/model/onchip.h"
 #include "tests/testutil.h"
 
 #ifdef FS_EMULATE_LANES
@@ -88,22 +88,22 @@ static void check_plan(const fsModel* m, const fsChipPlan* p, long budget) {
 }
 
 // The replay's worlds after MuJoCo's warm-up (keyframe, adhesion on), in contact.
-static int warm(const fsReplayInputs* in, const fsModel* m, fsBatch* b, fsError* err) {
+static int warm(const fsReplayInputs* in, const fsModel* m, fsWorlds* b, fsError* err) {
   mjData* md = mj_makeData(in->m);
   if (!md) return fs_fail(err, "cannot allocate MuJoCo data");
   fs_replay_reset_world(in->m, &in->bind, md);
   int rc = 0;
   for (int w = 0; w < NWORLD && !rc; w++) {
     for (int s = 0; s < 250; s++) mj_step(in->m, md); // worlds at different points
-    rc = fs_batch_from_mj(m, b, w, in->m, md, FS_STAGE_STATE, err);
+    rc = fs_worlds_from_mj(m, b, w, in->m, md, FS_STAGE_STATE, err);
   }
   mj_deleteData(md);
   return rc;
 }
 
-static void set_ctrl(const fsReplayInputs* in, const fsModel* m, fsBatch* b, int s) {
+static void set_ctrl(const fsReplayInputs* in, const fsModel* m, fsWorlds* b, int s) {
   for (int w = 0; w < NWORLD; w++) {
-    fsData d = fs_batch_world(m, b, w);
+    fsData d = fs_worlds_view(m, b, w);
     const double* row = in->targets.value + ((long)w * NSTEP + s) * in->bind.nact;
     for (int k = 0; k < in->bind.nact; k++) d.ctrl[in->bind.actuator[k]] = (fsReal)row[k];
   }
@@ -111,7 +111,7 @@ static void set_ctrl(const fsReplayInputs* in, const fsModel* m, fsBatch* b, int
 
 // Steps the batches a (everything in the batch) and b (plan's fields in chip, poisoned)
 // side by side; the first field outside the plan that differs, or NULL.
-static const char* run_pair(const fsReplayInputs* in, const fsModel* m, fsBatch* a, fsBatch* b,
+static const char* run_pair(const fsReplayInputs* in, const fsModel* m, fsWorlds* a, fsWorlds* b,
                             const fsChipPlan* plan, char* chip, int* step) {
   for (int s = 0; s < NSTEP; s++) {
     set_ctrl(in, m, a, s);
@@ -135,14 +135,14 @@ int main(void) {
   fsError err;
   fsReplayInputs in;
   fsModel m;
-  fsBatch a, b;
+  fsWorlds a, b;
   memset(&m, 0, sizeof m);
   memset(&a, 0, sizeof a);
   memset(&b, 0, sizeof b);
   const char* model = fs_test_asset("mesh.mjb");
   if (fs_replay_inputs_load(model, fs_test_asset("walking_clip.h5"), 0, &in, &err) ||
-      fs_model_build(in.m, model, &m, &err) || fs_batch_alloc(&m, NWORLD, &a, &err) ||
-      fs_batch_alloc(&m, NWORLD, &b, &err)) {
+      fs_model_build(in.m, model, &m, &err) || fs_worlds_alloc(&m, NWORLD, &a, &err) ||
+      fs_worlds_alloc(&m, NWORLD, &b, &err)) {
     fprintf(stderr, "test_onchip: %s\n", err.msg);
     return 1;
   }
@@ -218,8 +218,8 @@ int main(void) {
 #endif
 
   free(chip);
-  fs_batch_free(&a);
-  fs_batch_free(&b);
+  fs_worlds_free(&a);
+  fs_worlds_free(&b);
   fs_model_free(&m);
   fs_replay_inputs_free(&in);
   return fs_test_finish("test_onchip");

@@ -36,12 +36,12 @@
 #include "common/inputs/model.h"
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"
-#include "cuda/host.h"
+#include "src/host/host.h"
 #ifdef FSH_GPU
 #include "common/base/clock.h"
-#include "cuda/replay_cuda.h"
+#include "src/cuda/replay_cuda.h"
 #endif
-#include "cuda/check/harness.h"
+#include "src/check/harness.h"
 #include "tests/testutil.h"
 
 #ifdef FSH_CONTACTS
@@ -80,7 +80,7 @@ enum { EXACT, PERTURB_STATE, PERTURB_STATE64, ROUND_EVERY_STEP };
 // state and controls rounded to float32 at every step.
 static void run_mujoco(const Replay* r, const mjModel* mj, int w, int how, double* q) {
   mjData* d = mj_makeData(mj);
-  fs_replay_reset_world(mj, &r->bind, d); // cpu/replay_cpu.c's warm-up start
+  fs_replay_reset_world(mj, &r->bind, d); // src/cpu/replay_cpu.c's warm-up start
   if (how == PERTURB_STATE || how == PERTURB_STATE64) {
     double ulp = how == PERTURB_STATE ? 0x1p-24 : 0x1p-52;
     perturb(d->qpos, (int)mj->nq, ulp);
@@ -115,33 +115,33 @@ static mjModel* model_in_float(const mjModel* mj) {
 // The stepper's replay of every world: joint angles into q[w] (g_nstep x J).
 static int run_stepper(const Replay* r, double** q) {
   fsModel m;
-  fsBatch b;
+  fsWorlds b;
   fsError err;
-  if (fs_model_build(r->mj, "mesh.mjb", &m, &err) || fs_batch_alloc(&m, g_nworld, &b, &err)) {
+  if (fs_model_build(r->mj, "mesh.mjb", &m, &err) || fs_worlds_alloc(&m, g_nworld, &b, &err)) {
     fprintf(stderr, "%s\n", err.msg);
     return -1;
   }
   mjData* d = mj_makeData(r->mj);
   for (int w = 0; w < g_nworld; w++) {
     fs_replay_reset_world(r->mj, &r->bind, d);
-    fs_batch_from_mj(&m, &b, w, r->mj, d, FS_STAGE_STATE, &err);
+    fs_worlds_from_mj(&m, &b, w, r->mj, d, FS_STAGE_STATE, &err);
   }
   mj_deleteData(d);
   fs_host_step(&m, &b, r->nwarmup);
   int A = r->bind.nact, J = r->bind.njoint;
   for (int s = 0; s < g_nstep; s++) {
     for (int w = 0; w < g_nworld; w++) {
-      fsData wd = fs_batch_world(&m, &b, w);
+      fsData wd = fs_worlds_view(&m, &b, w);
       const double* tg = r->t.value + (r->start[w] + s) * (long)A;
       for (int a = 0; a < A; a++) wd.ctrl[r->bind.actuator[a]] = (fsReal)tg[a];
     }
     fs_host_step(&m, &b, 1);
     for (int w = 0; w < g_nworld; w++) {
-      fsData wd = fs_batch_world(&m, &b, w);
+      fsData wd = fs_worlds_view(&m, &b, w);
       for (int j = 0; j < J; j++) q[w][(long)s * J + j] = wd.qpos[r->bind.joint_qposadr[j]];
     }
   }
-  fs_batch_free(&b);
+  fs_worlds_free(&b);
   fs_model_free(&m);
   return 0;
 }

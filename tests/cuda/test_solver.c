@@ -1,5 +1,5 @@
-// The constraint solver (cuda/stage_solver.h: warm start, islands, Newton;
-// cuda/stage_noslip.h: noslip and the dual finish) against MuJoCo's mj_fwdConstraint,
+// The constraint solver (src/engine/stage_solver.h: warm start, islands, Newton;
+// src/engine/stage_noslip.h: noslip and the dual finish) against MuJoCo's mj_fwdConstraint,
 // on NeuroMechFly (meshes, capsules) and our own models (tests/models/cuda_efc_walker.xml:
 // two trees, so two islands; cuda_contact_primitives.xml: six).
 //
@@ -46,9 +46,9 @@
 
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"
-#include "cuda/check/contacts.h"
-#include "cuda/check/efc.h"
-#include "cuda/check/harness.h"
+#include "src/check/contacts.h"
+#include "src/check/efc.h"
+#include "src/check/harness.h"
 #include "tests/testutil.h"
 
 typedef struct Case {
@@ -70,7 +70,7 @@ static const fshTol kTol = {1e-4, 1.0, NULL, NULL};
 static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
 #endif
 
-static fsBatch g_batch;
+static fsWorlds g_batch;
 static double g_worst[4]; // solver alone, noslip alone, forward, steps: largest errors
 static double g_ratio;    // the largest error over its bound
 static int g_one_lane;    // the runner sums in MuJoCo's order (host, one lane)
@@ -284,7 +284,7 @@ static int compare_iterations(const char* label, const fsModel* m, const mjModel
   char list[512] = "";
   for (int w = 0; w < g_batch.nworld; w++) {
     if (skip && skip[w]) continue;
-    fsData d = fs_batch_world(m, &g_batch, w);
+    fsData d = fs_worlds_view(m, &g_batch, w);
     const mjData* md = ref[w];
     n++;
     if (d.nisland[0] != md->nisland) {
@@ -346,7 +346,7 @@ static int compare_states(const char* label, const fsModel* m, mjData* const* re
                           double force_bound, const char* skip) {
   int rows = 0, differ = 0, boundary = 0;
   for (int w = 0; w < g_batch.nworld; w++) {
-    fsData d = fs_batch_world(m, &g_batch, w);
+    fsData d = fs_worlds_view(m, &g_batch, w);
     const mjData* md = ref[w];
     if ((skip && skip[w]) || d.nefc[0] != md->nefc) continue;
     double scale = 0;
@@ -424,7 +424,7 @@ static int solver_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
                         const Floors* f) {
   printf(" the solver alone (inputs from MuJoCo, outputs poisoned):\n");
   if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
-  fs_batch_poison(m, &g_batch, FS_STAGE_CONSTRAINT);
+  fs_worlds_poison(m, &g_batch, FS_STAGE_CONSTRAINT);
   if (fsh_run(r, &g_batch, FS_STAGE_CONSTRAINT, 0)) return 1;
   return compare_solver("fwd_constraint", m, mj, ref, f, NULL, 1, &g_worst[0]);
 }
@@ -446,7 +446,7 @@ static int noslip_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
   }
   if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
   for (int w = 0; w < N; w++) {
-    fsData d = fs_batch_world(m, &g_batch, w);
+    fsData d = fs_worlds_view(m, &g_batch, w);
     for (int i = 0; i < newton[w]->nefc; i++) d.efc_force[i] = (fsReal)newton[w]->efc_force[i];
   }
   if (fsh_run(r, &g_batch, FS_STAGE_NOSLIP, 0)) return 1;
@@ -458,7 +458,7 @@ static int noslip_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
   nbad += compare_states("noslip", m, ref, force_bound, NULL);
   int differ = 0;
   for (int w = 0; w < N; w++) {
-    fsData d = fs_batch_world(m, &g_batch, w);
+    fsData d = fs_worlds_view(m, &g_batch, w);
     int ni = ref[w]->nisland ? ref[w]->nisland : 1;
     for (int k = 0; k < ni && k < FS_NISLAND; k++)
       differ += d.solver_niter[k] != ref[w]->solver_niter[k] - newton[w]->solver_niter[k];
@@ -480,7 +480,7 @@ static int forward_chained(const fshRunner* r, const fsModel* m, const mjModel* 
                            const Floors* f) {
   printf(" mj_forward from the state (all outputs poisoned):\n");
   if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return 1;
-  for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_batch_poison(m, &g_batch, s);
+  for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_worlds_poison(m, &g_batch, s);
   if (fsh_run(r, &g_batch, FSH_FORWARD, 0)) return 1;
   char* skip = calloc((size_t)g_batch.nworld, 1);
   int nskip = fsh_contact_sets_differ(m, &g_batch, ref, skip), nbad = 0;
@@ -590,7 +590,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
     set_warmstarts(mj, ref, c->nworld);
   }
   print_stats(mj, ref, c->nworld);
-  int nbad = 0, rc = fs_batch_alloc(&m, c->nworld, &g_batch, &err);
+  int nbad = 0, rc = fs_worlds_alloc(&m, c->nworld, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, c->nworld, &err);
   if (rc == FS_TEST_SKIP) {
     nbad = FS_TEST_SKIP;
@@ -615,7 +615,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
     nbad += whole_steps(r, &m, mj, ref, c->nstep);
     r->close(r->self);
   }
-  fs_batch_free(&g_batch);
+  fs_worlds_free(&g_batch);
   fsh_free_worlds(ref, c->nworld);
   fs_model_free(&m);
   mj_deleteModel(mj);

@@ -1,6 +1,6 @@
 // The batched stepper against MuJoCo, stage by stage and step by step, on our
 // small models and on NeuroMechFly with contacts disabled (ARCHITECTURE section 4):
-// the check of cuda/check/stages.h (each stage alone from MuJoCo's inputs, mj_forward
+// the check of src/check/stages.h (each stage alone from MuJoCo's inputs, mj_forward
 // from the state, whole steps with a NaN control and a NaN velocity), every field of
 // every world, the worst error per stage collected over the models.
 // Built three times: host float64, host float32, and cuda (77 without a GPU).
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/check/stages.h"
+#include "src/check/stages.h"
 #include "tests/testutil.h"
 
 typedef struct Case {

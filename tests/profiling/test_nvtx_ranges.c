@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/profiling/nvtx.h"
+#include "src/base/nvtx.h"
 #include "common/replay/replay.h"
 #include "tests/profiling/nvtx_log.h"
 #include "tests/testutil.h"

@@ -1,0 +1,315 @@
+// Linear algebra of the constraint solver over tree-shaped sparse layouts (row i
+// holds some of dof i's ancestors in increasing order, then the diagonal), and
+// MuJoCo's orders of summation. Two layouts: M's (MuJoCo's reduced layout of M and
+// qLD, in which a "simple" dof's row holds only its diagonal) and the Hessian's (every
+// ancestor: a contact row moves a free body's 6 dofs together). One world per call
+// (see src/exec/real.h for the lanes).
+//
+// Tree passes go by depth: rows of one depth have no ancestor relation, so lanes
+// take them together; a row's value that MuJoCo accumulates in some order is
+// accumulated by one lane in that order (the descendants through the layout's
+// transpose). So the host float64 build gives MuJoCo's bits and the device runs the
+// legs of a tree side by side (NeuroMechFly: 11 leg levels of 6 rows, then the 6
+// levels of the free joint). Vectors and the Hessian are in the solver's real (fsSol,
+// double); M, its factor and the constraint Jacobian are read in fsReal.
+//
+// Functions restricted to an island's dofs [d0, d1) (one tree's dofs are
+// consecutive) leave the others alone.
+#ifndef FLYSIM_ENGINE_LINALG_H
+#define FLYSIM_ENGINE_LINALG_H
+
+#include "src/model/fields.h"
+
+/// A tree-shaped layout: rows (nnz, address, columns), each entry's row, each dof's
+/// descendants (rows holding it), and rows and entries by depth.
+typedef struct fsLayout {
+  const int *rownnz, *rowadr, *colind, *rowind;
+  const int *descnum, *descadr, *desc;
+  const int *levdofadr, *levdof, *leventryadr, *leventry;
+  int nlevel;
+} fsLayout;
+
+/// M's layout (MuJoCo's M_rownnz, M_rowadr, M_colind).
+FS_HD fsLayout fsi_layout_M(const fsModel* m) {
+  fsLayout l = {m->M_rownnz,    m->M_rowadr,        m->M_colind,     m->M_rowind,
+                m->dof_descnum, m->dof_descadr,     m->dof_desc,     m->dlevel_dofadr,
+                m->dlevel_dof,  m->dlevel_entryadr, m->dlevel_entry, m->ndlevel};
+  return l;
+}
+
+/// The Hessian's layout (H_*): every ancestor of every dof.
+FS_HD fsLayout fsi_layout_H(const fsModel* m) {
+  fsLayout l = {m->H_rownnz,   m->H_rowadr,        m->H_colind,     m->H_rowind,
+                m->H_descnum,  m->H_descadr,       m->H_desc,       m->hlevel_dofadr,
+                m->hlevel_dof, m->hlevel_entryadr, m->hlevel_entry, m->nhlevel};
+  return l;
+}
+
+/// mju_dot's order: four running sums over the leading multiple of 4, (s0 + s2) +
+/// (s1 + s3), then the 1-3 left (summed, then added). One lane.
+FS_HD fsSol fsi_dot_mj(const fsSol* x, const fsSol* y, int n) {
+  fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int i = 0;
+  for (; i <= n - 4; i += 4) {
+    s0 += x[i] * y[i];
+    s1 += x[i + 1] * y[i + 1];
+    s2 += x[i + 2] * y[i + 2];
+    s3 += x[i + 3] * y[i + 3];
+  }
+  fsSol res = (s0 + s2) + (s1 + s3);
+  if (n - i == 3) res += x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2];
+  if (n - i == 2) res += x[i] * y[i] + x[i + 1] * y[i + 1];
+  if (n - i == 1) res += x[i] * y[i];
+  return res;
+}
+
+/// x . y over n elements, every lane gets it: MuJoCo's order on one lane, the lanes'
+/// parts and a butterfly on many.
+FS_HD fsSol fsi_lane_dot(const fsSol* x, const fsSol* y, int n) {
+#ifdef FS_ONE_LANE
+  return fsi_dot_mj(x, y, n);
+#else
+  fsSol part = 0;
+  FS_FOR_LANE(i, n) part += x[i] * y[i];
+  return fs_lane_sum(part);
+#endif
+}
+
+/// mju_dotSparse's order: v[k] * x[ind[k]] in four running sums over the leading
+/// multiple of 4, (s0 + s2) + (s1 + s3), then the rest one by one. One lane.
+FS_HD fsSol fsi_dot_sparse(const fsSol* v, const fsSol* x, const int* ind, int n) {
+  int nb = n / 4 * 4;
+  fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0; // scalars: no local memory
+  for (int k = 0; k < nb; k += 4) {
+    s0 += v[k] * x[ind[k]];
+    s1 += v[k + 1] * x[ind[k + 1]];
+    s2 += v[k + 2] * x[ind[k + 2]];
+    s3 += v[k + 3] * x[ind[k + 3]];
+  }
+  fsSol res = (s0 + s2) + (s1 + s3);
+  for (int k = nb; k < n; k++) res += v[k] * x[ind[k]];
+  return res;
+}
+
+/// res = M x over dofs [d0, d1), M symmetric in layout L (mju_mulSymVecSparse):
+/// per dof j, its diagonal times x_j, then its row's ancestors from the nearest up,
+/// then the entries (i, j) of its descendants i in increasing order. Lanes over dofs.
+FS_HD void fsi_mul_sym(const fsLayout* L, const fsReal* M, const fsSol* x, fsSol* res, int d0,
+                       int d1) {
+  FS_FOR_LANE(t, d1 - d0) {
+    int j = d0 + t, adr = L->rowadr[j], pos = L->rownnz[j] - 1;
+    fsSol s = M[adr + pos] * x[j];
+    for (int k = pos - 1; k >= 0; k--) s += M[adr + k] * x[L->colind[adr + k]];
+    const int* desc = L->desc + L->descadr[j];
+    for (int q = 0; q < L->descnum[j]; q++) { // j sits at place pos of a descendant's row
+      int i = desc[q];
+      s += M[L->rowadr[i] + pos] * x[i];
+    }
+    res[j] = s;
+  }
+  FS_SYNC();
+}
+
+/// mat = its L'DL factor in place, in layout L (mj_factorI: L unit lower triangular
+/// in the off-diagonal entries, D on the diagonal; diaginv = 1/D) with MuJoCo's
+/// operations in its order, level-parallel. MuJoCo goes up the rows k = nv-1 .. 0, each
+/// subtracting from its ancestors' rows its (unscaled) entries times -L(k, i)/D_k, then
+/// scaling itself; so an entry (r, c) loses, from its final value's start M(r, c), the
+/// terms of r's descendants k in decreasing order, each row k read before its scaling.
+/// Here rows of one depth at once (deepest first: their descendants are final), lanes
+/// over their entries, each accumulating its terms in that order; the rows are scaled
+/// at the end. The host float64 build thus gives mj_factorI's bits.
+FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv) {
+  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
+    int e0 = L->leventryadr[lev], a0 = L->levdofadr[lev];
+    FS_FOR_LANE(t, L->leventryadr[lev + 1] - e0) {
+      int e = L->leventry[e0 + t], r = L->rowind[e], k = e - L->rowadr[r];
+      int pos = L->rownnz[r] - 1;
+      const int* desc = L->desc + L->descadr[r];
+      fsReal v = mat[e];
+      for (int q = L->descnum[r] - 1; q >= 0; q--) {
+        int c = desc[q], adr = L->rowadr[c];
+        fsReal s = -mat[adr + pos] * diaginv[c];
+        v += mat[adr + k] * s;
+      }
+      mat[e] = v;
+    }
+    FS_SYNC();
+    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
+      int r = L->levdof[a0 + t];
+      diaginv[r] = 1 / mat[L->rowadr[r] + L->rownnz[r] - 1];
+    }
+    FS_SYNC();
+  }
+  FS_FOR_LANE(e, L->leventryadr[L->nlevel]) {
+    int r = L->rowind[e];
+    if (e - L->rowadr[r] < L->rownnz[r] - 1) mat[e] *= diaginv[r];
+  }
+  FS_SYNC();
+}
+
+/// x = inv(L' D L) x over dofs [d0, d1) with MuJoCo's factor in layout L (qLD: L unit
+/// lower triangular, D on the diagonal; diaginv = 1/D), in mj_solveLD's order: x <- inv(L') x
+/// (each dof less its descendants' L x, deepest index first, zeros skipped), x <-
+/// inv(D) x, x <- inv(L) x (each dof less its row's L x, summed from the root). Rows of
+/// one depth at once. Defined for x in the solver's real (fsi_solve_ld_levels) and in
+/// the step's (fsi_solve_ld_real, the same function in the float64 builds).
+#define FSI_DEFINE_SOLVE_LD_LEVELS(name, T)                                                        \
+  FS_HD void name(const fsLayout* L, const fsReal* LD, const fsReal* diaginv, T* x, int d0,        \
+                  int d1) {                                                                        \
+    for (int lev = L->nlevel - 1; lev >= 0; lev--) {                                               \
+      int a0 = L->levdofadr[lev];                                                                  \
+      FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {                                                 \
+        int a = L->levdof[a0 + t], pos = L->rownnz[a] - 1;                                         \
+        if (a < d0 || a >= d1) continue;                                                           \
+        const int* desc = L->desc + L->descadr[a];                                                 \
+        T xa = x[a];                                                                               \
+        for (int q = L->descnum[a] - 1; q >= 0; q--) {                                             \
+          T xc = x[desc[q]];                                                                       \
+          if (xc != 0) xa -= LD[L->rowadr[desc[q]] + pos] * xc;                                    \
+        }                                                                                          \
+        x[a] = xa;                                                                                 \
+      }                                                                                            \
+      FS_SYNC();                                                                                   \
+    }                                                                                              \
+    FS_FOR_LANE(t, d1 - d0) x[d0 + t] *= diaginv[d0 + t];                                          \
+    FS_SYNC();                                                                                     \
+    for (int lev = 0; lev < L->nlevel; lev++) {                                                    \
+      int a0 = L->levdofadr[lev];                                                                  \
+      FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {                                                 \
+        int k = L->levdof[a0 + t], adr = L->rowadr[k], pos = L->rownnz[k] - 1;                     \
+        if (k < d0 || k >= d1) continue;                                                           \
+        T s = 0;                                                                                   \
+        for (int a = 0; a < pos; a++) s += LD[adr + a] * x[L->colind[adr + a]];                    \
+        x[k] -= s;                                                                                 \
+      }                                                                                            \
+      FS_SYNC();                                                                                   \
+    }                                                                                              \
+  }
+FSI_DEFINE_SOLVE_LD_LEVELS(fsi_solve_ld_levels, fsSol)
+#ifdef FS_REAL_FLOAT
+FSI_DEFINE_SOLVE_LD_LEVELS(fsi_solve_ld_real, fsReal)
+#else
+#define fsi_solve_ld_real fsi_solve_ld_levels
+#endif
+
+/// F = the reverse Cholesky factor of H over dofs [d0, d1) (H = F' F, F lower
+/// triangular in layout L: a tree's pattern has no fill-in), in
+/// mju_cholFactorNumeric's order: row r's entries start from H's and lose, for each
+/// descendant c of r in increasing order, F(c, r) F(c, .); then the diagonal's square
+/// root (clamped below at mjMINVAL) and the row scaled by its inverse. Rows of one
+/// depth at once, lanes over their entries; diag (nv) is scratch. Returns 1 (every
+/// lane) if a diagonal was clamped: MuJoCo's rank-deficient Hessian.
+FS_HD int fsi_chol_factor(const fsLayout* L, const fsSol* H, fsSol* F, fsSol* diag, int d0,
+                          int d1) {
+  int bad = 0;
+  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
+    int e0 = L->leventryadr[lev], ne = L->leventryadr[lev + 1] - e0;
+    FS_FOR_LANE(t, ne) {
+      int e = L->leventry[e0 + t], r = L->rowind[e];
+      if (r < d0 || r >= d1) continue;
+      int k = e - L->rowadr[r], pos = L->rownnz[r] - 1;
+      const int* desc = L->desc + L->descadr[r];
+      fsSol s = H[e];
+      for (int q = 0; q < L->descnum[r]; q++) {
+        int adr = L->rowadr[desc[q]];
+        s -= F[adr + pos] * F[adr + k];
+      }
+      F[e] = s;
+      if (k == pos) diag[r] = s;
+    }
+    FS_SYNC();
+    FS_FOR_LANE(t, ne) {
+      int e = L->leventry[e0 + t], r = L->rowind[e];
+      if (r < d0 || r >= d1) continue;
+      fsSol dd = diag[r];
+      if (dd < FS_SOL_MINVAL) {
+        dd = FS_SOL_MINVAL;
+        bad = 1;
+      }
+      fsSol Lrr = sqrt(dd);
+      F[e] = e - L->rowadr[r] == L->rownnz[r] - 1 ? Lrr : F[e] * (1 / Lrr);
+    }
+    FS_SYNC();
+  }
+  return FS_ANY(bad);
+}
+
+/// res = inv(F' F) vec over dofs [d0, d1) (mju_cholSolveSparse's order): res <-
+/// inv(F') res (each dof less its descendants' F res, deepest index first, zeros
+/// skipped, then divided by its diagonal unless 0), res <- inv(F) res (each dof less
+/// its row's F res in mju_dotSparse's order, then divided). res may be vec.
+FS_HD void fsi_chol_solve(const fsLayout* L, const fsSol* F, const fsSol* vec, fsSol* res, int d0,
+                          int d1) {
+  if (res != vec) {
+    FS_FOR_LANE(t, d1 - d0) res[d0 + t] = vec[d0 + t];
+    FS_SYNC();
+  }
+  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
+    int a0 = L->levdofadr[lev];
+    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
+      int a = L->levdof[a0 + t], pos = L->rownnz[a] - 1;
+      if (a < d0 || a >= d1) continue;
+      const int* desc = L->desc + L->descadr[a];
+      fsSol x = res[a];
+      for (int q = L->descnum[a] - 1; q >= 0; q--) {
+        fsSol xc = res[desc[q]];
+        if (xc != 0) x -= F[L->rowadr[desc[q]] + pos] * xc;
+      }
+      if (x != 0) x /= F[L->rowadr[a] + pos];
+      res[a] = x;
+    }
+    FS_SYNC();
+  }
+  for (int lev = 0; lev < L->nlevel; lev++) {
+    int a0 = L->levdofadr[lev];
+    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
+      int k = L->levdof[a0 + t], adr = L->rowadr[k], pos = L->rownnz[k] - 1;
+      if (k < d0 || k >= d1) continue;
+      fsSol x = res[k];
+      if (pos > 0) x -= fsi_dot_sparse(F + adr, res, L->colind + adr, pos);
+      res[k] = x / F[adr + pos];
+    }
+    FS_SYNC();
+  }
+}
+
+/// F' F +- x x' in place (mju_cholUpdateSparse) for x = scl * v: v has n non-zeros at
+/// dofs ind (increasing); rows from the last of them down to d0, each with x's entry
+/// non-zero rotated into F by a Givens rotation (lanes over the row's entries). dense is
+/// scratch. Returns 1 (every lane) if a diagonal was clamped at mjMINVAL (MuJoCo's
+/// rank loss: the caller refactors).
+FS_HD int fsi_chol_update(const fsLayout* L, fsSol* F, const fsReal* v, fsSol scl, const int* ind,
+                          int n, int plus, fsSol* dense, int d0) {
+  if (n == 0) return 0;
+  int start = ind[n - 1], bad = 0;
+  FS_FOR_LANE(t, start + 1 - d0) dense[d0 + t] = 0;
+  FS_SYNC();
+  FS_FOR_LANE(k, n) dense[ind[k]] = v[k] * scl;
+  FS_SYNC();
+  for (int row = start; row >= d0; row--) {
+    fsSol xr = dense[row];
+    if (xr == 0) continue; // every lane reads the same value
+    int nnz = L->rownnz[row] - 1, adr = L->rowadr[row];
+    fsSol diag = F[adr + nnz];
+    fsSol tmp = diag * diag + (plus ? xr * xr : -xr * xr);
+    if (tmp < FS_SOL_MINVAL) {
+      tmp = FS_SOL_MINVAL;
+      bad = 1;
+    }
+    fsSol r = sqrt(tmp), c = diag / r, s = -xr / r, ss = plus ? -s : s;
+    FS_SYNC(); // every lane has read the diagonal and dense[row]
+    FS_LANE0 F[adr + nnz] = r;
+    FS_FOR_LANE(k, nnz) {
+      int j = L->colind[adr + k];
+      fsSol dv = dense[j], mv = F[adr + k];
+      F[adr + k] = c * mv + ss * dv;
+      dense[j] = s * mv + c * dv;
+    }
+    FS_SYNC();
+  }
+  FS_SYNC(); // the rows skipped above were read without one
+  return bad;
+}
+
+#endif

@@ -1,0 +1,867 @@
+#include "src/model/model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// src/model/fields.h restates MuJoCo's constants for the device side; keep them equal.
+_Static_assert((int)FS_NWARNING == (int)mjNWARNING && (int)FS_NPOLY == (int)mjNPOLY &&
+                   (int)FS_NGAIN == (int)mjNGAIN && (int)FS_NBIAS == (int)mjNBIAS,
+               "src/model/fields.h: MuJoCo's array sizes changed");
+_Static_assert((int)FS_WARN_BADQPOS == (int)mjWARN_BADQPOS &&
+                   (int)FS_WARN_BADQVEL == (int)mjWARN_BADQVEL &&
+                   (int)FS_WARN_BADQACC == (int)mjWARN_BADQACC &&
+                   (int)FS_WARN_BADCTRL == (int)mjWARN_BADCTRL,
+               "src/model/fields.h: MuJoCo's warnings changed");
+_Static_assert((int)FS_DSBL_CONSTRAINT == (int)mjDSBL_CONSTRAINT &&
+                   (int)FS_DSBL_CONTACT == (int)mjDSBL_CONTACT &&
+                   (int)FS_DSBL_SPRING == (int)mjDSBL_SPRING &&
+                   (int)FS_DSBL_DAMPER == (int)mjDSBL_DAMPER &&
+                   (int)FS_DSBL_GRAVITY == (int)mjDSBL_GRAVITY &&
+                   (int)FS_DSBL_CLAMPCTRL == (int)mjDSBL_CLAMPCTRL &&
+                   (int)FS_DSBL_ACTUATION == (int)mjDSBL_ACTUATION &&
+                   (int)FS_DSBL_EULERDAMP == (int)mjDSBL_EULERDAMP &&
+                   (int)FS_DSBL_AUTORESET == (int)mjDSBL_AUTORESET,
+               "src/model/fields.h: MuJoCo's disable flags changed");
+_Static_assert((int)FS_JNT_FREE == (int)mjJNT_FREE && (int)FS_JNT_BALL == (int)mjJNT_BALL &&
+                   (int)FS_JNT_SLIDE == (int)mjJNT_SLIDE && (int)FS_JNT_HINGE == (int)mjJNT_HINGE &&
+                   (int)FS_TRN_JOINT == (int)mjTRN_JOINT &&
+                   (int)FS_TRN_JOINTINPARENT == (int)mjTRN_JOINTINPARENT &&
+                   (int)FS_TRN_BODY == (int)mjTRN_BODY && (int)FS_GAIN_FIXED == (int)mjGAIN_FIXED &&
+                   (int)FS_GAIN_AFFINE == (int)mjGAIN_AFFINE &&
+                   (int)FS_BIAS_NONE == (int)mjBIAS_NONE &&
+                   (int)FS_BIAS_AFFINE == (int)mjBIAS_AFFINE &&
+                   (int)FS_SAMEFRAME_BODY == (int)mjSAMEFRAME_BODY &&
+                   (int)FS_SAMEFRAME_BODYROT == (int)mjSAMEFRAME_BODYROT &&
+                   (int)FS_SAMEFRAME_INERTIA == (int)mjSAMEFRAME_INERTIA &&
+                   (int)FS_SAMEFRAME_INERTIAROT == (int)mjSAMEFRAME_INERTIAROT,
+               "src/model/fields.h: MuJoCo's enums changed");
+_Static_assert((int)FS_GEOM_PLANE == (int)mjGEOM_PLANE &&
+                   (int)FS_GEOM_SPHERE == (int)mjGEOM_SPHERE &&
+                   (int)FS_GEOM_CAPSULE == (int)mjGEOM_CAPSULE &&
+                   (int)FS_GEOM_ELLIPSOID == (int)mjGEOM_ELLIPSOID &&
+                   (int)FS_GEOM_CYLINDER == (int)mjGEOM_CYLINDER &&
+                   (int)FS_GEOM_BOX == (int)mjGEOM_BOX && (int)FS_GEOM_MESH == (int)mjGEOM_MESH &&
+                   (int)FS_GEOM_SDF == (int)mjGEOM_SDF && (int)FS_NREF == (int)mjNREF &&
+                   (int)FS_NIMP == (int)mjNIMP && (int)FS_ENBL_OVERRIDE == (int)mjENBL_OVERRIDE &&
+                   (int)FS_WARN_CONTACTFULL == (int)mjWARN_CONTACTFULL,
+               "src/model/fields.h: MuJoCo's collision constants changed");
+_Static_assert((int)FS_CNSTR_CONTACT_FRICTIONLESS == (int)mjCNSTR_CONTACT_FRICTIONLESS &&
+                   (int)FS_CNSTR_CONTACT_PYRAMIDAL == (int)mjCNSTR_CONTACT_PYRAMIDAL &&
+                   (int)FS_DSBL_REFSAFE == (int)mjDSBL_REFSAFE &&
+                   (int)FS_WARN_CNSTRFULL == (int)mjWARN_CNSTRFULL,
+               "src/model/fields.h: MuJoCo's constraint constants changed");
+
+//---------------------------------- the check
+//------------------------------------------------------
+
+// Unsupported features found so far, appended to one error message.
+typedef struct Problems {
+  fsError* err;
+  int n;
+} Problems;
+
+static void problem(Problems* p, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(Problems* p, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  p->n++;
+  fs_fail_append(p->err, " (%d) %s;", p->n, buf);
+}
+
+// Count of objects with a feature, and the first of them.
+typedef struct Found {
+  int count, first;
+} Found;
+
+static void found(Found* f, int id) {
+  if (!f->count++) f->first = id;
+}
+
+static const char* name_of(const mjModel* m, int type, int id) {
+  const char* s = mj_id2name(m, type, id);
+  return s && s[0] ? s : "(unnamed)";
+}
+
+// "N <what>s (first: 'name', id k)" for a feature found on some objects.
+static void problem_found(Problems* p, const mjModel* m, const Found* f, int type, const char* what,
+                          const char* fix) {
+  if (!f->count) return;
+  problem(p, "%s on %d %s%s (first: '%s', id %d); fix: %s", what, f->count, mju_type2Str(type),
+          f->count == 1 ? "" : "s", name_of(m, type, f->first), f->first, fix);
+}
+
+static int disabled(const mjModel* m, int flag) {
+  return (m->opt.disableflags & flag) != 0;
+}
+
+static int contacts_enabled(const mjModel* m) {
+  return !disabled(m, mjDSBL_CONTACT) && !disabled(m, mjDSBL_CONSTRAINT);
+}
+
+// Geom pairs in different bodies, not both static, whose contype/conaffinity match.
+static long colliding_geom_pairs(const mjModel* m) {
+  long n = 0;
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) {
+      int ba = m->body_weldid[m->geom_bodyid[a]], bb = m->body_weldid[m->geom_bodyid[b]];
+      if (ba == bb || (ba == 0 && bb == 0)) continue;
+      if ((m->geom_contype[a] & m->geom_conaffinity[b]) ||
+          (m->geom_contype[b] & m->geom_conaffinity[a]))
+        n++;
+    }
+  return n;
+}
+
+static void check_options(const mjModel* m, Problems* p) {
+  static const char* integrators[] = {"Euler", "RK4", "implicit", "implicitfast", "discrete"};
+  int it = m->opt.integrator;
+  if (it != mjINT_EULER)
+    problem(p, "integrator %s (only Euler is implemented); fix: integrator=\"Euler\"",
+            it >= 0 && it < 5 ? integrators[it] : "unknown");
+  if (m->opt.enableflags & mjENBL_SLEEP)
+    problem(p, "sleeping (enable flag sleep); fix: remove <flag sleep=\"enable\"/>");
+  if (m->opt.density != 0 || m->opt.viscosity != 0)
+    problem(p, "fluid forces (density %g, viscosity %g); fix: set both to 0", m->opt.density,
+            m->opt.viscosity);
+  if (m->nflex) problem(p, "%ld flexes; fix: remove them", (long)m->nflex);
+  if (m->nplugin) problem(p, "%ld plugins; fix: remove them", (long)m->nplugin);
+  if (m->nmocap) problem(p, "%ld mocap bodies; fix: remove them", (long)m->nmocap);
+  if (m->ngravcomp)
+    problem(p, "gravity compensation on %ld bod%s; fix: gravcomp=\"0\"", (long)m->ngravcomp,
+            m->ngravcomp == 1 ? "y" : "ies");
+}
+
+// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the
+// plane pairs the stage implements; 0 for the pairs it does not.
+static int pair_maxcon(const mjModel* m, int p) {
+  int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
+  if (t1 > t2) {
+    int t = t1;
+    t1 = t2;
+    t2 = t;
+  }
+  if (t1 != mjGEOM_PLANE) return 0;
+  switch (t2) {
+  case mjGEOM_SPHERE:
+  case mjGEOM_ELLIPSOID:
+    return 1;
+  case mjGEOM_CAPSULE:
+    return 2;
+  case mjGEOM_MESH:
+  case mjGEOM_CYLINDER:
+  case mjGEOM_BOX:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+// Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies,
+// common ancestors skipped) into chain (nv); returns its length. With the plane's
+// body static (MuJoCo's compiler requires it) it is the other geom's body's chain.
+static int pair_chain(const mjModel* m, int p, int* chain) {
+  int b1 = m->body_weldid[m->geom_bodyid[m->pair_geom1[p]]];
+  int b2 = m->body_weldid[m->geom_bodyid[m->pair_geom2[p]]];
+  int d1 = m->body_dofnum[b1] ? m->body_dofadr[b1] + m->body_dofnum[b1] - 1 : -1;
+  int d2 = m->body_dofnum[b2] ? m->body_dofadr[b2] + m->body_dofnum[b2] - 1 : -1;
+  int n = 0;
+  while (d1 >= 0 || d2 >= 0) {
+    int da = d1 > d2 ? d1 : d2;
+    if (d1 == da && d2 == da) break; // common ancestors: no relative motion
+    chain[n++] = da;
+    if (d1 == da) d1 = m->dof_parentid[d1];
+    if (d2 == da) d2 = m->dof_parentid[d2];
+  }
+  for (int i = 0; i < n / 2; i++) { // increasing
+    int t = chain[i];
+    chain[i] = chain[n - 1 - i];
+    chain[n - 1 - i] = t;
+  }
+  return n;
+}
+
+// Rows of a contact of condim dim under the pyramidal cone: 1, or 2 per friction
+// direction.
+static int contact_rows(int dim) {
+  return dim == 1 ? 1 : 2 * (dim - 1);
+}
+
+// What the constraint rows (part 2 groundwork) implement: MuJoCo's contact rows
+// under the pyramidal cone with its approximate diagonal, for pairs that move
+// something; no surface velocity.
+static void check_constraint(const mjModel* m, Problems* p) {
+  if (!contacts_enabled(m) || !m->npair) return;
+  if (m->opt.solver != mjSOL_NEWTON)
+    problem(p,
+            "the %s constraint solver (flysim implements MuJoCo's Newton solver); fix: "
+            "<option solver=\"Newton\"/>",
+            m->opt.solver == mjSOL_PGS ? "PGS" : "CG");
+  if (m->opt.cone != mjCONE_PYRAMIDAL)
+    problem(p, "elliptic friction cones (the constraint rows implement the pyramidal cone); "
+               "fix: <option cone=\"pyramidal\"/>");
+  if (m->opt.enableflags & mjENBL_DIAGEXACT)
+    problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
+               "diagexact=\"enable\"/>");
+  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0};
+  for (int g = 0; g < m->ngeom; g++)
+    for (int k = 0; k < 6; k++)
+      if (m->geom_surfacevel[6 * g + k] != 0) {
+        found(&surf, g);
+        break;
+      }
+  int* chain = calloc((size_t)m->nv + 1, sizeof(int));
+  for (int k = 0; k < m->npair; k++) {
+    if (!pair_chain(m, k, chain)) found(&still, k);
+    for (int s = 0; s < 2; s++) {
+      int g = s ? m->pair_geom2[k] : m->pair_geom1[k];
+      if (m->geom_type[g] == mjGEOM_PLANE && m->body_dofnum[m->body_weldid[m->geom_bodyid[g]]])
+        found(&moving, k);
+    }
+  }
+  free(chain);
+  problem_found(p, m, &surf, mjOBJ_GEOM, "surface velocity", "surfacevel=\"0 0 0 0 0 0\"");
+  if (still.count)
+    problem(p,
+            "%d contact pair%s between bodies without dofs (first: id %d; MuJoCo makes no "
+            "rows for them and marks their contacts exclude 3); fix: remove %s",
+            still.count, still.count == 1 ? "" : "s", still.first,
+            still.count == 1 ? "it" : "them");
+  if (moving.count)
+    problem(p,
+            "%d contact pair%s with a plane on a moving body (first: id %d); fix: planes in "
+            "static bodies",
+            moving.count, moving.count == 1 ? "" : "s", moving.first);
+}
+
+// What the collision stage (part 2 groundwork) implements: explicit pairs of a
+// plane against a sphere, capsule, ellipsoid, cylinder, box or convex mesh, and no
+// other contacts (no broadphase).
+static void check_collision(const mjModel* m, Problems* p) {
+  if (!contacts_enabled(m)) return;
+  Found pair = {0, 0};
+  for (int k = 0; k < m->npair; k++)
+    if (!pair_maxcon(m, k)) found(&pair, k);
+  if (pair.count) {
+    int g1 = m->pair_geom1[pair.first], g2 = m->pair_geom2[pair.first];
+    problem(p,
+            "contact pairs of geom types the collision stage does not implement on %d pair%s "
+            "(first: id %d, %s '%s' with %s '%s'); fix: pair a plane with a sphere, capsule, "
+            "ellipsoid, cylinder, box or mesh",
+            pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
+            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2));
+  }
+  long ng = colliding_geom_pairs(m);
+  if (ng)
+    problem(p,
+            "%ld geom pair%s that may collide by contype/conaffinity (the collision stage "
+            "collides explicit pairs only: no broadphase); fix: contype=\"0\" "
+            "conaffinity=\"0\" on every geom, and a <pair> for each contact wanted",
+            ng, ng == 1 ? "" : "s");
+}
+
+static void check_joints(const mjModel* m, Problems* p) {
+  Found limited = {0, 0}, friction = {0, 0};
+  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
+  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int j = 0; j < m->njnt; j++)
+    if (limits_on && m->jnt_limited[j]) found(&limited, j);
+  for (int i = 0; i < m->nv; i++)
+    if (friction_on && m->dof_frictionloss[i] > 0) found(&friction, m->dof_jntid[i]);
+  problem_found(p, m, &limited, mjOBJ_JOINT,
+                "joint limits (the solver implements contact rows only)",
+                "remove the ranges or disable limits (<flag limit=\"disable\"/>)");
+  problem_found(p, m, &friction, mjOBJ_JOINT,
+                "dof friction loss (the solver implements contact rows only)",
+                "frictionloss=\"0\" or <flag frictionloss=\"disable\"/>");
+  Found sameframe = {0, 0};
+  for (int b = 1; b < m->nbody; b++)
+    if (m->body_sameframe[b] == mjSAMEFRAME_INERTIA ||
+        m->body_sameframe[b] == mjSAMEFRAME_INERTIAROT)
+      found(&sameframe, b);
+  problem_found(p, m, &sameframe, mjOBJ_BODY, "inertial frame defined by itself",
+                "report this model");
+}
+
+// Does tendon k act on the state: stiffness, damping, armature, an actuator, an
+// active limit or friction loss?
+static int tendon_acts(const mjModel* m, int k) {
+  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
+  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int j = 0; j < mjNPOLY; j++)
+    if (m->tendon_stiffnesspoly[mjNPOLY * k + j] || m->tendon_dampingpoly[mjNPOLY * k + j])
+      return 1;
+  return m->tendon_stiffness[k] != 0 || m->tendon_damping[k] != 0 || m->tendon_armature[k] != 0 ||
+         m->tendon_actuatorid[k] != -1 || (limits_on && m->tendon_limited[k]) ||
+         (friction_on && m->tendon_frictionloss[k] > 0);
+}
+
+static void check_tendons_equality(const mjModel* m, Problems* p) {
+  Found tendon = {0, 0}, eq = {0, 0};
+  for (int k = 0; k < m->ntendon; k++)
+    if (tendon_acts(m, k)) found(&tendon, k);
+  problem_found(p, m, &tendon, mjOBJ_TENDON,
+                "tendon forces (stiffness, damping, armature, actuator, limit or friction loss)",
+                "remove them (tendons that only measure are accepted)");
+  int eq_on = !disabled(m, mjDSBL_EQUALITY) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int k = 0; k < m->neq; k++)
+    if (eq_on && m->eq_active0[k]) found(&eq, k);
+  problem_found(p, m, &eq, mjOBJ_EQUALITY,
+                "active equality constraints (the solver implements contact rows only)",
+                "remove them or <flag equality=\"disable\"/>");
+}
+
+static void check_actuators(const mjModel* m, Problems* p) {
+  Found trn = {0, 0}, dyn = {0, 0}, gain = {0, 0}, bias = {0, 0}, other = {0, 0};
+  for (int i = 0; i < m->nu && i < m->nactuator; i++) {
+    int t = m->actuator_trntype[i];
+    int joint_ok = (t == mjTRN_JOINT || t == mjTRN_JOINTINPARENT) &&
+                   (m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_HINGE ||
+                    m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_SLIDE);
+    if (!joint_ok && t != mjTRN_BODY) found(&trn, i);
+    if (m->actuator_dyntype[i] != mjDYN_NONE || m->actuator_actnum[i]) found(&dyn, i);
+    if (m->actuator_gaintype[i] != mjGAIN_FIXED && m->actuator_gaintype[i] != mjGAIN_AFFINE)
+      found(&gain, i);
+    if (m->actuator_biastype[i] != mjBIAS_NONE && m->actuator_biastype[i] != mjBIAS_AFFINE)
+      found(&bias, i);
+    if (m->actuator_plugin[i] >= 0 || m->actuator_delay[i] != 0 || m->actuator_ctrlnum[i] != 1 ||
+        m->actuator_outnum[i] != 1)
+      found(&other, i);
+  }
+  problem_found(p, m, &trn, mjOBJ_ACTUATOR,
+                "transmissions other than a hinge/slide joint or "
+                "a body (adhesion)",
+                "use joint actuators on hinge or slide joints");
+  problem_found(p, m, &dyn, mjOBJ_ACTUATOR, "activation dynamics", "dyntype=\"none\"");
+  problem_found(p, m, &gain, mjOBJ_ACTUATOR, "gain types other than fixed and affine",
+                "use position, motor or general actuators with fixed or affine gain");
+  problem_found(p, m, &bias, mjOBJ_ACTUATOR, "bias types other than none and affine",
+                "use position, motor or general actuators with affine bias");
+  problem_found(p, m, &other, mjOBJ_ACTUATOR, "plugins, delays or multi-input/output actuators",
+                "use single-input actuators without delay");
+  if (m->nu != m->nactuator || m->nout != m->nactuator)
+    problem(p, "%ld controls and %ld force outputs for %ld actuators (one each is implemented)",
+            (long)m->nu, (long)m->nout, (long)m->nactuator);
+}
+
+int fs_model_check(const mjModel* m, const char* model_path, fsError* err) {
+  return fs_model_check_for(m, model_path, FS_BUILD_STEP, err);
+}
+
+int fs_model_check_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err) {
+  Problems p = {err, 0};
+  fs_fail(err, "%s: ", model_path);
+  check_options(m, &p);
+  check_collision(m, &p);
+  if (use == FS_BUILD_STEP) check_constraint(m, &p);
+  check_joints(m, &p);
+  check_tendons_equality(m, &p);
+  check_actuators(m, &p);
+  if (!p.n) {
+    if (err) err->msg[0] = 0;
+    return 0;
+  }
+  if (!err) return -1;
+  // Prefix the count now that it is known; end the list with a full stop.
+  char list[FS_ERROR_LEN];
+  snprintf(list, sizeof list, "%s", err->msg + strlen(model_path) + 2);
+  size_t n = strlen(list);
+  if (n && list[n - 1] == ';') list[n - 1] = '.';
+  return fs_fail(err, "%s: the CUDA stepper does not implement %d feature%s this model uses:%s",
+                 model_path, p.n, p.n == 1 ? "" : "s", list);
+}
+
+//---------------------------------- field tables
+//---------------------------------------------------
+
+const fsFieldInfo fs_model_fields[] = {
+#define FS_X(type, name, size, cols)                                                               \
+  {#name, FS_TYPE_##type, offsetof(fsModel, size), cols, -1, -1, offsetof(fsModel, name)},
+    FS_MODEL_FIELDS(FS_X)
+#undef FS_X
+};
+const int fs_model_nfield = (int)(sizeof fs_model_fields / sizeof fs_model_fields[0]);
+
+const fsFieldInfo fs_data_fields[] = {
+#define FS_X(type, name, size, cols, stage, kind)                                                  \
+  {#name,          FS_TYPE_##type,        offsetof(fsModel, size), cols, FS_STAGE_##stage,         \
+   FS_KIND_##kind, offsetof(fsData, name)},
+    FS_DATA_FIELDS(FS_X)
+#undef FS_X
+};
+const int fs_data_nfield = (int)(sizeof fs_data_fields / sizeof fs_data_fields[0]);
+
+const char* fs_stage_name(int stage) {
+  static const char* names[FS_NSTAGE] = {"state",
+                                         "kinematics",
+                                         "com_pos",
+                                         "make_m",
+                                         "factor_m",
+                                         "collision",
+                                         "make_constraint",
+                                         "transmission",
+                                         "actuator_velocity",
+                                         "com_vel",
+                                         "passive",
+                                         "reference_constraint",
+                                         "rne",
+                                         "fwd_actuation",
+                                         "fwd_acceleration",
+                                         "fwd_constraint",
+                                         "noslip",
+                                         "euler"};
+  return stage >= 0 && stage < FS_NSTAGE ? names[stage] : "?";
+}
+
+//---------------------------------- the build
+//------------------------------------------------------
+
+static void copy_num(fsReal* dst, const mjtNum* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = (fsReal)src[i];
+}
+static void copy_int(int* dst, const int* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i];
+}
+static void copy_byte(int* dst, const mjtByte* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i];
+}
+static void copy_bool(int* dst, const mjtBool* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i] ? 1 : 0;
+}
+static void copy_float(fsReal* dst, const float* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = (fsReal)src[i];
+}
+// Copy an mjModel array into the model's, converting by the source's type.
+#define FS_COPY(dst, src, n)                                                                       \
+  _Generic((src), mjtNum *: copy_num, int *: copy_int, mjtByte *: copy_byte,                  \
+           mjtBool *: copy_bool, float *: copy_float)(dst, src, n)
+
+// Depth of every body (world 0) into depth; returns the number of levels.
+static int body_depths(const mjModel* mj, int* depth) {
+  int nlevel = 1;
+  depth[0] = 0;
+  for (int i = 1; i < mj->nbody; i++) {
+    depth[i] = depth[mj->body_parentid[i]] + 1; // parents precede children
+    if (depth[i] + 1 > nlevel) nlevel = depth[i] + 1;
+  }
+  return nlevel;
+}
+
+// Bodies by level, and each body's children.
+static void derive_tree(const mjModel* mj, fsModel* m, const int* depth) {
+  int nb = m->nbody, k = 0;
+  for (int lev = 0; lev < m->nlevel; lev++) {
+    m->level_bodyadr[lev] = k;
+    for (int i = 0; i < nb; i++)
+      if (depth[i] == lev) m->level_body[k++] = i;
+  }
+  m->level_bodyadr[m->nlevel] = k;
+  for (int i = 1; i < nb; i++) m->body_childnum[mj->body_parentid[i]]++;
+  for (int i = 0, adr = 0; i < nb; i++) {
+    m->body_childadr[i] = adr;
+    adr += m->body_childnum[i];
+  }
+  int* fill = calloc((size_t)nb, sizeof(int));
+  for (int i = 1; i < nb; i++) {
+    int p = mj->body_parentid[i];
+    m->body_child[m->body_childadr[p] + fill[p]++] = i;
+  }
+  free(fill);
+}
+
+// Armature and damping joint jnt inherits from actuators (MuJoCo's
+// mj_actuatorArmature / mj_actuatorDamping: jnt_actuatorid -1 none, >= 0 that
+// actuator, < -1 every joint actuator on the joint), each times gear^2.
+static void actuator_inherit(const mjModel* mj, int jnt, double* armature, double* damping,
+                             double poly[mjNPOLY]) {
+  *armature = *damping = 0;
+  for (int k = 0; k < mjNPOLY; k++) poly[k] = 0;
+  int id = mj->jnt_actuatorid[jnt];
+  if (id == -1) return;
+  for (int a = 0; a < mj->nactuator; a++) {
+    int t = mj->actuator_trntype[a];
+    if (id >= 0
+            ? a != id
+            : (mj->actuator_trnid[2 * a] != jnt || (t != mjTRN_JOINT && t != mjTRN_JOINTINPARENT)))
+      continue;
+    double g = mj->actuator_gear[6 * mj->actuator_outadr[a]];
+    *armature += mj->actuator_armature[a] * (g * g);
+    *damping += mj->actuator_damping[a] * (g * g);
+    for (int k = 0; k < mjNPOLY; k++)
+      poly[k] += mj->actuator_dampingpoly[mjNPOLY * a + k] * (g * g);
+  }
+}
+
+// Per-dof inherited armature and damping, disabled actuators, and whether Euler
+// integrates damping implicitly (mj_EulerSkip's test).
+static void derive_dofs(const mjModel* mj, fsModel* m) {
+  int damping = 0;
+  for (int i = 0; i < m->nv; i++) {
+    double arm, damp, poly[mjNPOLY];
+    int jnt = mj->dof_jntid[i];
+    actuator_inherit(mj, jnt, &arm, &damp, poly);
+    m->dof_actarmature[i] = (fsReal)arm;
+    m->dof_actdamping[i] = (fsReal)damp;
+    for (int k = 0; k < mjNPOLY; k++) m->dof_actdampingpoly[FS_NPOLY * i + k] = (fsReal)poly[k];
+    int poly_nz = 0;
+    for (int k = 0; k < mjNPOLY; k++) poly_nz |= mj->dof_dampingpoly[mjNPOLY * i + k] != 0;
+    if (mj->dof_damping[i] > 0 || poly_nz || mj->jnt_actuatorid[jnt] != -1) damping = 1;
+  }
+  m->flg_eulerdamp = damping && !(mj->opt.disableflags & (mjDSBL_EULERDAMP | mjDSBL_DAMPER));
+  for (int a = 0; a < m->nu; a++) {
+    int g = mj->actuator_group[a];
+    m->actuator_disabled[a] = g >= 0 && g <= 30 && (mj->opt.disableactuator & (1 << g));
+  }
+}
+
+// Dofs of actuator a's moment row into dofs (nv), increasing; returns how many.
+// Joint transmission: its dof. Body transmission: every dof a contact of the body
+// can move (the ancestor dofs of both geoms' bodies of each pair with a geom on
+// the body) when the model has constraint rows (with_rows), else none (no
+// contacts: MuJoCo's row is empty). MuJoCo's row holds the non-zeros among these.
+static int moment_dofs(const mjModel* mj, int a, int with_rows, int* dofs) {
+  if (mj->actuator_trntype[a] != mjTRN_BODY) {
+    dofs[0] = mj->jnt_dofadr[mj->actuator_trnid[2 * a]];
+    return 1;
+  }
+  if (!with_rows) return 0;
+  int body = mj->actuator_trnid[2 * a], n = 0;
+  char* mark = calloc((size_t)mj->nv + 1, 1);
+  for (int p = 0; p < mj->npair; p++) {
+    int b[2] = {mj->geom_bodyid[mj->pair_geom1[p]], mj->geom_bodyid[mj->pair_geom2[p]]};
+    if (b[0] != body && b[1] != body) continue;
+    for (int s = 0; s < 2; s++) {
+      int w = mj->body_weldid[b[s]];
+      for (int i = mj->body_dofnum[w] ? mj->body_dofadr[w] + mj->body_dofnum[w] - 1 : -1; i >= 0;
+           i = mj->dof_parentid[i])
+        mark[i] = 1;
+    }
+  }
+  for (int i = 0; i < mj->nv; i++)
+    if (mark[i]) dofs[n++] = i;
+  free(mark);
+  return n;
+}
+
+// Static moment sparsity and its transpose (per dof, by actuator).
+static void derive_moments(const mjModel* mj, fsModel* m, int with_rows) {
+  int adr = 0;
+  for (int a = 0; a < m->nu; a++) {
+    m->moment_rowadr[a] = adr;
+    m->moment_rownnz[a] = moment_dofs(mj, a, with_rows, m->moment_colind + adr);
+    adr += m->moment_rownnz[a];
+  }
+  for (int k = 0; k < m->nJmom; k++) m->dof_momentnum[m->moment_colind[k]]++;
+  for (int i = 0, s = 0; i < m->nv; i++) {
+    m->dof_momentadr[i] = s;
+    s += m->dof_momentnum[i];
+  }
+  int* fill = calloc((size_t)m->nv + 1, sizeof(int));
+  for (int a = 0; a < m->nu; a++)
+    for (int k = m->moment_rowadr[a]; k < m->moment_rowadr[a] + m->moment_rownnz[a]; k++) {
+      int i = m->moment_colind[k], slot = m->dof_momentadr[i] + fill[i]++;
+      m->dof_momentind[slot] = k;
+      m->dof_momentact[slot] = a;
+    }
+  free(fill);
+}
+
+// Each pair's contact bound and slots in the precon scratch; the slots' pairs.
+// Without contacts (disabled) no slots: the collision stage returns none.
+static void derive_pairs(const mjModel* mj, fsModel* m) {
+  int adr = 0;
+  for (int p = 0; p < m->npair; p++) {
+    m->pair_maxcon[p] = contacts_enabled(mj) ? pair_maxcon(mj, p) : 0;
+    m->pair_conadr[p] = adr;
+    for (int j = 0; j < m->pair_maxcon[p]; j++) m->precon_pair[adr + j] = p;
+    adr += m->pair_maxcon[p];
+  }
+}
+
+// Each pair's dof chain (constraint rows only; else none).
+static void derive_chains(const mjModel* mj, fsModel* m) {
+  int adr = 0;
+  for (int p = 0; p < m->npair && m->npairdof; p++) {
+    m->pair_dofadr[p] = adr;
+    m->pair_nv[p] = pair_chain(mj, p, m->pair_dof + adr);
+    adr += m->pair_nv[p];
+  }
+}
+
+// Sizes of the constraint rows: each pair's chain, and rows for every contact slot
+// (MuJoCo's pyramidal count per contact); none unless built for them.
+static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
+  m->impratio = (fsReal)mj->opt.impratio;
+  m->jac_sparse = mj_isSparse(mj);
+  if (!with_rows) return;
+  int* chain = calloc((size_t)mj->nv + 1, sizeof(int));
+  for (int p = 0; p < m->npair; p++) {
+    int n = pair_chain(mj, p, chain);
+    m->npairdof += n;
+    m->njmax = n > m->njmax ? n : m->njmax;
+    m->nefcmax += pair_maxcon(mj, p) * contact_rows(mj->pair_dim[p]);
+  }
+  free(chain);
+  m->nefcJ = m->nefcmax * m->njmax;
+  m->npairnv = m->npair * m->nv;
+}
+
+// The solver's options (mjOption, mjStatistic) and flags.
+static void solver_options(const mjModel* mj, fsModel* m) {
+  m->iterations = mj->opt.iterations;
+  m->tolerance = mj->opt.tolerance;
+  m->ls_iterations = mj->opt.ls_iterations;
+  m->ls_tolerance = mj->opt.ls_tolerance;
+  m->noslip_iterations = mj->opt.noslip_iterations;
+  m->noslip_tolerance = mj->opt.noslip_tolerance;
+  m->meaninertia = mj->stat.meaninertia;
+  m->islands = !(mj->opt.disableflags & mjDSBL_ISLAND);
+  m->warmstart = !(mj->opt.disableflags & mjDSBL_WARMSTART);
+  m->adhesion = mj->flg_adhesion != 0;
+}
+
+// Depth of a dof: its ancestors (its row of the reduced layout, less the diagonal).
+static int dof_depth(const mjModel* mj, int i) {
+  return mj->M_rownnz[i] - 1;
+}
+
+// Levels of the dof tree: the deepest dof's depth + 1 (1 without dofs).
+static int dof_levels(const mjModel* mj) {
+  int n = 1;
+  for (int i = 0; i < mj->nv; i++)
+    if (dof_depth(mj, i) + 1 > n) n = dof_depth(mj, i) + 1;
+  return n;
+}
+
+// Depth of a dof in its tree (its ancestors through dof_parentid).
+static int dof_tree_depth(const mjModel* mj, int i) {
+  int n = 0;
+  for (int j = mj->dof_parentid[i]; j >= 0; j = mj->dof_parentid[j]) n++;
+  return n;
+}
+
+// Sizes of the Hessian's layout: every dof's ancestors and itself.
+static void hessian_sizes(const mjModel* mj, fsModel* m) {
+  m->nH = 0;
+  m->nhlevel = 1;
+  for (int i = 0; i < mj->nv; i++) {
+    int dep = dof_tree_depth(mj, i);
+    m->nH += dep + 1;
+    if (dep + 1 > m->nhlevel) m->nhlevel = dep + 1;
+  }
+  m->nHdesc = m->nH - m->nv;
+  m->nhleveladr = m->nhlevel + 1;
+}
+
+// What a tree-shaped layout's rows (rownnz, rowadr, colind: each row the dof's
+// ancestors kept by the layout, increasing, then the diagonal) give the solver's tree
+// passes: each entry's row; each dof's descendants (the rows holding it), increasing;
+// rows and entries by depth (a row's entries less the diagonal), nlevel depths.
+typedef struct Layout {
+  const int *rownnz, *rowadr, *colind;
+  int *rowind, *descnum, *descadr, *desc, *levdofadr, *levdof, *leventryadr, *leventry;
+  int nlevel;
+} Layout;
+
+static void derive_layout(int nv, const Layout* l) {
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; k < l->rownnz[i]; k++) l->rowind[l->rowadr[i] + k] = i;
+  for (int i = 0; i < nv; i++) // every ancestor a of i gets i as a descendant
+    for (int k = 0; k < l->rownnz[i] - 1; k++) l->descnum[l->colind[l->rowadr[i] + k]]++;
+  for (int i = 0, a = 0; i < nv; i++) {
+    l->descadr[i] = a;
+    a += l->descnum[i];
+  }
+  int* fill = calloc((size_t)nv + 1, sizeof(int));
+  for (int i = 0; i < nv; i++) // increasing i: each list increases
+    for (int k = 0; k < l->rownnz[i] - 1; k++) {
+      int a = l->colind[l->rowadr[i] + k];
+      l->desc[l->descadr[a] + fill[a]++] = i;
+    }
+  free(fill);
+  int kd = 0, ke = 0;
+  for (int lev = 0; lev < l->nlevel; lev++) {
+    l->levdofadr[lev] = kd;
+    l->leventryadr[lev] = ke;
+    for (int i = 0; i < nv; i++) {
+      if (l->rownnz[i] - 1 != lev) continue;
+      l->levdof[kd++] = i;
+      for (int k = 0; k < l->rownnz[i]; k++) l->leventry[ke++] = l->rowadr[i] + k;
+    }
+  }
+  l->levdofadr[l->nlevel] = kd;
+  l->leventryadr[l->nlevel] = ke;
+}
+
+// The Hessian's layout (rows: ancestors through dof_parentid, increasing, then the
+// diagonal), its entries' places in M's layout, and what derive_layout gives.
+static void derive_hessian(const mjModel* mj, fsModel* m) {
+  int nv = m->nv, adr = 0;
+  for (int i = 0; i < nv; i++) {
+    int dep = dof_tree_depth(mj, i);
+    m->H_rowadr[i] = adr;
+    m->H_rownnz[i] = dep + 1;
+    m->H_colind[adr + dep] = i;
+    for (int j = mj->dof_parentid[i], k = dep - 1; j >= 0; j = mj->dof_parentid[j], k--)
+      m->H_colind[adr + k] = j;
+    for (int k = 0; k <= dep; k++) {
+      int e = adr + k, col = m->H_colind[e];
+      m->H_Madr[e] = -1;
+      for (int q = 0; q < m->M_rownnz[i]; q++)
+        if (m->M_colind[m->M_rowadr[i] + q] == col) m->H_Madr[e] = m->M_rowadr[i] + q;
+    }
+    adr += dep + 1;
+  }
+  Layout l = {m->H_rownnz,   m->H_rowadr,        m->H_colind,     m->H_rowind,
+              m->H_descnum,  m->H_descadr,       m->H_desc,       m->hlevel_dofadr,
+              m->hlevel_dof, m->hlevel_entryadr, m->hlevel_entry, m->nhlevel};
+  derive_layout(nv, &l);
+}
+
+// What the solver derives: each pair's tree and the places of the dofs in its chain;
+// M's layout's and the Hessian's (derive_layout).
+static void derive_solver(const mjModel* mj, fsModel* m) {
+  int nv = m->nv;
+  for (int p = 0; p < m->npair; p++) {
+    m->pair_tree[p] =
+        m->npairdof && m->pair_nv[p] ? mj->dof_treeid[m->pair_dof[m->pair_dofadr[p]]] : -1;
+    if (!m->npairnv) continue;
+    for (int j = 0; j < nv; j++) m->pair_chainpos[p * nv + j] = -1;
+    for (int k = 0; k < m->pair_nv[p]; k++)
+      m->pair_chainpos[p * nv + m->pair_dof[m->pair_dofadr[p] + k]] = k;
+  }
+  Layout l = {m->M_rownnz,    m->M_rowadr,        m->M_colind,     m->M_rowind,
+              m->dof_descnum, m->dof_descadr,     m->dof_desc,     m->dlevel_dofadr,
+              m->dlevel_dof,  m->dlevel_entryadr, m->dlevel_entry, m->ndlevel};
+  derive_layout(nv, &l);
+  derive_hessian(mj, m);
+}
+
+static int alloc_model(fsModel* m, fsError* err) {
+  for (int f = 0; f < fs_model_nfield; f++) {
+    const fsFieldInfo* fi = &fs_model_fields[f];
+    size_t n = (size_t)fs_field_rows(m, fi) * (size_t)fi->cols;
+    void* p = fs_calloc(err, fi->name, n ? n : 1, fs_type_size(fi->type));
+    if (!p) return -1;
+    *fs_field_ptr(m, fi) = p;
+  }
+  return 0;
+}
+
+int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsError* err) {
+  return fs_model_build_for(mj, model_path, m, FS_BUILD_STEP, err);
+}
+
+// Sizes and options of the collision stage's model.
+static void collision_sizes(const mjModel* mj, fsModel* m) {
+  m->ngeom = (int)mj->ngeom;
+  m->nsite = (int)mj->nsite;
+  m->npair = (int)mj->npair;
+  m->nmesh = (int)mj->nmesh;
+  m->nmeshvert = (int)mj->nmeshvert;
+  m->nmeshgraph = (int)mj->nmeshgraph;
+  m->nmeshpoly = (int)mj->nmeshpoly;
+  m->nmeshpolyvert = (int)mj->nmeshpolyvert;
+  m->nmeshpolymap = (int)mj->nmeshpolymap;
+  m->nmeshextrema = 27 * (int)mj->nmesh;
+  for (int p = 0; p < m->npair; p++) m->nprecon += contacts_enabled(mj) ? pair_maxcon(mj, p) : 0;
+  m->nconmax = m->nprecon;
+  m->enableflags = mj->opt.enableflags;
+  m->o_margin = (fsReal)mj->opt.o_margin;
+  for (int k = 0; k < FS_NREF; k++) m->o_solref[k] = (fsReal)mj->opt.o_solref[k];
+  for (int k = 0; k < FS_NIMP; k++) m->o_solimp[k] = (fsReal)mj->opt.o_solimp[k];
+  for (int k = 0; k < 5; k++) m->o_friction[k] = (fsReal)mj->opt.o_friction[k];
+}
+
+int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
+                       fsError* err) {
+  memset(m, 0, sizeof *m);
+  if (fs_model_check_for(mj, model_path, use, err)) return -1;
+  int* depth = fs_calloc(err, "body depths", (unsigned long long)mj->nbody, sizeof(int));
+  if (!depth) return -1;
+  m->nq = (int)mj->nq;
+  m->nv = (int)mj->nv;
+  m->nu = (int)mj->nu;
+  m->nbody = (int)mj->nbody;
+  m->njnt = (int)mj->njnt;
+  m->nC = (int)mj->nC;
+  m->ntree = (int)mj->ntree;
+  m->ndesc = m->nC - m->nv;
+  m->ndlevel = dof_levels(mj);
+  m->ndleveladr = m->ndlevel + 1;
+  hessian_sizes(mj, m);
+  m->nlevel = body_depths(mj, depth);
+  m->nleveladr = m->nlevel + 1;
+  m->one = 1;
+  collision_sizes(mj, m);
+  int with_rows = use == FS_BUILD_STEP && contacts_enabled(mj) && mj->npair > 0;
+  constraint_sizes(mj, m, with_rows);
+  solver_options(mj, m);
+  int* dofs = fs_calloc(err, "moment dofs", (unsigned long long)mj->nv + 1, sizeof(int));
+  if (!dofs) {
+    free(depth);
+    return -1;
+  }
+  for (int a = 0; a < m->nu; a++) m->nJmom += moment_dofs(mj, a, with_rows, dofs);
+  free(dofs);
+  m->timestep = mj->opt.timestep;
+  for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
+  m->disableflags = mj->opt.disableflags;
+  if (alloc_model(m, err)) {
+    free(depth);
+    fs_model_free(m);
+    return -1;
+  }
+#define FS_X(type, name, size, cols) FS_COPY(m->name, mj->name, (long)m->size*(cols));
+  FS_MODEL_FIELDS_MJ(FS_X)
+#undef FS_X
+  derive_tree(mj, m, depth);
+  derive_dofs(mj, m);
+  derive_moments(mj, m, with_rows);
+  derive_pairs(mj, m);
+  derive_chains(mj, m);
+  derive_solver(mj, m);
+  free(depth);
+  return 0;
+}
+
+void fs_model_free(fsModel* m) {
+  if (!m) return;
+  for (int f = 0; f < fs_model_nfield; f++) {
+    void** p = fs_field_ptr(m, &fs_model_fields[f]);
+    free(*p);
+    *p = NULL;
+  }
+}
+
+void fs_model_bound_contacts(fsModel* m, int n) {
+  if (n <= 0 || n >= m->nprecon) return;
+  m->nconmax = n;
+  if (!m->nefcmax) return; // no rows (built for the collision stage, or none to make)
+  int rows = 0;            // the most rows one contact makes
+  for (int p = 0; p < m->npair; p++)
+    rows = contact_rows(m->pair_dim[p]) > rows ? contact_rows(m->pair_dim[p]) : rows;
+  if ((long)n * rows < m->nefcmax) m->nefcmax = n * rows;
+  m->nefcJ = m->nefcmax * m->njmax;
+}
+
+size_t fs_model_bytes(const fsModel* m) {
+  size_t n = 0;
+  for (int f = 0; f < fs_model_nfield; f++) n += fs_field_bytes(m, &fs_model_fields[f]);
+  return n;
+}
+
+size_t fs_world_bytes(const fsModel* m) {
+  size_t n = 0;
+  for (int f = 0; f < fs_data_nfield; f++) n += fs_field_bytes(m, &fs_data_fields[f]);
+  return n;
+}
+
+void fs_world_describe(const fsModel* m, char* out, size_t n) {
+  snprintf(out, n, "%d contacts, %d rows, %.0f KiB a world", m->nconmax, m->nefcmax,
+           (double)fs_world_bytes(m) / 1024.0);
+}

@@ -1,0 +1,107 @@
+// The batched stepper's model on the host: the check of what it implements, the
+// conversion from mjModel (uploaded once to the device by src/cuda/device.h), and the
+// descriptions of the model and data fields (src/model/fields.h) for loops over them.
+#ifndef FLYSIM_MODEL_MODEL_H
+#define FLYSIM_MODEL_MODEL_H
+
+#include <mujoco/mujoco.h>
+
+#include "src/base/error.h"
+#include "src/model/fields.h"
+
+// This build's names (src/exec/real.h FS_PREC): both precisions link into one program.
+#define fs_model_check          FS_PREC(fs_model_check)
+#define fs_model_check_for      FS_PREC(fs_model_check_for)
+#define fs_model_build          FS_PREC(fs_model_build)
+#define fs_model_build_for      FS_PREC(fs_model_build_for)
+#define fs_model_free           FS_PREC(fs_model_free)
+#define fs_model_fields         FS_PREC(fs_model_fields)
+#define fs_model_nfield         FS_PREC(fs_model_nfield)
+#define fs_data_fields          FS_PREC(fs_data_fields)
+#define fs_data_nfield          FS_PREC(fs_data_nfield)
+#define fs_stage_name           FS_PREC(fs_stage_name)
+#define fs_model_bytes          FS_PREC(fs_model_bytes)
+#define fs_world_bytes          FS_PREC(fs_world_bytes)
+#define fs_model_bound_contacts FS_PREC(fs_model_bound_contacts)
+#define fs_world_describe       FS_PREC(fs_world_describe)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Check that the stepper implements everything model m can do to the state.
+/// Returns 0, or -1 with ONE error (naming model_path) that lists every
+/// unsupported feature found and how to avoid each. What it lets through without
+/// implementing it cannot change qpos/qvel: sensors, sites, cameras, lights,
+/// visual and custom data, energy and fwdinv flags, inactive equality
+/// constraints, tendons with no stiffness, damping, armature, actuator, limit or
+/// friction loss, and geoms and pairs when contacts are disabled (mjDSBL_CONTACT
+/// or mjDSBL_CONSTRAINT), adhesion actuators included (their moment is an average
+/// over contacts, so with none they move nothing).
+int fs_model_check(const mjModel* m, const char* model_path, fsError* err);
+
+/// What a model is built for. FS_BUILD_STEP: the whole step, contacts included
+/// (explicit plane pairs under the pyramidal cone, MuJoCo's Newton solver, noslip):
+/// constraint rows are allocated (nefcmax) when contacts are enabled and the model
+/// has pairs, and adhesion actuators get their moments through the contacts.
+/// FS_BUILD_COLLISION: the stages up to collision only (fs_stage_run, for the
+/// collision tests): the same check without what the rows and the solver need; no
+/// constraint rows, and adhesion actuators keep their contact-free (empty) moments.
+typedef enum fsBuildFor { FS_BUILD_STEP = 0, FS_BUILD_COLLISION = 1 } fsBuildFor;
+
+/// fs_model_check for a use (fs_model_check is FS_BUILD_STEP).
+int fs_model_check_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err);
+
+/// Build the stepper's model from mj (after fs_model_check): sizes, options,
+/// arrays converted to fsReal, and the derived arrays. Host memory; free with
+/// fs_model_free.
+int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsError* err);
+
+/// fs_model_build for a use (fs_model_build is FS_BUILD_STEP). The contact buffer
+/// (nprecon, nconmax) is sized from the pairs when contacts are enabled, else 0;
+/// for FS_BUILD_STEP also the rows (nefcmax: every contact slot's pyramidal
+/// rows; njmax, nefcJ) and the pairs' dof chains, else 0. A caller may lower
+/// m->nconmax (or m->nefcmax, with nefcJ = nefcmax * njmax) before allocating data:
+/// the collision stage then drops (and counts, in contact_overflow) the contacts
+/// beyond it, fs_make_constraint the rows beyond it (efc_overflow).
+int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
+                       fsError* err);
+void fs_model_free(fsModel* m);
+
+/// Bound a world's contacts to n (0, or n >= nprecon: every pair's slots, which no
+/// world can overflow) and its rows to what n contacts make at most (n times the most
+/// rows a pair's contact has): a world's memory then scales with n. The collision
+/// stage keeps the first n contacts in MuJoCo's order and counts the rest
+/// (contact_overflow, MuJoCo's CONTACTFULL warning: a problem world, never silent).
+/// On built sizes, before allocating data; every model of one batch the same n.
+void fs_model_bound_contacts(fsModel* m, int n);
+
+/// fs_model_build, then fs_model_bound_contacts(m, max_contacts): how a replay backend
+/// builds each of its models (the plan's and every world's), so that all have one size.
+static inline int fs_model_build_bounded(const mjModel* mj, const char* model_path,
+                                         int max_contacts, fsModel* m, fsError* err) {
+  if (fs_model_build(mj, model_path, m, err)) return -1;
+  fs_model_bound_contacts(m, max_contacts);
+  return 0;
+}
+
+/// The model's and the data's fields (src/model/fields.h), in table order.
+extern const fsFieldInfo fs_model_fields[];
+extern const int fs_model_nfield;
+extern const fsFieldInfo fs_data_fields[];
+extern const int fs_data_nfield;
+
+/// "kinematics", "com_pos", ... (fsStage); "state" for FS_STAGE_STATE.
+const char* fs_stage_name(int stage);
+
+/// Bytes of the model's arrays, and of one world's data (every field of src/model/fields.h).
+size_t fs_model_bytes(const fsModel* m);
+size_t fs_world_bytes(const fsModel* m);
+
+/// "220 contacts, 880 rows, 415 KiB a world": what a world of m holds and takes.
+void fs_world_describe(const fsModel* m, char* out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
