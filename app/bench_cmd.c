@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/backends.h"
 #include "bench/bench_io.h"
 #include "bench/peers.h"
 #include "bench/sweep.h"
+#include "common/inputs/inputs.h"
 #include "common/base/files.h"
 #include "common/base/interrupt.h"
 #include "src/base/mujoco_hooks.h"
@@ -23,7 +23,6 @@
 #include "common/inputs/targets.h"
 #include "common/recorder/replay_io.h"
 #include "common/replay/options.h"
-#include "src/exec/pool.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 enum { MAX_LIST = 32, MAX_ROWS = 512 };
@@ -258,7 +257,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
-  int cuda = fs_backend_have_cuda();
+  int cuda = (fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK);
   o->backend[0] = cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   o->backend[1] = FS_BACKEND_HOST;
   o->nbackend = cuda ? 1 : 2;
@@ -350,7 +349,7 @@ static int auto_worlds(const Session* s, fsBackendKind kind, int* out) {
     for (long w = 1024; w <= (1L << 22) && n < MAX_LIST; w *= 4) out[n++] = (int)w;
     return n;
   }
-  int threads = s->opt.threads > 0 ? s->opt.threads : fs_cpu_count();
+  int threads = s->opt.threads > 0 ? s->opt.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   for (int w = 1; w <= 2 * threads && n < MAX_LIST; w *= 2) out[n++] = w;
   return n;
 }
@@ -483,7 +482,7 @@ static int run(Session* s, fsError* err) {
   Options* o = &s->opt;
   if (load(s, err)) return EXIT_RUNTIME;
   if (o->out[0] && fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
-  printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
+  printf("flysim %s, MuJoCo %s\n", fs_version_string(), mj_versionString());
   printf("model   %s, clip %s\n", o->model, o->targets);
   char bound[64] = "";
   if (o->max_contacts)
@@ -525,7 +524,7 @@ int fs_cmd_bench(int argc, char** argv, const char* command_line) {
     fprintf(stderr, "flysim bench: error: out of memory\n");
     return EXIT_RUNTIME;
   }
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   int rc = parse_options(argc, argv, &s->opt, &err), status = EXIT_OK;
   if (rc < 0) {
     fprintf(stderr, "flysim bench: %s\n", err.msg);

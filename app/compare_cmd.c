@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/backends.h"
+#include "common/inputs/inputs.h"
 #include "common/base/files.h"
 #include "common/recorder/h5util.h"
 #include "common/base/interrupt.h"
@@ -281,7 +281,9 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->side[0] = (Side){FS_BACKEND_CPU, 0};
-  o->side[1] = (Side){fs_backend_have_cuda() ? FS_BACKEND_CUDA : FS_BACKEND_HOST, 0};
+  o->side[1] = (Side){(fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK) ? FS_BACKEND_CUDA
+                                                                             : FS_BACKEND_HOST,
+                      0};
   o->precision = 32;
   o->worlds = 4;
   o->sim_duration_sec = -1;
@@ -332,7 +334,7 @@ typedef struct Session {
   Input in[3];   // loaded inputs: A's, and B's or the floor's where they differ from A's
   Input* use[3]; // what A, B and the floor run: &in[0] unless B has its own model or clip,
                  // or the floor needs A's model and clip in float32 (f32-step)
-  fsBackend be[3];
+  fsReplayBatch rb[3];
   char label[3][64];
   fsCompareSpec spec;
   fsCompareResult res;
@@ -373,11 +375,11 @@ static void input_free(Input* in) {
   memset(in, 0, sizeof *in);
 }
 
-static void side_label(const fsBackend* b, char* out, size_t n) {
-  if (b->kind == FS_BACKEND_CPU)
+static void side_label(const fsReplayBatch* b, char* out, size_t n) {
+  if (b->info.backend == FS_BACKEND_CPU)
     snprintf(out, n, "cpu");
   else
-    snprintf(out, n, "%s:f%d", fs_backend_kind_name(b->kind), b->bits);
+    snprintf(out, n, "%s:f%d", fs_backend_name(b->info.backend), b->bits);
 }
 
 static const char* side_what(fsBackendKind kind) {
@@ -401,7 +403,8 @@ static int open_all(Session* s, fsError* err) {
   if (fs_compare_check_plans(&s->use[0]->plan, &s->use[1]->plan, err)) return EXIT_RUNTIME;
   const Side* side[3] = {&o->side[0], &o->side[1], &o->side[0]};
   for (int k = 0; k < 2; k++)
-    if (side[k]->kind == FS_BACKEND_CUDA && !fs_backend_have_cuda()) {
+    if (side[k]->kind == FS_BACKEND_CUDA &&
+        !(fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK)) {
       fs_fail(err,
               "--backends: %s needs a CUDA device, and this machine has none (or this "
               "flysim was built without CUDA); fix: --backends cpu,host compares flysim's "
@@ -410,17 +413,16 @@ static int open_all(Session* s, fsError* err) {
       return EXIT_RUNTIME;
     }
   for (int k = 0; k < 3; k++) {
-    if (fs_backend_open(side[k]->kind, side[k]->bits, &s->use[k]->plan, o->threads, &s->be[k],
-                        err)) {
+    if (fs_replay_open(&s->use[k]->plan, side[k]->kind, side[k]->bits, o->threads, &s->rb[k],
+                       err)) {
       fs_fail_append(err, " (backend %s of --backends)", k == 1 ? "B" : "A");
       return EXIT_RUNTIME;
     }
-    side_label(&s->be[k], s->label[k], sizeof s->label[k]);
+    side_label(&s->rb[k], s->label[k], sizeof s->label[k]);
   }
   fsCompareSide cs[3];
   for (int k = 0; k < 3; k++)
-    cs[k] =
-        (fsCompareSide){s->label[k], s->be[k].ops, s->be[k].self, &s->use[k]->plan, s->be[k].bits};
+    cs[k] = (fsCompareSide){s->label[k], &s->rb[k], &s->use[k]->plan, s->rb[k].bits};
   s->spec = (fsCompareSpec){cs[0],
                             cs[1],
                             cs[2],
@@ -439,13 +441,13 @@ static const fsStageReport* stages_of(const Session* s) {
 
 static void print_header(const Session* s) {
   const Options* o = &s->opt;
-  fsCompareInputs in = {{side_what(s->be[0].kind), side_what(s->be[1].kind)},
-                        {s->be[0].desc, s->be[1].desc},
+  fsCompareInputs in = {{side_what(s->rb[0].info.backend), side_what(s->rb[1].info.backend)},
+                        {s->rb[0].info.description, s->rb[1].info.description},
                         o->model,
                         o->model_b,
                         o->targets,
                         o->targets_b,
-                        !o->backends_given && s->be[1].kind == FS_BACKEND_HOST};
+                        !o->backends_given && s->rb[1].info.backend == FS_BACKEND_HOST};
   fs_compare_print_header(stdout, &s->spec, &in);
 }
 
@@ -453,11 +455,11 @@ static void print_header(const Session* s) {
 
 // --stages: flysim's stepper (B, else A) stage by stage from MuJoCo's states.
 static int run_stages(Session* s, fsError* err) {
-  int k = s->be[1].kind != FS_BACKEND_CPU ? 1 : 0; // parse_options refused cpu,cpu
+  int k = s->rb[1].info.backend != FS_BACKEND_CPU ? 1 : 0; // parse_options refused cpu,cpu
   fsStageCheckSpec spec = {s->use[k]->inputs.m,
                            s->use[k]->plan.model_path,
-                           s->be[k].kind == FS_BACKEND_CUDA,
-                           s->be[k].bits,
+                           s->rb[k].info.backend == FS_BACKEND_CUDA,
+                           s->rb[k].bits,
                            0,
                            2025};
   fs_mujoco_quiet_warnings(1); // the whole step's NaN worlds warn on purpose
@@ -511,8 +513,8 @@ static int run(Session* s, fsError* err) {
 static void session_free(Session* s) {
   if (s->h5 >= 0) fs_h5_close(s->h5);
   fs_compare_result_free(&s->res);
-  for (int k = 0; k < 3; k++) fs_backend_close(&s->be[k]); // before the plans they read:
-  for (int k = 0; k < 3; k++) input_free(&s->in[k]);       // B and the floor may share A's
+  for (int k = 0; k < 3; k++) fs_replay_close(&s->rb[k]); // before the plans they read:
+  for (int k = 0; k < 3; k++) input_free(&s->in[k]);      // B and the floor may share A's
 }
 
 int fs_cmd_compare(int argc, char** argv, const char* command_line) {
@@ -522,7 +524,7 @@ int fs_cmd_compare(int argc, char** argv, const char* command_line) {
     return EXIT_RUNTIME;
   }
   s->h5 = -1;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   int rc = parse_options(argc, argv, &s->opt, &err);
   int status = EXIT_OK;
   if (rc < 0) {

@@ -121,7 +121,7 @@ int fs_cmd_generate(int argc, char** argv, const char* command_line) {
   fsRanks ranks;
   fs_ranks_init(&ranks, &argc, &argv);
   Options o;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   int rc = parse(argc, argv, &o, &err);
   if (rc == 0 && !o.example) {
     rc = generate(&o, &ranks);
@@ -144,7 +144,7 @@ int fs_cmd_generate(int argc, char** argv, const char* command_line) {
 // The run, on every rank; rank 0 prints.
 static int generate(Options* po, const fsRanks* ranks) {
   Options o = *po;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   if (o.gpus_per_node > 0) { // before anything touches CUDA
     char dev[16];
     snprintf(dev, sizeof dev, "%d", ranks->local_rank % o.gpus_per_node);

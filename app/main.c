@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("flysim %s (MuJoCo %s)\n", fs_version(), mj_versionString());
+    printf("flysim %s (MuJoCo %s)\n", fs_version_string(), mj_versionString());
     return 0;
   }
   if (!strcmp(argv[1], "replay")) return fs_cmd_replay(argc - 1, argv + 1, command_line);

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app/backends.h"
 #include "common/base/files.h"
 #include "common/base/interrupt.h"
 #include "common/inputs/model.h"
@@ -24,7 +23,6 @@
 #include "common/inputs/resample.h"
 #include "common/inputs/targets.h"
 #include "common/profiling/profile_nsys.h"
-#include "src/cpu/replay_cpu.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
@@ -44,7 +42,8 @@ typedef struct Session {
   fsReplayOptions opt;
   fsReplayInputs inputs; // model, clip, binding
   fsReplay plan;
-  fsBackend be;
+  fsReplayBatch rb;
+  fsWorldStatus* status; // (N) every world's health after the run
   fsRecorder* rec;
   fsOutputs* outputs; // --save-data: world 0's pose and video
   fsPerf* perf;       // --profile (cpu)
@@ -55,9 +54,10 @@ typedef struct Session {
 
 static void session_free(Session* s) {
   fs_perf_abort(s->perf);
-  if (s->rec) fs_replay_recorder_close(s->rec, &s->plan, s->be.ops, s->be.self, "not run", NULL);
+  if (s->rec) fs_replay_recorder_close(s->rec, &s->plan, NULL, "not run", NULL);
   fs_outputs_free(s->outputs);
-  fs_backend_close(&s->be);
+  free(s->status);
+  fs_replay_close(&s->rb);
   fs_replay_plan_free(&s->plan);
   fs_replay_inputs_free(&s->inputs);
 }
@@ -85,7 +85,7 @@ static int prepare(Session* s, fsError* err) {
 static void print_header(const Session* s) {
   const mjModel* m = s->inputs.m;
   const fsTargets* t = &s->inputs.targets;
-  printf("flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
+  printf("flysim %s, MuJoCo %s\n", fs_version_string(), mj_versionString());
   printf("model   %s (nbody %ld, njnt %ld, nq %ld, nv %ld, nu %ld, ngeom %ld, npair %ld)\n",
          s->opt.model, (long)m->nbody, (long)m->njnt, (long)m->nq, (long)m->nv, (long)m->nu,
          (long)m->ngeom, (long)m->npair);
@@ -100,7 +100,8 @@ static void print_header(const Session* s) {
   printf(")\n");
   printf("replay  %d world%s x %d steps (%.4g s simulated, %d warm-up steps) on %s: %s\n",
          s->plan.nworld, s->plan.nworld == 1 ? "" : "s", s->plan.nstep,
-         s->plan.nstep * m->opt.timestep, s->plan.nwarmup, s->be.ops->name, s->be.desc);
+         s->plan.nstep * m->opt.timestep, s->plan.nwarmup, fs_backend_name(s->rb.info.backend),
+         s->rb.info.description);
   fflush(stdout);
 }
 
@@ -108,7 +109,7 @@ static void print_header(const Session* s) {
 static int on_timed_start(void* arg, fsError* err) {
   Session* s = arg;
   if (s->opt.mujoco_timing)
-    for (int w = 0; w < s->plan.nworld; w++) fs_mjtiming_zero(fs_cpu_world(s->be.self, w));
+    for (int w = 0; w < s->plan.nworld; w++) fs_mjtiming_zero(fs_batch_mjdata(s->rb.b, w));
   return s->perf ? fs_perf_enable(s->perf, err) : 0;
 }
 
@@ -151,7 +152,6 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
                           tracking ? s->plot_leg : ""};
     s->outputs = fs_outputs_create(&spec, err);
     if (!s->outputs) return EXIT_RUNTIME;
-    if (cpu && o->video) fs_cpu_set_world0_hook(s->be.self, fs_outputs_world0_step, s->outputs);
     const char* verr = fs_outputs_video_error(s->outputs);
     if (verr) {
       fsError e;
@@ -180,7 +180,8 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
   if (o->mujoco_timing) fs_mjtiming_install();
   if (o->save_data[0]) {
     snprintf(h5path, n, "%s/replay.h5", o->save_data);
-    fsReplayMeta meta = {s->be.ops->name, precision_name(o), o->command_line, s->be.nthread};
+    fsReplayMeta meta = {fs_backend_name(s->rb.info.backend), precision_name(o), o->command_line,
+                         s->rb.info.nthread};
     s->rec = fs_replay_recorder_open(&s->plan, h5path, block, &meta, err);
     if (!s->rec) return EXIT_RUNTIME;
   }
@@ -203,11 +204,11 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
   if (s->opt.mujoco_timing) {
     fs_mjtiming_uninstall();
     for (int w = 0; w < s->plan.nworld; w++)
-      fs_mjtiming_add(&s->timing, fs_cpu_world(s->be.self, w));
+      fs_mjtiming_add(&s->timing, fs_batch_mjdata(s->rb.b, w));
     fs_mjtiming_print(&s->timing, stdout);
     if (profiled) fs_perf_phase_print(&s->timing, prof.phase_share, prof.step_samples, stdout);
   }
-  int close_failed = fs_replay_recorder_close_with(s->rec, &s->plan, s->be.ops, s->be.self, reason,
+  int close_failed = fs_replay_recorder_close_with(s->rec, &s->plan, s->status, reason,
                                                    write_extras, s, close_err);
   s->rec = NULL;
   if (h5path[0] && !close_failed) printf("Saved %s (%lld steps)\n", h5path, res->steps);
@@ -249,9 +250,9 @@ static int run(Session* s, fsError* err) {
       fs_plot_leg_resolve(&s->inputs.bind, o->model, o->plot_leg, s->plot_leg, sizeof s->plot_leg,
                           err))
     return EXIT_USAGE;
-  if (fs_backend_open(o->backend, o->precision, &s->plan, o->threads, &s->be, err))
+  if (fs_replay_open(&s->plan, o->backend, o->precision, o->threads, &s->rb, err))
     return EXIT_RUNTIME;
-  const fsBackendOps* ops = s->be.ops;
+  const char* backend = fs_backend_name(s->rb.info.backend);
   print_header(s);
 
   int block = fs_replay_block_steps(s->plan.nworld, s->plan.nstep);
@@ -260,16 +261,31 @@ static int run(Session* s, fsError* err) {
   if (status != EXIT_OK) return status;
 
   char label[64];
-  snprintf(label, sizeof label, "flysim %s", ops->name);
+  snprintf(label, sizeof label, "flysim %s", backend);
   fsRunHooks hooks = {on_timed_start, on_timed_end, s};
-  fsRunOptions ropt = {s->rec,    block,  !o->quiet && isatty(STDERR_FILENO),
-                       label,     &hooks, s->outputs ? fs_outputs_block : NULL,
+  int video0 = s->outputs && o->backend == FS_BACKEND_CPU && o->video; // world 0's replay.mp4
+  fsRunOptions ropt = {s->rec,
+                       block,
+                       !o->quiet && isatty(STDERR_FILENO),
+                       label,
+                       &hooks,
+                       s->outputs ? fs_outputs_block : NULL,
+                       s->outputs,
+                       video0 ? fs_outputs_next_frame : NULL,
+                       video0 ? fs_outputs_frame : NULL,
                        s->outputs};
   fsRunResult res;
-  fsError run_err = {{0}};
-  int failed = fs_replay_run(&s->plan, ops, s->be.self, &ropt, &res, &run_err);
-  res.problem_worlds = fs_replay_report_worlds(&s->plan, ops, s->be.self, 20);
-  res.peak_contacts = fs_replay_peak_contacts(&s->plan, ops, s->be.self);
+  fsError run_err = {{0}, FS_OK};
+  int failed = fs_replay_run(&s->plan, &s->rb, &ropt, &res, &run_err);
+  s->status = fs_calloc(err, "world health", (size_t)s->plan.nworld, sizeof *s->status);
+  if (!s->status) return EXIT_RUNTIME;
+  fsError health_err;
+  if (fs_replay_health(&s->plan, &s->rb, s->status, &health_err) && !failed) {
+    failed = 1; // (after a failed run the batch may not answer: its error is the run's)
+    run_err = health_err;
+  }
+  res.problem_worlds = fs_replay_report_worlds(&s->plan, s->status, 20);
+  res.peak_contacts = fs_replay_peak_contacts(&s->plan, s->status);
 
   char reason[1200];
   if (failed)
@@ -286,14 +302,14 @@ static int run(Session* s, fsError* err) {
          "hold: host and cuda)\n",
          res.peak_contacts);
   fflush(stdout);
-  fsError close_err = {{0}};
+  fsError close_err = {{0}, FS_OK};
   int close_failed = finish_outputs(s, &res, reason, h5path, &close_err);
 
   printf("summary backend=%s precision=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
          "world_steps_per_s=%.6g realtime_x=%.6g peak_contacts=%d problem_worlds=%d "
          "interrupted=%d\n",
-         ops->name, precision_name(&s->opt), s->plan.nworld, s->be.nthread, res.steps, res.wall_s,
-         res.world_steps_per_s, res.realtime, res.peak_contacts, res.problem_worlds,
+         backend, precision_name(&s->opt), s->plan.nworld, s->rb.info.nthread, res.steps,
+         res.wall_s, res.world_steps_per_s, res.realtime, res.peak_contacts, res.problem_worlds,
          res.interrupted ? 1 : 0);
   fflush(stdout);
   if (failed) {
@@ -326,7 +342,7 @@ static int start_profile(Session* s, int argc, char** argv, fsError* err) {
 int fs_cmd_replay(int argc, char** argv, const char* command_line) {
   Session s;
   memset(&s, 0, sizeof s);
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   int rc = fs_parse_replay_options(argc, argv, &s.opt, &err);
   if (rc == 1) return EXIT_OK;
   if (rc < 0) {

@@ -25,8 +25,6 @@
 #include "common/replay/options.h"
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"
-#include "src/exec/pool.h"
-#include "src/cpu/replay_cpu.h"
 
 typedef struct Args {
   char model[4096], targets[4096], csv[4096], label[128], only[16];
@@ -47,7 +45,7 @@ static int parse(int argc, char** argv, Args* a) {
   snprintf(a->label, sizeof a->label, "local");
   a->steps = 2000;
   a->repeats = 7;
-  a->max_threads = fs_cpu_count();
+  a->max_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   a->worlds_per_thread = 2;
   for (int i = 1; i < argc; i++) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -85,7 +83,7 @@ static int parse(int argc, char** argv, Args* a) {
 }
 
 static int setup(const Args* a, Setup* s) {
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   memset(s, 0, sizeof *s);
   s->m = fs_model_load(a->model, &err);
   if (!s->m || fs_targets_load(a->targets, &s->t, &err) ||
@@ -114,21 +112,22 @@ static double bare_loop(const Setup* s, int steps, int nwarmup, mjData* d) {
 // flysim's CPU stepper on nworld worlds and nthread threads. Returns the run's result.
 static int flysim_loop(const Setup* s, int nworld, int nthread, int steps, int nwarmup,
                        fsRunResult* res, mjData* final_state) {
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   fsReplay plan;
   if (fs_replay_plan(&plan, s->m, "bench", &s->t, &s->b, nworld, steps, nwarmup, &err)) {
     fprintf(stderr, "bench_cpu: %s\n", err.msg);
     return -1;
   }
-  fsCpuReplay* c = fs_cpu_create(&plan, nthread, &err);
-  int rc = -1;
-  if (c) {
-    fsRunOptions opt = {NULL, fs_replay_block_steps(nworld, steps), 0, "bench", NULL, NULL, NULL};
-    rc = fs_replay_run(&plan, &fs_cpu_ops, c, &opt, res, &err);
-    if (!rc && final_state) mj_copyData(final_state, s->m, fs_cpu_world(c, 0));
+  fsReplayBatch rb;
+  int rc = fs_replay_open(&plan, FS_BACKEND_CPU, 64, nthread, &rb, &err);
+  if (!rc) {
+    fsRunOptions opt = {
+        NULL, fs_replay_block_steps(nworld, steps), 0, "bench", NULL, NULL, NULL, NULL, NULL, NULL};
+    rc = fs_replay_run(&plan, &rb, &opt, res, &err);
+    if (!rc && final_state) mj_copyData(final_state, s->m, fs_batch_mjdata(rb.b, 0));
+    fs_replay_close(&rb);
   }
   if (rc) fprintf(stderr, "bench_cpu: %s\n", err.msg);
-  fs_cpu_destroy(c);
   fs_replay_plan_free(&plan);
   return rc;
 }
@@ -249,7 +248,7 @@ int main(int argc, char** argv) {
   Setup s;
   if (setup(&a, &s)) return 1;
   printf("model %s (nv %ld, nu %ld), MuJoCo %s, %d cores\n\n", a.model, (long)s.m->nv,
-         (long)s.m->nu, mj_versionString(), fs_cpu_count());
+         (long)s.m->nu, mj_versionString(), (int)sysconf(_SC_NPROCESSORS_ONLN));
   int rc;
   if (a.only[0]) {
     int nwarmup = (int)lround(0.05 / s.m->opt.timestep);

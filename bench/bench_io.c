@@ -9,11 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/backends.h"
 #include "common/base/json.h"
 #include "common/outputs/plots.h"
 #include "common/recorder/replay_io.h"
-#include "src/exec/pool.h"
 
 static const char* graph_name(const fsBenchRow* r) {
   return r->p.kind != FS_BACKEND_CUDA ? "-" : r->p.graph ? "on" : "off";
@@ -36,10 +34,10 @@ void fs_bench_print_row(FILE* f, const fsBenchRow* r) {
     return;
   }
   char regs[16] = "-", spill[16] = "-", occ[16] = "-";
-  if (r->cost.has_kernel) {
-    snprintf(regs, sizeof regs, "%d", r->cost.registers);
-    snprintf(spill, sizeof spill, "%d", r->cost.local_bytes);
-    snprintf(occ, sizeof occ, "%.2f", r->cost.occupancy);
+  if ((r->cost.backend == FS_BACKEND_CUDA)) {
+    snprintf(regs, sizeof regs, "%d", r->cost.kernel_registers);
+    snprintf(spill, sizeof spill, "%d", r->cost.kernel_local_bytes);
+    snprintf(occ, sizeof occ, "%.2f", r->cost.kernel_occupancy);
   }
   char kib[32] = "-", chip[32] = "-";
   if (r->cost.world_bytes > 0) snprintf(kib, sizeof kib, "%.1f", r->cost.world_bytes / 1024.0);
@@ -108,11 +106,11 @@ int fs_bench_write_csv(const char* path, const fsBenchRow* rows, int n, fsError*
         f,
         "%s,%s,f%d,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.0f,%.0f,%d,%d,%d,%d,%d,%d,%.4f,%d,%d,"
         "%d,%s\n",
-        r->stepper, r->peer ? r->stepper : fs_backend_kind_name(r->p.kind), r->p.bits,
-        graph_name(r), record_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats,
-        r->wsps_median, r->wsps_min, r->wsps_max, r->realtime_median, r->cost.world_bytes,
-        r->cost.model_bytes, r->cost.chip_bytes, r->cost.contacts, r->cost.registers,
-        r->cost.local_bytes, r->cost.shared_bytes, r->cost.block_threads, r->cost.occupancy,
+        r->stepper, r->peer ? r->stepper : fs_backend_name(r->p.kind), r->p.bits, graph_name(r),
+        record_name(r), r->p.nworld, r->nthread, r->nstep, r->repeats, r->wsps_median, r->wsps_min,
+        r->wsps_max, r->realtime_median, r->cost.world_bytes, r->cost.model_bytes,
+        r->cost.chip_bytes, r->cost.contacts, r->cost.kernel_registers, r->cost.kernel_local_bytes,
+        r->cost.kernel_shared_bytes, r->cost.kernel_block, r->cost.kernel_occupancy,
         r->problem_worlds, r->peer, r->ok, error);
   }
   if (fclose(f)) return fs_fail(err, "%s: write failed: %s", path, strerror(errno));
@@ -148,7 +146,7 @@ static void json_row(FILE* f, const fsBenchRow* r) {
   fprintf(f, "    {\"stepper\": ");
   fs_json_string(f, r->stepper);
   fprintf(f, ", \"peer\": %s, \"backend\": ", r->peer ? "true" : "false");
-  fs_json_string(f, r->peer ? r->stepper : fs_backend_kind_name(r->p.kind));
+  fs_json_string(f, r->peer ? r->stepper : fs_backend_name(r->p.kind));
   fprintf(f,
           ", \"precision\": \"f%d\", \"graph\": \"%s\", \"record\": \"%s\", \"worlds\": %d, "
           "\"threads\": %d, \"steps\": %d, \"repeats\": %d, \"world_steps_per_s\": ",
@@ -164,12 +162,13 @@ static void json_row(FILE* f, const fsBenchRow* r) {
           ", \"world_bytes\": %.0f, \"model_bytes\": %.0f, \"onchip_bytes\": %d, "
           "\"contacts_per_world\": %d",
           r->cost.world_bytes, r->cost.model_bytes, r->cost.chip_bytes, r->cost.contacts);
-  if (r->cost.has_kernel) {
+  if ((r->cost.backend == FS_BACKEND_CUDA)) {
     fprintf(f,
             ", \"kernel\": {\"registers\": %d, \"local_bytes\": %d, \"shared_bytes\": %d, "
             "\"block_threads\": %d, \"occupancy\": ",
-            r->cost.registers, r->cost.local_bytes, r->cost.shared_bytes, r->cost.block_threads);
-    fs_json_number(f, r->cost.occupancy);
+            r->cost.kernel_registers, r->cost.kernel_local_bytes, r->cost.kernel_shared_bytes,
+            r->cost.kernel_block);
+    fs_json_number(f, r->cost.kernel_occupancy);
     fprintf(f, "}");
   }
   fprintf(f, ", \"problem_worlds\": %d, \"ok\": %s, \"description\": ", r->problem_worlds,
@@ -197,7 +196,7 @@ int fs_bench_write_json(const char* path, const fsBenchRow* rows, int n, const f
     if (rows[i].p.kind == FS_BACKEND_CUDA && rows[i].desc[0] && !rows[i].peer) gpu = rows[i].desc;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   fprintf(f, "{\n");
-  json_key_string(f, "flysim_version", fs_version(), 1);
+  json_key_string(f, "flysim_version", fs_version_string(), 1);
   json_key_string(f, "mujoco_version", mj_versionString(), 1);
   json_key_string(f, "command_line", meta->command_line, 1);
   json_key_string(f, "date", when, 1);
@@ -207,7 +206,7 @@ int fs_bench_write_json(const char* path, const fsBenchRow* rows, int n, const f
           meta->nwarmup, meta->repeats);
   fprintf(f, "  \"machine\": {\"cpu\": ");
   fs_json_string(f, cpu);
-  fprintf(f, ", \"cores\": %d, \"memory_gib\": %.1f},\n", fs_cpu_count(),
+  fprintf(f, ", \"cores\": %d, \"memory_gib\": %.1f},\n", (int)sysconf(_SC_NPROCESSORS_ONLN),
           pages > 0 && page > 0 ? (double)pages * page / 1073741824.0 : 0.0);
   fprintf(f, "  \"gpu\": ");
   if (gpu)

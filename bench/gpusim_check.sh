@@ -156,7 +156,7 @@ sim replay_f32_lanes32_onchip "flysim replay, 32 lanes a world, every intermedia
 sim replay_f32_lanes8 "flysim replay, 8 lanes a world" FLYSIM_WORLD_LANES=8 -- "$flysim" \
   "${rep[@]}" 2 --backend cuda --precision f32 --save-data "$work/replay-f32-l8"
 # host,cuda --stages: the stepper's stages on the device; cuda,host: the floor is the
-# device's own run from its perturbed state (the perturbation kernel)
+# device's own run from its state perturbed through fs_batch_read/fs_batch_write
 sim compare_f32 "flysim compare --backends host,cuda --stages" -- "$flysim" compare \
   --backends host,cuda --precision f32 --model "$model" --worlds 2 --sim-steps 8 \
   --warmup-sec 0 --stages --save "$work/compare-f32" --no-plot --quiet

@@ -17,8 +17,7 @@
 
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
-#include "common/replay/replay.h"
-#include "common/replay/options.h"
+#include "common/inputs/inputs.h"
 #include "src/model/worlds.h"
 #include "src/host/host.h"
 #include "src/exec/lanes.h"

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/inputs/inputs.h"
 #include "common/inputs/model.h"
-#include "common/replay/options.h"
 #include "src/model/model.h"
 #include "src/model/onchip.h"
 

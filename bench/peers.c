@@ -103,7 +103,7 @@ void fs_bench_peer(const char* name, int nworld, int nstep, const char* model, c
     return;
   }
   fsSpawnSpec spec = {argv, -1, fd, fd, {-1, -1}, 0};
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   pid_t pid = fs_spawn(&spec, &err);
   close(fd);
   if (pid < 0) {

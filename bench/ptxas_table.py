@@ -10,7 +10,7 @@ step's cost.
                                              fail (exit 1) if a kernel uses more
                                              registers, stack or spills than CSV records
 
-The check is a no-regression bound (issue 12 took the step kernels to no spills); it
+The check is a no-regression bound (the step kernels have no spills); it
 prints the step kernel's and the replay kernel's registers and spills.
 """
 
@@ -67,7 +67,8 @@ def parse(path, precision):
 def collect(build):
     rows = []
     for precision in ("f32", "f64"):
-        pattern = os.path.join(build, "src", "CMakeFiles", f"flysim_cuda_{precision}.dir",
+        # src/CMakeLists.txt's object library of the precision's CUDA sources
+        pattern = os.path.join(build, "src", "CMakeFiles", f"flysim_cuda_{precision}_obj.dir",
                                "**", "*.cu.o.ptxas.txt")
         for path in sorted(glob.glob(pattern, recursive=True)):
             rows += parse(path, precision)
@@ -112,7 +113,7 @@ def main():
             spill = r["spill_store_bytes"] + r["spill_load_bytes"]
             print(f"{r['precision']} {r['kernel']} ({r['arch']}): {r['registers']} registers, "
                   f"{r['stack_bytes']} B stack, {spill} B of spill traffic"
-                  + (" (goal: none, issue 12)" if spill else ""))
+                  + (" (goal: none)" if spill else ""))
         if bad:
             print("ptxas_table: the kernels grew beyond bench/results (update it only for a "
                   "reason you can state):\n  " + "\n  ".join(bad), file=sys.stderr)

@@ -8,7 +8,6 @@
 
 #include <unistd.h>
 
-#include "app/backends.h"
 #include "common/base/interrupt.h"
 #include "common/recorder/replay_io.h"
 
@@ -16,7 +15,7 @@ void fs_bench_stepper_name(const fsBenchPoint* p, char* out, size_t n) {
   if (p->kind == FS_BACKEND_CPU)
     snprintf(out, n, "cpu");
   else
-    snprintf(out, n, "%s:f%d", fs_backend_kind_name(p->kind), p->bits);
+    snprintf(out, n, "%s:f%d", fs_backend_name(p->kind), p->bits);
 }
 
 void fs_bench_row_error(fsBenchRow* r, const char* fmt, ...) {
@@ -37,19 +36,17 @@ double fs_median(double* x, int n) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-static int count_problems(const fsReplay* r, const fsBackend* be) {
-  int n = 0;
-  for (int w = 0; w < r->nworld; w++) {
-    fsWorldStatus st;
-    be->ops->world_status(be->self, w, &st);
-    n += fs_world_has_problem(&st);
-  }
+static int count_problems(const fsReplay* r, const fsReplayBatch* rb, fsError* err) {
+  fsWorldStatus* st = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *st);
+  int n = st && !fs_replay_health(r, rb, st, err) ? 0 : -1;
+  for (int w = 0; w < r->nworld && n >= 0; w++) n += fs_world_has_problem(&st[w]);
+  free(st);
   return n;
 }
 
 // R timed repeats of the open stepper; the figures into out. Returns the signal
 // that stopped it, or 0.
-static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, const fsBackend* be,
+static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, fsReplayBatch* rb,
                         fsBenchRow* out) {
   double* wsps = calloc((size_t)in->repeats, sizeof(double));
   if (!wsps) {
@@ -57,7 +54,7 @@ static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, const fsB
     return 0;
   }
   int block = fs_replay_block_steps(plan->nworld, plan->nstep);
-  fsRunOptions ropt = {NULL, block, 0, "bench", NULL, NULL, NULL};
+  fsRunOptions ropt = {NULL, block, 0, "bench", NULL, NULL, NULL, NULL, NULL, NULL};
   char path[4200];
   snprintf(path, sizeof path, "%s/bench-record-%d.h5", in->record_dir ? in->record_dir : ".",
            (int)getpid());
@@ -65,15 +62,15 @@ static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, const fsB
   double lo = 0, hi = 0;
   for (int r = 0; r < in->repeats; r++) {
     fsRunResult res;
-    fsError err = {{0}};
-    fsReplayMeta meta = {be->ops->name, out->p.bits == 32 ? "f32" : "f64", "flysim bench",
-                         be->nthread};
+    fsError err = {{0}, FS_OK};
+    fsReplayMeta meta = {fs_backend_name(rb->info.backend), out->p.bits == 32 ? "f32" : "f64",
+                         "flysim bench", rb->info.nthread};
     if (out->p.record &&
         !(ropt.recorder = fs_replay_recorder_open(plan, path, block, &meta, &err))) {
       fs_bench_row_error(out, "%s", err.msg);
       break;
     }
-    int failed = fs_replay_run(plan, be->ops, be->self, &ropt, &res, &err);
+    int failed = fs_replay_run(plan, rb, &ropt, &res, &err);
     // The file is closed as is (not compressed: that is after the run, not in it).
     if (ropt.recorder) fs_recorder_finish(ropt.recorder, failed ? NULL : "completed", NULL);
     ropt.recorder = NULL;
@@ -95,8 +92,12 @@ static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, const fsB
     out->wsps_min = lo;
     out->wsps_max = hi;
     out->realtime_median = out->wsps_median * plan->m->opt.timestep;
-    out->problem_worlds = count_problems(plan, be);
-    out->ok = 1;
+    fsError err;
+    out->problem_worlds = count_problems(plan, rb, &err);
+    if (out->problem_worlds < 0)
+      fs_bench_row_error(out, "%s", err.msg);
+    else
+      out->ok = 1;
   }
   free(wsps);
   return sig;
@@ -109,7 +110,7 @@ int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* o
   out->repeats = in->repeats;
   fs_bench_stepper_name(p, out->stepper, sizeof out->stepper);
   fsReplay plan;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   if (fs_replay_plan(&plan, in->m, in->model_path, in->targets, in->bind, p->nworld, in->nstep,
                      in->nwarmup, &err) ||
       fs_replay_set_record(&plan, p->record ? FS_RECORD_ALL : 0, 0, &err)) {
@@ -121,18 +122,16 @@ int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* o
     setenv("FLYSIM_NO_GRAPH", "1", 1);
   else
     unsetenv("FLYSIM_NO_GRAPH");
-  fsBackend be;
+  fsReplayBatch rb;
   int sig = 0;
-  if (fs_backend_open(p->kind, p->bits, &plan, in->threads, &be, &err)) {
+  if (fs_replay_open(&plan, p->kind, p->bits, in->threads, &rb, &err)) {
     fs_bench_row_error(out, "%s", err.msg);
   } else {
-    out->nthread = be.nthread;
-    snprintf(out->desc, sizeof out->desc, "%s", be.desc);
-    if (be.ops->cost(be.self, &out->cost, &err))
-      fs_bench_row_error(out, "%s", err.msg);
-    else
-      sig = time_repeats(in, &plan, &be, out);
-    fs_backend_close(&be);
+    out->nthread = rb.info.nthread;
+    snprintf(out->desc, sizeof out->desc, "%s", rb.info.description);
+    out->cost = rb.info;
+    sig = time_repeats(in, &plan, &rb, out);
+    fs_replay_close(&rb);
   }
   unsetenv("FLYSIM_NO_GRAPH");
   fs_replay_plan_free(&plan);

@@ -37,11 +37,11 @@ typedef struct fsBenchRow {
   fsBenchPoint p;
   int peer;       // 1: a peer's row (bench/peers)
   int nthread;    // CPU threads (0: the GPU)
-  char desc[384]; // the backend's description
+  char desc[512]; // the backend's description
   int nstep, repeats;
   double wsps_median, wsps_min, wsps_max; // world-steps/s over the repeats
   double realtime_median;
-  fsBackendCost cost;
+  fsBatchInfo cost;   // what the batch is and costs
   int problem_worlds; // in the last repeat
   int ok;             // 0: failed, error says why
   char error[512];

@@ -199,7 +199,7 @@ void fs_compare_result_free(fsCompareResult* r) {
 static int perturb_floor(const fsCompareSpec* s, unsigned seed, fsError* err) {
   int how =
       s->floor_mode == FS_FLOOR_ULP || s->floor.bits == 32 ? FS_PERTURB_ULP : FS_PERTURB_ROUND_F32;
-  return s->floor.ops->perturb_state(s->floor.self, how, seed, err);
+  return fs_replay_perturb(s->floor.plan, s->floor.rb, how, seed, err);
 }
 
 static void progress(const fsCompareSpec* s, const fsCompareResult* r, int t, double t0,
@@ -215,40 +215,42 @@ static void progress(const fsCompareSpec* s, const fsCompareResult* r, int t, do
   fflush(stderr);
 }
 
-static int step_all(Run* run, int t, fsError* err) {
-  fsBlock blk[NRUN];
-  for (int k = 0; k < NRUN; k++) {
-    memset(&blk[k], 0, sizeof blk[k]);
-    blk[k].step0 = t;
-    blk[k].nstep = 1;
-    if (run[k].side->ops->begin_block(run[k].side->self, &blk[k], err)) return -1;
-  }
-  int done = 1;
-  for (int k = 0; k < NRUN; k++) {
-    if (run[k].side->ops->end_block(run[k].side->self, &blk[k], err)) return -1;
-    done &= blk[k].ndone == 1;
-  }
+// One step of every run (queued on all before any is read), then their worlds.
+static int step_all(Run* run, fsError* err) {
   for (int k = 0; k < NRUN; k++)
-    if (run[k].side->ops->read_worlds(run[k].side->self, run[k].q, run[k].ncon, err)) return -1;
-  return done;
+    if (fs_batch_step(run[k].side->rb->b, 1, err)) return -1;
+  for (int k = 0; k < NRUN; k++)
+    if (fs_replay_read_worlds(run[k].side->plan, run[k].side->rb, run[k].q, run[k].ncon, err))
+      return -1;
+  return 1;
 }
 
-static void finish(const fsCompareSpec* s, fsCompareResult* r, double* const track2[2]) {
+static int finish(const fsCompareSpec* s, fsCompareResult* r, double* const track2[2],
+                  fsError* err) {
   const fsCompareSide* side[FS_CMP_NRUN] = {&s->a, &s->b};
-  for (int w = 0; w < r->nworld; w++) {
+  fsWorldStatus* st[FS_CMP_NRUN] = {NULL, NULL};
+  int rc = 0;
+  for (int k = 0; k < FS_CMP_NRUN && !rc; k++) {
+    st[k] = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *st[k]);
+    rc = !st[k] || fs_replay_health(side[k]->plan, side[k]->rb, st[k], err) ? -1 : 0;
+  }
+  for (int w = 0; w < r->nworld && !rc; w++) {
     fsCompareWorld* cw = &r->worlds[w];
     for (int k = 0; k < FS_CMP_NRUN; k++) {
-      side[k]->ops->world_status(side[k]->self, w, &cw->status[k]);
+      cw->status[k] = st[k][w];
       cw->problem[k] = fs_world_has_problem(&cw->status[k]);
       int J = s->a.plan->bind->nact;
       cw->track_rms[k] = r->ndone ? sqrt(track2[k][w] / ((double)r->ndone * (J ? J : 1))) : 0;
     }
     r->new_problem_worlds += cw->problem[FS_CMP_RUN_B] && !cw->problem[FS_CMP_RUN_A];
   }
+  free(st[0]);
+  free(st[1]);
   double b = r->max_dq[FS_CMP_B], f = r->max_dq[FS_CMP_FLOOR];
   r->max_ratio = f > 0 ? b / f : (b > 0 ? INFINITY : 0);
   r->ratio = fs_compare_ratio(r);
   r->pass = r->ratio <= s->max_ratio && r->new_problem_worlds == 0;
+  return rc;
 }
 
 int fs_compare_run(const fsCompareSpec* s, fsCompareResult* res, fsError* err) {
@@ -267,7 +269,7 @@ int fs_compare_run(const fsCompareSpec* s, fsCompareResult* res, fsError* err) {
     run[k].ncon = fs_calloc(err, "the worlds' state", (size_t)N, sizeof(int));
     if (!run[k].q || !run[k].ncon) rc = -1;
   }
-  for (int k = 0; k < NRUN && !rc; k++) rc = sides[k]->ops->warmup(sides[k]->self, err);
+  for (int k = 0; k < NRUN && !rc; k++) rc = fs_replay_start(sides[k]->plan, sides[k]->rb, err);
   if (!rc && s->floor_mode != FS_FLOOR_F32_STEP) rc = perturb_floor(s, 0, err);
   double t0 = fs_clock_s(), last = t0;
   for (int t = 0; t < S && !rc; t++) {
@@ -276,7 +278,7 @@ int fs_compare_run(const fsCompareSpec* s, fsCompareResult* res, fsError* err) {
       rc = -1;
       break;
     }
-    int done = step_all(run, t, err);
+    int done = step_all(run, err);
     if (done < 0) rc = -1;
     if (done <= 0) break;
     compare_pair(s, &run[RUN_A], &run[RUN_B], FS_CMP_B, t, res);
@@ -289,7 +291,7 @@ int fs_compare_run(const fsCompareSpec* s, fsCompareResult* res, fsError* err) {
   res->wall_s = fs_clock_s() - t0;
   res->interrupted = fs_interrupted();
   if (res->interrupted && s->progress) fprintf(stderr, "\n");
-  if (!rc) finish(s, res, track2);
+  if (!rc) rc = finish(s, res, track2, err);
   for (int k = 0; k < NRUN; k++) {
     free(run[k].q);
     free(run[k].ncon);

@@ -43,11 +43,10 @@ typedef enum fsFloorMode { FS_FLOOR_ULP, FS_FLOOR_F32, FS_FLOOR_F32_STEP } fsFlo
 /// "ulp", "f32", "f32-step".
 const char* fs_floor_name(fsFloorMode mode);
 
-/// One stepper of a comparison: an open backend over its plan.
+/// One stepper of a comparison: its plan open as a batch.
 typedef struct fsCompareSide {
   const char* label; // "cpu", "host f32", ...
-  const fsBackendOps* ops;
-  void* self;
+  fsReplayBatch* rb;
   const fsReplay* plan;
   int bits; // its real (64 or 32)
 } fsCompareSide;

@@ -190,7 +190,7 @@ static int write_attrs(hid_t f, const char* path, const fsCompareSpec* s, const 
                  fs_h5_attr_string(f, path, "targets_file_a", s->a.plan->targets->path, err) ||
                  fs_h5_attr_string(f, path, "targets_file_b", s->b.plan->targets->path, err) ||
                  fs_h5_attr_string(f, path, "command_line", meta->command_line, err) ||
-                 fs_h5_attr_string(f, path, "flysim_version", fs_version(), err) ||
+                 fs_h5_attr_string(f, path, "flysim_version", fs_version_string(), err) ||
                  fs_h5_attr_string(f, path, "mujoco_version", mj_versionString(), err)
              ? -1
              : 0;

@@ -24,7 +24,7 @@ static const char* floor_words(const fsCompareSpec* s) {
 
 void fs_compare_print_header(FILE* f, const fsCompareSpec* s, const fsCompareInputs* in) {
   const fsReplay* p = s->a.plan;
-  fprintf(f, "flysim %s, MuJoCo %s\n", fs_version(), mj_versionString());
+  fprintf(f, "flysim %s, MuJoCo %s\n", fs_version_string(), mj_versionString());
   if (in->no_gpu_note)
     fprintf(f, "note    no GPU here (or flysim built without CUDA): comparing cpu,host -- "
                "flysim's GPU stage code on CPU threads\n");

@@ -1,5 +1,7 @@
 // flysim generate's dataset file: world-major, written block of worlds by block,
-// resumable, and the same bytes however it was produced.
+// resumable, and the same bytes however it was produced. generate/dataset.c creates,
+// resumes and writes a rank's partial file; generate/dataset_merge.c merges the ranks' files
+// (fs_dataset_merge, fs_h5_compact).
 //
 // While it is generated the data live in DIR/dataset.partial.h5 (one per MPI rank:
 // DIR/dataset.partial.<rank>-of-<ranks>.h5, each holding its blocks), uncompressed and

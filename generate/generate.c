@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/backends.h"
 #include "common/base/clock.h"
 #include "common/base/files.h"
 #include "common/base/interrupt.h"
@@ -69,8 +68,7 @@ static int prepare(Run* r, fsError* err) {
   if (s->backend == FS_BACKEND_CPU)
     snprintf(r->backend, sizeof r->backend, "cpu");
   else
-    snprintf(r->backend, sizeof r->backend, "%s:f%d", fs_backend_kind_name(s->backend),
-             s->precision);
+    snprintf(r->backend, sizeof r->backend, "%s:f%d", fs_backend_name(s->backend), s->precision);
   return 0;
 }
 
@@ -133,32 +131,24 @@ static int run_block(Run* r, int k, fsGenResult* res, fsError* err) {
   fsTargets bt;
   fsReplay plan;
   memset(&plan, 0, sizeof plan);
-  mjModel** wm = NULL;
   fsWorldStatus* st = NULL;
-  fsBackend be;
-  memset(&be, 0, sizeof be);
+  fsReplayBatch rb;
+  memset(&rb, 0, sizeof rb);
   int rc = -1;
   if (block_targets(r, w0, &bt, err) ||
       fs_replay_plan(&plan, r->m, s->model, &bt, &r->bind, r->nb, r->S, r->nwarmup, err) ||
       fs_replay_set_record(&plan, s->record, 0, err))
     goto done;
-  if (r->varies_model) {
-    wm = fs_calloc(err, "the worlds' models", (size_t)r->nb, sizeof *wm);
-    if (!wm) goto done;
-    for (int w = 0; w < r->nb; w++)
-      if (!(wm[w] =
-                fs_gen_world_model(r->m, &r->bind, r->params + (size_t)(w0 + w) * FS_NAXIS, err)))
-        goto done;
-    plan.world_model = (const mjModel* const*)wm;
-  }
   plan.max_contacts = s->max_contacts;
-  fsGenInit gi = {s, r->params + (size_t)w0 * FS_NAXIS, w0};
-  plan.init_world = fs_gen_init_world;
-  plan.init_arg = &gi;
-  if (fs_backend_open(s->backend, s->precision, &plan, r->o->threads, &be, err)) goto done;
-  fsRunOptions ro = {NULL, fs_replay_block_steps(r->nb, r->S), 0, "generate", NULL, collect, r};
+  fsGenInit gi = {s, r->m, &r->bind, r->params + (size_t)w0 * FS_NAXIS, w0, r->nb};
+  plan.setup = r->varies_model ? fs_gen_setup : NULL;
+  plan.init_worlds = fs_gen_init_worlds;
+  plan.arg = &gi;
+  if (fs_replay_open(&plan, s->backend, s->precision, r->o->threads, &rb, err)) goto done;
+  fsRunOptions ro = {
+      NULL, fs_replay_block_steps(r->nb, r->S), 0, "generate", NULL, collect, r, NULL, NULL, NULL};
   fsRunResult rr;
-  if (fs_replay_run(&plan, be.ops, be.self, &ro, &rr, err)) goto done;
+  if (fs_replay_run(&plan, &rb, &ro, &rr, err)) goto done;
   res->wall_s += rr.wall_s;
   if (rr.interrupted || rr.steps < r->S) {
     res->interrupted = rr.interrupted ? rr.interrupted : 2;
@@ -167,20 +157,15 @@ static int run_block(Run* r, int k, fsGenResult* res, fsError* err) {
   }
   res->world_steps += (long long)r->nb * r->S;
   st = fs_calloc(err, "world health", (size_t)r->nb, sizeof *st);
-  if (!st) goto done;
+  if (!st || fs_replay_health(&plan, &rb, st, err)) goto done;
   for (int w = 0; w < r->nb; w++) {
-    be.ops->world_status(be.self, w, &st[w]);
     if (!fs_world_has_problem(&st[w])) continue;
     if (res->problem_worlds++ < 20) report_world(w0 + w, &st[w], r->m->opt.iterations);
   }
   rc = fs_dataset_write_block(r->ds, k, r->buf, st, err);
 done:
   free(st);
-  fs_backend_close(&be);
-  if (wm)
-    for (int w = 0; w < r->nb; w++)
-      if (wm[w]) mj_deleteModel(wm[w]);
-  free(wm);
+  fs_replay_close(&rb);
   fs_replay_plan_free(&plan);
   free(bt.value);
   return rc;

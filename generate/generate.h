@@ -5,7 +5,7 @@
 // Each block of worlds is one replay plan: its worlds' targets (each world's clip
 // window, time scaling, amplitude and noise) concatenated, each world's model when
 // the model axes vary (a copy of the mjModel per world; MuJoCo and the host stepper
-// take one each), each world's start (fsReplay.init_world); fs_replay_run steps it,
+// take one each), each world's start (fsReplay.init_worlds); fs_replay_run steps it,
 // a block hook keeps every record_every-th step in world-major buffers, and the
 // block is written and marked done.
 #ifndef FLYSIM_GENERATE_GENERATE_H

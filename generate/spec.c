@@ -8,6 +8,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "common/inputs/inputs.h"
 #include "common/replay/options.h"
 #include "common/replay/record.h"
 

@@ -91,59 +91,151 @@ int fs_gen_varies_model(const fsGenSpec* s) {
   return 0;
 }
 
-mjModel* fs_gen_world_model(const mjModel* src, const fsReplayBinding* b, const double* p,
-                            fsError* err) {
-  mjModel* m = mj_copyModel(NULL, src);
-  if (!m) {
-    fs_fail_oom(err, "a world's model", (double)src->nbuffer);
-    return NULL;
-  }
-  if (!isnan(p[FS_AXIS_KP]))
-    for (int a = 0; a < b->nact; a++) {
-      int u = b->actuator[a];
-      m->actuator_gainprm[u * mjNGAIN] = p[FS_AXIS_KP];
-      m->actuator_biasprm[u * mjNBIAS + 1] = -p[FS_AXIS_KP];
-    }
-  for (int i = 0; i < m->nv; i++) m->dof_damping[i] *= p[FS_AXIS_DAMPING_SCALE];
-  for (int j = 0; j < m->njnt; j++) m->jnt_stiffness[j] *= p[FS_AXIS_STIFFNESS_SCALE];
-  for (int g = 0; g < m->ngeom; g++) m->geom_friction[3 * g] *= p[FS_AXIS_FRICTION_SCALE];
-  for (int k = 0; k < m->npair; k++) { // the two sliding directions
-    m->pair_friction[5 * k] *= p[FS_AXIS_FRICTION_SCALE];
-    m->pair_friction[5 * k + 1] *= p[FS_AXIS_FRICTION_SCALE];
-  }
-  for (int i = 1; i < m->nbody; i++) {
-    m->body_mass[i] *= p[FS_AXIS_MASS_SCALE];
-    for (int k = 0; k < 3; k++) m->body_inertia[3 * i + k] *= p[FS_AXIS_MASS_SCALE];
-  }
-  for (int a = 0; a < b->nadhesion; a++)
-    m->actuator_gainprm[b->adhesion[a] * mjNGAIN] *= p[FS_AXIS_ADHESION_SCALE];
-  if (!isnan(p[FS_AXIS_GRAVITY_Z])) m->opt.gravity[2] = p[FS_AXIS_GRAVITY_Z];
-  mjData* d = mj_makeData(m);
-  if (!d) {
-    mj_deleteModel(m);
-    fs_fail_oom(err, "a world's data", (double)src->narena);
-    return NULL;
-  }
-  mj_setConst(m, d); // masses changed: subtree masses, armature-dependent constants
-  mj_deleteData(d);
-  return m;
+// The model arrays the axes vary, each computed for a world from the base model's.
+enum {
+  V_GAIN,
+  V_BIAS,
+  V_DAMPING,
+  V_STIFFNESS,
+  V_GEOM_FRICTION,
+  V_PAIR_FRICTION,
+  V_MASS,
+  V_INERTIA,
+  V_GRAVITY,
+  NV_FIELD
+};
+static const char* const kField[NV_FIELD] = {
+    "actuator_gainprm", "actuator_biasprm", "dof_damping",  "jnt_stiffness", "geom_friction",
+    "pair_friction",    "body_mass",        "body_inertia", "opt.gravity"};
+
+static int field_size(const mjModel* m, int f) {
+  const int size[NV_FIELD] = {(int)m->nu * mjNGAIN, (int)m->nu * mjNBIAS, (int)m->nv,
+                              (int)m->njnt,         (int)m->ngeom * 3,    (int)m->npair * 5,
+                              (int)m->nbody,        (int)m->nbody * 3,    3};
+  return size[f];
 }
 
-void fs_gen_init_world(void* arg, int w, const mjModel* m, mjData* d) {
+static const mjtNum* field_base(const mjModel* m, int f) {
+  const mjtNum* base[NV_FIELD] = {m->actuator_gainprm, m->actuator_biasprm, m->dof_damping,
+                                  m->jnt_stiffness,    m->geom_friction,    m->pair_friction,
+                                  m->body_mass,        m->body_inertia,     m->opt.gravity};
+  return base[f];
+}
+
+// Field f of a world with axes p: kp of the bound position actuators, joint damping and
+// stiffness, sliding friction (geoms and contact pairs), body masses and inertias,
+// adhesion gain, gravity.
+static void world_field(const mjModel* m, const fsReplayBinding* b, const double* p, int f,
+                        double* v) {
+  memcpy(v, field_base(m, f), sizeof(double) * (size_t)field_size(m, f));
+  switch (f) {
+  case V_GAIN:
+    for (int a = 0; a < b->nact && !isnan(p[FS_AXIS_KP]); a++)
+      v[b->actuator[a] * mjNGAIN] = p[FS_AXIS_KP];
+    for (int a = 0; a < b->nadhesion; a++) v[b->adhesion[a] * mjNGAIN] *= p[FS_AXIS_ADHESION_SCALE];
+    break;
+  case V_BIAS:
+    for (int a = 0; a < b->nact && !isnan(p[FS_AXIS_KP]); a++)
+      v[b->actuator[a] * mjNBIAS + 1] = -p[FS_AXIS_KP];
+    break;
+  case V_DAMPING:
+    for (int i = 0; i < m->nv; i++) v[i] *= p[FS_AXIS_DAMPING_SCALE];
+    break;
+  case V_STIFFNESS:
+    for (int j = 0; j < m->njnt; j++) v[j] *= p[FS_AXIS_STIFFNESS_SCALE];
+    break;
+  case V_GEOM_FRICTION:
+    for (int g = 0; g < m->ngeom; g++) v[3 * g] *= p[FS_AXIS_FRICTION_SCALE];
+    break;
+  case V_PAIR_FRICTION: // the two sliding directions
+    for (int k = 0; k < m->npair; k++) {
+      v[5 * k] *= p[FS_AXIS_FRICTION_SCALE];
+      v[5 * k + 1] *= p[FS_AXIS_FRICTION_SCALE];
+    }
+    break;
+  case V_MASS:
+    for (int i = 1; i < m->nbody; i++) v[i] *= p[FS_AXIS_MASS_SCALE];
+    break;
+  case V_INERTIA:
+    for (int i = 3; i < 3 * m->nbody; i++) v[i] *= p[FS_AXIS_MASS_SCALE];
+    break;
+  default: // V_GRAVITY
+    if (!isnan(p[FS_AXIS_GRAVITY_Z])) v[2] = p[FS_AXIS_GRAVITY_Z];
+    break;
+  }
+}
+
+int fs_gen_setup(void* arg, fsBatch batch, fsError* err) {
   const fsGenInit* in = arg;
+  const mjModel* m = in->m;
+  int nw = in->nworld, rc = 0;
+  for (int f = 0; f < NV_FIELD && !rc && fs_gen_varies_model(in->spec); f++) {
+    int size = field_size(m, f);
+    if (!size) continue;
+    double* v = fs_calloc(err, "the worlds' parameters", (size_t)nw * size, sizeof(double));
+    if (!v) return -1;
+    for (int w = 0; w < nw; w++)
+      world_field(m, in->bind, in->params + (size_t)w * FS_NAXIS, f, v + (size_t)w * size);
+    rc = fs_batch_set_param(batch, kField[f], NULL, nw, v, err) ? -1 : 0;
+    free(v);
+  }
+  return rc;
+}
+
+int fs_gen_init_worlds(void* arg, fsBatch batch, fsError* err) {
+  const fsGenInit* in = arg;
+  const mjModel* m = in->m;
+  const int nq = (int)m->nq, nv = (int)m->nv, nw = in->nworld, key = in->bind->key;
+  fsView vq;
+  if (fs_batch_view(batch, "qpos", &vq, err)) return -1;
+  int f32 = vq.dtype == FS_DTYPE_F32;
+  size_t es = f32 ? sizeof(float) : sizeof(double);
+  double* q = fs_calloc(err, "the worlds' start", (size_t)nq + nv, sizeof(double));
+  char* out_q = fs_calloc(err, "the worlds' start", (size_t)nw * nq, es);
+  char* out_v = fs_calloc(err, "the worlds' start", (size_t)nw * nv, es);
+  int rc = q && out_q && out_v ? 0 : -1;
+  for (int w = 0; w < nw && !rc; w++) {
+    // the reset state (mj_resetDataKeyframe's, in double), then the world's own start
+    memcpy(q, key >= 0 ? m->key_qpos + (size_t)key * nq : m->qpos0, sizeof(double) * nq);
+    if (key >= 0)
+      memcpy(q + nq, m->key_qvel + (size_t)key * nv, sizeof(double) * nv);
+    else
+      memset(q + nq, 0, sizeof(double) * nv);
+    fs_gen_start_world(in, w, m, q, q + nq);
+    for (int i = 0; i < nq + nv; i++) {
+      char* dst =
+          i < nq ? out_q + ((size_t)w * nq + i) * es : out_v + ((size_t)w * nv + i - nq) * es;
+      if (f32)
+        *(float*)dst = (float)q[i];
+      else
+        *(double*)dst = q[i];
+    }
+  }
+  if (!rc)
+    rc = fs_batch_write(batch, "qpos", out_q, (size_t)nw * nq * es, err) ||
+                 fs_batch_write(batch, "qvel", out_v, (size_t)nw * nv * es, err)
+             ? -1
+             : 0;
+  free(q);
+  free(out_q);
+  free(out_v);
+  return rc;
+}
+
+void fs_gen_start_world(const fsGenInit* in, int w, const mjModel* m, double* qpos, double* qvel) {
   const double* p = in->params + (size_t)w * FS_NAXIS;
   const uint64_t seed = in->spec->seed, gw = (uint64_t)(in->world0 + w);
   double pose = p[FS_AXIS_POSE_NOISE], vel = p[FS_AXIS_VELOCITY_NOISE];
   for (int j = 0; j < m->njnt && pose > 0; j++)
     if (m->jnt_type[j] == mjJNT_HINGE) {
       int q = m->jnt_qposadr[j];
-      d->qpos[q] += pose * fs_gen_normal(seed, gw, FS_STREAM_POSE_NOISE, (uint64_t)q);
+      qpos[q] += pose * fs_gen_normal(seed, gw, FS_STREAM_POSE_NOISE, (uint64_t)q);
     }
   for (int i = 0; i < m->nv && vel > 0; i++)
-    d->qvel[i] += vel * fs_gen_normal(seed, gw, FS_STREAM_VELOCITY_NOISE, (uint64_t)i);
+    qvel[i] += vel * fs_gen_normal(seed, gw, FS_STREAM_VELOCITY_NOISE, (uint64_t)i);
   for (int j = 0; j < m->njnt; j++)
     if (m->jnt_type[j] == mjJNT_FREE) {
-      d->qpos[m->jnt_qposadr[j] + 2] += p[FS_AXIS_SPAWN_HEIGHT];
+      qpos[m->jnt_qposadr[j] + 2] += p[FS_AXIS_SPAWN_HEIGHT];
       break;
     }
 }

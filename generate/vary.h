@@ -2,6 +2,7 @@
 #ifndef FLYSIM_GENERATE_VARY_H
 #define FLYSIM_GENERATE_VARY_H
 
+#include <flysim/flysim.h>
 #include <mujoco/mujoco.h>
 
 #include "common/inputs/model.h"
@@ -34,21 +35,28 @@ int fs_gen_world_targets(const fsGenSpec* s, const fsGenClips* c, int w, const d
 /// 1 if any model axis of the spec can differ from the model's values.
 int fs_gen_varies_model(const fsGenSpec* s);
 
-/// A copy of m with world w's model axes p applied: kp of the bound position
-/// actuators, joint damping and stiffness, sliding friction (geoms and contact
-/// pairs), body masses and inertias, adhesion gain, gravity; then mj_setConst.
-mjModel* fs_gen_world_model(const mjModel* m, const fsReplayBinding* b, const double* p,
-                            fsError* err);
-
-/// What fs_gen_init_world reads (fsReplay.init_arg).
+/// What the block's worlds are given (fsReplay.arg).
 typedef struct fsGenInit {
   const fsGenSpec* spec;
-  const double* params; // (N_block x FS_NAXIS) the block's worlds' values
-  int world0;           // the block's first world (the streams are keyed by global world)
+  const mjModel* m;            // the base model
+  const fsReplayBinding* bind; // its binding
+  const double* params;        // (nworld x FS_NAXIS) the block's worlds' values
+  int world0;                  // the block's first world (the streams are keyed by global world)
+  int nworld;                  // the block's worlds
 } fsGenInit;
 
-/// fsReplay.init_world: hinge angles + pose noise, qvel + velocity noise, the root's
-/// height + spawn height (on the world's reset state, before the warm-up).
-void fs_gen_init_world(void* arg, int w, const mjModel* m, mjData* d);
+/// fsReplay.setup: each world's model axes as the batch's per-world parameters
+/// (fs_batch_set_param: kp of the bound position actuators, joint damping and stiffness,
+/// sliding friction of geoms and contact pairs, body masses and inertias, adhesion gain,
+/// gravity; MuJoCo's constants derived again), when the spec varies any.
+int fs_gen_setup(void* arg, fsBatch b, fsError* err);
+
+/// fsReplay.init_worlds: every world's start (fs_gen_start_world) from the reset state,
+/// written through the views.
+int fs_gen_init_worlds(void* arg, fsBatch b, fsError* err);
+
+/// World w's start from the reset state (qpos, qvel in double): hinge angles + pose noise,
+/// qvel + velocity noise, the root's height + spawn height.
+void fs_gen_start_world(const fsGenInit* in, int w, const mjModel* m, double* qpos, double* qvel);
 
 #endif

@@ -24,29 +24,53 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "src", "model")
 ENGINE = os.path.join(ROOT, "src", "engine")
 
-# fs_step's phases in order: the stage functions fs_forward and fs_euler call (the
-# constraint stage by its parts), as src/model/onchip.h's fsChipPhase lists them.
-PHASES = [
-    ("KINEMATICS", ["fs_kinematics"]),
-    ("COM_POS", ["fs_com_pos"]),
-    ("MAKE_M", ["fs_make_m"]),
-    ("FACTOR_M", ["fs_factor_m"]),
-    ("COLLISION", ["fs_collision"]),
-    ("MAKE_CONSTRAINT", ["fs_make_constraint"]),
-    ("TRANSMISSION", ["fs_transmission"]),
-    ("ACTUATOR_VELOCITY", ["fs_actuator_velocity"]),
-    ("COM_VEL", ["fs_com_vel"]),
-    ("PASSIVE", ["fs_passive"]),
-    ("REFERENCE_CONSTRAINT", ["fs_reference_constraint"]),
-    ("RNE", ["fs_rne"]),
-    ("ACTUATION", ["fs_fwd_actuation"]),
-    ("ACCELERATION", ["fs_fwd_acceleration"]),
-    ("SOLVER_SETUP", ["fsi_solver_rows", "fsi_islands", "fsi_warmstart", "fsi_island"]),
-    ("NEWTON", ["fsi_newton"]),
-    ("NOSLIP", ["fsi_noslip_islands"]),
-    ("SOLVER_RESULTS", ["fsi_solver_results"]),
-    ("EULER", ["fs_euler"]),
-]
+# fs_step's phases in order are src/model/onchip.h's FS_CHIP_*: the stages of
+# src/model/fields.h's FS_STAGES (X(ID, name, function): the phase of that ID runs that
+# function), but the constraint stage, which the plan times by its parts: these, by the
+# functions fs_fwd_constraint calls for each (NOSLIP here is its noslip on the islands, not
+# the stage that runs noslip alone).
+CONSTRAINT_PARTS = {
+    "SOLVER_SETUP": ["fsi_solver_rows", "fsi_islands", "fsi_warmstart", "fsi_island"],
+    "NEWTON": ["fsi_newton"],
+    "NOSLIP": ["fsi_noslip_islands"],
+    "SOLVER_RESULTS": ["fsi_solver_results"],
+}
+
+
+def stages():
+    """FS_STAGES of src/model/fields.h: [(ID, function)] in mj_step's order."""
+    text = open(os.path.join(MODEL, "fields.h")).read()
+    body = text[text.index("#define FS_STAGES(X)"):]
+    body = body[:body.index("\n\n")]
+    return re.findall(r"X\(\s*(\w+)\s*,\s*\"\w+\"\s*,\s*(\w+)\s*\)", body)
+
+
+def phases():
+    """[(phase, [functions])] in the order of src/model/onchip.h's FS_CHIP_*."""
+    text = open(os.path.join(MODEL, "onchip.h")).read()
+    body = text[text.index("FS_CHIP_KINEMATICS = 0"):]
+    names = re.findall(r"FS_CHIP_(\w+)", body[:body.index("FS_CHIP_NPHASE")])
+    table = stages()
+    function = dict(table)
+    out = []
+    for name in names:
+        if name in CONSTRAINT_PARTS:
+            out.append((name, CONSTRAINT_PARTS[name]))
+        elif name in function:
+            out.append((name, [function[name]]))
+        else:
+            sys.exit(f"onchip_lifetimes: phase FS_CHIP_{name} is neither a stage of FS_STAGES "
+                     "nor a part of the constraint stage")
+    order = [sid for sid, _ in table]  # the stages' phases: every stage but the split one
+    staged = [name for name, _ in out if name in function and name not in CONSTRAINT_PARTS]
+    missing = [sid for sid in order if sid not in names and sid != "CONSTRAINT"]
+    if missing or staged != sorted(staged, key=order.index):
+        sys.exit("onchip_lifetimes: src/model/onchip.h's phases are not FS_STAGES' in order "
+                 f"(missing: {', '.join(missing) or 'none'})")
+    return out
+
+
+PHASES = phases()
 CONSTRAINT_BODY = "fs_fwd_constraint"  # its own refs: SOLVER_SETUP .. SOLVER_RESULTS
 
 

@@ -39,17 +39,17 @@ static void test_thread_count_invariance(const char* dir, const char* targets) {
       CHECK(0);
       return;
     }
-    CHECK(fs_cpu_threads(f->cpu) == threads[i]);
     CHECK(fixture_run(f, h5[i]) == 0);
+    CHECK(f->rb.info.nthread == threads[i]);
     CHECK(f->res.steps == NS);
     if (i == 0) continue;
     for (int w = 0; w < NW; w++)
-      CHECK_MSG(same_state(f->m, fs_cpu_world(fx[0].cpu, w), fs_cpu_world(f->cpu, w)),
+      CHECK_MSG(same_state(f->m, fixture_world(&fx[0], w), fixture_world(f, w)),
                 "world %d differs between 1 and %d threads", w, threads[i]);
     fixture_close(f);
   }
   // Worlds really differ from one another (different slices of the clip).
-  CHECK(!same_state(fx[0].m, fs_cpu_world(fx[0].cpu, 0), fs_cpu_world(fx[0].cpu, 1)));
+  CHECK(!same_state(fx[0].m, fixture_world(&fx[0], 0), fixture_world(&fx[0], 1)));
   fixture_close(&fx[0]);
   int t0, n0, c0, t1, n1, c1;
   float* a = fixture_read_series(h5[0], "qpos_joint", &t0, &n0, &c0);
@@ -71,7 +71,7 @@ static void test_world_offsets(const char* targets) {
   const long expect[5] = {0, 60, 120, 0, 60}; // T = 200: three slices of 60
   for (int w = 0; w < 5; w++) CHECK(f.plan.world_start[w] == expect[w]);
   fsReplay plan;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   CHECK(fs_replay_plan(&plan, f.m, "walker.xml", &f.t, &f.b, 4, 100, 0, &err) == 0);
   CHECK(plan.world_start[1] == 100 && plan.world_start[2] == 0); // (w x S) mod T
   fs_replay_plan_free(&plan);
@@ -107,9 +107,9 @@ static void test_instability_reported(const char* dir) {
   }
   CHECK(fixture_run(&f, NULL) == 0);
   CHECK(f.res.steps == 50); // the run did not stop
-  for (int w = 0; w < 4; w++) {
-    fsWorldStatus st;
-    fs_cpu_ops.world_status(f.cpu, w, &st);
+  fsWorldStatus* all = fixture_status(&f);
+  for (int w = 0; w < 4 && all; w++) {
+    fsWorldStatus st = all[w];
     int odd = w % 2; // worlds 1 and 3 start at row 50 and meet 5e9 at step 20
     CHECK_MSG((st.warnings[mjWARN_BADQACC] > 0) == odd, "world %d: %d bad-qacc warnings", w,
               st.warnings[mjWARN_BADQACC]);
@@ -118,7 +118,8 @@ static void test_instability_reported(const char* dir) {
     else
       CHECK(st.first_warning == -1);
   }
-  CHECK(fs_replay_report_worlds(&f.plan, &fs_cpu_ops, f.cpu, 10) == 2);
+  free(all);
+  CHECK(fixture_report(&f, 10) == 2);
   fixture_close(&f);
 }
 
@@ -133,14 +134,15 @@ static void test_solver_limit_reported(const char* targets) {
   f.m->opt.iterations = 1;
   f.m->opt.tolerance = 0; // no early exit: every solve with rows runs to the limit
   CHECK(fixture_run(&f, NULL) == 0);
-  for (int w = 0; w < 2; w++) {
-    fsWorldStatus st;
-    fs_cpu_ops.world_status(f.cpu, w, &st);
+  fsWorldStatus* all = fixture_status(&f);
+  for (int w = 0; w < 2 && all; w++) {
+    fsWorldStatus st = all[w];
     CHECK_MSG(st.solver_limit > 0 && st.solver_limit <= 200, "world %d: %d steps at the limit", w,
               st.solver_limit);
     CHECK(fs_world_has_problem(&st));
   }
-  CHECK(fs_replay_report_worlds(&f.plan, &fs_cpu_ops, f.cpu, 10) == 2);
+  free(all);
+  CHECK(fixture_report(&f, 10) == 2);
   fixture_close(&f);
   // with MuJoCo's 50 iterations the walker's solves converge: nothing reported
   if (fixture_open(&f, fs_test_model("walker.xml"), targets, 2, 100, 100, 1)) {
@@ -148,7 +150,7 @@ static void test_solver_limit_reported(const char* targets) {
     return;
   }
   CHECK(fixture_run(&f, NULL) == 0);
-  CHECK(fs_replay_report_worlds(&f.plan, &fs_cpu_ops, f.cpu, 10) == 0);
+  CHECK(fixture_report(&f, 10) == 0);
   fixture_close(&f);
 }
 

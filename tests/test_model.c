@@ -12,7 +12,7 @@ static void write_file(const char* path, const char* text) {
 }
 
 static void test_missing_file(void) {
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   mjModel* m = fs_model_load("/nonexistent/fly.xml", &err);
   CHECK(m == NULL);
   CHECK_CONTAINS(err.msg, "/nonexistent/fly.xml");
@@ -24,7 +24,7 @@ static void test_malformed_xml(const char* dir) {
   char path[512];
   snprintf(path, sizeof path, "%s/broken.xml", dir);
   write_file(path, "<mujoco><worldbody><body name='a'><geom size='1'/></worldbody></mujoco>");
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   mjModel* m = fs_model_load(path, &err);
   CHECK(m == NULL);
   CHECK_CONTAINS(err.msg, path);
@@ -35,7 +35,7 @@ static void test_bad_mjb(const char* dir) {
   char path[512];
   snprintf(path, sizeof path, "%s/garbage.mjb", dir);
   write_file(path, "this is not a MuJoCo binary model");
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   mjModel* m = fs_model_load(path, &err);
   CHECK(m == NULL);
   CHECK_CONTAINS(err.msg, path);
@@ -52,7 +52,7 @@ static void fake_targets(fsTargets* t, const char** names, int n) {
 }
 
 static void test_bind_pendulum(void) {
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   mjModel* m = fs_model_load(fs_test_model("pendulum.xml"), &err);
   CHECK_MSG(m != NULL, "%s", err.msg);
   if (!m) return;
@@ -88,7 +88,7 @@ static void test_bind_no_position_actuators(const char* dir) {
   snprintf(path, sizeof path, "%s/motors.xml", dir);
   write_file(path, "<mujoco><worldbody><body><joint name='hip'/><geom size='0.1'/></body>"
                    "</worldbody><actuator><motor joint='hip'/></actuator></mujoco>");
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   mjModel* m = fs_model_load(path, &err);
   CHECK_MSG(m != NULL, "%s", err.msg);
   if (!m) return;
@@ -105,7 +105,7 @@ static void test_bind_no_position_actuators(const char* dir) {
 // NeuroMechFly as exported: FlyGym's sizes, 42 position actuators bound to the
 // clip's DoFs, 6 adhesion actuators, 66 recorded hinges, the "neutral" keyframe.
 static void test_bind_neuromechfly(void) {
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   const char* variants[] = {"mesh.mjb", "capsule.mjb", "mesh/neuromechfly.xml",
                             "capsule/neuromechfly.xml"};
   fsTargets t;

@@ -34,7 +34,7 @@ static void test_matches_flygym(const char* dir) {
     return;
   }
   CHECK(nq == fx.m->nq);
-  const mjData* last = fs_cpu_world(fx.cpu, 0);
+  const mjData* last = fixture_world(&fx, 0);
   int exact = !memcmp(last->qpos, ref + (size_t)(T - 1) * nq, sizeof(double) * nq);
   CHECK_MSG(exact, "final qpos differs from FlyGym's (first entry %.17g vs %.17g)", last->qpos[0],
             ref[(size_t)(T - 1) * nq]);
@@ -88,8 +88,7 @@ static void test_tracking(const char* dir, const char* model) {
     CHECK_MSG(rms < 5.0, "world %d tracks its targets to %.2f deg RMS", w, rms);
     CHECK(held > 10.0);
   }
-  CHECK(fx.res.problem_worlds == 0 &&
-        fs_replay_report_worlds(&fx.plan, &fs_cpu_ops, fx.cpu, 5) == 0);
+  CHECK(fx.res.problem_worlds == 0 && fixture_report(&fx, 5) == 0);
   free(q);
   free(g);
   fixture_close(&fx);

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/backends.h"
 #include "common/replay/replay.h"
 #include "tests/testutil.h"
 
@@ -28,9 +27,36 @@
 // that the backends step 16 steps each.
 static int g_nworld = NWORLD, g_block = BLOCK, g_nwarmup = 200;
 
-static void settle(void* arg, int w, const mjModel* m, mjData* d) {
-  (void)arg;
-  for (int s = 0; s < 200 + 10 * w; s++) mj_step(m, d);
+static int settle(void* arg, fsBatch b, fsError* err) {
+  const fsReplay* r = arg;
+  const mjModel* m = r->m;
+  const int nq = (int)m->nq, nv = (int)m->nv;
+  fsView v;
+  if (fs_batch_view(b, "qpos", &v, err)) return -1;
+  size_t es = v.dtype == FS_DTYPE_F32 ? sizeof(float) : sizeof(double);
+  char* q = calloc((size_t)r->nworld * nq, es);
+  char* u = calloc((size_t)r->nworld * nv, es);
+  mjData* d = mj_makeData(m);
+  for (int w = 0; w < r->nworld; w++) {
+    fs_replay_reset_world(m, r->bind, d);
+    for (int s = 0; s < 200 + 10 * w; s++) mj_step(m, d);
+    for (int i = 0; i < nq + nv; i++) {
+      double x = i < nq ? d->qpos[i] : d->qvel[i - nq];
+      char* dst = i < nq ? q + ((size_t)w * nq + i) * es : u + ((size_t)w * nv + i - nq) * es;
+      if (es == sizeof(float))
+        *(float*)dst = (float)x;
+      else
+        *(double*)dst = x;
+    }
+  }
+  int rc = fs_batch_write(b, "qpos", q, (size_t)r->nworld * nq * es, err) ||
+                   fs_batch_write(b, "qvel", u, (size_t)r->nworld * nv * es, err)
+               ? -1
+               : 0;
+  mj_deleteData(d);
+  free(q);
+  free(u);
+  return rc;
 }
 
 typedef struct Inputs {
@@ -63,11 +89,10 @@ static void free_block(fsBlock* b) {
   free(b->render_qpos);
 }
 
-static int run_block(const fsBackend* be, fsBlock* b, int step0, fsError* err) {
+static int run_block(const fsReplay* r, fsReplayBatch* rb, fsBlock* b, int step0, fsError* err) {
   b->step0 = step0;
-  b->nstep = g_block;
-  return be->ops->begin_block(be->self, b, err) || be->ops->end_block(be->self, b, err) ||
-         (be->ops->fetch_block && be->ops->fetch_block(be->self, b, err));
+  b->nstep = b->ndone = g_block;
+  return fs_replay_step_block(r, rb, b, g_block, err) || fs_batch_sync(rb->b, err);
 }
 
 // Block 1's last row against the state: float32 of the same numbers.
@@ -148,16 +173,15 @@ static void check_mujoco_rows(const char* name, const fsReplay* r, const fsBlock
 
 static int check_backend(Inputs* I, fsBackendKind kind, int bits, double tol) {
   char name[64];
-  snprintf(name, sizeof name, "%s%s", fs_backend_kind_name(kind),
+  snprintf(name, sizeof name, "%s%s", fs_backend_name(kind),
            kind == FS_BACKEND_CPU ? ""
            : bits == 32           ? " f32"
                                   : " f64");
-  fsError err = {{0}};
-  fsBackend be;
-  memset(&be, 0, sizeof be);
-  if (fs_backend_open(kind, bits, &I->plan, 2, &be, &err)) {
+  fsError err = {{0}, FS_OK};
+  fsReplayBatch rb;
+  if (fs_replay_open(&I->plan, kind, bits, 2, &rb, &err)) {
     // without a GPU the cuda backend is not run; with one, it must open
-    if (kind == FS_BACKEND_CUDA && !fs_backend_have_cuda()) {
+    if (kind == FS_BACKEND_CUDA && !(fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK)) {
       printf("%s: not run here (%s)\n", name, err.msg);
       return 0;
     }
@@ -169,9 +193,10 @@ static int check_backend(Inputs* I, fsBackendKind kind, int bits, double tol) {
   alloc_block(&I->plan, &b2);
   double* qpos = calloc((size_t)g_nworld * I->plan.m->nq, sizeof(double));
   int* ncon = calloc(g_nworld, sizeof(int));
-  int before = failures, rc = be.ops->warmup(be.self, &err) || run_block(&be, &b1, 0, &err) ||
-                              be.ops->read_worlds(be.self, qpos, ncon, &err) ||
-                              run_block(&be, &b2, g_block, &err);
+  int before = failures, rc = fs_replay_start(&I->plan, &rb, &err) ||
+                              run_block(&I->plan, &rb, &b1, 0, &err) ||
+                              fs_replay_read_worlds(&I->plan, &rb, qpos, ncon, &err) ||
+                              run_block(&I->plan, &rb, &b2, g_block, &err);
   if (rc) {
     fprintf(stderr, "FAIL %s: %s\n", name, err.msg);
     failures++;
@@ -223,7 +248,7 @@ static int check_backend(Inputs* I, fsBackendKind kind, int bits, double tol) {
   free(ncon);
   free_block(&b1);
   free_block(&b2);
-  fs_backend_close(&be);
+  fs_replay_close(&rb);
   return 0;
 }
 
@@ -232,7 +257,7 @@ int main(void) {
   snprintf(model, sizeof model, "%s", fs_test_asset("mesh.mjb"));
   snprintf(clip, sizeof clip, "%s", fs_test_asset("walking_clip.h5"));
   Inputs I;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   if (fs_test_small()) {
     g_nworld = 2;
     g_block = 8;
@@ -245,7 +270,10 @@ int main(void) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  if (fs_test_small()) I.plan.init_world = settle;
+  if (fs_test_small()) {
+    I.plan.init_worlds = settle;
+    I.plan.arg = &I.plan;
+  }
   CHECK(I.plan.rec.ncol[FS_SERIES_SITE_POS] == 3 * (int)I.in.m->nsite);
   CHECK(I.plan.rec.root_body == 1); // NeuroMechFly's thorax
   // Bounds: cpu exact (MuJoCo's own numbers); the host's float64 stage code within

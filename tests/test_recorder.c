@@ -111,7 +111,7 @@ static void round_trip(const char* dir, const char* file, long long planned, int
                        const char* reason) {
   char path[512], text[64];
   snprintf(path, sizeof path, "%s/%s", dir, file);
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   fsRecorder* r = open_recorder(path, planned, &err);
   CHECK_MSG(r != NULL, "%s", err.msg);
   if (!r) return;
@@ -157,7 +157,7 @@ static void round_trip(const char* dir, const char* file, long long planned, int
 
 // The creating directory does not exist: a clear error with the path and the fix.
 static void test_unwritable(void) {
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   fsRecorder* r = open_recorder("/nonexistent/dir/x.h5", 10, &err);
   CHECK(r == NULL);
   CHECK_CONTAINS(err.msg, "/nonexistent/dir/x.h5");

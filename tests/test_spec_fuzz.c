@@ -79,7 +79,7 @@ int main(void) {
     memcpy(buf, src, n);
     n = mutate(buf, n, sizeof buf);
     fsGenSpec s;
-    fsError err = {{0}};
+    fsError err = {{0}, FS_OK};
     int rc = fs_gen_spec_parse("fuzz.yaml", buf, n, &s, &err);
     if (rc == 0) {
       parsed++;

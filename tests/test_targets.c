@@ -16,7 +16,7 @@ static const char* path_in(const char* dir, const char* name) {
 
 static void expect_error(const char* path, const char* a, const char* b) {
   fsTargets t;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   CHECK_MSG(fs_targets_load(path, &t, &err) != 0, "%s loaded but should not", path);
   CHECK_CONTAINS(err.msg, path);
   if (a) CHECK_CONTAINS(err.msg, a);
@@ -119,7 +119,7 @@ static void test_resample_cubic(const char* dir) {
   const char* names[2] = {"cubic", "sine"};
   CHECK(fs_test_write_targets(path, N, 2, names, v, 1.0 / fps) == 0);
   fsTargets t;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   CHECK_MSG(fs_targets_load(path, &t, &err) == 0, "%s", err.msg);
   CHECK(fs_targets_resample(&t, 1e-4, &err) == 0);
   CHECK_MSG(t.nstep == 2000, "%d rows", t.nstep); // numpy.arange(0, 66/330, 1e-4)
@@ -150,7 +150,7 @@ static void test_resample_cubic(const char* dir) {
 // (MotionSnippet.get_joint_angles at 1e-4 s), both exported by scripts/export_assets.py.
 static void test_resample_matches_flygym(void) {
   fsTargets coarse, fine;
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   CHECK_MSG(fs_targets_load(fs_test_asset("walking_clip_330hz.h5"), &coarse, &err) == 0,
             "%s (run scripts/setup.sh)", err.msg);
   CHECK_MSG(fs_targets_load(fs_test_asset("walking_clip.h5"), &fine, &err) == 0, "%s", err.msg);

@@ -166,15 +166,27 @@ const char* fs_outputs_describe(const fsOutputs* o) {
   return o ? o->desc : "";
 }
 
-void fs_outputs_world0_step(void* arg, const mjData* d, int step) {
+long fs_outputs_next_frame(void* arg, long step) {
   fsOutputs* o = arg;
-  if (!o->writer || o->video_failed) return;
+  if (!o->writer || o->video_failed) return -1;
+  const double dt = o->spec.r->m->opt.timestep, due = o->clock.last + o->clock.interval;
+  long k = step; // the clock's first tick at or after step's time (fs_frame_clock_tick)
+  while ((double)(k + 1) * dt < due - o->clock.tolerance) k++;
+  return k;
+}
+
+int fs_outputs_frame(void* arg, fsBatch b, long step, fsError* err) {
+  (void)err; // a video that fails stops the video, not the run
+  fsOutputs* o = arg;
+  const mjData* d = fs_batch_mjdata(b, 0);
+  if (!o->writer || o->video_failed || !d) return 0;
   double t = (double)(step + 1) * o->spec.r->m->opt.timestep;
-  if (!fs_frame_clock_tick(&o->clock, t)) return;
-  fsError err;
-  if (fs_renderer_draw(o->renderer, d, NULL, o->frame, &err) ||
-      fs_video_writer_frame(o->writer, o->frame, &err))
-    video_failed(o, &err);
+  if (!fs_frame_clock_tick(&o->clock, t)) return 0;
+  fsError e;
+  if (fs_renderer_draw(o->renderer, d, NULL, o->frame, &e) ||
+      fs_video_writer_frame(o->writer, o->frame, &e))
+    video_failed(o, &e);
+  return 0;
 }
 
 // Open /name in file, or create it.

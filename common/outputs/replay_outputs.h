@@ -8,8 +8,9 @@
 // - after the run: the grid video DIR/grid.mp4 of those worlds, each from its
 //   tracking camera, tiled in one frame, rendered from the kept states with MuJoCo's
 //   renderer (fs_outputs_render_grid), so that the timed loop pays nothing for it;
-// - cpu only: world 0's video DIR/replay.mp4 rendered inside the loop on the thread
-//   that steps world 0 (fs_outputs_world0_step), as FlyGym's CPU script does.
+// - cpu only: world 0's video DIR/replay.mp4 rendered inside the loop from MuJoCo's own
+//   data of world 0 at each frame's step (the driver stops there: fs_outputs_next_frame,
+//   fs_outputs_frame), as FlyGym's CPU script does.
 //
 // A video that cannot be made (no ffmpeg, no EGL) does not stop the run: the
 // error is kept, the data are saved, and the caller reports it and exits non-zero.
@@ -54,8 +55,13 @@ const char* fs_outputs_describe(const fsOutputs* o);
 /// The block hook (an fsBlockHook): pose, tracking error, the grid's frames.
 int fs_outputs_block(void* o, const fsBlock* b, fsError* err);
 
-/// The world-0 hook of the CPU stepper (an fsCpuWorldHook): render a frame if due.
-void fs_outputs_world0_step(void* o, const mjData* d, int step);
+/// The cpu's world-0 video (fsRunOptions.next_stop): the first replay step >= step after
+/// which a frame is due, or -1 (no video, or it failed).
+long fs_outputs_next_frame(void* o, long step);
+
+/// fsRunOptions.at_stop: world 0's frame from the cpu batch's MuJoCo data. A video that
+/// fails is kept as fs_outputs_video_error; the run goes on (returns 0).
+int fs_outputs_frame(void* o, fsBatch b, long step, fsError* err);
 
 /// Write /pose, /plots and /render into the open replay file (nstep recorded steps).
 int fs_outputs_write_h5(const fsOutputs* o, hid_t file, const char* path, long long nstep,

@@ -347,7 +347,7 @@ int fs_perf_finish(fsPerf* p, FILE* out, fsPerfResult* res, fsError* err) {
   if (parse_failed) goto done;
   if (is_json(p->output)) {
     char exporter[64];
-    snprintf(exporter, sizeof exporter, "flysim %s (perf script)", fs_version());
+    snprintf(exporter, sizeof exporter, "flysim %s (perf script)", fs_version_string());
     if (fs_perf_speedscope_write(&prof, p->output, "flysim replay --backend cpu: timed loop",
                                  exporter, err))
       goto done;

@@ -8,11 +8,6 @@
 #include <unistd.h>
 
 #include "common/recorder/h5util.h"
-#include "common/version.h"
-
-const char* fs_version(void) {
-  return FLYSIM_VERSION_STRING;
-}
 
 // Write a 1-D or 2-D integer dataset (row-major) of the given file type.
 static int write_ints(hid_t file, const char* path, const char* name, int rank, const hsize_t* dims,
@@ -43,7 +38,7 @@ static int write_provenance(hid_t f, const char* path, const fsReplay* r, const 
       fs_h5_attr_string(f, path, "targets_file", targets_abs, err) ||
       fs_h5_attr_double(f, path, "targets_file_timestep", r->targets->source_timestep, err) ||
       fs_h5_attr_string(f, path, "mujoco_version", mj_versionString(), err) ||
-      fs_h5_attr_string(f, path, "flysim_version", fs_version(), err) ||
+      fs_h5_attr_string(f, path, "flysim_version", fs_version_string(), err) ||
       fs_h5_attr_string(f, path, "command_line", meta->command_line ? meta->command_line : "",
                         err) ||
       fs_h5_attr_string(f, path, "backend", meta->backend, err) ||
@@ -132,14 +127,14 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
   return rec;
 }
 
-int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
-                             void* self, const char* stop_reason, fsError* err) {
-  return fs_replay_recorder_close_with(rec, r, ops, self, stop_reason, NULL, NULL, err);
+int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsWorldStatus* status,
+                             const char* stop_reason, fsError* err) {
+  return fs_replay_recorder_close_with(rec, r, status, stop_reason, NULL, NULL, err);
 }
 
-int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
-                                  void* self, const char* stop_reason, fsReplayExtraWriter extra,
-                                  void* arg, fsError* err) {
+int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsWorldStatus* status,
+                                  const char* stop_reason, fsReplayExtraWriter extra, void* arg,
+                                  fsError* err) {
   if (!rec) return 0;
   int rc = 0;
   hid_t f = fs_recorder_file(rec);
@@ -149,9 +144,9 @@ int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBa
   int* first = calloc((size_t)r->nworld * 4, sizeof(int)); // first, limit, error, contacts
   if (rc == 0 && warn && first) {
     int *limit = first + r->nworld, *serr = first + 2 * r->nworld, *peak = first + 3 * r->nworld;
-    for (int w = 0; w < r->nworld; w++) {
-      fsWorldStatus st;
-      ops->world_status(self, w, &st);
+    for (int w = 0; w < r->nworld; w++) first[w] = INT_MIN; // none, unless the worlds ran
+    for (int w = 0; w < r->nworld && status; w++) {
+      fsWorldStatus st = status[w];
       memcpy(warn + (size_t)w * mjNWARNING, st.warnings, sizeof st.warnings);
       first[w] = st.first_warning >= 0 ? st.first_warning_step : INT_MIN;
       limit[w] = st.solver_limit;

@@ -36,9 +36,10 @@ typedef struct fsReplayMeta {
 fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int block,
                                     const fsReplayMeta* meta, fsError* err);
 
-/// Write each world's health and the stop reason, and close the file.
-int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
-                             void* self, const char* stop_reason, fsError* err);
+/// Write each world's health (status: N, or NULL when the worlds never ran: zeros) and
+/// the stop reason, and close the file.
+int fs_replay_recorder_close(fsRecorder* rec, const fsReplay* r, const fsWorldStatus* status,
+                             const char* stop_reason, fsError* err);
 
 /// Writes more groups into the open file at the end of a run (nstep: steps recorded),
 /// e.g. /mujoco_timing, /pose, /plots. Non-zero with err on failure.
@@ -47,12 +48,9 @@ typedef int (*fsReplayExtraWriter)(void* arg, hid_t file, const char* path, long
 
 /// fs_replay_recorder_close, calling extra (if not NULL) before the file is closed; the
 /// file is closed (and compressed) even if extra fails.
-int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsBackendOps* ops,
-                                  void* self, const char* stop_reason, fsReplayExtraWriter extra,
-                                  void* arg, fsError* err);
-
-/// The flysim version string ("0.1.0+g<commit>").
-const char* fs_version(void);
+int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsWorldStatus* status,
+                                  const char* stop_reason, fsReplayExtraWriter extra, void* arg,
+                                  fsError* err);
 
 #ifdef __cplusplus
 }

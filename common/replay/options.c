@@ -1,3 +1,4 @@
+#include "common/inputs/inputs.h"
 #include "common/replay/options.h"
 
 #include "common/replay/record.h"
@@ -11,15 +12,6 @@
 #include <strings.h>
 
 #include <mujoco/mujoco.h>
-
-#ifndef FLYSIM_ASSETS_DIR
-#define FLYSIM_ASSETS_DIR "assets"
-#endif
-
-const char* fs_assets_dir(void) {
-  const char* env = getenv("FLYSIM_ASSETS");
-  return env && env[0] ? env : FLYSIM_ASSETS_DIR;
-}
 
 void fs_print_replay_help(void) {
   printf("usage: flysim replay [options]\n"

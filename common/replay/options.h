@@ -11,8 +11,6 @@
 extern "C" {
 #endif
 
-typedef enum { FS_BACKEND_CPU, FS_BACKEND_CUDA, FS_BACKEND_HOST } fsBackendKind;
-
 typedef struct fsReplayOptions {
   fsBackendKind backend;
   int precision;           // --precision (cuda, host): 32 (f32, default) or 64 (f64)
@@ -38,9 +36,6 @@ typedef struct fsReplayOptions {
   int quiet;               // --quiet: no progress line
   char command_line[8192]; // argv joined, for the HDF5 attributes
 } fsReplayOptions;
-
-/// Folder of the exported assets: $FLYSIM_ASSETS, else the build's default.
-const char* fs_assets_dir(void);
 
 /// Parse `flysim replay` arguments (argv[0] is "replay"). Returns 0 to run, 1 if
 /// --help was printed, -1 on a usage error (message in err).

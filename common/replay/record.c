@@ -96,50 +96,50 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
     l->ncol_total += l->ncol[k];
   }
   size_t n = l->ncol_total > 0 ? (size_t)l->ncol_total : 1;
-  l->src = fs_calloc(err, "the record layout", n, sizeof(int));
+  l->src = fs_calloc(err, "the record layout", n, sizeof(const char*));
   l->index = fs_calloc(err, "the record layout", n, sizeof(int));
   if (!l->src || !l->index) {
     fs_record_layout_free(l);
     return -1;
   }
   for (int k = 0; k < FS_NSERIES; k++) {
-    int* src = l->src + l->col0[k];
+    const char** src = l->src + l->col0[k];
     int* idx = l->index + l->col0[k];
     for (int c = 0; c < l->ncol[k]; c++) {
       switch ((fsSeriesId)k) {
       case FS_SERIES_QPOS_JOINT:
-        src[c] = FS_SRC_QPOS, idx[c] = b->joint_qposadr[c];
+        src[c] = "qpos", idx[c] = b->joint_qposadr[c];
         break;
       case FS_SERIES_TARGET:
-        src[c] = FS_SRC_CTRL, idx[c] = b->actuator[c];
+        src[c] = "ctrl", idx[c] = b->actuator[c];
         break;
       case FS_SERIES_ACTUATOR_FORCE:
-        src[c] = FS_SRC_ACTUATOR_FORCE, idx[c] = b->actuator[c];
+        src[c] = "actuator_force", idx[c] = b->actuator[c];
         break;
       case FS_SERIES_SITE_POS:
-        src[c] = l->points_are_sites ? FS_SRC_SITE_XPOS : FS_SRC_XPOS;
+        src[c] = l->points_are_sites ? "site_xpos" : "xpos";
         idx[c] = l->points_are_sites ? c : c + 3; // bodies from 1
         break;
       case FS_SERIES_THORAX_POS:
-        src[c] = FS_SRC_XPOS, idx[c] = 3 * l->root_body + c;
+        src[c] = "xpos", idx[c] = 3 * l->root_body + c;
         break;
       case FS_SERIES_THORAX_QUAT:
-        src[c] = FS_SRC_XQUAT, idx[c] = 4 * l->root_body + c;
+        src[c] = "xquat", idx[c] = 4 * l->root_body + c;
         break;
       case FS_SERIES_QPOS:
-        src[c] = FS_SRC_QPOS, idx[c] = c;
+        src[c] = "qpos", idx[c] = c;
         break;
       case FS_SERIES_QVEL:
-        src[c] = FS_SRC_QVEL, idx[c] = c;
+        src[c] = "qvel", idx[c] = c;
         break;
       case FS_SERIES_ADHESION:
-        src[c] = FS_SRC_ACTUATOR_FORCE, idx[c] = b->adhesion[c];
+        src[c] = "actuator_force", idx[c] = b->adhesion[c];
         break;
       case FS_SERIES_ITERATIONS:
-        src[c] = FS_SRC_SOLVER, idx[c] = c;
+        src[c] = "solver_iterations", idx[c] = c;
         break;
       default: // FS_SERIES_LEG_FORCE
-        src[c] = FS_SRC_LEG_FORCE, idx[c] = c;
+        src[c] = "group_contact_force", idx[c] = c;
         break;
       }
     }
@@ -151,7 +151,8 @@ void fs_record_layout_free(fsRecordLayout* l) {
   free(l->src);
   free(l->index);
   free(l->geom_leg);
-  l->src = l->index = l->geom_leg = NULL;
+  l->src = NULL;
+  l->index = l->geom_leg = NULL;
 }
 
 fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
@@ -217,49 +218,4 @@ const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int 
   const char* name =
       l->points_are_sites ? mj_id2name(m, mjOBJ_SITE, p) : mj_id2name(m, mjOBJ_BODY, p + 1);
   return name ? name : "";
-}
-
-int fs_mj_newton_iterations(const mjData* d, int island) {
-  int n = d->solver_niter[island] < mjNSOLVER ? d->solver_niter[island] : mjNSOLVER, newton = 0;
-  for (int i = 0; i < n; i++) newton += d->solver[island * mjNSOLVER + i].neval > 0;
-  return newton;
-}
-
-void fs_record_leg_forces_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d,
-                             double* out) {
-  for (int i = 0; i < d->ncon; i++) {
-    const mjContact* c = &d->contact[i];
-    if (c->efc_address < 0 || c->exclude) continue;
-    int l1 = c->geom[1] >= 0 ? l->geom_leg[c->geom[1]] : -1;
-    int l0 = c->geom[0] >= 0 ? l->geom_leg[c->geom[0]] : -1;
-    if (l1 < 0 && l0 < 0) continue;
-    mjtNum f[6], fw[3];
-    mj_contactForce(m, d, i, f);           // contact frame, on geom 1 from geom 0
-    mju_mulMatTVec(fw, c->frame, f, 3, 3); // world frame
-    int leg = l1 >= 0 ? l1 : l0, sign = l1 >= 0 ? 1 : -1;
-    for (int k = 0; k < 3; k++) out[3 * leg + k] += sign * fw[k];
-  }
-}
-
-void fs_record_world_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d, int k, int w,
-                        int nworld, float* const* out) {
-  double solver[2] = {0, 0};
-  int nisland = !l->ncol[FS_SERIES_ITERATIONS] ? 0 : d->nisland ? d->nisland : (d->nefc ? 1 : 0);
-  for (int i = 0; i < nisland && i < mjNISLAND; i++) {
-    int newton = fs_mj_newton_iterations(d, i);
-    solver[0] += newton;
-    solver[1] += d->solver_niter[i] - newton;
-  }
-  double legs[3 * FS_RECORD_MAX_LEGS] = {0};
-  if (l->ncol[FS_SERIES_LEG_FORCE]) fs_record_leg_forces_mj(l, m, d, legs);
-  const double* src[FS_NSRC] = {
-      d->qpos, d->ctrl, d->actuator_force, d->site_xpos, d->xpos, d->xquat, d->qvel, solver, legs};
-  for (int s = 0; s < FS_NSERIES; s++) {
-    int C = l->ncol[s];
-    if (!C || !out[s]) continue;
-    float* row = out[s] + ((size_t)k * nworld + w) * C;
-    const int* sc = l->src + l->col0[s];
-    const int* ix = l->index + l->col0[s];
-    for (int c = 0; c < C; c++) row[c] = (float)src[sc[c]][ix[c]];
-  }
 }

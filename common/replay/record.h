@@ -27,10 +27,9 @@
 // targets); flysim generate what its spec asks.
 //
 // site_xpos and xpos are what mj_step computed at the start of the step (MuJoCo's
-// kinematics run first): what FlyGym reads after sim.step(). Every backend records
-// from the same layout: column c of the selected series is source array src[c] at
-// index index[c] of the world's data, so that the CPU's MuJoCo data, the host's and
-// the GPU's fsData all record the same thing with a loop over columns.
+// kinematics run first): what FlyGym reads after sim.step(). Each series is one of the
+// batch's recordings (fs_batch_add_recording): column c is element index[c] of the
+// source src[c] in a world's data, so that every backend records the same thing.
 //
 // The video's worlds (fsReplay.nrender, the first K) also keep their whole qpos at
 // every step of a block (fsBlock.render_qpos); the outputs pick the frames.
@@ -68,27 +67,14 @@ typedef enum fsSeriesId {
 #define FS_RECORD_ALL            ((1u << FS_NSERIES) - 1u)
 #define FS_RECORD_REPLAY_DEFAULT ((1u << (FS_SERIES_THORAX_POS + 1)) - 1u)
 
-/// Where a recorded column's value lives in a world's data.
-typedef enum fsRecordSource {
-  FS_SRC_QPOS = 0,       // qpos (nq)
-  FS_SRC_CTRL,           // ctrl (nu): the step's targets
-  FS_SRC_ACTUATOR_FORCE, // actuator_force (nu)
-  FS_SRC_SITE_XPOS,      // site_xpos (nsite x 3)
-  FS_SRC_XPOS,           // xpos (nbody x 3)
-  FS_SRC_XQUAT,          // xquat (nbody x 4)
-  FS_SRC_QVEL,           // qvel (nv)
-  FS_SRC_SOLVER,         // [0] Newton, [1] noslip iterations of the step (all islands)
-  FS_SRC_LEG_FORCE,      // [3 l + k]: leg l's contact force, world axis k
-  FS_NSRC
-} fsRecordSource;
-
 /// The selected series and the source of each of their columns.
 typedef struct fsRecordLayout {
   unsigned mask;        // selected series (bit k: fsSeriesId k)
   int ncol[FS_NSERIES]; // C_k of each series (0 when not selected)
   int col0[FS_NSERIES]; // first column of series k in src/index
   int ncol_total;       // sum of C_k over the selected series
-  int* src;             // (ncol_total) fsRecordSource of each column
+  const char** src;     // (ncol_total) the source of each column (a recording's source:
+                        // include/flysim/flysim.h fsRecordOptions)
   int* index;           // (ncol_total) index into that source
   int npoint;           // P: points of /site_pos
   int points_are_sites; // 1: site_xpos; 0: body origins 1..nbody-1 (no sites)
@@ -122,19 +108,6 @@ fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k);
 
 /// Names of the P points of /site_pos (the model's site or body names).
 const char* fs_record_point_name(const mjModel* m, const fsRecordLayout* l, int p);
-
-/// Record one world's step from MuJoCo's data (the CPU stepper): for every selected
-/// series k, row (step k_in_block, world w) of out[k] (nstep x N x C_k).
-void fs_record_world_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d, int k, int w,
-                        int nworld, float* const* out);
-
-/// Newton iterations of island k in MuJoCo's last step: MuJoCo counts noslip's
-/// iterations in solver_niter too, Newton's have line-search evaluations.
-int fs_mj_newton_iterations(const mjData* d, int island);
-
-/// Each leg's contact force (3L, world frame) from MuJoCo's data, added into out.
-void fs_record_leg_forces_mj(const fsRecordLayout* l, const mjModel* m, const mjData* d,
-                             double* out);
 
 #ifdef __cplusplus
 }

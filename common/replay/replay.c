@@ -1,6 +1,9 @@
 #include "common/replay/replay.h"
 
 #include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,26 +11,6 @@
 #include "common/base/clock.h"
 #include "common/base/interrupt.h"
 #include "src/base/nvtx.h"
-
-int fs_replay_inputs_load(const char* model_path, const char* targets_path, int disable,
-                          fsReplayInputs* in, fsError* err) {
-  memset(in, 0, sizeof *in);
-  in->m = fs_model_load(model_path, err);
-  if (!in->m) return -1;
-  in->m->opt.disableflags |= disable;
-  if (fs_targets_load(targets_path, &in->targets, err) ||
-      fs_targets_resample(&in->targets, in->m->opt.timestep, err) ||
-      fs_replay_bind(in->m, model_path, &in->targets, &in->bind, err))
-    return -1;
-  return 0;
-}
-
-void fs_replay_inputs_free(fsReplayInputs* in) {
-  fs_replay_binding_free(&in->bind);
-  fs_targets_free(&in->targets);
-  if (in->m) mj_deleteModel(in->m);
-  memset(in, 0, sizeof *in);
-}
 
 int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const fsTargets* t,
                    const fsReplayBinding* b, int nworld, int nstep, int nwarmup, fsError* err) {
@@ -60,12 +43,6 @@ void fs_replay_plan_free(fsReplay* r) {
   fs_record_layout_free(&r->rec);
 }
 
-void fs_replay_start_world(const fsReplay* r, int w, mjData* d) {
-  const mjModel* m = fs_replay_model(r, w);
-  fs_replay_reset_world(m, r->bind, d);
-  if (r->init_world) r->init_world(r->init_arg, w, m, d);
-}
-
 int fs_replay_set_record(fsReplay* r, unsigned mask, int nrender, fsError* err) {
   fs_record_layout_free(&r->rec);
   r->nrender = nrender < 0 ? 0 : nrender > r->nworld ? r->nworld : nrender;
@@ -73,15 +50,15 @@ int fs_replay_set_record(fsReplay* r, unsigned mask, int nrender, fsError* err) 
 }
 
 int fs_replay_block_steps(int nworld, int nstep) {
-  int block = 10000 / (nworld > 0 ? nworld : 1) / FS_STEPS_PER_LAUNCH * FS_STEPS_PER_LAUNCH;
-  if (block < FS_STEPS_PER_LAUNCH) block = FS_STEPS_PER_LAUNCH;
-  if (block > 1000) block = 1000 / FS_STEPS_PER_LAUNCH * FS_STEPS_PER_LAUNCH;
+  int block = 10000 / (nworld > 0 ? nworld : 1) / FLYSIM_STEPS_PER_LAUNCH * FLYSIM_STEPS_PER_LAUNCH;
+  if (block < FLYSIM_STEPS_PER_LAUNCH) block = FLYSIM_STEPS_PER_LAUNCH;
+  if (block > 1000) block = 1000 / FLYSIM_STEPS_PER_LAUNCH * FLYSIM_STEPS_PER_LAUNCH;
   if (block > nstep) block = nstep;
   return block < 1 ? 1 : block;
 }
 
 int fs_replay_launches(int nstep) {
-  return nstep / FS_STEPS_PER_LAUNCH + nstep % FS_STEPS_PER_LAUNCH;
+  return nstep / FLYSIM_STEPS_PER_LAUNCH + nstep % FLYSIM_STEPS_PER_LAUNCH;
 }
 
 long fs_replay_run_launches(int nworld, int nstep) {
@@ -91,6 +68,144 @@ long fs_replay_run_launches(int nworld, int nstep) {
     n += fs_replay_launches(nstep - s < block ? nstep - s : block);
   return n;
 }
+
+//---------------------------------- the batch -----------------------------------------------------
+
+// One recording: columns [c0, c0 + n) of the layout (source names), or (render) qpos.
+static int add_recording(fsBatch b, const fsReplay* r, int c0, int n, int render, int cap, int* id,
+                         fsError* err) {
+  const char** src = fs_calloc(err, "a recording", (size_t)n, sizeof *src);
+  int* index = fs_calloc(err, "a recording", (size_t)n, sizeof *index);
+  int rc = -1;
+  if (src && index) {
+    for (int c = 0; c < n; c++) {
+      src[c] = render ? "qpos" : r->rec.src[c0 + c];
+      index[c] = render ? c : r->rec.index[c0 + c];
+    }
+    fsRecordOptions o = {
+        n, src, index, render ? NULL : r->rec.geom_leg, 0, render ? r->nrender : 0, cap};
+    rc = fs_batch_add_recording(b, &o, id, err) ? -1 : 0;
+  }
+  free(src);
+  free(index);
+  return rc;
+}
+
+int fs_replay_open(const fsReplay* r, fsBackendKind kind, int bits, int nthread, fsReplayBatch* out,
+                   fsError* err) {
+  memset(out, 0, sizeof *out);
+  out->rec_render = -1;
+  for (int k = 0; k < FS_NSERIES; k++) out->rec_series[k] = -1;
+  fsBatchOptions o = fs_batch_default_options();
+  o.backend = kind;
+  o.precision = kind == FS_BACKEND_CPU ? FS_PRECISION_F64
+                : bits == 64           ? FS_PRECISION_F64
+                                       : FS_PRECISION_F32;
+  o.nworld = r->nworld;
+  o.nthread = nthread;
+  o.max_contacts = kind == FS_BACKEND_CPU ? 0 : r->max_contacts;
+  o.model_name = r->model_path;
+  if (fs_batch_open(r->m, &o, &out->b, err)) return -1;
+  out->bits = o.precision == FS_PRECISION_F32 ? 32 : 64;
+  int cap = fs_replay_block_steps(r->nworld, r->nstep);
+  for (int k = 0; k < FS_NSERIES; k++)
+    if (r->rec.ncol[k] &&
+        add_recording(out->b, r, r->rec.col0[k], r->rec.ncol[k], 0, cap, &out->rec_series[k], err))
+      goto fail;
+  if (r->nrender > 0 && add_recording(out->b, r, 0, (int)r->m->nq, 1, cap, &out->rec_render, err))
+    goto fail;
+  if (r->setup && r->setup(r->arg, out->b, err)) goto fail;
+  if (fs_batch_info(out->b, &out->info, err)) goto fail;
+  return 0;
+fail:
+  fs_replay_close(out);
+  return -1;
+}
+
+void fs_replay_close(fsReplayBatch* rb) {
+  fs_batch_close(rb->b);
+  memset(rb, 0, sizeof *rb);
+}
+
+int fs_replay_health(const fsReplay* r, const fsReplayBatch* rb, fsWorldStatus* out, fsError* err) {
+  fsWorldHealth* h = fs_calloc(err, "world health", (size_t)r->nworld, sizeof *h);
+  if (!h) return -1;
+  int rc = fs_batch_health(rb->b, h, err) ? -1 : 0;
+  for (int w = 0; w < r->nworld && !rc; w++) {
+    fsWorldStatus* st = &out[w];
+    memset(st, 0, sizeof *st);
+    memcpy(st->warnings, h[w].warnings, sizeof st->warnings);
+    st->first_warning = h[w].first_warning;
+    st->first_warning_step =
+        h[w].first_warning >= 0 ? (int)(h[w].first_warning_step - rb->step0 - r->nwarmup) : INT_MIN;
+    st->fatal = h[w].fatal;
+    st->solver_limit = h[w].solver_limit;
+    st->solver_error = h[w].solver_error;
+    st->peak_contacts = h[w].peak_contacts;
+  }
+  free(h);
+  return rc;
+}
+
+// A view of the batch's real read into host memory (raw: the view's elements).
+static void* read_real(const fsReplayBatch* rb, const char* name, size_t n, fsError* err) {
+  size_t es = rb->bits == 32 ? sizeof(float) : sizeof(double);
+  void* raw = fs_calloc(err, name, n, es);
+  if (raw && fs_batch_read(rb->b, name, raw, n * es, err)) {
+    free(raw);
+    return NULL;
+  }
+  return raw;
+}
+
+int fs_replay_read_worlds(const fsReplay* r, const fsReplayBatch* rb, double* qpos, int* ncon,
+                          fsError* err) {
+  size_t n = (size_t)r->nworld * (size_t)r->m->nq;
+  void* q = read_real(rb, "qpos", n, err);
+  if (!q) return -1;
+  for (size_t i = 0; i < n; i++) qpos[i] = rb->bits == 32 ? ((float*)q)[i] : ((double*)q)[i];
+  free(q);
+  return fs_batch_read(rb->b, "ncon", ncon, sizeof(int) * (size_t)r->nworld, err) ? -1 : 0;
+}
+
+// x (n elements of world w's slice, from k0) perturbed in the batch's real.
+static void perturb(void* x, int bits, int n, int how, unsigned seed, unsigned w, unsigned k0) {
+  for (int i = 0; i < n; i++) {
+    int up = fs_perturb_up(seed, w, k0 + (unsigned)i);
+    if (bits == 32) {
+      float* v = (float*)x + i;
+      *v = how == FS_PERTURB_ROUND_F32 ? *v : nextafterf(*v, up ? INFINITY : -INFINITY);
+    } else {
+      double* v = (double*)x + i;
+      *v = how == FS_PERTURB_ROUND_F32 ? (double)(float)*v
+                                       : nextafter(*v, up ? INFINITY : -INFINITY);
+    }
+  }
+}
+
+int fs_replay_perturb(const fsReplay* r, const fsReplayBatch* rb, int how, unsigned seed,
+                      fsError* err) {
+  const int N = r->nworld, nq = (int)r->m->nq, nv = (int)r->m->nv;
+  size_t es = rb->bits == 32 ? sizeof(float) : sizeof(double);
+  char* q = read_real(rb, "qpos", (size_t)N * nq, err);
+  char* v = q ? read_real(rb, "qvel", (size_t)N * nv, err) : NULL;
+  int rc = -1;
+  if (q && v) {
+    for (int w = 0; w < N; w++) {
+      perturb(q + (size_t)w * nq * es, rb->bits, nq, how, seed, (unsigned)w, 0);
+      perturb(v + (size_t)w * nv * es, rb->bits, nv, how, seed, (unsigned)w, (unsigned)nq);
+    }
+    rc = fs_batch_write(rb->b, "qpos", q, (size_t)N * nq * es, err) ||
+                 fs_batch_write(rb->b, "qvel", v, (size_t)N * nv * es, err)
+             ? -1
+             : 0;
+  }
+  free(q);
+  free(v);
+  return rc;
+}
+
+//---------------------------------- the run -------------------------------------------------------
 
 static void free_block(fsBlock* b) {
   for (int k = 0; k < FS_NSERIES; k++) free(b->series[k]);
@@ -119,11 +234,9 @@ fail:
   return -1;
 }
 
-// The block's data (fetched from the backend), to the observer and the file.
-static int save_block(const fsReplay* r, const fsBackendOps* ops, void* self,
-                      const fsRunOptions* opt, fsBlock* b, fsError* err) {
+// The block's data to the observer and the file.
+static int save_block(const fsReplay* r, const fsRunOptions* opt, const fsBlock* b, fsError* err) {
   if (b->ndone <= 0) return 0;
-  if (ops->fetch_block && ops->fetch_block(self, b, err)) return -1;
   if (opt->on_block && opt->on_block(opt->block_arg, b, err)) return -1;
   if (!opt->recorder) return 0;
   const float* data[FS_NSERIES];
@@ -134,6 +247,37 @@ static int save_block(const fsReplay* r, const fsBackendOps* ops, void* self,
   int rc = fs_recorder_append(opt->recorder, b->ndone, data, err);
   fs_nvtx_pop();
   return rc;
+}
+
+// A block saved on a thread of its own while the next one steps (cpu and host, whose step
+// calls return when done; a cuda batch's calls return at once, and the driver saves then).
+typedef struct Saver {
+  const fsReplay* r;
+  const fsRunOptions* opt;
+  const fsBlock* b;
+  pthread_t thread;
+  int started, rc;
+  fsError err;
+} Saver;
+
+static void* saver_main(void* arg) {
+  Saver* s = arg;
+  s->rc = save_block(s->r, s->opt, s->b, &s->err);
+  return NULL;
+}
+
+static void saver_start(Saver* s, const fsBlock* b) {
+  s->b = b;
+  s->rc = 0;
+  s->started = pthread_create(&s->thread, NULL, saver_main, s) == 0;
+  if (!s->started) s->rc = save_block(s->r, s->opt, b, &s->err); // no thread: save here
+}
+
+static int saver_join(Saver* s, fsError* err) {
+  if (s->started) pthread_join(s->thread, NULL);
+  s->started = 0;
+  if (s->rc && err) *err = s->err;
+  return s->rc;
 }
 
 static void print_progress(const char* label, const fsReplay* r, long long done, double elapsed,
@@ -148,26 +292,92 @@ static void print_progress(const char* label, const fsReplay* r, long long done,
   fflush(stderr);
 }
 
-int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const fsRunOptions* opt,
-                  fsRunResult* res, fsError* err) {
+// Every world from the binding's keyframe with adhesion on (fs_replay_reset_world's state:
+// FlyGym's Simulation.reset + set_leg_adhesion_states(ones)), the plan's own start, then
+// the warm-up at those controls, a block at a time.
+static int warm_up(const fsReplay* r, fsReplayBatch* rb, int block, fsError* err) {
+  const int N = r->nworld, nu = (int)r->m->nu;
+  rb->step0 = fs_batch_steps(rb->b);
+  if (fs_batch_reset(rb->b, NULL, r->bind->key, err)) return -1;
+  if (r->bind->nadhesion > 0) {
+    size_t es = rb->bits == 32 ? sizeof(float) : sizeof(double);
+    char* ctrl = read_real(rb, "ctrl", (size_t)N * nu, err);
+    if (!ctrl) return -1;
+    for (int w = 0; w < N; w++)
+      for (int i = 0; i < r->bind->nadhesion; i++) {
+        size_t k = (size_t)w * nu + (size_t)r->bind->adhesion[i];
+        if (rb->bits == 32)
+          ((float*)ctrl)[k] = 1.0f;
+        else
+          ((double*)ctrl)[k] = 1.0;
+      }
+    int rc = fs_batch_write(rb->b, "ctrl", ctrl, (size_t)N * nu * es, err);
+    free(ctrl);
+    if (rc) return -1;
+  }
+  if (r->init_worlds && r->init_worlds(r->arg, rb->b, err)) return -1;
+  for (int s = 0; s < r->nwarmup && !fs_interrupted(); s += block)
+    if (fs_batch_step(rb->b, r->nwarmup - s < block ? r->nwarmup - s : block, err)) return -1;
+  return fs_batch_sync(rb->b, err) ? -1 : 0;
+}
+
+// The clip as the batch's control sequence: world w from row world_start[w].
+static int set_clip(const fsReplay* r, fsReplayBatch* rb, fsError* err) {
+  int64_t* row = fs_calloc(err, "world offsets", (size_t)r->nworld, sizeof *row);
+  if (!row) return -1;
+  for (int w = 0; w < r->nworld; w++) row[w] = r->world_start[w];
+  fsCtrlSequence seq = {r->targets->nstep, r->bind->nact, r->targets->value, r->bind->actuator,
+                        row};
+  int rc = fs_batch_set_ctrl_sequence(rb->b, &seq, err) ? -1 : 0;
+  free(row);
+  return rc;
+}
+
+int fs_replay_step_block(const fsReplay* r, const fsReplayBatch* rb, fsBlock* b, int n,
+                         fsError* err) {
+  float* out[FS_NSERIES + 1];
+  memset(out, 0, sizeof out);
+  int record = 0;
+  for (int k = 0; k < FS_NSERIES; k++)
+    if (rb->rec_series[k] >= 0 && b->series[k]) {
+      out[rb->rec_series[k]] = b->series[k];
+      record = 1;
+    }
+  if (rb->rec_render >= 0 && b->render_qpos) {
+    out[rb->rec_render] = b->render_qpos;
+    record = 1;
+  }
+  (void)r;
+  return (record ? fs_batch_step_recorded(rb->b, n, out, err) : fs_batch_step(rb->b, n, err)) ? -1
+                                                                                              : 0;
+}
+
+int fs_replay_start(const fsReplay* r, fsReplayBatch* rb, fsError* err) {
+  fs_nvtx_push(FS_NVTX_WARMUP);
+  int rc = warm_up(r, rb, fs_replay_block_steps(r->nworld, r->nstep), err) || set_clip(r, rb, err);
+  fs_nvtx_pop();
+  return rc ? -1 : 0;
+}
+
+int fs_replay_run(const fsReplay* r, fsReplayBatch* rb, const fsRunOptions* opt, fsRunResult* res,
+                  fsError* err) {
   static const fsRunHooks no_hooks = {NULL, NULL, NULL};
   const fsRunHooks* hooks = opt->hooks ? opt->hooks : &no_hooks;
+  const int keep = opt->recorder || opt->on_block, async = rb->info.backend == FS_BACKEND_CUDA;
   fsBlock blk[2];
   memset(blk, 0, sizeof blk);
   memset(res, 0, sizeof *res);
+  Saver saver = {r, opt, NULL, 0, 0, 0, {{0}, FS_OK}};
   int block = opt->block > 0 ? opt->block : fs_replay_block_steps(r->nworld, r->nstep);
   int rc = -1, timed = 0;
   long long step = 0;
-  if (opt->recorder || opt->on_block)
+  if (keep)
     for (int i = 0; i < 2; i++)
       if (alloc_block(r, block, &blk[i], err)) goto done;
 
-  fs_nvtx_push(FS_NVTX_WARMUP);
-  int warm_failed = ops->warmup(self, err);
-  fs_nvtx_pop();
-  if (warm_failed) goto done;
+  if (fs_replay_start(r, rb, err)) goto done;
 
-  const char* label = opt->label ? opt->label : ops->name;
+  const char* label = opt->label ? opt->label : fs_backend_name(rb->info.backend);
   fsBlock* prev = NULL;
   int cur = 0;
   if (hooks->on_timed_start && hooks->on_timed_start(hooks->arg, err)) goto done;
@@ -176,24 +386,29 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
   fs_nvtx_push(FS_NVTX_TIMED_RUN);
   while (step < r->nstep && !fs_interrupted()) {
     fsBlock* b = &blk[cur];
+    int n = (int)(r->nstep - step < block ? r->nstep - step : block);
+    long stop = opt->next_stop ? opt->next_stop(opt->stop_arg, (long)step) : -1;
+    if (stop >= step && stop < step + n) n = (int)(stop - step + 1); // end at the stop
     b->step0 = (int)step;
-    b->nstep = (int)(r->nstep - step < block ? r->nstep - step : block);
+    b->nstep = n;
     b->ndone = 0;
-    if (ops->begin_block(self, b, err)) {
-      fs_nvtx_pop();
-      goto done;
-    }
-    // Write the previous block while this one is being stepped.
-    int write_failed = prev && save_block(r, ops, self, opt, prev, err);
+    // The previous block is written while this one steps.
+    if (prev && !async) saver_start(&saver, prev);
+    fsError step_err;
+    int step_failed = fs_replay_step_block(r, rb, b, n, &step_err);
+    int write_failed = prev && (async ? save_block(r, opt, prev, err) : saver_join(&saver, err));
     prev = NULL;
-    fsError end_err;
-    int end_failed = ops->end_block(self, b, &end_err);
-    step += b->ndone;
-    if (write_failed || end_failed) fs_nvtx_pop();
+    if (!step_failed) {
+      b->ndone = n;
+      step += n;
+    }
+    if (!step_failed && stop == step - 1 && opt->at_stop &&
+        opt->at_stop(opt->stop_arg, rb->b, stop, &step_err))
+      step_failed = 1;
+    if (write_failed || step_failed) fs_nvtx_pop();
     if (write_failed) goto done;
-    if (end_failed) {
-      *err = end_err;
-      if (opt->recorder || opt->on_block) save_block(r, ops, self, opt, b, NULL);
+    if (step_failed) {
+      *err = step_err;
       goto done;
     }
     double now = fs_clock_s();
@@ -201,21 +416,22 @@ int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const 
       print_progress(label, r, step, now - t0, 0);
       last_print = now;
     }
-    if (opt->recorder || opt->on_block) prev = b;
+    if (keep) prev = b;
     cur ^= 1;
-    if (b->ndone < b->nstep) break; // stopped by a signal
   }
+  int sync_failed = fs_batch_sync(rb->b, err) != FS_OK; // the device done: the clock stops
   res->wall_s = fs_clock_s() - t0;
   fs_nvtx_pop();
   timed = 0;
   int hook_failed = hooks->on_timed_end && hooks->on_timed_end(hooks->arg, err);
   if (opt->progress) print_progress(label, r, step, res->wall_s, 1);
   // The last block is saved even if the hook failed (its message is kept).
-  if (prev && save_block(r, ops, self, opt, prev, hook_failed ? NULL : err)) goto done;
-  if (hook_failed) goto done;
+  if (!sync_failed && prev && save_block(r, opt, prev, hook_failed ? NULL : err)) goto done;
+  if (hook_failed || sync_failed) goto done;
   rc = 0;
 
 done:
+  if (saver.started) saver_join(&saver, NULL);
   if (timed && hooks->on_timed_end) hooks->on_timed_end(hooks->arg, NULL); // loop failed
   res->steps = step;
   if (res->wall_s <= 0) res->wall_s = 0;
@@ -253,22 +469,17 @@ int fs_world_has_problem(const fsWorldStatus* st) {
   return any;
 }
 
-int fs_replay_peak_contacts(const fsReplay* r, const fsBackendOps* ops, void* self) {
+int fs_replay_peak_contacts(const fsReplay* r, const fsWorldStatus* st) {
   int peak = 0;
-  for (int w = 0; w < r->nworld; w++) {
-    fsWorldStatus st;
-    ops->world_status(self, w, &st);
-    peak = st.peak_contacts > peak ? st.peak_contacts : peak;
-  }
+  for (int w = 0; w < r->nworld; w++)
+    peak = st[w].peak_contacts > peak ? st[w].peak_contacts : peak;
   return peak;
 }
 
-int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,
-                            int verbose_limit) {
+int fs_replay_report_worlds(const fsReplay* r, const fsWorldStatus* all, int verbose_limit) {
   int nbad = 0;
   for (int w = 0; w < r->nworld; w++) {
-    fsWorldStatus st;
-    ops->world_status(self, w, &st);
+    const fsWorldStatus st = all[w];
     if (!fs_world_has_problem(&st)) continue;
     if (nbad < verbose_limit) {
       fprintf(stderr, "flysim: world %d:", w);

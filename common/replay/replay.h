@@ -1,45 +1,26 @@
-// The replay: what both backends run, and the loop that drives them.
+// The replay: a client of the library (include/flysim/flysim.h) that plays a clip.
 //
-// A replay plan fixes the model, the targets (at the model's timestep), the
-// number of worlds N and of steps S, and where in the clip each world starts.
-// A backend (src/cpu, src/host or src/cuda) steps all worlds one block of steps at a time,
-// asynchronously; the driver here overlaps each block's stepping with writing the
-// previous block to HDF5, prints progress, honours Ctrl-C and measures throughput.
+// A replay plan fixes the model, the targets (at the model's timestep), the number of
+// worlds N and of steps S, and where in the clip each world starts. fs_replay_open opens
+// the plan's worlds as a batch on a backend (cpu, host or cuda) with the plan's
+// recordings; fs_replay_run resets and warms the worlds up, sets the clip as the batch's
+// control sequence and steps it a block at a time, overlapping each block's stepping with
+// writing the previous block to HDF5; it prints progress, honours Ctrl-C (between blocks)
+// and measures throughput.
 #ifndef FLYSIM_COMMON_REPLAY_H
 #define FLYSIM_COMMON_REPLAY_H
 
+#include <flysim/flysim.h>
 #include <mujoco/mujoco.h>
 
 #include "src/base/error.h"
-#include "common/inputs/model.h"
-#include "common/inputs/targets.h"
+#include "common/inputs/inputs.h"
 #include "common/recorder/recorder.h"
 #include "common/replay/record.h"
-
-/// The GPU replay launches its steps FS_STEPS_PER_LAUNCH at a time (one kernel and one
-/// graph launch each; what is left of a run, fewer than that, one at a time): what
-/// Nsight Compute's launch counts and the NVTX `step` ranges count (fs_replay_launches).
-/// Blocks (fs_replay_block_steps) are whole numbers of such launches, however many
-/// worlds, so that only a run's last block has single steps.
-#define FS_STEPS_PER_LAUNCH 8
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/// A replay's inputs, as every verb loads them: the model (MJCF or MJB) with the
-/// disable flags added, the clip resampled to the model's timestep, and the binding
-/// of the clip's columns to the model's actuators.
-typedef struct fsReplayInputs {
-  mjModel* m;
-  fsTargets targets;
-  fsReplayBinding bind;
-} fsReplayInputs;
-
-/// Load them (errors name the file and the fix). in may be freed after a failure.
-int fs_replay_inputs_load(const char* model_path, const char* targets_path, int disable,
-                          fsReplayInputs* in, fsError* err);
-void fs_replay_inputs_free(fsReplayInputs* in);
 
 /// What a run replays.
 typedef struct fsReplay {
@@ -56,19 +37,13 @@ typedef struct fsReplay {
   int max_contacts;   // contacts a world of flysim's stepper (host, cuda) holds, and the
                       // rows they make (--max-contacts); 0: every pair's slots. MuJoCo's
                       // cpu stepper grows its arena instead (no such bound)
-  // Per-world variation (flysim generate); NULL/none in a replay:
-  const mjModel* const* world_model; // (N) world w's model (same sizes as m), or NULL: m
-  void (*init_world)(void* arg, int w, const mjModel* m, mjData* d); // after each reset
-  void* init_arg;
+  // Per-world variation (flysim generate); NULL in a replay:
+  int (*setup)(void* arg, fsBatch b, fsError* err);       // once, after the batch opens:
+                                                          // per-world parameters
+  int (*init_worlds)(void* arg, fsBatch b, fsError* err); // after each reset: the worlds'
+                                                          // own start (through the views)
+  void* arg;
 } fsReplay;
-
-/// World w's model: its own (per-world variation) or the plan's.
-static inline const mjModel* fs_replay_model(const fsReplay* r, int w) {
-  return r->world_model ? r->world_model[w] : r->m;
-}
-
-/// World w's start: fs_replay_reset_world on its model, then the plan's init_world.
-void fs_replay_start_world(const fsReplay* r, int w, mjData* d);
 
 /// Fill r: world w starts at row (w mod floor(T / S)) * S -- FlyGym's GPU script's
 /// slices: (w * S) mod T when S divides T, never running past the clip's end.
@@ -92,13 +67,13 @@ typedef struct fsBlock {
                              // or NULL
 } fsBlock;
 
-/// Per-world health after a run: MuJoCo's warning counters and the first step at
-/// which any warning (NaN/Inf state or acceleration, full buffers, ...) appeared.
+/// A world's health after a run, in the replay's steps (fsWorldHealth, with the step of
+/// its first warning counted from the replay's first step).
 typedef struct fsWorldStatus {
-  int warnings[mjNWARNING]; // mjData.warning[i].number
+  int warnings[mjNWARNING]; // MuJoCo's warning counters
   int first_warning_step;   // replay step (negative: during warm-up), or INT_MIN
   int first_warning;        // mjtWarning of that first warning, or -1
-  int fatal;                // a MuJoCo error stopped this world
+  int fatal;                // a MuJoCo error stopped this world (cpu)
   int solver_limit;         // steps whose Newton solve (an island's) ran to opt.iterations
   int solver_error;         // steps whose solve failed (the GPU stepper's rank-deficient
                             // Hessian, where MuJoCo would stop with an error)
@@ -106,62 +81,46 @@ typedef struct fsWorldStatus {
                             // (kept or not: what --max-contacts must hold), warm-up included
 } fsWorldStatus;
 
-/// What a stepper's worlds cost: memory, and on a GPU its step kernel.
-typedef struct fsBackendCost {
-  double world_bytes; // one world's data
-  double model_bytes; // what the worlds share
-  int chip_bytes;     // of world_bytes, what the step keeps on-chip (src/model/onchip.h)
-  int contacts;       // contacts a world holds (fsReplay.max_contacts or every pair's
-                      // slots); 0: no bound (MuJoCo's arena, cpu)
-  int has_kernel;     // the kernel fields are set (cuda)
-  int registers;      // per thread
-  int local_bytes;    // per thread: stack and register spills
-  int shared_bytes;   // static shared memory per block
-  int block_threads;
-  double occupancy; // theoretical: resident threads over the SM's maximum
-} fsBackendCost;
+/// A plan's worlds opened as a batch, with the plan's recordings: one per recorded series
+/// and one of the video's worlds' qpos.
+typedef struct fsReplayBatch {
+  fsBatch b;
+  fsBatchInfo info;           // backend, precision, threads, costs, description
+  int bits;                   // its real: 64 (cpu, or f64) or 32
+  int rec_series[FS_NSERIES]; // series k's recording, or -1
+  int rec_render;             // the video's worlds' recording, or -1
+  int64_t step0;              // the batch's step count at the warm-up's first step
+} fsReplayBatch;
 
-/// A backend: one set of worlds being stepped.
-typedef struct fsBackendOps {
-  const char* name;
-  /// Reset every world and run r->nwarmup steps (not timed, not recorded).
-  int (*warmup)(void* self, fsError* err);
-  /// Start stepping b->nstep steps from b->step0; return without waiting.
-  int (*begin_block)(void* self, fsBlock* b, fsError* err);
-  /// Wait for the block; set b->ndone (fewer than b->nstep only if stopped).
-  int (*end_block)(void* self, fsBlock* b, fsError* err);
-  /// Health of world w.
-  void (*world_status)(void* self, int w, fsWorldStatus* st);
-  /// Every world's qpos (N x nq) and contact count (N), in double, after the last
-  /// block (flysim compare reads them; not while a block runs).
-  int (*read_worlds)(void* self, double* qpos, int* ncon, fsError* err);
-  /// Perturb every world's qpos and qvel as `how` (fsPerturb) with directions from
-  /// seed (fs_perturb_up): flysim compare's floor; not while a block runs.
-  int (*perturb_state)(void* self, int how, unsigned seed, fsError* err);
-  /// What the worlds cost (flysim bench).
-  int (*cost)(void* self, fsBackendCost* out, fsError* err);
-  /// The block's recorded data into b->series / b->render_qpos, once its steps are
-  /// done (end_block) -- called by the driver just before it writes the block, after
-  /// the next block has begun, so that a GPU's copies overlap the next block's
-  /// steps. NULL: end_block filled them.
-  int (*fetch_block)(void* self, fsBlock* b, fsError* err);
-} fsBackendOps;
+/// Open plan r on a backend (bits: flysim's real; the cpu is float64) with nthread CPU
+/// threads (0: one per core). The error names the fix when the backend is missing here.
+int fs_replay_open(const fsReplay* r, fsBackendKind kind, int bits, int nthread, fsReplayBatch* out,
+                   fsError* err);
 
-/// How flysim compare perturbs a stepper's state for its floor (perturb_state).
+/// Close (rb may be zeroed or already closed).
+void fs_replay_close(fsReplayBatch* rb);
+
+/// Every world's status (N).
+int fs_replay_health(const fsReplay* r, const fsReplayBatch* rb, fsWorldStatus* out, fsError* err);
+
+/// Every world's qpos (N x nq) in double and contact count (N), after the last step.
+int fs_replay_read_worlds(const fsReplay* r, const fsReplayBatch* rb, double* qpos, int* ncon,
+                          fsError* err);
+
+/// How flysim compare perturbs a stepper's state for its floor (fs_replay_perturb).
 typedef enum fsPerturb {
   FS_PERTURB_ROUND_F32 = 0, // rounded to float32 (in a float32 stepper: no change)
   FS_PERTURB_ULP = 1        // moved one ulp of the stepper's real, up or down
 } fsPerturb;
 
-#ifdef __CUDACC__
-#define FS_PERTURB_HD __host__ __device__
-#else
-#define FS_PERTURB_HD
-#endif
+/// Perturb every world's qpos and qvel as `how` in the batch's real, element k of world w
+/// up if fs_perturb_up(seed, w, k) else down (qvel's elements after qpos's).
+int fs_replay_perturb(const fsReplay* r, const fsReplayBatch* rb, int how, unsigned seed,
+                      fsError* err);
 
 /// 1 if element k of world w moves up (else down) in perturbation number seed: a
 /// hash, so that every backend moves the same elements the same way.
-static inline FS_PERTURB_HD int fs_perturb_up(unsigned seed, unsigned w, unsigned k) {
+static inline int fs_perturb_up(unsigned seed, unsigned w, unsigned k) {
   unsigned h = seed * 0x9E3779B1u ^ w * 0x85EBCA77u ^ k * 0xC2B2AE3Du;
   h ^= h >> 15;
   h *= 0x2C1B3C6Du;
@@ -205,24 +164,44 @@ typedef struct fsRunOptions {
   const fsRunHooks* hooks; // around the timed loop (or NULL)
   fsBlockHook on_block;    // each block's data (or NULL): the outputs' observer
   void* block_arg;
+  // Steps the caller must see as they happen (the cpu's world-0 video, from MuJoCo's own
+  // data): next_stop(arg, s) is the first replay step >= s after which at_stop(arg, b,
+  // step) runs, between two of the batch's step calls; NULL: none.
+  long (*next_stop)(void* arg, long step);
+  int (*at_stop)(void* arg, fsBatch b, long step, fsError* err);
+  void* stop_arg;
 } fsRunOptions;
 
 /// Steps per block for N worlds (what the driver waits for and records at once): about
-/// 1e4 world-steps rounded down to a multiple of FS_STEPS_PER_LAUNCH, at least one launch's
-/// FS_STEPS_PER_LAUNCH (at 65,536 worlds too) and at most 1000; at most S.
+/// 1e4 world-steps rounded down to a multiple of FLYSIM_STEPS_PER_LAUNCH (a cuda batch's
+/// launch: what Nsight Compute's launch counts and the NVTX `step` ranges count), at least
+/// one launch's (at 65,536 worlds too) and at most 1000; at most S. Blocks are whole
+/// launches however many worlds, so only a run's last block has single steps.
 int fs_replay_block_steps(int nworld, int nstep);
 
-/// Launches that run nstep steps: FS_STEPS_PER_LAUNCH at a time, the rest one at a time
-/// (the GPU backend's graphs, src/cuda/replay_cuda.cu's run_steps).
+/// Launches that run nstep steps: FLYSIM_STEPS_PER_LAUNCH at a time, the rest one at a time
+/// (the cuda backend's graphs, src/cuda/backend_cuda.cu).
 int fs_replay_launches(int nstep);
 
 /// Launches of a replay of nstep steps of nworld worlds, block by block (the driver's
 /// blocks): the NVTX `step` ranges of its timed run.
 long fs_replay_run_launches(int nworld, int nstep);
 
-/// Warm up, then run r->nstep steps in blocks, recording if opt->recorder.
-/// Stops early (result->interrupted) on SIGINT/SIGTERM/SIGHUP.
-int fs_replay_run(const fsReplay* r, const fsBackendOps* ops, void* self, const fsRunOptions* opt,
+/// Reset every world to the binding's keyframe with adhesion on (FlyGym's
+/// Simulation.reset and set_leg_adhesion_states), the plan's init_worlds, the warm-up
+/// (r->nwarmup steps at those controls); then the clip as the batch's control sequence,
+/// world w from row world_start[w]: the batch is ready for the replay's step 0.
+int fs_replay_start(const fsReplay* r, fsReplayBatch* rb, fsError* err);
+
+/// n steps of the batch into block b's buffers (the series' and the video's that b has;
+/// none: nothing recorded). A cuda batch's data lands in b once a later step call or
+/// fs_batch_sync returns.
+int fs_replay_step_block(const fsReplay* r, const fsReplayBatch* rb, fsBlock* b, int n,
+                         fsError* err);
+
+/// fs_replay_start, then r->nstep steps of the clip in blocks, recording if opt->recorder.
+/// Stops early (result->interrupted) on SIGINT/SIGTERM/SIGHUP, between blocks.
+int fs_replay_run(const fsReplay* r, fsReplayBatch* rb, const fsRunOptions* opt,
                   fsRunResult* result, fsError* err);
 
 /// A short name of MuJoCo warning i (mjtWarning), e.g. "bad-qacc".
@@ -232,12 +211,11 @@ const char* fs_warning_name(int i);
 /// iteration limit or failed.
 int fs_world_has_problem(const fsWorldStatus* st);
 
-/// Print each problem world (stderr) and count them.
-int fs_replay_report_worlds(const fsReplay* r, const fsBackendOps* ops, void* self,
-                            int verbose_limit);
+/// Print each problem world of st (N, stderr) and count them.
+int fs_replay_report_worlds(const fsReplay* r, const fsWorldStatus* st, int verbose_limit);
 
-/// The most contacts any world made in one step (fsWorldStatus.peak_contacts).
-int fs_replay_peak_contacts(const fsReplay* r, const fsBackendOps* ops, void* self);
+/// The most contacts any world of st (N) made in one step.
+int fs_replay_peak_contacts(const fsReplay* r, const fsWorldStatus* st);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,17 @@ int fs_fail(fsError* err, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
   va_end(ap);
+  err->status = FS_ERR_RUNTIME;
+  return -1;
+}
+
+int fs_fail_status(fsError* err, fsStatus status, const char* fmt, ...) {
+  if (!err) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  err->status = status;
   return -1;
 }
 
@@ -26,8 +37,9 @@ int fs_fail_append(fsError* err, const char* fmt, ...) {
 }
 
 int fs_fail_oom(fsError* err, const char* what, double bytes) {
-  return fs_fail(err, "out of memory allocating %s (%.3g MiB); fix: use fewer worlds or steps",
-                 what, bytes / (1024.0 * 1024.0));
+  return fs_fail_status(err, FS_ERR_MEMORY,
+                        "out of memory allocating %s (%.3g MiB); fix: use fewer worlds or steps",
+                        what, bytes / (1024.0 * 1024.0));
 }
 
 void* fs_calloc(fsError* err, const char* what, unsigned long long count, unsigned long long size) {

@@ -37,6 +37,34 @@ static void on_mujoco_error(const char* msg) {
   exit(1);
 }
 
+static pthread_mutex_t g_install = PTHREAD_MUTEX_INITIALIZER;
+static void (*g_prev_error)(const char*) = NULL;
+
+// The library's handler: the trap, else the handler that was there before.
+static void on_error_trapped(const char* msg) {
+  fsMjTrap* trap = t_trap;
+  if (trap) {
+    snprintf(trap->msg, sizeof trap->msg, "%s", msg);
+    t_trap = NULL;
+    longjmp(trap->env, 1);
+  }
+  if (g_prev_error) {
+    g_prev_error(msg);
+    return;
+  }
+  fprintf(stderr, "ERROR: %s\n", msg); // MuJoCo's own behaviour without a handler
+  exit(EXIT_FAILURE);
+}
+
+void fs_mujoco_trap_errors(void) {
+  pthread_mutex_lock(&g_install);
+  if (mju_user_error != on_error_trapped && mju_user_error != on_mujoco_error) {
+    g_prev_error = mju_user_error;
+    mju_user_error = on_error_trapped;
+  }
+  pthread_mutex_unlock(&g_install);
+}
+
 void fs_mujoco_install_hooks(void) {
   mju_user_warning = on_mujoco_warning;
   mju_user_error = on_mujoco_error;

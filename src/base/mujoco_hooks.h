@@ -1,10 +1,12 @@
-// MuJoCo's global error and warning hooks, set once for the whole program.
+// MuJoCo's global error and warning hooks.
 //
-// Warnings (printed by MuJoCo once per world and kind) go to stderr, the first
-// few in full; every world's warning counters are reported after the run anyway.
-// A MuJoCo error inside a guarded region (fs_mj_try) jumps back to it with the
-// message, so that one failing world stops the run cleanly and the recorder still
-// closes its file; outside a guarded region the error is printed and exits 1.
+// The library (fs_mujoco_trap_errors, at every fs_batch_open): a MuJoCo error inside a
+// guarded region (a world's step) jumps back to it with the message, so that one
+// failing world stops the call cleanly instead of the process; outside a guarded region
+// the error goes to the handler that was there before (MuJoCo's own: print and exit).
+// The program (fs_mujoco_install_hooks, flysim's verbs): warnings (printed by MuJoCo
+// once per world and kind) go to stderr, the first few in full, and an error outside a
+// guarded region is printed and exits 1.
 #ifndef FLYSIM_BASE_MUJOCO_HOOKS_H
 #define FLYSIM_BASE_MUJOCO_HOOKS_H
 
@@ -20,7 +22,12 @@ typedef struct fsMjTrap {
   char msg[1024];
 } fsMjTrap;
 
-/// Install the hooks (idempotent). Also keeps MuJoCo from writing MUJOCO_LOG.TXT.
+/// The library's error trap (idempotent; keeps the handler that was there for errors
+/// outside a guarded region).
+void fs_mujoco_trap_errors(void);
+
+/// The program's hooks (idempotent), the trap included. Also keeps MuJoCo from writing
+/// MUJOCO_LOG.TXT.
 void fs_mujoco_install_hooks(void);
 
 /// Make trap this thread's target for MuJoCo errors (NULL: none).

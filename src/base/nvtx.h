@@ -4,14 +4,17 @@
 // domain, "flysim", so that nsys draws them on the timeline above the CUDA work
 // they launch. The replay uses four names (FS_NVTX_*):
 //
-//   warmup        the warm-up steps, one range
-//   timed_run     the measured steps, one range
-//     step        one range per measured step, around the host-side graph launch
+//   warmup        the warm-up steps, one range (common/replay/replay.c)
+//   timed_run     the measured steps, one range (common/replay/replay.c)
+//     step        one range per launch of the cuda backend (FLYSIM_STEPS_PER_LAUNCH
+//                 steps, or one), around its host-side graph launch
+//                 (src/cuda/backend_cuda.cu), under warmup and timed_run
 //     record      writing a recorded block to HDF5 (beside the next block's steps)
 //
 // Build. The CMake option FLYSIM_NVTX (default ON when the CUDA toolkit's header-only
 // nvtx3, nvtx3/nvToolsExt.h, is found; no library to link) defines FLYSIM_NVTX=1 for
-// everything that links flysim_common and compiles src/base/nvtx.c. With
+// every part of libflysim and what builds on it (flysim_includes, src/CMakeLists.txt)
+// and compiles src/base/nvtx.c into it. With
 // -DFLYSIM_NVTX=OFF it defines FLYSIM_NVTX=0 and the functions below are empty
 // static inline functions: no NVTX code, no dlopen, nothing left in the binary.
 // With NVTX on but no tool attached, a push or pop costs a pthread_once check and
@@ -58,7 +61,8 @@ extern "C" {
 /// The NVTX domain of every flysim range.
 #define FS_NVTX_DOMAIN "flysim"
 
-/// Range names used by the CUDA backend (the tests check these exact strings).
+/// Range names used by the replay driver and the cuda backend (the tests check these
+/// exact strings).
 #define FS_NVTX_WARMUP    "warmup"
 #define FS_NVTX_TIMED_RUN "timed_run"
 #define FS_NVTX_STEP      "step"

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/inputs/model.h"
 #include "src/base/random.h"
 
 static fshReportFn g_report;

@@ -1,4 +1,4 @@
-// The stepper checked against MuJoCo (ARCHITECTURE section 4), as library code for
+// The stepper checked against MuJoCo (docs/ARCHITECTURE.md, src/README.md), as library code for
 // the tests (tests/cuda) and `flysim compare --stages`: reference worlds from MuJoCo
 // itself (seeded noise, a few steps, mj_forward), a different state in every world,
 // outputs poisoned with NaN before a stage runs, every field of every world compared

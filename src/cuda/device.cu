@@ -1,5 +1,6 @@
 // The batched stepper's device side: allocation and copies driven by the field
-// tables, and thin kernels (a warp per world) over the stage functions.
+// tables, and thin kernels (a group of a warp's lanes per world, src/exec/real.h) over
+// the stage functions.
 #include "src/cuda/device.h"
 
 #include <cuda_runtime.h>
@@ -18,6 +19,7 @@ struct fsDevice {
   fsData base; // device base pointers of every world's data
   int nworld;
   cudaStream_t stream;
+  int own_stream;      // dev made the stream (and destroys it)
   fsModel* d_models;   // (nworld) per-world models on the device, or NULL
   void** world_fields; // (fs_model_nfield) their per-world copies (nworld x field), or NULL
   fsChipPlan chip;     // the step's on-chip fields (src/model/onchip.h); none until set
@@ -178,7 +180,7 @@ int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
   dim3 grid = fs_world_grid(dev->nworld, dev->lanes), block = fs_world_block(dev->lanes);
   if (dev->d_models)
     return fs_fail(err, "fs_device_launch_step: the worlds have their own models, which the "
-                        "replay kernel steps (src/cuda/replay_cuda.h); fix: step them there");
+                        "replay kernel steps (src/cuda/backend_cuda.cu); fix: step them there");
   step_kernel<<<grid, block, smem, dev->stream>>>(dev->m, dev->base, dev->nworld, nstep, dev->chip);
   FS_CUDA_TRY(cudaGetLastError(), err);
   return 0;
@@ -252,10 +254,12 @@ static int check_memory(const fsModel* m, int nworld, fsError* err) {
   FS_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), err);
   size_t need = device_bytes(m, nworld);
   if (need > free_b / 10 * 9)
-    return fs_fail(err,
-                   "%d worlds need %.2f GiB of device memory (%.1f KiB each), the device has "
-                   "%.2f GiB free; fix: use fewer --worlds",
-                   nworld, need / 1073741824.0, need / 1024.0 / nworld, free_b / 1073741824.0);
+    return fs_fail_status(err, FS_ERR_MEMORY,
+                          "%d worlds need %.2f GiB of device memory (%.1f KiB each), the device "
+                          "has %.2f GiB free; fix: fewer worlds, or fewer contacts a world (a "
+                          "smaller max_contacts)",
+                          nworld, need / 1073741824.0, need / 1024.0 / nworld,
+                          free_b / 1073741824.0);
   return 0;
 }
 
@@ -284,9 +288,15 @@ static int alloc_data(fsDevice* dev, fsError* err) {
   return 0;
 }
 
-// Non-blocking: the stream does not wait for stream 0, nor stream 0 for it.
-static int create_stream(fsDevice* dev, fsError* err) {
+// Non-blocking: the stream does not wait for stream 0, nor stream 0 for it. A caller's
+// stream is used as it is.
+static int create_stream(fsDevice* dev, void* stream, fsError* err) {
+  if (stream) {
+    dev->stream = (cudaStream_t)stream;
+    return 0;
+  }
   FS_CUDA_TRY(cudaStreamCreateWithFlags(&dev->stream, cudaStreamNonBlocking), err);
+  dev->own_stream = 1;
   return 0;
 }
 
@@ -296,9 +306,14 @@ static int sync_device(fsError* err) {
 }
 
 fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
+  return fs_device_create_on(m, nworld, NULL, err);
+}
+
+fsDevice* fs_device_create_on(const fsModel* m, int nworld, void* stream, fsError* err) {
   if (fs_cuda_device_count() == 0) {
-    fs_fail(err, "no CUDA device: the CUDA stepper needs an NVIDIA GPU and its driver; fix: run "
-                 "on a machine with a GPU, or use --backend cpu");
+    fs_fail_status(err, FS_ERR_UNAVAILABLE,
+                   "no CUDA device: the CUDA stepper needs an NVIDIA GPU and its driver; fix: "
+                   "run on a machine with a GPU, or use the cpu or host backend");
     return NULL;
   }
   if (check_memory(m, nworld, err)) return NULL;
@@ -313,7 +328,7 @@ fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
   for (int f = 0; f < FS_NDATA_FIELD; f++) dev->chip.off[f] = -1; // no plan: global memory
   // uploads on stream 0 finish before any kernel runs on dev's (non-blocking) stream
   fsChipPlan none = dev->chip; // the step kernels' views alone (over 48 KiB at 1 lane a world)
-  if (create_stream(dev, err) || alloc_model(dev, m, err) || alloc_data(dev, err) ||
+  if (create_stream(dev, stream, err) || alloc_model(dev, m, err) || alloc_data(dev, err) ||
       fs_device_set_chip_plan(dev, &none, err) || sync_device(err)) {
     fs_device_destroy(dev);
     return NULL;
@@ -321,86 +336,101 @@ fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err) {
   return dev;
 }
 
+// The worlds' own models freed (no work may still read them).
+static void free_world_models(fsDevice* dev) {
+  if (dev->d_models) FS_CUDA_IGNORE(cudaFree(dev->d_models));
+  dev->d_models = NULL;
+  for (int f = 0; dev->world_fields && f < fs_model_nfield; f++)
+    if (dev->world_fields[f]) FS_CUDA_IGNORE(cudaFree(dev->world_fields[f]));
+  free(dev->world_fields);
+  dev->world_fields = NULL;
+}
+
 void fs_device_destroy(fsDevice* dev) {
   if (!dev) return;
-  if (dev->d_models) FS_CUDA_WARN(cudaFree(dev->d_models));
-  for (int f = 0; dev->world_fields && f < fs_model_nfield; f++)
-    if (dev->world_fields[f]) FS_CUDA_WARN(cudaFree(dev->world_fields[f]));
-  free(dev->world_fields);
+  if (dev->stream) FS_CUDA_IGNORE(cudaStreamSynchronize(dev->stream));
+  free_world_models(dev);
   for (int f = 0; f < fs_model_nfield; f++) {
     void** p = fs_field_ptr(&dev->m, &fs_model_fields[f]);
-    if (*p) FS_CUDA_WARN(cudaFree(*p));
+    if (*p) FS_CUDA_IGNORE(cudaFree(*p));
   }
   for (int f = 0; f < fs_data_nfield; f++) {
     void** p = fs_field_ptr(&dev->base, &fs_data_fields[f]);
-    if (*p) FS_CUDA_WARN(cudaFree(*p));
+    if (*p) FS_CUDA_IGNORE(cudaFree(*p));
   }
-  if (dev->stream) FS_CUDA_WARN(cudaStreamDestroy(dev->stream));
+  if (dev->stream && dev->own_stream) FS_CUDA_IGNORE(cudaStreamDestroy(dev->stream));
   free(dev);
 }
 
 //---------------------------------- per-world models ----------------------------------------------
 
-// Which model fields differ from base in some world (pass 1 over the worlds).
-static int find_varying(fsDevice* dev, const fsModel* base,
-                        int (*world)(void*, int, fsModel*, fsError*), void* arg, char* varies,
+// Which model fields differ from base in some world, each world's sizes checked.
+static int find_varying(const fsDevice* dev, const fsModel* base,
+                        const fsModel* (*world)(void*, int), void* arg, char* varies,
                         fsError* err) {
   for (int w = 0; w < dev->nworld; w++) {
-    fsModel mw;
-    memset(&mw, 0, sizeof mw);
-    if (world(arg, w, &mw, err)) return -1;
-    int rc = 0;
-    for (int f = 0; f < fs_model_nfield && !rc; f++) {
+    const fsModel* mw = world(arg, w);
+    if (!mw) continue;
+    for (int f = 0; f < fs_model_nfield; f++) {
       const fsFieldInfo* fi = &fs_model_fields[f];
       size_t n = field_bytes(base, fi, 1);
-      if (field_bytes(&mw, fi, 1) != n)
-        rc = fs_fail(err,
-                     "world %d's model has another size of %s than the plan's; fix: vary "
-                     "values, not the model's structure",
-                     w, fi->name);
-      else if (n && memcmp(*fs_field_ptr(&mw, fi), *fs_field_ptr((void*)base, fi), n))
+      if (field_bytes(mw, fi, 1) != n)
+        return fs_fail_status(err, FS_ERR_ARGUMENT,
+                              "world %d's model has another size of %s than the batch's; fix: "
+                              "vary values, not the model's structure",
+                              w, fi->name);
+      if (n && memcmp(*fs_field_ptr((void*)mw, fi), *fs_field_ptr((void*)base, fi), n))
         varies[f] = 1;
     }
-    fs_model_free(&mw);
-    if (rc) return -1;
   }
   return 0;
 }
 
-// Pass 2: the varying fields' per-world copies and each world's model struct.
-static int upload_worlds(fsDevice* dev, int (*world)(void*, int, fsModel*, fsError*), void* arg,
-                         const char* varies, fsModel* structs, fsError* err) {
+// The varying fields' per-world copies, every world's values side by side (staged on
+// the host, one upload a field), and each world's model struct.
+static int upload_worlds(fsDevice* dev, const fsModel* base, const fsModel* (*world)(void*, int),
+                         void* arg, const char* varies, fsModel* structs, fsError* err) {
   for (int w = 0; w < dev->nworld; w++) {
-    fsModel mw;
-    memset(&mw, 0, sizeof mw);
-    if (world(arg, w, &mw, err)) return -1;
-    fsModel s = mw; // this world's sizes and options
-    int rc = 0;
-    for (int f = 0; f < fs_model_nfield && !rc; f++) {
+    const fsModel* mw = world(arg, w);
+    fsModel s = mw ? *mw : *base; // this world's sizes and options
+    for (int f = 0; f < fs_model_nfield; f++) {
       const fsFieldInfo* fi = &fs_model_fields[f];
       void** dst = fs_field_ptr(&s, fi);
-      if (!varies[f]) {
-        *dst = *fs_field_ptr(&dev->m, fi);
-        continue;
-      }
-      size_t n = field_bytes(&mw, fi, 1);
-      char* at = (char*)dev->world_fields[f] + (size_t)w * n;
-      cudaError_t e = cudaMemcpy(at, *fs_field_ptr(&mw, fi), n, cudaMemcpyHostToDevice);
-      if (e != cudaSuccess)
-        rc =
-            fs_fail(err, "CUDA error %s uploading world %d's %s", cudaGetErrorName(e), w, fi->name);
-      *dst = at;
+      *dst = varies[f] ? (char*)dev->world_fields[f] + (size_t)w * field_bytes(base, fi, 1)
+                       : *fs_field_ptr(&dev->m, fi);
     }
     structs[w] = s;
-    fs_model_free(&mw);
-    if (rc) return -1;
   }
+  for (int f = 0; f < fs_model_nfield; f++) {
+    if (!varies[f]) continue;
+    const fsFieldInfo* fi = &fs_model_fields[f];
+    size_t n = field_bytes(base, fi, 1);
+    char* all = (char*)fs_calloc(err, "the worlds' model values", (size_t)dev->nworld, n);
+    if (!all) return -1;
+    for (int w = 0; w < dev->nworld; w++) {
+      const fsModel* mw = world(arg, w);
+      memcpy(all + (size_t)w * n, *fs_field_ptr((void*)(mw ? mw : base), fi), n);
+    }
+    // pageable: staged before the call returns, in order with dev's kernels
+    cudaError_t e = cudaMemcpyAsync(dev->world_fields[f], all, n * dev->nworld,
+                                    cudaMemcpyHostToDevice, dev->stream);
+    free(all);
+    if (e != cudaSuccess)
+      return fs_fail(err, "CUDA error %s (%s) uploading the worlds' %s", cudaGetErrorName(e),
+                     cudaGetErrorString(e), fi->name);
+  }
+  return 0;
+}
+
+int fs_device_clear_world_models(fsDevice* dev, fsError* err) {
+  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err); // queued steps may read them
+  free_world_models(dev);
   return 0;
 }
 
 int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
-                               int (*world)(void* arg, int w, fsModel* out, fsError* err),
-                               void* arg, fsError* err) {
+                               const fsModel* (*world)(void* arg, int w), void* arg, fsError* err) {
+  if (fs_device_clear_world_models(dev, err)) return -1;
   char* varies = (char*)fs_calloc(err, "the model fields", (size_t)fs_model_nfield, 1);
   fsModel* structs =
       (fsModel*)fs_calloc(err, "the worlds' models", (size_t)dev->nworld, sizeof(fsModel));
@@ -414,23 +444,28 @@ int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
     size_t n = field_bytes(base, &fs_model_fields[f], dev->nworld);
     cudaError_t e = cudaMalloc(&dev->world_fields[f], n ? n : 1);
     if (e != cudaSuccess) {
-      fs_fail(err, "%d worlds' %s: %s (%.1f MiB of device memory); fix: fewer worlds per block",
-              dev->nworld, fs_model_fields[f].name, cudaGetErrorString(e), n / 1048576.0);
+      fs_fail_status(err, FS_ERR_MEMORY,
+                     "%d worlds' %s: %s (%.1f MiB of device memory); fix: fewer worlds",
+                     dev->nworld, fs_model_fields[f].name, cudaGetErrorString(e), n / 1048576.0);
       goto done;
     }
   }
-  if (upload_worlds(dev, world, arg, varies, structs, err)) goto done;
+  if (upload_worlds(dev, base, world, arg, varies, structs, err)) goto done;
   {
     cudaError_t e = cudaMalloc((void**)&dev->d_models, sizeof(fsModel) * dev->nworld);
     if (e == cudaSuccess)
-      e = cudaMemcpy(dev->d_models, structs, sizeof(fsModel) * dev->nworld, cudaMemcpyHostToDevice);
+      e = cudaMemcpyAsync(dev->d_models, structs, sizeof(fsModel) * dev->nworld,
+                          cudaMemcpyHostToDevice, dev->stream);
     if (e != cudaSuccess) {
-      fs_fail(err, "CUDA error %s uploading the worlds' models", cudaGetErrorName(e));
+      fs_fail_status(err, e == cudaErrorMemoryAllocation ? FS_ERR_MEMORY : FS_ERR_RUNTIME,
+                     "CUDA error %s (%s) uploading the worlds' models", cudaGetErrorName(e),
+                     cudaGetErrorString(e));
       goto done;
     }
   }
   rc = 0;
 done:
+  if (rc) free_world_models(dev);
   free(varies);
   free(structs);
   return rc;

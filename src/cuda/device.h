@@ -1,7 +1,8 @@
 // The batched stepper on a GPU: the model uploaded once, every world's data in
 // device memory (world-major, as src/model/fields.h defines), and the kernels that run
-// the stage functions of src/engine/stage_*.h -- a warp per world, its lanes over the
-// world's elements. Host-callable C API; every CUDA call checked.
+// the stage functions of src/engine/stage_*.h -- a group of a warp's lanes per world
+// (src/exec/real.h), its lanes over the world's elements. Host-callable C API; every
+// CUDA call checked. The cuda backend (src/cuda/backend_cuda.cu) builds on it.
 #ifndef FLYSIM_CUDA_DEVICE_H
 #define FLYSIM_CUDA_DEVICE_H
 
@@ -10,28 +11,30 @@
 #include "src/model/fields.h"
 
 // This build's names (src/exec/real.h FS_PREC): both precisions link into one program.
-#define fs_cuda_device_count       FS_PREC(fs_cuda_device_count)
-#define fs_device_create           FS_PREC(fs_device_create)
-#define fs_device_destroy          FS_PREC(fs_device_destroy)
-#define fs_device_upload           FS_PREC(fs_device_upload)
-#define fs_device_download         FS_PREC(fs_device_download)
-#define fs_device_stage            FS_PREC(fs_device_stage)
-#define fs_device_forward          FS_PREC(fs_device_forward)
-#define fs_device_step             FS_PREC(fs_device_step)
-#define fs_device_model            FS_PREC(fs_device_model)
-#define fs_device_data             FS_PREC(fs_device_data)
-#define fs_device_nworld           FS_PREC(fs_device_nworld)
-#define fs_device_stream           FS_PREC(fs_device_stream)
-#define fs_device_launch_step      FS_PREC(fs_device_launch_step)
-#define fs_device_set_world_models FS_PREC(fs_device_set_world_models)
-#define fs_device_kernel_info      FS_PREC(fs_device_kernel_info)
-#define fs_device_chip_budget      FS_PREC(fs_device_chip_budget)
-#define fs_device_set_chip_plan    FS_PREC(fs_device_set_chip_plan)
-#define fs_device_chip_plan        FS_PREC(fs_device_chip_plan)
-#define fs_device_world_models     FS_PREC(fs_device_world_models)
-#define fs_device_lanes            FS_PREC(fs_device_lanes)
-#define fs_world_lanes_env         FS_PREC(fs_world_lanes_env)
-#define fs_device_kernel_smem      FS_PREC(fs_device_kernel_smem)
+#define fs_cuda_device_count         FS_PREC(fs_cuda_device_count)
+#define fs_device_create             FS_PREC(fs_device_create)
+#define fs_device_create_on          FS_PREC(fs_device_create_on)
+#define fs_device_destroy            FS_PREC(fs_device_destroy)
+#define fs_device_upload             FS_PREC(fs_device_upload)
+#define fs_device_download           FS_PREC(fs_device_download)
+#define fs_device_stage              FS_PREC(fs_device_stage)
+#define fs_device_forward            FS_PREC(fs_device_forward)
+#define fs_device_step               FS_PREC(fs_device_step)
+#define fs_device_model              FS_PREC(fs_device_model)
+#define fs_device_data               FS_PREC(fs_device_data)
+#define fs_device_nworld             FS_PREC(fs_device_nworld)
+#define fs_device_stream             FS_PREC(fs_device_stream)
+#define fs_device_launch_step        FS_PREC(fs_device_launch_step)
+#define fs_device_set_world_models   FS_PREC(fs_device_set_world_models)
+#define fs_device_clear_world_models FS_PREC(fs_device_clear_world_models)
+#define fs_device_kernel_info        FS_PREC(fs_device_kernel_info)
+#define fs_device_chip_budget        FS_PREC(fs_device_chip_budget)
+#define fs_device_set_chip_plan      FS_PREC(fs_device_set_chip_plan)
+#define fs_device_chip_plan          FS_PREC(fs_device_chip_plan)
+#define fs_device_world_models       FS_PREC(fs_device_world_models)
+#define fs_device_lanes              FS_PREC(fs_device_lanes)
+#define fs_world_lanes_env           FS_PREC(fs_world_lanes_env)
+#define fs_device_kernel_smem        FS_PREC(fs_device_kernel_smem)
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,8 +55,13 @@ typedef struct fsDevice fsDevice;
 int fs_cuda_device_count(void);
 
 /// Upload model m (host arrays, from fs_model_build) and allocate nworld worlds
-/// on the current device. Fails clearly without a GPU or without the memory.
+/// on the current device, with a stream of its own. Fails clearly without a GPU or
+/// without the memory.
 fsDevice* fs_device_create(const fsModel* m, int nworld, fsError* err);
+
+/// fs_device_create queueing dev's work on `stream` (a cudaStream_t of the caller's,
+/// which dev uses but never destroys), or on a stream of its own (NULL).
+fsDevice* fs_device_create_on(const fsModel* m, int nworld, void* stream, fsError* err);
 void fs_device_destroy(fsDevice* dev);
 
 /// Copy every field of every world host -> device / device -> host (synchronous).
@@ -61,7 +69,7 @@ int fs_device_upload(fsDevice* dev, const fsWorlds* host, fsError* err);
 int fs_device_download(fsDevice* dev, fsWorlds* host, fsError* err);
 
 /// Run one stage (fsStage) on every world / mj_forward / nstep steps, without a
-/// graph (the graph is the replay's, src/cuda/replay_cuda.h). Synchronous.
+/// graph (the graphs are the cuda backend's, src/cuda/backend_cuda.cu). Synchronous.
 int fs_device_stage(fsDevice* dev, int stage, fsError* err);
 int fs_device_forward(fsDevice* dev, fsError* err);
 int fs_device_step(fsDevice* dev, int nstep, fsError* err);
@@ -75,18 +83,23 @@ int fs_device_nworld(const fsDevice* dev);
 void* fs_device_stream(const fsDevice* dev);
 
 /// Launch the step kernel (nstep steps of every world) on dev's stream, without
-/// waiting: what the replay captures into its graph.
+/// waiting.
 int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err);
 
-/// Per-world models (flysim generate's model axes): world(arg, w, out, err) builds
-/// world w's host model (sizes as base's, the model dev was made from). The fields
-/// that differ from base in any world get per-world device copies; the others, and
-/// the meshes, stay shared; each world's options (gravity, ...) are its own. The
-/// replay kernel then reads world w's model (replay_kernel<1>, src/cuda/replay_cuda.cu: a
-/// second kernel, the shared model's unchanged); fs_device_step refuses such a device.
+/// Per-world models (fs_batch_set_param): world(arg, w) is world w's host model (sizes
+/// as base's, the host model dev was made from; borrowed for the call), or NULL: base
+/// itself. The fields that differ from base in any world get per-world device copies
+/// (uploaded on dev's stream); the others, and the meshes, stay shared; each world's
+/// options (gravity, ...) are its own. The replay kernel then reads world w's model
+/// (replay_kernel<1>, src/cuda/backend_cuda.cu: a second kernel, the shared model's
+/// unchanged); fs_device_step refuses such a device. Replaces the worlds' models of an
+/// earlier call (after the work queued on dev's stream is done).
 int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
-                               int (*world)(void* arg, int w, fsModel* out, fsError* err),
-                               void* arg, fsError* err);
+                               const fsModel* (*world)(void* arg, int w), void* arg, fsError* err);
+
+/// Every world back to the model dev was made from (after the work queued on dev's
+/// stream is done): fs_device_world_models is NULL again.
+int fs_device_clear_world_models(fsDevice* dev, fsError* err);
 
 /// The most on-chip bytes a world of `kernel` (a step kernel, keeping the views in
 /// shared memory) can have on the current device: its shared memory per block over a
@@ -116,7 +129,7 @@ const fsChipPlan* fs_device_chip_plan(const fsDevice* dev);
 const fsModel* fs_device_world_models(const fsDevice* dev);
 
 /// A step kernel's fsKernelInfo on the current device, launched with dev's lanes and plan:
-/// kernel is the __global__ function (the replay's).
+/// kernel is the __global__ function (the cuda backend's replay kernel).
 int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out, fsError* err);
 
 /// Let `kernel` (a step kernel) launch with smem bytes of dynamic shared memory a block

@@ -1,5 +1,5 @@
 // How a kernel finds its world and the world's view (CUDA only; src/cuda/device.cu's
-// stepper kernels and src/cuda/replay_cuda.cu's replay kernel).
+// stepper kernels and src/cuda/backend_cuda.cu's replay kernel).
 //
 // Block (lanes, FS_BLOCK_THREADS / lanes), lanes per world chosen at launch (src/exec/real.h):
 // threadIdx.x is the lane, threadIdx.y the world in the block; a warp holds 32 / lanes

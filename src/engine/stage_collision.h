@@ -1,5 +1,6 @@
 // Collision (mj_collision) for the model's explicit contact pairs, one world per
-// call (see src/exec/real.h for the lanes). Part 2 groundwork: not in the step yet.
+// call (see src/exec/real.h for the lanes). In the step after factor_m, as in
+// mj_fwdPosition (src/engine/stage_forward.h).
 //
 // A static pair list needs no broadphase: lanes take the pairs, each pair's
 // narrowphase writes at most pair_maxcon[p] contacts into its own slots of the
@@ -14,8 +15,8 @@
 // convex meshes (mjc_PlaneConvex: the support vertex by hill climbing on the
 // mesh's convex-hull graph, then up to three more vertices of the hull polygon
 // there that faces the plane). 3.16's plane-mesh differs from the 3.12 source
-// (which adds up to two graph neighbours): see src/README.md for how it was
-// established.
+// (which adds up to two graph neighbours): src/README.md, "Collision", says how the
+// 3.16 algorithm was established.
 #ifndef FLYSIM_ENGINE_STAGE_COLLISION_H
 #define FLYSIM_ENGINE_STAGE_COLLISION_H
 

@@ -1,6 +1,7 @@
 // Constraint rows of contacts (mj_makeConstraint) and their reference
 // accelerations (mj_referenceConstraint), one world per call (see src/exec/real.h for
-// the lanes). Part 2 groundwork: not in the step yet.
+// the lanes). In the step where mj_forward has them: the rows after collision
+// (mj_fwdPosition), the reference after passive (mj_fwdVelocity).
 //
 // Rows exist for contacts only (the model check refuses joint limits, friction
 // loss and equality constraints, which MuJoCo would put first), in d->contact

@@ -1,6 +1,8 @@
 // Actuation, acceleration, the constraint stage (warm start, Newton, noslip),
 // MuJoCo's state checks and Euler integration; and the step itself: one readable
-// list of stage calls in mj_step's order. One world per call (see src/exec/real.h for
+// list of stage calls in mj_step's order, each after its FSI_MARK, in the order of
+// src/model/fields.h's FS_STAGES (tests/cuda/test_stage_list.py holds them together),
+// and fs_stage_run, the table's dispatch. One world per call (see src/exec/real.h for
 // the lanes).
 #ifndef FLYSIM_ENGINE_STAGE_FORWARD_H
 #define FLYSIM_ENGINE_STAGE_FORWARD_H
@@ -284,60 +286,16 @@ FS_HD FS_FORCEINLINE void fs_step(const fsModel* m, fsData* d) {
   fs_euler(m, d);
 }
 
-/// Run one stage (fsStage) on one world: the stage tests and per-stage kernels.
+/// Run one stage (fsStage) on one world: the stage tests and per-stage kernels. The cases
+/// are src/model/fields.h's FS_STAGES (FS_STAGE_STATE and others: nothing).
 FS_HD FS_FORCEINLINE void fs_stage_run(const fsModel* m, fsData* d, int stage) {
   switch (stage) {
-  case FS_STAGE_KINEMATICS:
-    fs_kinematics(m, d);
+#define FS_X(id, name, function)                                                                   \
+  case FS_STAGE_##id:                                                                              \
+    function(m, d);                                                                                \
     break;
-  case FS_STAGE_COM_POS:
-    fs_com_pos(m, d);
-    break;
-  case FS_STAGE_MAKE_M:
-    fs_make_m(m, d);
-    break;
-  case FS_STAGE_FACTOR_M:
-    fs_factor_m(m, d);
-    break;
-  case FS_STAGE_COLLISION:
-    fs_collision(m, d);
-    break;
-  case FS_STAGE_MAKE_CONSTRAINT:
-    fs_make_constraint(m, d);
-    break;
-  case FS_STAGE_TRANSMISSION:
-    fs_transmission(m, d);
-    break;
-  case FS_STAGE_ACTUATOR_VELOCITY:
-    fs_actuator_velocity(m, d);
-    break;
-  case FS_STAGE_COM_VEL:
-    fs_com_vel(m, d);
-    break;
-  case FS_STAGE_PASSIVE:
-    fs_passive(m, d);
-    break;
-  case FS_STAGE_REFERENCE_CONSTRAINT:
-    fs_reference_constraint(m, d);
-    break;
-  case FS_STAGE_RNE:
-    fs_rne(m, d);
-    break;
-  case FS_STAGE_ACTUATION:
-    fs_fwd_actuation(m, d);
-    break;
-  case FS_STAGE_ACCELERATION:
-    fs_fwd_acceleration(m, d);
-    break;
-  case FS_STAGE_CONSTRAINT:
-    fs_fwd_constraint(m, d);
-    break;
-  case FS_STAGE_NOSLIP:
-    fs_noslip(m, d);
-    break;
-  case FS_STAGE_EULER:
-    fs_euler(m, d);
-    break;
+    FS_STAGES(FS_X)
+#undef FS_X
   default:
     break;
   }

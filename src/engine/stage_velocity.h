@@ -109,7 +109,7 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
 
 /// mj_passive: joint springs and dof dampers (with what actuators add), summed into
 /// qfrc_passive, then contact adhesion (fsi_adhesion) added. Gravity compensation,
-/// fluid forces and passive contacts are refused by the model check (src/model/model.c).
+/// fluid forces and passive contacts are refused by the model check (src/model/model_check.c).
 // The host builds' test switch FLYSIM_PERTURB_PASSIVE (src/host/host.h): the passive
 // force deliberately wrong by a factor (1 + x); x = 0 leaves it bit for bit. Not in
 // the kernels.

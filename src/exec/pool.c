@@ -73,8 +73,10 @@ fsPool* fs_pool_create(int nworker, fsError* err) {
     int rc = pthread_create(&p->threads[i], NULL, worker_main, wa);
     if (rc != 0) {
       free(wa);
-      fs_fail(err, "cannot start worker thread %d of %d: %s; fix: use fewer --threads", i, nworker,
-              strerror(rc));
+      fs_fail(err,
+              "cannot start worker thread %d of %d: %s; fix: fewer worker threads "
+              "(fsBatchOptions.nthread, --threads)",
+              i, nworker, strerror(rc));
       fs_pool_destroy(p);
       return NULL;
     }

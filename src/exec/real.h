@@ -2,8 +2,9 @@
 // builds (C compiler) and the CUDA build (nvcc) of the same stage functions.
 //
 // Real type: fsReal is double unless FS_REAL_FLOAT is defined (float). The build
-// chooses: flysim_cuda_host_f64 (double), flysim_cuda_host_f32 and flysim_cuda
-// (float). Per-world time is always double (it only accumulates).
+// chooses (src/CMakeLists.txt): flysim_engine_f64 and flysim_cuda_f64_obj (double),
+// flysim_engine_f32 and flysim_cuda_f32_obj (float). Per-world time is always double
+// (it only accumulates).
 //
 // Execution model (see src/README.md): every stage function works on ONE world.
 // On the device a group of a warp's lanes runs a world (FS_WORLD_LANES, below): its lanes share
@@ -35,10 +36,10 @@ typedef double fsReal;
 #define FS_MAXVAL    1e10
 #endif
 
-/// A symbol of the build's precision: the float32 and float64 builds of the stepper
-/// (flysim_cuda_host_f32/_f64, flysim_cuda_f32/_f64) define the same API under
-/// different names, so that one program links both and picks at run time
-/// (flysim replay --precision). The headers rename their symbols with it.
+/// A symbol of the build's precision: the float32 and float64 builds of the engine and
+/// its backends (flysim_engine_f32/_f64, flysim_host_f32/_f64_obj, flysim_cuda_f32/_f64_obj)
+/// define the same API under different names, so that libflysim holds both and a batch
+/// picks at run time (src/api/batch.c). The headers rename their symbols with it.
 #ifdef FS_REAL_FLOAT
 #define FS_PREC(name) name##_f32
 #else
@@ -238,19 +239,6 @@ FS_HD int fs_is_bad(fsReal x) {
 #define FS_FORCEINLINE __attribute__((always_inline))
 #else
 #define FS_FORCEINLINE
-#endif
-
-/// x, hidden from the device compiler's analysis (an empty asm that "changes" it), so
-/// that what is computed from it stays inside the loop that calls this: the step kernels
-/// make the world's view (117 field pointers) anew each step instead of holding it in
-/// registers across all steps. x on the host.
-#ifdef __CUDA_ARCH__
-__device__ static inline int fs_opaque(int x) {
-  asm volatile("" : "+r"(x));
-  return x;
-}
-#else
-#define fs_opaque(x) (x)
 #endif
 
 #endif

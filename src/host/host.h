@@ -1,6 +1,6 @@
 // The host build of the batched stepper: the same stage functions as the CUDA
 // kernels (src/engine/stage_*.h), compiled by the C compiler in float64
-// (flysim_cuda_host_f64) or float32 (flysim_cuda_host_f32), one world after
+// (flysim_engine_f64) or float32 (flysim_engine_f32), one world after
 // another. It is the reference the tests compare with MuJoCo where there is no
 // GPU, and a way to run the pipeline anywhere.
 //

@@ -1,6 +1,7 @@
 // The batched stepper's arrays: ONE definition of each, in X-macro tables that
 // drive the structs, host and device allocation, upload, download, world views
-// and the tests' comparisons with MuJoCo.
+// and the tests' comparisons with MuJoCo; and ONE list of the stages (FS_STAGES: their
+// ids, names and dispatch).
 //
 // Model arrays (fsModel): uploaded once. Names, shapes and meaning follow
 // mjModel; rows marked "flysim" are derived at upload (documented per row).
@@ -286,27 +287,41 @@ typedef struct fsModel {
 #undef FS_X
 } fsModel;
 
-/// Stages, in mj_step's order; each writes the fields that name it below.
+/// The stages, in mj_step's order: X(ID, name, function). The one list of them: it gives
+/// fsStage (FS_STAGE_<ID>), fs_stage_name ("name") and fs_stage_run's dispatch (function, the
+/// stage alone: src/engine/stage_forward.h), and fs_step calls the functions in this order (its
+/// list of calls, the pipeline's documentation, is held to this one by
+/// tests/cuda/test_stage_list.py). Each function is MuJoCo's of that name: kinematics to
+/// transmission are mj_fwdPosition, actuator_velocity to rne mj_fwdVelocity, then mj_forward's
+/// rest and mj_Euler; noslip is mj_fwdConstraint's noslip alone, from efc_force (the tests'
+/// entry: fs_step runs it within fwd_constraint). A stage writes the data fields of its ID
+/// (FS_DATA_FIELDS below).
+#define FS_STAGES(X)                                                                               \
+  X(KINEMATICS, "kinematics", fs_kinematics)                               /* bodies' frames */    \
+  X(COM_POS, "com_pos", fs_com_pos)                                        /* cinert, cdof */      \
+  X(MAKE_M, "make_m", fs_make_m)                                           /* mj_crb, M */         \
+  X(FACTOR_M, "factor_m", fs_factor_m)                                     /* M's L'DL factor */   \
+  X(COLLISION, "collision", fs_collision)                                  /* explicit pairs */    \
+  X(MAKE_CONSTRAINT, "make_constraint", fs_make_constraint)                /* contact rows */      \
+  X(TRANSMISSION, "transmission", fs_transmission)                         /* lengths, moments */  \
+  X(ACTUATOR_VELOCITY, "actuator_velocity", fs_actuator_velocity)          /* moment * qvel */     \
+  X(COM_VEL, "com_vel", fs_com_vel)                                        /* cvel, cdof_dot */    \
+  X(PASSIVE, "passive", fs_passive)                                        /* + adhesion's pull */ \
+  X(REFERENCE_CONSTRAINT, "reference_constraint", fs_reference_constraint) /* efc_vel, efc_aref */ \
+  X(RNE, "rne", fs_rne)                                                    /* qfrc_bias */         \
+  X(ACTUATION, "fwd_actuation", fs_fwd_actuation)                          /* actuator forces */   \
+  X(ACCELERATION, "fwd_acceleration", fs_fwd_acceleration)                 /* qacc_smooth */       \
+  X(CONSTRAINT, "fwd_constraint", fs_fwd_constraint)                       /* Newton, noslip */    \
+  X(NOSLIP, "noslip", fs_noslip)                                           /* alone (tests) */     \
+  X(EULER, "euler", fs_euler)                                              /* implicit damping */
+
+/// Stage ids: FS_STAGE_STATE, then FS_STAGES' in order.
 typedef enum fsStage {
-  FS_STAGE_STATE = 0,            // not a stage: state and inputs
-  FS_STAGE_KINEMATICS,           // mj_kinematics (bodies, joints, inertial frames)
-  FS_STAGE_COM_POS,              // mj_comPos
-  FS_STAGE_MAKE_M,               // mj_makeM (mj_crb)
-  FS_STAGE_FACTOR_M,             // mj_factorM
-  FS_STAGE_COLLISION,            // mj_collision (explicit pairs; part 2, not in the step yet)
-  FS_STAGE_MAKE_CONSTRAINT,      // mj_makeConstraint (contact rows; part 2, not in the step yet)
-  FS_STAGE_TRANSMISSION,         // mj_transmission
-  FS_STAGE_ACTUATOR_VELOCITY,    // mj_fwdVelocity: actuator_velocity = moment * qvel
-  FS_STAGE_COM_VEL,              // mj_comVel
-  FS_STAGE_PASSIVE,              // mj_passive
-  FS_STAGE_REFERENCE_CONSTRAINT, // mj_referenceConstraint (efc_vel, efc_aref; not in the step yet)
-  FS_STAGE_RNE,                  // mj_rne without acceleration: qfrc_bias
-  FS_STAGE_ACTUATION,            // mj_fwdActuation
-  FS_STAGE_ACCELERATION,         // mj_fwdAcceleration
-  FS_STAGE_CONSTRAINT,           // mj_fwdConstraint: warm start, Newton, noslip
-  FS_STAGE_NOSLIP,               // mj_fwdConstraint's noslip alone, from efc_force (tests)
-  FS_STAGE_EULER,                // mj_Euler (implicit damping, integration, time)
-  FS_NSTAGE
+  FS_STAGE_STATE = 0, // not a stage: state and inputs
+#define FS_X(id, name, function) FS_STAGE_##id,
+  FS_STAGES(FS_X)
+#undef FS_X
+      FS_NSTAGE
 } fsStage;
 
 /// What a data field is: MuJoCo's (same name in mjData), a member of MuJoCo's

@@ -1,6 +1,7 @@
-// The batched stepper's model on the host: the check of what it implements, the
-// conversion from mjModel (uploaded once to the device by src/cuda/device.h), and the
-// descriptions of the model and data fields (src/model/fields.h) for loops over them.
+// The batched stepper's model on the host: the check of what it implements
+// (src/model/model_check.c), the conversion from mjModel (src/model/model_build.c; uploaded
+// once to the device by src/cuda/device.h), and the descriptions of the model and data
+// fields (src/model/fields.h) and of the stages for loops over them (model_build.c).
 #ifndef FLYSIM_MODEL_MODEL_H
 #define FLYSIM_MODEL_MODEL_H
 
@@ -24,6 +25,10 @@
 #define fs_world_bytes          FS_PREC(fs_world_bytes)
 #define fs_model_bound_contacts FS_PREC(fs_model_bound_contacts)
 #define fs_world_describe       FS_PREC(fs_world_describe)
+// ... and of what the check and the build share (below)
+#define fs_model_contacts_enabled FS_PREC(fs_model_contacts_enabled)
+#define fs_model_pair_maxcon      FS_PREC(fs_model_pair_maxcon)
+#define fs_model_pair_chain       FS_PREC(fs_model_pair_chain)
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,8 +81,9 @@ void fs_model_free(fsModel* m);
 /// On built sizes, before allocating data; every model of one batch the same n.
 void fs_model_bound_contacts(fsModel* m, int n);
 
-/// fs_model_build, then fs_model_bound_contacts(m, max_contacts): how a replay backend
-/// builds each of its models (the plan's and every world's), so that all have one size.
+/// fs_model_build, then fs_model_bound_contacts(m, max_contacts): how the host and cuda
+/// backends build each of their models (the batch's and every world's), so that all have
+/// one size.
 static inline int fs_model_build_bounded(const mjModel* mj, const char* model_path,
                                          int max_contacts, fsModel* m, fsError* err) {
   if (fs_model_build(mj, model_path, m, err)) return -1;
@@ -100,6 +106,19 @@ size_t fs_world_bytes(const fsModel* m);
 
 /// "220 contacts, 880 rows, 415 KiB a world": what a world of m holds and takes.
 void fs_world_describe(const fsModel* m, char* out, size_t n);
+
+// What the check and the build share (model_check.c and model_build.c), not for callers.
+
+/// 1 if m's contacts are on: neither mjDSBL_CONTACT nor mjDSBL_CONSTRAINT (model_check.c).
+int fs_model_contacts_enabled(const mjModel* m);
+
+/// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the plane
+/// pairs the stage implements; 0 for the pairs it does not (model_check.c).
+int fs_model_pair_maxcon(const mjModel* m, int p);
+
+/// Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies, common
+/// ancestors skipped) into chain (nv), increasing; returns its length (model_build.c).
+int fs_model_pair_chain(const mjModel* m, int p, int* chain);
 
 #ifdef __cplusplus
 }

@@ -67,7 +67,7 @@ static const struct {
     {FS_FIELD_qH, FS_CHIP_EULER, FS_CHIP_EULER},
     {FS_FIELD_qHDiagInv, FS_CHIP_EULER, FS_CHIP_EULER},
     {FS_FIELD_euler_qacc, FS_CHIP_EULER, FS_CHIP_EULER},
-    // the solver's row arrays, then the rows and the contacts the replay does not record
+    // the solver's row arrays, then the rows and the contacts no recording reads
     {FS_FIELD_sol_state, FS_CHIP_SOLVER_SETUP, FS_CHIP_SOLVER_RESULTS},
     {FS_FIELD_sol_oldstate, FS_CHIP_NEWTON, FS_CHIP_NEWTON},
     {FS_FIELD_sol_force, FS_CHIP_SOLVER_SETUP, FS_CHIP_SOLVER_RESULTS},
@@ -141,12 +141,15 @@ static long first_fit(const long* off, const long* size, const int* placed, int 
   return best;
 }
 
-// The fields of kChip in order, each where it first fits within the budget.
-static long pack(const fsModel* m, long budget, fsChipPlan* out) {
+// The fields of kChip in order (but those global[] keeps), each where it first fits within
+// the budget.
+static long pack(const fsModel* m, long budget, const unsigned char* global, fsChipPlan* out) {
   long off[kNChip], size[kNChip], used = 0;
   int placed[kNChip], nplaced = 0;
   for (int k = 0; k < kNChip; k++) {
-    size[k] = (long)fs_chip_round(fs_field_bytes(m, &fs_data_fields[kChip[k].field]));
+    size[k] = global && global[kChip[k].field]
+                  ? 0
+                  : (long)fs_chip_round(fs_field_bytes(m, &fs_data_fields[kChip[k].field]));
     off[k] = size[k] ? first_fit(off, size, placed, nplaced, kChip[k].first, kChip[k].last, size[k],
                                  budget)
                      : -1;
@@ -161,16 +164,23 @@ static long pack(const fsModel* m, long budget, fsChipPlan* out) {
   return used;
 }
 
-void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
+void fs_chip_plan_except(const fsModel* m, long budget, const unsigned char* global,
+                         fsChipPlan* out) {
   memset(out, 0, sizeof *out);
   for (int f = 0; f < FS_NDATA_FIELD; f++) out->off[f] = -1;
-  out->bytes = (int)pack(m, budget, out);
+  out->bytes = (int)pack(m, budget, global, out);
   for (int k = 0; k < kNChip; k++) {
-    long n = (long)fs_chip_round(fs_field_bytes(m, &fs_data_fields[kChip[k].field]));
+    long n = global && global[kChip[k].field]
+                 ? 0
+                 : (long)fs_chip_round(fs_field_bytes(m, &fs_data_fields[kChip[k].field]));
     out->nallow += n > 0;
     out->sum_bytes += n;
   }
-  out->allow_bytes = pack(m, out->sum_bytes, NULL);
+  out->allow_bytes = pack(m, out->sum_bytes, global, NULL);
+}
+
+void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
+  fs_chip_plan_except(m, budget, NULL, out);
 }
 
 int fs_chip_lifetime(int field, int* first, int* last) {

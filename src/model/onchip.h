@@ -8,8 +8,9 @@
 // intermediate), that nothing reads after the step. So never the state (qpos, qvel,
 // ctrl, qfrc_applied, qacc_warmstart, time: they carry over), flysim's per-world
 // bookkeeping (warning counters, solver statistics: the health checks read them), nor
-// what the replay records (common/replay/record.h's sources: site and body frames,
-// actuator forces, the contacts and row forces of the leg forces). The host backend
+// what a recording may read (src/model/record.h's sources: site and body frames,
+// actuator forces, the contacts and row forces of group_contact_force), nor a field the
+// batch's caller views (fs_chip_plan_except). The host backend
 // runs the same plan over a per-thread region, which its test fills with NaN before
 // every step (FLYSIM_ONCHIP_POISON): the results must not change by a bit.
 //
@@ -33,7 +34,7 @@
 // over the blocks its registers let it hold, less what the runtime keeps per block and
 // the world's view (fs_device_chip_budget). On the host (which runs the plan only to
 // test it) the default is FS_CHIP_DEFAULT_BYTES, that share on an H200 for the replay
-// kernel when it was set: 128 registers (either precision) hold 4 blocks of 128 threads
+// kernel (src/cuda/backend_cuda.cu): 128 registers (either precision) hold 4 blocks of 128 threads
 // a SM, 32 worlds a block at 4 lanes a world; 228 KiB / 4 less 1 KiB a block is 1.75
 // KiB a world, less its 0.9 KiB view (at 8 lanes a world, 2.6 KiB).
 #ifndef FLYSIM_MODEL_ONCHIP_H
@@ -59,8 +60,9 @@ typedef struct fsChipPlan {
 } fsChipPlan;
 
 /// The phases of fs_step (src/engine/stage_forward.h) in order, as the plan times a field's
-/// life: the stages, the constraint stage by its parts (rows, islands and warm start;
-/// Newton; noslip; the results).
+/// life: the stages (src/model/fields.h's FS_STAGES, in its order: scripts/onchip_lifetimes.py
+/// checks it), the constraint stage by its parts (rows, islands and warm start; Newton;
+/// noslip; the results).
 enum {
   FS_CHIP_KINEMATICS = 0,
   FS_CHIP_COM_POS,
@@ -102,10 +104,11 @@ FS_HD void fs_data_on_chip(const fsModel* m, const fsData* base, int w, const fs
 #undef FS_X
 }
 
-#define fs_chip_plan      FS_PREC(fs_chip_plan)
-#define fs_chip_budget    FS_PREC(fs_chip_budget)
-#define fs_chip_all_bytes FS_PREC(fs_chip_all_bytes)
-#define fs_chip_lifetime  FS_PREC(fs_chip_lifetime)
+#define fs_chip_plan        FS_PREC(fs_chip_plan)
+#define fs_chip_plan_except FS_PREC(fs_chip_plan_except)
+#define fs_chip_budget      FS_PREC(fs_chip_budget)
+#define fs_chip_all_bytes   FS_PREC(fs_chip_all_bytes)
+#define fs_chip_lifetime    FS_PREC(fs_chip_lifetime)
 
 #ifdef __cplusplus
 extern "C" {
@@ -115,6 +118,11 @@ extern "C" {
 /// go on-chip, in the order above, each at the lowest offset where it fits beside the
 /// fields already placed whose lifetimes overlap its own (first fit).
 void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out);
+
+/// fs_chip_plan keeping every data field f with global[f] non-zero (FS_NDATA_FIELD
+/// entries; NULL: none) in global memory: the fields a batch's caller views (src/api).
+void fs_chip_plan_except(const fsModel* m, long budget, const unsigned char* global,
+                         fsChipPlan* out);
 
 /// The phases [*first, *last] in which the step's code refers to data field `field`, if
 /// it may go on-chip (1); else 0.

@@ -1,35 +1,59 @@
-// What the batched stepper records after a step (common/replay/record.h's layout),
-// the same function on both sides: the host backend loops over a world's columns,
-// the GPU's record kernel runs a thread per (world, column).
+// What a recording keeps after a step (fs_batch_add_recording): columns, each an
+// element of a source in a world's data, in float32. One definition of the sources and
+// their names; the same column function on both sides (the host backend loops over a
+// world's columns, the GPU's step kernel over them with the world's lanes); the cpu
+// backend reads the same sources from MuJoCo's data (src/cpu).
 #ifndef FLYSIM_MODEL_RECORD_H
 #define FLYSIM_MODEL_RECORD_H
 
-#include "common/replay/record.h"
 #include "src/model/fields.h"
 
-/// The record layout as a kernel reads it (src and index: device or host arrays).
+/// Where a recorded column's value lives: X(id, name) in the order of fsRecordSource.
+#define FS_RECORD_SOURCES(X)                                                                       \
+  X(FS_SRC_QPOS, "qpos")                       /* qpos (nq) */                                     \
+  X(FS_SRC_CTRL, "ctrl")                       /* ctrl (nu): the step's controls */                \
+  X(FS_SRC_ACTUATOR_FORCE, "actuator_force")   /* actuator_force (nu) */                           \
+  X(FS_SRC_SITE_XPOS, "site_xpos")             /* site_xpos (nsite x 3) */                         \
+  X(FS_SRC_XPOS, "xpos")                       /* xpos (nbody x 3) */                              \
+  X(FS_SRC_XQUAT, "xquat")                     /* xquat (nbody x 4) */                             \
+  X(FS_SRC_QVEL, "qvel")                       /* qvel (nv) */                                     \
+  X(FS_SRC_SOLVER, "solver_iterations")        /* [0] Newton, [1] noslip, over the islands */      \
+  X(FS_SRC_GROUP_FORCE, "group_contact_force") /* [3 g + k]: geom group g's contact force */
+
+typedef enum fsRecordSource {
+#define FS_X(id, name) id,
+  FS_RECORD_SOURCES(FS_X)
+#undef FS_X
+      FS_NSRC
+} fsRecordSource;
+
+/// The most geom groups of group_contact_force.
+#define FS_RECORD_MAX_GROUPS 16
+
+/// A recording's columns as a step reads them (src, index, geom_group: host or device
+/// arrays): column c of world w (world0 <= w < world0 + nworld) is element index[c] of
+/// source src[c].
 typedef struct fsRecordCols {
-  int ncol_total;         // C: columns of every selected series
-  int col0[FS_NSERIES];   // first column of each series
-  int ncol[FS_NSERIES];   // C_k (0: not recorded)
-  const int* src;         // (C) fsRecordSource
-  const int* index;       // (C) index into the source
-  float* out[FS_NSERIES]; // series k's block buffer (cap x N x C_k), or NULL
-  const int* geom_leg;    // (ngeom) each geom's leg, or -1 (legs series)
+  int ncol;              // C
+  const int* src;        // (C) fsRecordSource
+  const int* index;      // (C) element of the source in a world's data
+  const int* geom_group; // (ngeom) each geom's group, -1: none (FS_SRC_GROUP_FORCE), or NULL
+  int world0, nworld;    // the worlds recorded
 } fsRecordCols;
 
-/// Leg index / 3's contact force on world axis index % 3: its contacts' forces decoded
-/// from their pyramids (MuJoCo's mju_decodePyramid, as mj_contactForce) into the world
-/// frame, summed (common/replay/record.c does the same from MuJoCo's data).
-FS_HD float fs_record_leg_force(const fsRecordCols* l, const fsData* d, int index) {
-  const int leg = index / 3, axis = index % 3;
+/// The contact force on geom group index / 3, on world axis index % 3: its contacts'
+/// forces decoded from their pyramids (MuJoCo's mju_decodePyramid, as mj_contactForce)
+/// into the world frame, summed, each on the side of the contact's geom in the group (geom
+/// 1's when both are: the force on geom 1 from geom 0).
+FS_HD float fs_record_group_force(const fsRecordCols* l, const fsData* d, int index) {
+  const int group = index / 3, axis = index % 3;
   fsReal sum = 0;
   for (int i = 0; i < d->ncon[0]; i++) {
     int adr = d->contact_efc_address[i];
     if (adr < 0 || d->contact_exclude[i]) continue;
     int g0 = d->contact_geom[2 * i], g1 = d->contact_geom[2 * i + 1];
-    int l1 = g1 >= 0 ? l->geom_leg[g1] : -1, l0 = g0 >= 0 ? l->geom_leg[g0] : -1;
-    if ((l1 >= 0 ? l1 : l0) != leg) continue;
+    int l1 = g1 >= 0 ? l->geom_group[g1] : -1, l0 = g0 >= 0 ? l->geom_group[g0] : -1;
+    if ((l1 >= 0 ? l1 : l0) != group) continue;
     const fsReal* p = d->efc_force + adr;
     const fsReal* frame = d->contact_frame + 9 * i;
     int dim = d->contact_dim[i];
@@ -46,15 +70,18 @@ FS_HD float fs_record_leg_force(const fsRecordCols* l, const fsData* d, int inde
   return (float)sum;
 }
 
+/// The last step's Newton (which 0) or noslip (1) iterations, summed over its islands.
+FS_HD int fs_solver_iterations(const fsData* d, int which) {
+  int n = d->nisland[0] ? d->nisland[0] : 1, it = 0;
+  for (int k = 0; k < n && k < FS_NISLAND; k++)
+    it += which ? d->solver_nnoslip[k] : d->solver_niter[k] - d->solver_nnoslip[k];
+  return it;
+}
+
 /// Value of a source of world d at index.
 FS_HD float fs_record_value(const fsRecordCols* l, const fsData* d, int src, int index) {
-  if (src == FS_SRC_LEG_FORCE) return fs_record_leg_force(l, d, index);
-  if (src == FS_SRC_SOLVER) { // [0] Newton, [1] noslip iterations over the islands
-    int n = d->nisland[0] ? d->nisland[0] : 1, it = 0;
-    for (int k = 0; k < n && k < FS_NISLAND; k++)
-      it += index ? d->solver_nnoslip[k] : d->solver_niter[k] - d->solver_nnoslip[k];
-    return (float)it;
-  }
+  if (src == FS_SRC_GROUP_FORCE) return fs_record_group_force(l, d, index);
+  if (src == FS_SRC_SOLVER) return (float)fs_solver_iterations(d, index);
   const fsReal* a = src == FS_SRC_QPOS             ? d->qpos
                     : src == FS_SRC_CTRL           ? d->ctrl
                     : src == FS_SRC_ACTUATOR_FORCE ? d->actuator_force
@@ -65,14 +92,9 @@ FS_HD float fs_record_value(const fsRecordCols* l, const fsData* d, int src, int
   return (float)a[index];
 }
 
-/// Column c of world w (of N) after block step k, into its series' buffer.
-FS_HD void fs_record_column(const fsRecordCols* l, const fsData* d, int c, int k, int w, int N) {
-  int s = 0;
-  while (s < FS_NSERIES - 1 && c >= l->col0[s] + l->ncol[s]) s++;
-  float* out = l->out[s];
-  if (!out) return;
-  int C = l->ncol[s];
-  out[((size_t)k * N + w) * C + (c - l->col0[s])] = fs_record_value(l, d, l->src[c], l->index[c]);
+/// Column c of a world into row, the world's C floats of the step's output.
+FS_HD void fs_record_column(const fsRecordCols* l, const fsData* d, int c, float* row) {
+  row[c] = fs_record_value(l, d, l->src[c], l->index[c]);
 }
 
 #endif

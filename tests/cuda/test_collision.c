@@ -1,9 +1,9 @@
-// The collision stage (src/engine/stage_collision.h, part 2 groundwork) against MuJoCo's
+// The collision stage (src/engine/stage_collision.h) against MuJoCo's
 // mj_collision, on NeuroMechFly (meshes and capsules) and on our own models of
 // primitives and inline meshes (tests/models/cuda_contact_*.xml).
 //
 // For every case, in every world a different MuJoCo reference state with contacts
-// (tests/cuda/contacts.h: seeded noise, printed; bodies lowered onto their planes;
+// (src/check/contacts.h: seeded noise, printed; bodies lowered onto their planes;
 // meshes on a face, an edge, a vertex, their largest polygon; pairs of worlds one
 // float64 ulp either side of a contact-count boundary):
 //  1. the stage alone: geom frames from MuJoCo, its outputs poisoned with NaN,
@@ -13,8 +13,8 @@
 //  3. the contact buffer lowered below what the busiest world needs: the first
 //     contacts kept (as the full buffer had them), the rest counted
 //     (contact_overflow) and warned, never silent.
-// Built four times: host float64, host float32, host float64 on 32 emulated lanes
-// (ThreadSanitizer), and cuda (77 without a GPU).
+// Built four times: host float64, host float32, host float64 on emulated lanes (the
+// device's default width; ThreadSanitizer), and cuda (77 without a GPU).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

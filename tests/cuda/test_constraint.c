@@ -1,11 +1,11 @@
 // The constraint rows of contacts (src/engine/stage_constraint.h: fs_make_constraint,
 // fs_reference_constraint) and adhesion through contacts (src/engine/stage_transmission.h:
-// body transmission; its velocity and force), part 2 groundwork, against MuJoCo's
+// body transmission; its velocity and force) against MuJoCo's
 // mj_forward on NeuroMechFly (meshes, capsules) and our own models
 // (tests/models/cuda_efc_walker.xml, cuda_contact_primitives.xml).
 //
 // For every case, in every world a different MuJoCo reference state (seeded noise,
-// printed: tests/cuda/contacts.h's contact worlds -- bodies lowered so that geoms
+// printed: src/check/contacts.h's contact worlds -- bodies lowered so that geoms
 // touch, penetrate and leave their planes -- then random velocities and controls):
 //  1. the rows alone: MuJoCo's kinematics and contacts in, outputs poisoned, nefc and
 //     every efc field of every row compared (efc_J through each row's columns),
@@ -18,8 +18,8 @@
 //     velocities, reference, actuation), all of the above compared;
 //  5. (walker) a row buffer one row short of the busiest world's need: the first
 //     contacts' rows kept bit for bit, the rest counted and warned.
-// Built four times: host float64, host float32, host float64 on 32 emulated lanes
-// (ThreadSanitizer), and cuda (77 without a GPU).
+// Built four times: host float64, host float32, host float64 on emulated lanes (the
+// device's default width; ThreadSanitizer), and cuda (77 without a GPU).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-// A world's contact buffer bounded (--max-contacts, fs_model_bound_contacts) on the
-// stepper's replay backend (host build; with FSH_GPU the GPU's), NeuroMechFly's replay
+// A world's contact buffer bounded (--max-contacts, fs_model_bound_contacts) on the host
+// backend (with FSH_GPU the cuda backend) through the replay driver, NeuroMechFly's replay
 // as exported (contacts, adhesion, noslip) from the keyframe, 4 worlds, 4 clip slices:
 //  1. the world status's peak_contacts is the most contacts a step made: stepped one
 //     step a block without warm-up, it equals the largest ncon read after each step;
@@ -22,9 +22,7 @@
 #include "src/model/model.h"
 #include "tests/testutil.h"
 #ifdef FSH_GPU
-#include "src/cuda/replay_cuda.h"
-#else
-#include "src/host/replay_host.h"
+#include "src/cuda/device.h"
 #endif
 
 enum { NWORLD = 4 };
@@ -34,9 +32,25 @@ enum { NWORLD = 4 };
 // first contact comes at step 113.
 static int g_nworld = NWORLD, g_nstep1 = 300, g_nstep = 1500;
 
-static void spawn_low(void* arg, int w, const mjModel* m, mjData* d) {
-  (void)arg;
-  d->qpos[m->jnt_qposadr[0] + 2] = w % 2 ? 1.28 : 1.33; // the thorax's free joint: z
+static int spawn_low(void* arg, fsBatch b, fsError* err) {
+  const fsReplay* r = arg;
+  const int nq = (int)r->m->nq;
+  fsView v;
+  if (fs_batch_view(b, "qpos", &v, err)) return -1;
+  size_t es = v.dtype == FS_DTYPE_F32 ? sizeof(float) : sizeof(double);
+  char* q = calloc((size_t)r->nworld * nq, es);
+  int rc = q ? fs_batch_read(b, "qpos", q, (size_t)r->nworld * nq * es, err) : -1;
+  for (int w = 0; !rc && w < r->nworld; w++) { // the thorax's free joint: z
+    size_t k = (size_t)w * nq + (size_t)r->m->jnt_qposadr[0] + 2;
+    double z = w % 2 ? 1.28 : 1.33;
+    if (es == sizeof(float))
+      ((float*)q)[k] = (float)z;
+    else
+      ((double*)q)[k] = z;
+  }
+  if (!rc) rc = fs_batch_write(b, "qpos", q, (size_t)r->nworld * nq * es, err);
+  free(q);
+  return rc ? -1 : 0;
 }
 
 // The final state, status and cost of one run.
@@ -44,52 +58,43 @@ typedef struct Run {
   double qpos[NWORLD * 128];
   int ncon[NWORLD];
   fsWorldStatus st[NWORLD];
-  fsBackendCost cost;
+  fsBatchInfo cost;
 } Run;
 
-static void* open_stepper(const fsReplay* r, const fsBackendOps** ops, fsError* err) {
-#ifdef FSH_GPU
-  *ops = &fs_cuda_ops;
-  return fs_cuda_create(r, err);
-#else
-  *ops = &fs_host_ops;
-  return fs_host_create(r, 2, err);
-#endif
-}
-
-static void close_stepper(void* self) {
-#ifdef FSH_GPU
-  fs_cuda_destroy(self);
-#else
-  fs_host_destroy(self);
-#endif
-}
-
-// Warm up, then r->nstep steps in blocks of `block`; peak_seen (or NULL) keeps each
-// world's largest contact count read after a block.
+// Warm up, then r->nstep steps in blocks of `block` on the host backend (with FSH_GPU the
+// cuda one), 2 threads, the test's real; peak_seen (or NULL) keeps each world's largest
+// contact count read after a block.
 static int run(const fsReplay* r, int block, Run* out, int* peak_seen) {
   fsError err;
-  const fsBackendOps* ops;
-  void* self = open_stepper(r, &ops, &err);
-  if (!self) {
+  fsReplayBatch rb;
+#ifdef FSH_GPU
+  const fsBackendKind kind = FS_BACKEND_CUDA;
+#else
+  const fsBackendKind kind = FS_BACKEND_HOST;
+#endif
+#ifdef FS_REAL_FLOAT
+  const int bits = 32;
+#else
+  const int bits = 64;
+#endif
+  if (fs_replay_open(r, kind, bits, 2, &rb, &err)) {
     fprintf(stderr, "%s\n", err.msg);
     return -1;
   }
-  int rc = ops->warmup(self, &err) || ops->cost(self, &out->cost, &err);
+  out->cost = rb.info;
+  int rc = fs_replay_start(r, &rb, &err);
   for (int s0 = 0; !rc && s0 < r->nstep; s0 += block) {
-    fsBlock b;
-    memset(&b, 0, sizeof b);
-    b.step0 = s0;
-    b.nstep = r->nstep - s0 < block ? r->nstep - s0 : block;
-    rc = ops->begin_block(self, &b, &err) || ops->end_block(self, &b, &err) ||
-         (ops->fetch_block && ops->fetch_block(self, &b, &err)) ||
-         ops->read_worlds(self, out->qpos, out->ncon, &err);
+    int n = r->nstep - s0 < block ? r->nstep - s0 : block;
+    rc = fs_batch_step(rb.b, n, &err) || fs_replay_read_worlds(r, &rb, out->qpos, out->ncon, &err);
     for (int w = 0; !rc && peak_seen && w < r->nworld; w++)
       peak_seen[w] = out->ncon[w] > peak_seen[w] ? out->ncon[w] : peak_seen[w];
   }
   if (rc) fprintf(stderr, "%s\n", err.msg);
-  for (int w = 0; w < r->nworld; w++) ops->world_status(self, w, &out->st[w]);
-  close_stepper(self);
+  if (!rc && fs_replay_health(r, &rb, out->st, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    rc = -1;
+  }
+  fs_replay_close(&rb);
   return rc ? -1 : 0;
 }
 
@@ -126,7 +131,7 @@ int main(void) {
   // 1. peak_contacts against the contacts read after every step (no warm-up: the
   //    steps the status covers are the ones read).
   if (fs_replay_plan(&r, mj, model, &t, &bind, g_nworld, g_nstep1, 0, &err)) return 1;
-  if (small) r.init_world = spawn_low;
+  if (small) r.init_worlds = spawn_low, r.arg = &r;
   int seen[NWORLD] = {0};
   CHECK(run(&r, 1, a, seen) == 0);
   for (int w = 0; w < g_nworld; w++)
@@ -141,7 +146,7 @@ int main(void) {
   // 2. bounded at the peak: the same bits. (No warm-up: FlyGym's settles every world
   //    the same way, to one peak; without it the worlds' peaks differ, for part 3.)
   if (fs_replay_plan(&r, mj, model, &t, &bind, g_nworld, g_nstep, 0, &err)) return 1;
-  if (small) r.init_world = spawn_low;
+  if (small) r.init_worlds = spawn_low, r.arg = &r;
   CHECK(run(&r, g_nstep, a, NULL) == 0);
   int peak = 0;
   for (int w = 0; w < g_nworld; w++) {

@@ -30,7 +30,7 @@ enum { NWORLD = 2, NSTEP = 30 };
 enum { NWORLD = 2, NSTEP = 150 };
 #endif
 
-// What the replay records (common/replay/record.h's sources) and the health checks and
+// What a recording may read (src/model/record.h's sources) and the health checks and
 // the per-world bookkeeping read after a step: never on-chip.
 static const int kRead[] = {FS_FIELD_warning_number,
                             FS_FIELD_contact_overflow,

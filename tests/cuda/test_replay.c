@@ -4,7 +4,7 @@
 // with FSH_CONTACTS (cuda_replay_contacts_*), 2,000 steps of the replay as exported,
 // contacts, adhesion and noslip on (below).
 //
-// The bound comes from MuJoCo itself (ARCHITECTURE section 4): how far MuJoCo's
+// The bound comes from MuJoCo itself: how far MuJoCo's
 // own joint angles move when what a float32 stepper cannot represent exactly is
 // perturbed at float32 size, measured here over the same worlds and steps --
 //   state floor: the initial state (qpos, qvel) off by one float32 ulp;
@@ -25,9 +25,8 @@
 //     stages' last bits and in noslip's order); the step where it first exceeds 1e-9
 //     rad is reported;
 //   float32: the floors above; max |dq| at most 2 x the largest.
-// Built with FSH_GPU (cuda_replay_gpu): the same through the GPU backend
-// (fs_cuda_ops, as flysim replay runs it), graph on, then off (bit-identical);
-// 77 without a GPU.
+// Built with FSH_GPU (cuda_replay_gpu): the same through the cuda backend (a batch of the
+// library, as flysim replay runs it), graph on, then off (bit-identical); 77 without a GPU.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +38,7 @@
 #include "src/host/host.h"
 #ifdef FSH_GPU
 #include "common/base/clock.h"
-#include "src/cuda/replay_cuda.h"
+#include "src/cuda/device.h"
 #endif
 #include "src/check/harness.h"
 #include "tests/testutil.h"
@@ -80,7 +79,7 @@ enum { EXACT, PERTURB_STATE, PERTURB_STATE64, ROUND_EVERY_STEP };
 // state and controls rounded to float32 at every step.
 static void run_mujoco(const Replay* r, const mjModel* mj, int w, int how, double* q) {
   mjData* d = mj_makeData(mj);
-  fs_replay_reset_world(mj, &r->bind, d); // src/cpu/replay_cpu.c's warm-up start
+  fs_replay_reset_world(mj, &r->bind, d); // the replay's warm-up start (common/replay)
   if (how == PERTURB_STATE || how == PERTURB_STATE64) {
     double ulp = how == PERTURB_STATE ? 0x1p-24 : 0x1p-52;
     perturb(d->qpos, (int)mj->nq, ulp);
@@ -147,36 +146,40 @@ static int run_stepper(const Replay* r, double** q) {
 }
 
 #else
-// The GPU backend's joint angles after its last step, read in double (not its float32
+// The cuda backend's joint angles after its last step, read in double (not its float32
 // records); (g_nworld x J).
 static double g_final[MAX_WORLD][128];
 
-// The GPU backend's replay of every world (through fs_cuda_ops, as flysim replay
-// runs it), graph on or off: joint angles into q[w] (g_nstep x J).
+// The cuda backend's replay of every world (a batch, as flysim replay runs it), graph on
+// or off: joint angles into q[w] (g_nstep x J).
 static int run_backend(const Replay* r, double** q, int graph) {
   fsError err;
   if (graph)
     unsetenv("FLYSIM_NO_GRAPH");
   else
     setenv("FLYSIM_NO_GRAPH", "1", 1);
-  fsCudaReplay* c = fs_cuda_create(&r->plan, &err);
-  if (!c) {
+  fsReplayBatch rb;
+#ifdef FS_REAL_FLOAT
+  const int bits = 32;
+#else
+  const int bits = 64;
+#endif
+  if (fs_replay_open(&r->plan, FS_BACKEND_CUDA, bits, 0, &rb, &err)) {
     fprintf(stderr, "%s\n", err.msg);
     return -1;
   }
-  CHECK(fs_cuda_uses_graph(c) == graph);
+  CHECK(rb.info.uses_graph == graph);
   int J = r->bind.njoint, A = r->bind.nact, blk = fs_replay_block_steps(g_nworld, g_nstep);
   fsBlock b;
   memset(&b, 0, sizeof b);
   b.series[FS_SERIES_QPOS_JOINT] = calloc((size_t)blk * g_nworld * J, sizeof(float));
   b.series[FS_SERIES_TARGET] = calloc((size_t)blk * g_nworld * A, sizeof(float));
-  int rc = fs_cuda_ops.warmup(c, &err);
+  int rc = fs_replay_start(&r->plan, &rb, &err);
   double t0 = fs_clock_s();
   for (int s0 = 0; !rc && s0 < g_nstep; s0 += blk) {
     b.step0 = s0;
     b.nstep = g_nstep - s0 < blk ? g_nstep - s0 : blk;
-    rc = fs_cuda_ops.begin_block(c, &b, &err) || fs_cuda_ops.end_block(c, &b, &err) ||
-         fs_cuda_ops.fetch_block(c, &b, &err);
+    rc = fs_replay_step_block(&r->plan, &rb, &b, b.nstep, &err) || fs_batch_sync(rb.b, &err);
     for (int k = 0; !rc && k < b.nstep; k++)
       for (int w = 0; w < g_nworld; w++) {
         const float* qs = b.series[FS_SERIES_QPOS_JOINT] + ((size_t)k * g_nworld + w) * J;
@@ -190,22 +193,20 @@ static int run_backend(const Replay* r, double** q, int graph) {
   // the last step's joint angles in the backend's own real (read_worlds: double)
   double* qpos = calloc((size_t)g_nworld * r->mj->nq, sizeof(double));
   int ncon[MAX_WORLD];
-  if (!rc) rc = fs_cuda_ops.read_worlds(c, qpos, ncon, &err);
+  if (!rc) rc = fs_replay_read_worlds(&r->plan, &rb, qpos, ncon, &err);
   for (int w = 0; !rc && w < g_nworld; w++)
     for (int j = 0; j < J; j++)
       g_final[w][j] = qpos[(size_t)w * r->mj->nq + r->bind.joint_qposadr[j]];
   free(qpos);
   if (!rc) {
-    char desc[256];
-    fs_cuda_describe(c, desc, sizeof desc);
-    printf("%s, graph %s: %.3g world-steps/s (%d worlds: not a benchmark)\n", desc,
+    printf("%s, graph %s: %.3g world-steps/s (%d worlds: not a benchmark)\n", rb.info.description,
            graph ? "on" : "off", g_nstep * (double)g_nworld / dt, g_nworld);
   } else {
     fprintf(stderr, "%s\n", err.msg);
   }
   free(b.series[FS_SERIES_QPOS_JOINT]);
   free(b.series[FS_SERIES_TARGET]);
-  fs_cuda_destroy(c);
+  fs_replay_close(&rb);
   return rc ? -1 : 0;
 }
 

@@ -3,7 +3,7 @@
 // on NeuroMechFly (meshes, capsules) and our own models (tests/models/cuda_efc_walker.xml:
 // two trees, so two islands; cuda_contact_primitives.xml: six).
 //
-// Worlds, every one its own MuJoCo state (seeded, printed): tests/cuda/contacts.h's
+// Worlds, every one its own MuJoCo state (seeded, printed): src/check/contacts.h's
 // contact worlds (bodies touching, penetrating, leaving, adhering; random velocities
 // and controls) with warm starts of three kinds -- MuJoCo's own solution (the
 // certificate's case), that solution off by 10 % (Newton from close), zero (cold) --
@@ -36,8 +36,9 @@
 // MuJoCo's force is within the force bound of 0 (the row sits at its boundary).
 // Iteration counts: float64 equal in 9 worlds of 10 at least (those that differ are
 // listed); float32 reported.
-// Built three ways: host float64 (MuJoCo's bits where its Jacobian is sparse), host
-// float32, host float64 on 32 emulated lanes (ThreadSanitizer); and cuda (77 without
+// Built four ways: host float64 (MuJoCo's bits where its Jacobian is sparse), host
+// float32, host float64 on emulated lanes (ThreadSanitizer; the device's default width,
+// and 32 lanes: cuda_solver_host_lanes32); and cuda, float32 and float64 (77 without
 // a GPU).
 #include <math.h>
 #include <stdio.h>

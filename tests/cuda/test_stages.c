@@ -1,9 +1,10 @@
 // The batched stepper against MuJoCo, stage by stage and step by step, on our
-// small models and on NeuroMechFly with contacts disabled (ARCHITECTURE section 4):
+// small models and on NeuroMechFly with contacts disabled (src/README.md, "Accuracy"):
 // the check of src/check/stages.h (each stage alone from MuJoCo's inputs, mj_forward
 // from the state, whole steps with a NaN control and a NaN velocity), every field of
 // every world, the worst error per stage collected over the models.
-// Built three times: host float64, host float32, and cuda (77 without a GPU).
+// Built four times: host float64, host float32, host float64 on emulated lanes (the
+// device's default width and 32: cuda_stages_host_lanes32), and cuda (77 without a GPU).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

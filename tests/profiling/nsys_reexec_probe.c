@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "nsys_reexec_probe: no --profile PATH\n");
     return 2;
   }
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   if (fs_nsys_reexec(argc, argv, output, &err)) {
     fprintf(stderr, "error: %s\n", err.msg);
     return 3;

@@ -16,7 +16,8 @@
 #error NSYS_PROBE (path of nsys_reexec_probe) must be defined by CMake
 #endif
 
-// The options the issue asks for, spelled out here rather than taken from the code.
+// The options --profile must pass to nsys (src/base/nvtx.h), spelled out here rather than
+// taken from the code.
 #define NSYS_OPTS                                                                                  \
   "profile", "--trace=cuda,nvtx,osrt", "--cuda-graph-trace=node", "--force-overwrite=true",        \
       "--output"
@@ -38,7 +39,7 @@ static void check_argv(const char* what, const char* const* got, int n, const ch
 // fs_nsys_argv: pure, so every case is checked without exec.
 static void test_build_argv(void) {
   const char* out[64];
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   {
     char* argv[] = {"flysim",   "replay", "--backend", "cuda",    "--profile", "out/x",
                     "--worlds", "8",      "--disable", "contact", NULL};
@@ -96,7 +97,7 @@ static void test_build_argv(void) {
 
 static void test_self_path(const char* argv0) {
   char self[PATH_MAX], real[PATH_MAX];
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
   CHECK_MSG(fs_self_exe_path(self, sizeof self, &err) == 0, "%s", err.msg);
   CHECK(self[0] == '/');
   CHECK(realpath(argv0, real) != NULL);
@@ -227,7 +228,7 @@ static void test_guard_in_process(const char* dir) {
   char* saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
   setenv("PATH", empty, 1);
   char* argv[] = {"flysim", "replay", "--profile", "out/z", NULL};
-  fsError err = {{0}};
+  fsError err = {{0}, FS_OK};
 
   setenv(FS_NSYS_GUARD_ENV, "1", 1);
   CHECK(fs_nsys_guard_set() == 1);

@@ -1,0 +1,455 @@
+// The public API (include/flysim/flysim.h) on one backend, against MuJoCo itself:
+//
+//   test_batch cpu | host f32 | host f64 | cuda f32 | cuda f64
+//
+// A closed-loop controller through the views reproduces MuJoCo's own mj_step world by
+// world (cpu and host float64 to the bit, float32 within its rounding); a masked reset
+// leaves the other worlds bit-identical to a run without it; a per-world parameter
+// equals a model built with that value; the control sequence equals writing ctrl every
+// step; a recording equals the views read after every step; a bad control is one
+// world's problem, not the others'; every misuse returns its status and message.
+#include <flysim/flysim.h>
+
+#include "tests/testutil.h"
+
+static fsBackendKind g_backend;
+static fsPrecision g_precision;
+static const char* g_model_path;
+static mjModel* g_m;
+
+// The walker (tests/models/walker.xml) with a keyframe: the worlds start standing.
+static void make_model(const char* dir) {
+  static char path[700];
+  snprintf(path, sizeof path, "%s/walker_key.xml", dir);
+  FILE* in = fopen(fs_test_model("walker.xml"), "r");
+  FILE* out = fopen(path, "w");
+  char line[1024];
+  while (in && out && fgets(line, sizeof line, in)) {
+    if (strstr(line, "</mujoco>"))
+      fputs("  <keyframe>\n    <key name=\"neutral\" qpos=\"0 0 0.62 1 0 0 0 0.1 0.2 -0.3 -0.1 "
+            "0.2 -0.3\" ctrl=\"0.1 0.2 -0.3 -0.1 0.2 -0.3 1 1\"/>\n  </keyframe>\n",
+            out);
+    fputs(line, out);
+  }
+  if (in) fclose(in);
+  if (out) fclose(out);
+  g_model_path = path;
+  g_m = fs_test_load_model(path);
+}
+
+static fsBatch open_n(const mjModel* m, int n) {
+  fsBatchOptions o = fs_batch_default_options();
+  o.backend = g_backend;
+  o.precision = g_precision;
+  o.nworld = n;
+  o.nthread = 2;
+  o.model_name = g_model_path;
+  fsBatch b;
+  fsError err;
+  int rc = fs_batch_open(m, &o, &b, &err);
+  CHECK_MSG(rc == FS_OK, "fs_batch_open: %s", err.msg);
+  return b;
+}
+
+// Every element of a view as double (the view's dtype), via fs_batch_read.
+static double* read_view(fsBatch b, const char* name, fsView* v) {
+  fsError err;
+  int rc = fs_batch_view(b, name, v, &err);
+  CHECK_MSG(rc == FS_OK, "view %s: %s", name, err.msg);
+  if (rc) return NULL;
+  size_t n = (size_t)(v->shape[0] * v->shape[1] * v->shape[2]);
+  size_t es = v->dtype == FS_DTYPE_F64 ? 8 : 4;
+  void* raw = malloc(n * es);
+  double* out = malloc(n * sizeof(double));
+  rc = fs_batch_read(b, name, raw, n * es, &err);
+  CHECK_MSG(rc == FS_OK, "read %s: %s", name, err.msg);
+  for (size_t i = 0; i < n; i++)
+    out[i] = v->dtype == FS_DTYPE_F64   ? ((double*)raw)[i]
+             : v->dtype == FS_DTYPE_F32 ? ((float*)raw)[i]
+                                        : ((int*)raw)[i];
+  free(raw);
+  return out;
+}
+
+// Write n doubles into a view of the batch's real.
+static void write_view(fsBatch b, const char* name, const double* x, size_t n) {
+  fsView v;
+  fsError err;
+  CHECK(fs_batch_view(b, name, &v, &err) == FS_OK);
+  size_t es = v.dtype == FS_DTYPE_F64 ? 8 : 4;
+  void* raw = malloc(n * es);
+  for (size_t i = 0; i < n; i++) {
+    if (v.dtype == FS_DTYPE_F64)
+      ((double*)raw)[i] = x[i];
+    else
+      ((float*)raw)[i] = (float)x[i];
+  }
+  int rc = fs_batch_write(b, name, raw, n * es, &err);
+  CHECK_MSG(rc == FS_OK, "write %s: %s", name, err.msg);
+  free(raw);
+}
+
+static int key_neutral(void) {
+  return mj_name2id(g_m, mjOBJ_KEY, "neutral");
+}
+
+// The PD controller of world w: joint targets that swing with time, adhesion on.
+static void controller(const mjModel* m, const double* qpos, double t, int w, double* ctrl) {
+  for (int a = 0; a < 6; a++) {
+    int j = m->actuator_trnid[2 * a];
+    double q = qpos[m->jnt_qposadr[j]];
+    double target = 0.3 * sin(40.0 * t + a + 0.5 * w);
+    ctrl[a] = target + 0.2 * (target - q); // a position servo driven past its target
+  }
+  ctrl[6] = ctrl[7] = 1.0;
+}
+
+static int is_f32(void) {
+  return g_precision == FS_PRECISION_F32;
+}
+
+// Worlds in closed loop against MuJoCo stepping each world the same way.
+static void test_closed_loop(void) {
+  const int N = 4, S = is_f32() ? 20 : 300, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  fsBatch b = open_n(g_m, N);
+  fsError err;
+  CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
+  mjData* ref[4];
+  for (int w = 0; w < N; w++) {
+    ref[w] = mj_makeData(g_m);
+    mj_resetDataKeyframe(g_m, ref[w], key_neutral());
+  }
+  double* ctrl = calloc((size_t)N * nu, sizeof(double));
+  double worst = 0;
+  for (int s = 0; s < S; s++) {
+    fsView v;
+    double* q = read_view(b, "qpos", &v);
+    double* t = read_view(b, "time", &v);
+    for (int w = 0; w < N && q && t; w++) {
+      controller(g_m, q + (size_t)w * nq, t[w], w, ctrl + (size_t)w * nu);
+      double cref[8];
+      controller(g_m, ref[w]->qpos, ref[w]->time, w, cref);
+      for (int a = 0; a < nu; a++) ref[w]->ctrl[a] = is_f32() ? (float)cref[a] : cref[a];
+      mj_step(g_m, ref[w]);
+    }
+    free(q);
+    free(t);
+    write_view(b, "ctrl", ctrl, (size_t)N * nu);
+    int rc = fs_batch_step(b, 1, &err);
+    CHECK_MSG(rc == FS_OK, "step %d: %s", s, err.msg);
+    if (rc) break;
+  }
+  fsView v;
+  double* q = read_view(b, "qpos", &v);
+  for (int w = 0; w < N && q; w++)
+    for (int i = 0; i < nq; i++) {
+      double d = fabs(q[(size_t)w * nq + i] - ref[w]->qpos[i]);
+      if (d > worst) worst = d;
+    }
+  printf("closed loop: %d worlds x %d steps, largest |qpos - MuJoCo's| %.3g\n", N, S, worst);
+  // cpu: MuJoCo itself, to the bit; host and cuda float64: the engine's solver ends its
+  // iterations on other last bits than MuJoCo's (1e-14 here after 300 steps); float32:
+  // its rounding over 20 steps
+  double bound = is_f32() ? 1e-3 : g_backend == FS_BACKEND_CPU ? 0.0 : 1e-10;
+  CHECK_MSG(worst <= bound, "largest error %.3g (bound %g)", worst, bound);
+  free(q);
+  free(ctrl);
+  for (int w = 0; w < N; w++) mj_deleteData(ref[w]);
+  fs_batch_close(b);
+}
+
+static int same(const double* a, const double* b, int n) {
+  return memcmp(a, b, sizeof(double) * (size_t)n) == 0;
+}
+
+// Stepped with constant controls from the keyframe: a masked reset leaves the other
+// worlds as a run without it, and the reset worlds as fresh ones.
+static void test_masked_reset(void) {
+  const int N = 4, nq = (int)g_m->nq;
+  fsBatch a = open_n(g_m, N), b = open_n(g_m, N), fresh = open_n(g_m, N);
+  fsError err;
+  fsBatch all[3] = {a, b, fresh};
+  for (int k = 0; k < 3; k++) CHECK(fs_batch_reset(all[k], NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_step(a, 40, &err) == FS_OK);
+  CHECK(fs_batch_step(b, 40, &err) == FS_OK);
+  uint8_t mask[4] = {1, 0, 1, 0};
+  CHECK(fs_batch_reset(a, mask, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_step(a, 30, &err) == FS_OK);
+  CHECK(fs_batch_step(b, 30, &err) == FS_OK);
+  CHECK(fs_batch_step(fresh, 30, &err) == FS_OK);
+  fsView v;
+  double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v),
+         *qf = read_view(fresh, "qpos", &v);
+  for (int w = 0; w < N && qa && qb && qf; w++) {
+    const double* want = mask[w] ? qf : qb;
+    CHECK_MSG(same(qa + (size_t)w * nq, want + (size_t)w * nq, nq), "world %d (%s) differs from %s",
+              w, mask[w] ? "reset" : "not reset",
+              mask[w] ? "a fresh world" : "the run without the reset");
+  }
+  CHECK(!same(qa, qb, nq)); // the reset did something
+  free(qa), free(qb), free(qf);
+  for (int k = 0; k < 3; k++) fs_batch_close(all[k]);
+}
+
+// A world's kp doubled through fs_batch_set_param equals a batch of the model with it.
+static void test_set_param(void) {
+  const int N = 2, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  fsError err;
+  double* gain = malloc(sizeof(double) * nu * mjNGAIN);
+  double* bias = malloc(sizeof(double) * nu * mjNBIAS);
+  memcpy(gain, g_m->actuator_gainprm, sizeof(double) * nu * mjNGAIN);
+  memcpy(bias, g_m->actuator_biasprm, sizeof(double) * nu * mjNBIAS);
+  for (int a = 0; a < 6; a++) {
+    gain[a * mjNGAIN] *= 2;
+    bias[a * mjNBIAS + 1] *= 2;
+  }
+  fsBatch b = open_n(g_m, N);
+  int one = 1;
+  CHECK(fs_batch_set_param(b, "actuator_gainprm", &one, 1, gain, &err) == FS_OK);
+  CHECK(fs_batch_set_param(b, "actuator_biasprm", &one, 1, bias, &err) == FS_OK);
+  mjModel* m2 = mj_copyModel(NULL, g_m);
+  memcpy(m2->actuator_gainprm, gain, sizeof(double) * nu * mjNGAIN);
+  memcpy(m2->actuator_biasprm, bias, sizeof(double) * nu * mjNBIAS);
+  mjData* scratch = mj_makeData(m2);
+  mj_setConst(m2, scratch);
+  fsBatch base = open_n(g_m, N), varied = open_n(m2, N);
+  fsBatch all[3] = {b, base, varied};
+  double ctrl[2 * 8];
+  for (int w = 0; w < N; w++)
+    for (int a = 0; a < nu; a++) ctrl[w * nu + a] = a < 6 ? 0.4 : 1.0;
+  for (int k = 0; k < 3; k++) {
+    CHECK(fs_batch_reset(all[k], NULL, key_neutral(), &err) == FS_OK);
+    write_view(all[k], "ctrl", ctrl, (size_t)N * nu);
+    CHECK(fs_batch_step(all[k], 60, &err) == FS_OK);
+  }
+  fsView v;
+  double *q = read_view(b, "qpos", &v), *q0 = read_view(base, "qpos", &v),
+         *q2 = read_view(varied, "qpos", &v);
+  if (q && q0 && q2) {
+    CHECK_MSG(same(q, q0, nq), "world 0 (its model untouched) differs from the model's batch");
+    CHECK_MSG(same(q + nq, q2 + nq, nq), "world 1 (kp x 2) differs from a batch of that model");
+    CHECK(!same(q + nq, q0 + nq, nq));
+  }
+  // misuse
+  CHECK(fs_batch_set_param(b, "no_such_field", &one, 1, gain, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "no_such_field");
+  int bad = 7;
+  CHECK(fs_batch_set_param(b, "actuator_gainprm", &bad, 1, gain, &err) == FS_ERR_ARGUMENT);
+  free(q), free(q0), free(q2), free(gain), free(bias);
+  mj_deleteData(scratch);
+  mj_deleteModel(m2);
+  for (int k = 0; k < 3; k++) fs_batch_close(all[k]);
+}
+
+// The control sequence equals writing ctrl every step; a step past its end is refused.
+static void test_ctrl_sequence(void) {
+  const int N = 3, T = 50, A = 6, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  fsError err;
+  double* table = malloc(sizeof(double) * T * A);
+  for (int r = 0; r < T; r++)
+    for (int c = 0; c < A; c++) table[r * A + c] = 0.3 * sin(0.2 * r + c);
+  int act[6] = {0, 1, 2, 3, 4, 5};
+  int64_t row0[3] = {0, 10, 25};
+  fsBatch a = open_n(g_m, N), b = open_n(g_m, N);
+  CHECK(fs_batch_reset(a, NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
+  fsCtrlSequence seq = {T, A, table, act, row0};
+  CHECK(fs_batch_set_ctrl_sequence(a, &seq, &err) == FS_OK);
+  const int S = 20;
+  CHECK(fs_batch_step(a, S, &err) == FS_OK);
+  fsView v;
+  double* ctrl = read_view(b, "ctrl", &v);
+  for (int s = 0; s < S && ctrl; s++) {
+    for (int w = 0; w < N; w++)
+      for (int c = 0; c < A; c++) ctrl[w * nu + act[c]] = table[(row0[w] + s) * A + c];
+    write_view(b, "ctrl", ctrl, (size_t)N * nu);
+    CHECK(fs_batch_step(b, 1, &err) == FS_OK);
+  }
+  double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v);
+  if (qa && qb) CHECK_MSG(same(qa, qb, N * nq), "the sequence differs from writing ctrl");
+  // world 2 is at row 45: 5 more steps fit, 6 do not
+  int64_t before = fs_batch_steps(a);
+  CHECK(fs_batch_step(a, 6, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "world 2");
+  CHECK(fs_batch_steps(a) == before);
+  CHECK(fs_batch_step(a, 5, &err) == FS_OK);
+  CHECK(fs_batch_set_ctrl_sequence(a, NULL, &err) == FS_OK);
+  CHECK(fs_batch_step(a, 6, &err) == FS_OK);
+  free(table), free(ctrl), free(qa), free(qb);
+  fs_batch_close(a);
+  fs_batch_close(b);
+}
+
+// A recording of worlds 1 and 2 equals the views read after every step.
+static void test_recording(void) {
+  const int N = 4, S = 12, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  fsError err;
+  const char* src[5] = {"qpos", "qpos", "ctrl", "xpos", "solver_iterations"};
+  int index[5] = {2, 8, 1, 5, 0};
+  fsRecordOptions ro = {5, src, index, NULL, 1, 2, S};
+  fsBatch a = open_n(g_m, N), b = open_n(g_m, N);
+  int id = -1;
+  CHECK(fs_batch_add_recording(a, &ro, &id, &err) == FS_OK);
+  CHECK(id == 0);
+  float* out = calloc((size_t)S * 2 * 5, sizeof(float));
+  float* want = calloc((size_t)S * 2 * 5, sizeof(float));
+  fsBatch both[2] = {a, b};
+  double ctrl[4 * 8];
+  for (int i = 0; i < N * nu; i++) ctrl[i] = 0.1 * (i % nu) - 0.2;
+  for (int k = 0; k < 2; k++) {
+    CHECK(fs_batch_reset(both[k], NULL, key_neutral(), &err) == FS_OK);
+    write_view(both[k], "ctrl", ctrl, (size_t)N * nu);
+  }
+  float* outs[1] = {out};
+  CHECK(fs_batch_step_recorded(a, S, outs, &err) == FS_OK);
+  CHECK(fs_batch_sync(a, &err) == FS_OK);
+  for (int s = 0; s < S; s++) {
+    CHECK(fs_batch_step(b, 1, &err) == FS_OK);
+    fsView v;
+    double *q = read_view(b, "qpos", &v), *c = read_view(b, "ctrl", &v),
+           *x = read_view(b, "xpos", &v), *it = read_view(b, "solver_iterations", &v);
+    for (int w = 1; w <= 2 && q && c && x && it; w++) {
+      float* row = want + ((size_t)s * 2 + (w - 1)) * 5;
+      row[0] = (float)q[w * nq + 2];
+      row[1] = (float)q[w * nq + 8];
+      row[2] = (float)c[w * nu + 1];
+      row[3] = (float)x[w * g_m->nbody * 3 + 5];
+      row[4] = (float)it[w * 2];
+    }
+    free(q), free(c), free(x), free(it);
+  }
+  CHECK_MSG(!memcmp(out, want, sizeof(float) * S * 2 * 5),
+            "the recording differs from the views read after every step");
+  // misuse
+  const char* bad_src[1] = {"cvel"};
+  fsRecordOptions bad = {1, bad_src, index, NULL, 0, 0, 4};
+  CHECK(fs_batch_add_recording(a, &bad, &id, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "cvel");
+  CHECK(fs_batch_step_recorded(a, S + 1, outs, &err) == FS_ERR_ARGUMENT);
+  free(out), free(want);
+  fs_batch_close(a);
+  fs_batch_close(b);
+}
+
+// A bad control in world 2 is world 2's problem (MuJoCo's BADCTRL), no one else's.
+static void test_health(void) {
+  const int N = 3, nu = (int)g_m->nu;
+  fsError err;
+  fsBatch b = open_n(g_m, N);
+  CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
+  double ctrl[3 * 8] = {0};
+  ctrl[2 * nu + 1] = NAN;
+  write_view(b, "ctrl", ctrl, (size_t)N * nu);
+  CHECK(fs_batch_step(b, 3, &err) == FS_OK);
+  fsWorldHealth h[3];
+  CHECK(fs_batch_health(b, h, &err) == FS_OK);
+  for (int w = 0; w < N; w++) {
+    int bad = w == 2;
+    CHECK_MSG(!!(h[w].problems & FS_PROBLEM_WARNING) == bad, "world %d: problems %u", w,
+              h[w].problems);
+    CHECK_MSG((h[w].first_warning == mjWARN_BADCTRL) == bad, "world %d: first warning %d", w,
+              h[w].first_warning);
+  }
+  CHECK(h[2].first_warning_step == 0);
+  fsView v;
+  double* p = read_view(b, "problems", &v);
+  if (p) CHECK(p[0] == 0 && p[1] == 0 && ((int)p[2] & FS_PROBLEM_WARNING));
+  free(p);
+  uint8_t mask[3] = {0, 0, 1};
+  CHECK(fs_batch_reset(b, mask, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_health(b, h, &err) == FS_OK);
+  CHECK(h[2].problems == 0 && h[2].first_warning == -1);
+  fs_batch_close(b);
+}
+
+// Views' shapes and types; misuse of every call.
+static void test_views_and_misuse(void) {
+  const int N = 2;
+  fsError err;
+  fsBatch b = open_n(g_m, N);
+  fsView v;
+  fsDtype real = g_precision == FS_PRECISION_F32 ? FS_DTYPE_F32 : FS_DTYPE_F64;
+  CHECK(fs_batch_view(b, "ctrl", &v, &err) == FS_OK);
+  CHECK(v.ndim == 2 && v.shape[0] == N && v.shape[1] == g_m->nu && v.dtype == real && v.writable);
+  CHECK(v.memory == (g_backend == FS_BACKEND_CUDA ? FS_MEMORY_DEVICE : FS_MEMORY_HOST));
+  void* addr = v.data;
+  CHECK(fs_batch_step(b, 2, &err) == FS_OK);
+  CHECK(fs_batch_view(b, "ctrl", &v, &err) == FS_OK && v.data == addr); // fixed address
+  CHECK(fs_batch_view(b, "xpos", &v, &err) == FS_OK);
+  CHECK(v.ndim == 3 && v.shape[1] == g_m->nbody && v.shape[2] == 3 && !v.writable);
+  CHECK(fs_batch_view(b, "time", &v, &err) == FS_OK);
+  CHECK(v.ndim == 1 && v.dtype == FS_DTYPE_F64);
+  CHECK(fs_batch_view(b, "ncon", &v, &err) == FS_OK && v.dtype == FS_DTYPE_I32);
+  CHECK(fs_batch_view(b, "problems", &v, &err) == FS_OK && v.dtype == FS_DTYPE_I32);
+  CHECK(fs_batch_view(b, "solver_iterations", &v, &err) == FS_OK && v.shape[1] == 2);
+  CHECK(fs_batch_view(b, "nonsense", &v, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "nonsense");
+  CHECK(fs_batch_view(b, NULL, &v, &err) == FS_ERR_ARGUMENT);
+  double small[2];
+  CHECK(fs_batch_read(b, "qpos", small, sizeof small, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "bytes");
+  CHECK(fs_batch_write(b, "xpos", small, sizeof small, &err) == FS_ERR_ARGUMENT);
+  CHECK(fs_batch_step(b, -1, &err) == FS_ERR_ARGUMENT);
+  CHECK(fs_batch_reset(b, NULL, 5, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "keyframe");
+  CHECK((fs_batch_mjdata(b, 0) != NULL) == (g_backend == FS_BACKEND_CPU));
+  fsBatchInfo info;
+  CHECK(fs_batch_info(b, &info, &err) == FS_OK);
+  CHECK(info.nworld == N && info.backend == g_backend && info.description[0]);
+  fs_batch_close(b);
+  // a closed batch, its slot reused: still closed
+  CHECK(fs_batch_step(b, 1, &err) == FS_ERR_CLOSED);
+  CHECK_CONTAINS(err.msg, "closed");
+  fsBatch again = open_n(g_m, 1);
+  CHECK(fs_batch_step(b, 1, &err) == FS_ERR_CLOSED);
+  CHECK(fs_batch_step(again, 1, NULL) == FS_OK); // err may be NULL
+  fs_batch_close(again);
+  fs_batch_close(again); // closing twice is harmless
+  fsBatch none = {0, 0};
+  CHECK(fs_batch_sync(none, &err) == FS_ERR_CLOSED);
+  // open
+  fsBatchOptions o = fs_batch_default_options();
+  CHECK(fs_batch_open(NULL, &o, &b, &err) == FS_ERR_ARGUMENT);
+  o.nworld = 0;
+  CHECK(fs_batch_open(g_m, &o, &b, &err) == FS_ERR_ARGUMENT);
+  o = fs_batch_default_options();
+  o.precision = FS_PRECISION_F32;
+  CHECK(fs_batch_open(g_m, &o, &b, &err) == FS_ERR_ARGUMENT); // cpu is float64
+  CHECK_CONTAINS(err.msg, "host backend");
+  o = fs_batch_default_options();
+  o.max_contacts = 4;
+  CHECK(fs_batch_open(g_m, &o, &b, &err) == FS_ERR_ARGUMENT);
+  if (fs_backend_available(FS_BACKEND_CUDA, NULL) != FS_OK) {
+    o = fs_batch_default_options();
+    o.backend = FS_BACKEND_CUDA;
+    CHECK(fs_batch_open(g_m, &o, &b, &err) == FS_ERR_UNAVAILABLE);
+    CHECK_CONTAINS(err.msg, "cpu or host");
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_batch cpu | host f32|f64 | cuda f32|f64\n");
+    return 2;
+  }
+  g_backend = !strcmp(argv[1], "cuda")   ? FS_BACKEND_CUDA
+              : !strcmp(argv[1], "host") ? FS_BACKEND_HOST
+                                         : FS_BACKEND_CPU;
+  g_precision = argc > 2 && !strcmp(argv[2], "f32") ? FS_PRECISION_F32 : FS_PRECISION_F64;
+  if (g_backend == FS_BACKEND_CUDA && fs_backend_available(FS_BACKEND_CUDA, NULL) != FS_OK) {
+    printf("skipped: %s\n", "no CUDA device here");
+    return FS_TEST_SKIP;
+  }
+  make_model(fs_test_tmpdir("batch"));
+  test_views_and_misuse();
+  test_closed_loop();
+  test_masked_reset();
+  test_set_param();
+  test_ctrl_sequence();
+  test_recording();
+  test_health();
+  mj_deleteModel(g_m);
+  char name[64];
+  snprintf(name, sizeof name, "test_batch %s %s", argv[1], argc > 2 ? argv[2] : "");
+  return fs_test_finish(name);
+}
