@@ -362,6 +362,11 @@ if section gpu_tests "the GPU tests: each stage, the solver and the replay again
     cuda_replay_contacts_gpu_f64:90 cuda_contact_bound_gpu:90; do
     step "${t%:*}" "${t#*:}" "${gpu[@]}" "$bb/bin/${t%:*}"
   done
+  # the public API on the device: views, masked reset, per-world parameters, the control
+  # sequence, recordings, health, each against MuJoCo (tests/api/test_batch.c)
+  for p in f32 f64; do
+    step "test_batch_cuda_$p" 60 "${gpu[@]}" "$bb/bin/test_batch" cuda "$p"
+  done
 fi
 
 if section cusolver "cuSOLVER's batched Cholesky as the oracle of the GPU's Hessian factor and solve"; then

@@ -65,7 +65,7 @@ if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # one arch only, no MPI: a smaller bundl
   blog="$out/build$suffix.log" # the compiler's output, shown when the build fails
   { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=$arch \
       -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON "${block[@]}" &&
-    cmake --build "$build" -j "$(nproc)" --target flysim test_record test_nvtx_ranges \
+    cmake --build "$build" -j "$(nproc)" --target flysim test_record test_batch test_nvtx_ranges \
       flysim_nvtx_inject "${tests[@]}"; } >"$blog" 2>&1 ||
     { tail -n 30 "$blog" >&2; echo "make_device_bundle: the build failed (all of it in $blog)" >&2; exit 1; }
 fi
@@ -78,7 +78,7 @@ done
 rm -rf "$stage"
 mkdir -p "$stage/bundle/bin" "$stage/bundle/lib" "$stage/bundle/assets"
 bins=("$build/flysim" "$build/tests/profiling/test_nvtx_ranges" "$build/tests/test_record"
-      "$h5diff")
+      "$build/tests/api/test_batch" "$h5diff")
 for t in "${tests[@]}"; do bins+=("$build/tests/cuda/$t"); done
 cp "${bins[@]}" "$stage/bundle/bin/"
 inject=$(find "$build/tests/profiling" -name "*nvtx_inject*.so" | head -n 1)

@@ -14,6 +14,7 @@
 
 static fsBackendKind g_backend;
 static fsPrecision g_precision;
+static int g_small; // FLYSIM_TEST_SMALL=1 (the GPU simulator): a few steps each
 static const char* g_model_path;
 static mjModel* g_m;
 
@@ -110,7 +111,7 @@ static int is_f32(void) {
 
 // Worlds in closed loop against MuJoCo stepping each world the same way.
 static void test_closed_loop(void) {
-  const int N = 4, S = is_f32() ? 20 : 300, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  const int N = 4, S = g_small ? 8 : is_f32() ? 20 : 300, nq = (int)g_m->nq, nu = (int)g_m->nu;
   fsBatch b = open_n(g_m, N);
   fsError err;
   CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
@@ -170,13 +171,14 @@ static void test_masked_reset(void) {
   fsError err;
   fsBatch all[3] = {a, b, fresh};
   for (int k = 0; k < 3; k++) CHECK(fs_batch_reset(all[k], NULL, key_neutral(), &err) == FS_OK);
-  CHECK(fs_batch_step(a, 40, &err) == FS_OK);
-  CHECK(fs_batch_step(b, 40, &err) == FS_OK);
+  const int S1 = g_small ? 8 : 40, S2 = g_small ? 8 : 30;
+  CHECK(fs_batch_step(a, S1, &err) == FS_OK);
+  CHECK(fs_batch_step(b, S1, &err) == FS_OK);
   uint8_t mask[4] = {1, 0, 1, 0};
   CHECK(fs_batch_reset(a, mask, key_neutral(), &err) == FS_OK);
-  CHECK(fs_batch_step(a, 30, &err) == FS_OK);
-  CHECK(fs_batch_step(b, 30, &err) == FS_OK);
-  CHECK(fs_batch_step(fresh, 30, &err) == FS_OK);
+  CHECK(fs_batch_step(a, S2, &err) == FS_OK);
+  CHECK(fs_batch_step(b, S2, &err) == FS_OK);
+  CHECK(fs_batch_step(fresh, S2, &err) == FS_OK);
   fsView v;
   double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v),
          *qf = read_view(fresh, "qpos", &v);
@@ -220,7 +222,7 @@ static void test_set_param(void) {
   for (int k = 0; k < 3; k++) {
     CHECK(fs_batch_reset(all[k], NULL, key_neutral(), &err) == FS_OK);
     write_view(all[k], "ctrl", ctrl, (size_t)N * nu);
-    CHECK(fs_batch_step(all[k], 60, &err) == FS_OK);
+    CHECK(fs_batch_step(all[k], g_small ? 16 : 60, &err) == FS_OK);
   }
   fsView v;
   double *q = read_view(b, "qpos", &v), *q0 = read_view(base, "qpos", &v),
@@ -243,7 +245,8 @@ static void test_set_param(void) {
 
 // The control sequence equals writing ctrl every step; a step past its end is refused.
 static void test_ctrl_sequence(void) {
-  const int N = 3, T = 50, A = 6, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  // S steps; world 2 starts at row 25, so that 5 more fit in the T rows and 6 do not
+  const int N = 3, S = g_small ? 8 : 20, T = 30 + S, A = 6, nq = (int)g_m->nq, nu = (int)g_m->nu;
   fsError err;
   double* table = malloc(sizeof(double) * T * A);
   for (int r = 0; r < T; r++)
@@ -255,7 +258,6 @@ static void test_ctrl_sequence(void) {
   CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
   fsCtrlSequence seq = {T, A, table, act, row0};
   CHECK(fs_batch_set_ctrl_sequence(a, &seq, &err) == FS_OK);
-  const int S = 20;
   CHECK(fs_batch_step(a, S, &err) == FS_OK);
   fsView v;
   double* ctrl = read_view(b, "ctrl", &v);
@@ -267,7 +269,7 @@ static void test_ctrl_sequence(void) {
   }
   double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v);
   if (qa && qb) CHECK_MSG(same(qa, qb, N * nq), "the sequence differs from writing ctrl");
-  // world 2 is at row 45: 5 more steps fit, 6 do not
+  // world 2 is at row 25 + S: 5 more steps fit, 6 do not
   int64_t before = fs_batch_steps(a);
   CHECK(fs_batch_step(a, 6, &err) == FS_ERR_ARGUMENT);
   CHECK_CONTAINS(err.msg, "world 2");
@@ -282,7 +284,7 @@ static void test_ctrl_sequence(void) {
 
 // A recording of worlds 1 and 2 equals the views read after every step.
 static void test_recording(void) {
-  const int N = 4, S = 12, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  const int N = 4, S = g_small ? 4 : 12, nq = (int)g_m->nq, nu = (int)g_m->nu;
   fsError err;
   const char* src[5] = {"qpos", "qpos", "ctrl", "xpos", "solver_iterations"};
   int index[5] = {2, 8, 1, 5, 0};
@@ -440,6 +442,7 @@ int main(int argc, char** argv) {
     printf("skipped: %s\n", "no CUDA device here");
     return FS_TEST_SKIP;
   }
+  g_small = fs_test_small();
   make_model(fs_test_tmpdir("batch"));
   test_views_and_misuse();
   test_closed_loop();
