@@ -5,7 +5,9 @@
 #      include/mujoco/mujoco.h and lib/libmujoco.so*;
 #   2. the `mujoco` wheel in the project's Python venv (FLYSIM_VENV, default
 #      <source>/.venv), which ships mujoco/include and a versioned
-#      mujoco/libmujoco.so.X.Y.Z (scripts/setup.sh installs the pinned one).
+#      mujoco/libmujoco.so.X.Y.Z (scripts/setup.sh installs the pinned one);
+#   3. the `mujoco` wheel of Python_EXECUTABLE (a pip build's environment), the one the
+#      Python module then loads beside `import mujoco`.
 #
 # Defines the imported target MuJoCo::MuJoCo and MuJoCo_FOUND, MuJoCo_VERSION,
 # MuJoCo_INCLUDE_DIR, MuJoCo_LIBRARY.
@@ -20,6 +22,14 @@ if(MUJOCO_ROOT)
 endif()
 file(GLOB _mujoco_wheels "${FLYSIM_VENV}/lib/python3*/site-packages/mujoco")
 list(APPEND _mujoco_hints ${_mujoco_wheels})
+if(Python_EXECUTABLE)
+  execute_process(COMMAND "${Python_EXECUTABLE}" -c
+                          "import mujoco, os; print(os.path.dirname(mujoco.__file__))"
+                  OUTPUT_VARIABLE _mujoco_python OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(_mujoco_python)
+    list(APPEND _mujoco_hints "${_mujoco_python}")
+  endif()
+endif()
 
 find_path(MuJoCo_INCLUDE_DIR mujoco/mujoco.h
   HINTS ${_mujoco_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)

@@ -13,6 +13,9 @@ set_target_properties(flysim_shared PROPERTIES EXPORT_NAME flysim
 set_target_properties(flysim_static PROPERTIES EXPORT_NAME flysim_static)
 add_library(flysim::flysim ALIAS flysim_shared)
 add_library(flysim::flysim_static ALIAS flysim_static)
+if(SKBUILD) # a pip build installs the Python package only (python/CMakeLists.txt)
+  return()
+endif()
 
 install(FILES include/flysim/flysim.h DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/flysim")
 install(TARGETS flysim_shared flysim_static EXPORT flysimTargets

@@ -1,0 +1,289 @@
+"""flysim: many worlds of one MuJoCo model, stepped at once.
+
+    import mujoco, numpy as np, flysim
+
+    model = mujoco.MjModel.from_binary_path("assets/mesh.mjb")
+    with flysim.Batch(model, worlds=64, backend="host") as b:
+        b.reset()                                   # keyframe "neutral" (else qpos0)
+        for t in range(1000):
+            b.ctrl[:, :42] = my_policy(b.qpos, b.qvel)  # every world's controls, in place
+            b.step()
+
+A Batch holds N worlds of one model on a backend: "cpu" (MuJoCo's own mj_step on
+threads, float64), "host" (flysim's engine on threads, float32 or float64) or "cuda" (the
+same engine on a GPU). Its arrays (b.qpos, b.ctrl, ..., and b.view(name) for any other
+mjData field) are the batch's memory, worlds first: numpy arrays on cpu and host, writing
+one changes the next step; on cuda they are device arrays that torch.from_dlpack,
+cupy.asarray and jax.dlpack.from_dlpack take without a copy (__dlpack__,
+__cuda_array_interface__). b.step() releases the GIL. Errors are exceptions carrying the
+library's message (what was wrong and the fix): ValueError for a bad name, shape or value,
+RuntimeError for a backend this machine cannot run (naming the ones it can) or a closed
+batch. The C library's reference is include/flysim/flysim.h.
+"""
+import os
+
+import numpy as np
+
+try:  # libmujoco first: the module shares the one `import mujoco` loads
+    import mujoco as _mujoco
+except ImportError as e:  # pragma: no cover
+    raise ImportError("flysim needs the mujoco package (pip install mujoco)") from e
+
+from . import _flysim
+
+__all__ = ["Batch", "DeviceArray", "backend_available", "load_model", "version", "PROBLEM_WARNING",
+           "PROBLEM_CONTACTS", "PROBLEM_SOLVER", "PROBLEM_FAILED", "STEPS_PER_LAUNCH"]
+
+PROBLEM_WARNING = _flysim.PROBLEM_WARNING
+PROBLEM_CONTACTS = _flysim.PROBLEM_CONTACTS
+PROBLEM_SOLVER = _flysim.PROBLEM_SOLVER
+PROBLEM_FAILED = _flysim.PROBLEM_FAILED
+STEPS_PER_LAUNCH = _flysim.STEPS_PER_LAUNCH
+
+_BACKENDS = {"cpu": _flysim.BACKEND_CPU, "host": _flysim.BACKEND_HOST,
+             "cuda": _flysim.BACKEND_CUDA}
+_PRECISIONS = {None: 0, "f32": 32, "f64": 64, "float32": 32, "float64": 64}
+
+
+def version():
+    """The library's version and commit ("0.2.0+g<commit>")."""
+    return _flysim.version()
+
+
+def backend_available(backend):
+    """(True, "") if `backend` ("cpu", "host", "cuda") runs here, else (False, why)."""
+    if backend not in _BACKENDS:
+        raise ValueError(f"flysim: backend {backend!r}: fix: one of {sorted(_BACKENDS)}")
+    return _flysim.backend_available(_BACKENDS[backend])
+
+
+class DeviceArray:
+    """A cuda batch's array: device memory, worlds first, the batch's (no copy).
+
+    torch.from_dlpack(a), cupy.asarray(a) (or cupy.from_dlpack) and
+    jax.dlpack.from_dlpack(a) see it without a copy. Its address never moves, so a CUDA
+    graph or a kernel of the caller's may keep it. numpy() copies it to the host.
+    """
+
+    def __init__(self, batch, name, array, info):
+        self._batch, self._name, self._array = batch, name, array
+        ptr, shape, dtype, _, device, writable = info
+        self.ptr, self.shape, self.dtype = ptr, tuple(shape), np.dtype(dtype)
+        self.device, self.writable = device, writable
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
+                "strides": None, "version": 3}
+
+    def numpy(self):
+        """A host copy (the batch's pending steps done first)."""
+        return self._batch.read(self._name)
+
+    def __repr__(self):
+        return f"DeviceArray({self._name!r}, shape={self.shape}, dtype={self.dtype}, cuda:{self.device})"
+
+
+def load_model(path):
+    """The mujoco.MjModel of an MJB (.mjb) or MJCF file, the error naming the file."""
+    return _as_model(path)[0]
+
+
+def _as_model(model):
+    """(mujoco.MjModel, name): a model, or one loaded from a path (.mjb or MJCF)."""
+    if isinstance(model, _mujoco.MjModel):
+        return model, "the model"
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.exists(path):
+            raise ValueError(f"flysim: {path}: no such file; fix: the path of an MJCF or MJB model")
+        m = (_mujoco.MjModel.from_binary_path(path) if path.endswith(".mjb")
+             else _mujoco.MjModel.from_xml_path(path))
+        return m, path
+    raise ValueError(f"flysim: model {type(model).__name__}: fix: a mujoco.MjModel or a path")
+
+
+class Batch:
+    """N worlds of one MuJoCo model, stepped together (see the module's doc).
+
+    Args:
+        model: a mujoco.MjModel, or the path of an MJCF or MJB file.
+        worlds: N.
+        backend: "cpu", "host" or "cuda".
+        precision: "f32" or "f64" (host, cuda; default f32); cpu is float64 only.
+        max_contacts: host, cuda: contacts a world holds (None: every pair's bound).
+        threads: cpu, host: worker threads (None: one per core).
+        device: cuda: the GPU's ordinal.
+    """
+
+    # the named arrays: attribute -> mjData field
+    _VIEWS = {"ctrl": "ctrl", "qpos": "qpos", "qvel": "qvel", "qacc": "qacc",
+              "qfrc_applied": "qfrc_applied", "time": "time", "xpos": "xpos", "xquat": "xquat",
+              "site_xpos": "site_xpos", "actuator_force": "actuator_force",
+              "sensordata": "sensordata", "contact_count": "ncon", "problems": "problems",
+              "solver_iterations": "solver_iterations"}
+
+    def __init__(self, model, worlds=1, backend="cpu", precision=None, max_contacts=None,
+                 threads=None, device=0):
+        if backend not in _BACKENDS:
+            raise ValueError(f"flysim: backend {backend!r}: fix: one of {sorted(_BACKENDS)}")
+        if precision not in _PRECISIONS:
+            raise ValueError(f"flysim: precision {precision!r}: fix: 'f32' or 'f64'")
+        for name, v in (("worlds", worlds), ("max_contacts", max_contacts or 0),
+                        ("threads", threads or 0), ("device", device)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                raise ValueError(f"flysim: {name}={v!r}: fix: an integer")
+        self.model, name = _as_model(model)
+        self.worlds = int(worlds)
+        self.backend = backend
+        self._b = _flysim._Batch(self.model._address, self.worlds, _BACKENDS[backend],
+                                 _PRECISIONS[precision], int(max_contacts or 0),
+                                 int(threads or 0), int(device), str(name))
+        self.precision = self._b.info()["precision"]
+        self._arrays = {}
+        self._neutral = _mujoco.mj_name2id(self.model, _mujoco.mjtObj.mjOBJ_KEY, "neutral")
+
+    # -- arrays ---------------------------------------------------------------------------
+    def view(self, name):
+        """mjData field `name` of every world (worlds first): the batch's memory."""
+        a = self._arrays.get(name)
+        if a is None or self._b.closed:
+            a = self._b.view(name)  # raises once closed
+            if self._b.view_info(name)[3] == "device":
+                a = DeviceArray(self, name, a, self._b.view_info(name))
+            self._arrays[name] = a
+        return a
+
+    def __getattr__(self, attr):
+        field = Batch._VIEWS.get(attr)
+        if field is None:
+            raise AttributeError(f"flysim.Batch has no attribute {attr!r}")
+        return self.view(field)
+
+    def read(self, name):
+        """A host copy of view `name` (any backend)."""
+        _, shape, dtype, _, _, _ = self._b.view_info(name)
+        out = np.empty(shape, dtype=dtype)
+        self._b.read(name, out)
+        return out
+
+    def write(self, name, values):
+        """Copy values (the view's shape and dtype) into the writable view `name`."""
+        _, shape, dtype, _, _, writable = self._b.view_info(name)
+        a = np.asarray(values)
+        if a.shape != tuple(shape):
+            raise ValueError(f"flysim: write('{name}'): shape {a.shape}, the view is {tuple(shape)}")
+        if a.dtype != np.dtype(dtype):
+            raise ValueError(f"flysim: write('{name}'): dtype {a.dtype}, the view is {dtype}; "
+                             f"fix: values.astype(np.{dtype})")
+        self._b.write(name, np.ascontiguousarray(a))
+
+    # -- stepping -------------------------------------------------------------------------
+    def step(self, n=1):
+        """n steps of every world (the GIL released); cuda: queued, sync() waits."""
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"flysim: step({n!r}): fix: a number of steps, 0 or more")
+        self._b.step(int(n))
+
+    def sync(self):
+        """Wait for the queued steps (cuda); report a CUDA error."""
+        self._b.sync()
+
+    @property
+    def steps(self):
+        """Steps taken since the batch was opened."""
+        return self._b.steps
+
+    def reset(self, mask=None, keyframe="neutral"):
+        """Reset the worlds of mask (N bools; None: all) to `keyframe` (a name, an index, or
+        None: qpos0; "neutral" falls back to qpos0 when the model has no such keyframe).
+        The other worlds are left as they are, to the bit."""
+        if isinstance(keyframe, str):
+            key = _mujoco.mj_name2id(self.model, _mujoco.mjtObj.mjOBJ_KEY, keyframe)
+            if key < 0 and keyframe != "neutral":
+                raise ValueError(f"flysim: reset: the model has no keyframe {keyframe!r}")
+        else:
+            key = -1 if keyframe is None else int(keyframe)
+        m = None
+        if mask is not None:
+            m = np.asarray(mask)
+            if m.shape != (self.worlds,):
+                raise ValueError(f"flysim: reset: mask of shape {m.shape}; fix: ({self.worlds},)")
+            m = np.ascontiguousarray(m != 0, dtype=np.uint8)
+        self._b.reset(m, key)
+
+    def set_param(self, name, values, worlds=None):
+        """Model parameter `name` (a real mjModel array, e.g. "actuator_gainprm",
+        "geom_friction", "body_mass", or "opt.gravity") of `worlds` (None: 0 .. rows-1):
+        values, a world's whole array each (shape (len(worlds), ...) or, for one world, the
+        array's own shape); what MuJoCo derives from it (mj_setConst) follows, from the
+        next step."""
+        v = np.asarray(values, dtype=np.float64)
+        w = None if worlds is None else np.ascontiguousarray(np.atleast_1d(worlds), dtype=np.int32)
+        n = len(w) if w is not None else (v.shape[0] if v.ndim > 1 else 1)
+        if v.size % n:
+            raise ValueError(f"flysim: set_param('{name}'): {v.size} values for {n} worlds; fix: "
+                             "the same number of values a world")
+        self._b.set_param(name, w, np.ascontiguousarray(v.reshape(n, -1)))
+
+    def set_ctrl_sequence(self, values, actuator, world_row):
+        """An open-loop control sequence: before each step, world w's
+        ctrl[actuator[c]] = values[world_row[w] + steps since this call, c]."""
+        self._b.set_ctrl_sequence(np.ascontiguousarray(values, dtype=np.float64),
+                                  np.ascontiguousarray(actuator, dtype=np.int32),
+                                  np.ascontiguousarray(world_row, dtype=np.int64))
+
+    def clear_ctrl_sequence(self):
+        self._b.clear_ctrl_sequence()
+
+    def add_recording(self, columns, geom_group=None, worlds=None, capacity=1000):
+        """A recording of columns [(source, index), ...] (source: qpos, qvel, ctrl,
+        actuator_force, xpos, xquat, site_xpos, solver_iterations, group_contact_force)
+        of the worlds range(worlds) (None: all) after every step: returns its id for
+        step_recorded."""
+        src = [c[0] for c in columns]
+        idx = np.ascontiguousarray([c[1] for c in columns], dtype=np.int32)
+        g = None if geom_group is None else np.ascontiguousarray(geom_group, dtype=np.int32)
+        w0, nw = (0, 0) if worlds is None else (worlds.start or 0, len(worlds))
+        return self._b.add_recording(src, idx, g, w0, nw, int(capacity))
+
+    def step_recorded(self, n, out):
+        """step(n), each recording's columns into out[id] (float32, n x worlds x columns;
+        None: not this time). cuda: they land once a later step or sync() returns."""
+        self._b.step_recorded(int(n), list(out))
+
+    # -- health and cost ------------------------------------------------------------------
+    def health(self):
+        """Every world's health: a dict of arrays (problems, warnings, first_warning, ...)."""
+        return self._b.health()
+
+    def info(self):
+        """What the batch is and costs (threads, a world's bytes, the kernel's registers)."""
+        return self._b.info()
+
+    # -- lifetime -------------------------------------------------------------------------
+    def close(self):
+        """Close the batch: every later call raises. Arrays taken before stay valid memory
+        (the library's batch goes with the last of them)."""
+        self._arrays.clear()
+        self._b.close()
+
+    @property
+    def closed(self):
+        return self._b.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{self.steps} steps"
+        return f"flysim.Batch({self.worlds} worlds, {self.backend} {self.precision}, {state})"

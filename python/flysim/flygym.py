@@ -1,0 +1,437 @@
+"""flysim for FlyGym 2.1: GPUSimulation, a drop-in for flygym.warp.GPUSimulation.
+
+    from flysim.flygym import GPUSimulation        # instead of: from flygym.warp import ...
+
+    sim = GPUSimulation(world, n_worlds=1024, backend="cuda")   # or "host", "cpu"
+    sim.set_leg_adhesion_states(fly.name, np.ones((1024, 6)))
+    sim.warmup()
+    for t in range(n_steps):
+        sim.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[:, t])  # (1024, 42)
+        sim.step()
+    angles = sim.get_joint_angles(fly.name)        # (1024, n_jointdofs), numpy
+
+FlyGym's own CPU `flygym.Simulation` compiles the world and maps the fly's joints, bodies,
+actuators and sites to the model's ids; a `flysim.Batch` of that model steps the worlds
+("cpu": MuJoCo's mj_step on threads, float64, FlyGym's CPU Simulation to the bit; "host":
+flysim's engine on CPU threads; "cuda": the same engine on a GPU). Needs FlyGym 2.1
+(pip install flygym==2.1.1) but not warp or mujoco_warp.
+"""
+import warnings
+
+import numpy as np
+
+try:
+    from flygym.compose.fly import ActuatorType
+    from flygym.simulation import Simulation as _Simulation
+except ImportError as e:  # pragma: no cover
+    raise ImportError("flysim.flygym needs FlyGym 2.1 (pip install flygym==2.1.1)") from e
+
+import mujoco as _mujoco
+
+from . import Batch
+
+__all__ = ["GPUSimulation", "HostArray"]
+
+
+class HostArray(np.ndarray):
+    """A numpy array (host memory) that a FlyGym script may treat as a Warp array: its
+    numpy() returns the array itself, as wp.array.numpy() returns a host copy."""
+
+    def numpy(self):
+        return self
+
+
+def _unsupported(name, why):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"flysim.flygym.GPUSimulation.{name}: not implemented ({why}); "
+            f"flygym.warp.GPUSimulation.{name} is FlyGym's")
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Not implemented: raises NotImplementedError ({why})."
+    return method
+
+
+class GPUSimulation(_Simulation):
+    """FlyGym 2.1's `flygym.warp.GPUSimulation` over a flysim.Batch: n_worlds copies of a
+    FlyGym world stepped together, with the same methods and (n_worlds, ...) shapes.
+
+    Args:
+        world: a FlyGym world with at least one fly (as for flygym.Simulation).
+        n_worlds: the number of worlds.
+        max_contacts: contacts a world holds (host, cuda; flysim sizes the constraint
+            rows from it). None: every contact pair's bound, which no world can exceed.
+        backend: "cuda" (flysim's engine on the GPU), "host" (the same engine on CPU
+            threads) or "cpu" (MuJoCo's own mj_step on threads: FlyGym's CPU Simulation
+            to the bit, world by world).
+        precision: "f32" or "f64" for host and cuda; None: float32 there (as MuJoCo
+            Warp), float64 on cpu (its only precision).
+        threads: cpu, host: worker threads (None: one per core).
+        timestep: as FlyGym's: the physics timestep (None: the model's).
+        solver_tolerance: option/tolerance. None (the default): the model's (1e-8 for
+            NeuroMechFly); FlyGym's GPUSimulation defaults to 1e-5 instead.
+        max_constraints: accepted for FlyGym's signature and not used (a warning):
+            flysim's constraint rows follow max_contacts.
+        device: cuda: the GPU's ordinal.
+
+    Unlike FlyGym's GPUSimulation, this keeps the model's noslip solver
+    (option/noslip_iterations, which FlyGym strips because MuJoCo Warp lacks it, editing
+    the world) and its solver tolerance (FlyGym loosens it to 1e-5): the worlds step the
+    model that FlyGym's CPU Simulation steps. flysim's per-world health is never
+    silent: `problems` (n_worlds bits: flysim.PROBLEM_WARNING, PROBLEM_CONTACTS,
+    PROBLEM_SOLVER, PROBLEM_FAILED since the world's reset) and `health()` (warning
+    counters, solver limits, peak contacts, ...).
+
+    Getters return numpy arrays (n_worlds, ...) in the batch's precision (float64 on cpu
+    and with "f64"; FlyGym's return float32 Warp arrays): on cpu and host gathered from
+    the batch's memory; on cuda the batch's arrays are read to the host (flysim.Batch.read,
+    after the queued steps) and gathered in numpy. They are HostArray, whose numpy()
+    returns the array itself, so that FlyGym code calling .numpy() on results keeps
+    working; a `dst` numpy array of the result's shape, if given, is filled and returned.
+    Inputs are numpy arrays or anything np.asarray takes, of shape (n_worlds, ...)
+    exactly (a ValueError names the shape otherwise). On cuda, inputs are gathered on
+    the host and written to the GPU before the next step (one read and one write of ctrl a
+    step), so a controller computed on the GPU pays a round trip: for GPU-resident
+    control write `sim.batch.ctrl` (a flysim.DeviceArray, DLPack) directly.
+
+    Body positions and rotations are FlyGym's: a body segment that the compiler fused
+    into an ancestor is that ancestor's frame offset by the segment's relative pose
+    (position xpos + xmat @ relpos, rotation xquat * relquat, Hamilton product in
+    (w, x, y, z)), which the Warp kernels of flygym/warp/utils.py compute; here numpy
+    evaluates it with the einsum of FlyGym's CPU Simulation, so the cpu backend gives
+    the CPU Simulation's values to the bit.
+
+    As FlyGym's, reset() and set_state() change the state but not what is derived from it
+    (xpos, site positions, actuator forces, ...) until the next step. Unlike FlyGym's,
+    there is no forward() (flysim has no mj_forward): it raises NotImplementedError.
+    Rendering, trajectory recording, vision, contact sensors and the performance report
+    raise NotImplementedError naming FlyGym's method. Changes to mj_model after
+    construction do not reach the worlds (the batch holds its own copy); per-world
+    model parameters go through `sim.batch.set_param`.
+
+    Attributes:
+        n_worlds: the number of worlds.
+        batch: the flysim.Batch (its views, set_param, health, info).
+        mj_model, mj_data: the CPU Simulation's model and data (mj_data is not the
+            worlds' state; the getters read the batch).
+    """
+
+    def __init__(self, world, n_worlds, *, max_contacts=None, backend="cuda", precision=None,
+                 threads=None, timestep=None, solver_tolerance=None, max_constraints=None,
+                 device=0):
+        if not isinstance(n_worlds, (int, np.integer)) or isinstance(n_worlds, bool) \
+                or n_worlds < 1:
+            raise ValueError(f"flysim.flygym.GPUSimulation: n_worlds={n_worlds!r}; "
+                             "fix: a number of worlds, 1 or more")
+        if max_constraints is not None:
+            warnings.warn("flysim.flygym.GPUSimulation: max_constraints is not used: "
+                          "flysim's constraint rows follow max_contacts", stacklevel=2)
+        self._batch = None
+        super().__init__(world, timestep=timestep)
+        if solver_tolerance is not None:
+            self.mj_model.opt.tolerance = solver_tolerance
+        self.n_worlds = int(n_worlds)
+        self.max_contacts = max_contacts
+        self._batch = Batch(self.mj_model, worlds=self.n_worlds, backend=backend,
+                            precision=precision, max_contacts=max_contacts, threads=threads,
+                            device=device)
+        self.backend = backend
+        self.precision = self._batch.precision
+        self._host = isinstance(self._batch.view("qpos"), np.ndarray)
+        self._dtype = np.dtype(self._batch.view("qpos").dtype)
+        self._pending_ctrl = []  # cuda: (ids, values) written before the next step
+        self._constants = {}
+        self._map_base_veladrs()
+        self._batch.reset(keyframe=self._neutral_keyframe_id)
+
+    # -- the batch --------------------------------------------------------------------------
+    @property
+    def batch(self):
+        """The flysim.Batch stepping the worlds (pending inputs written first)."""
+        self._flush()
+        return self._batch
+
+    def _flush(self):
+        """cuda: write the inputs set since the last step into the batch's ctrl."""
+        if self._pending_ctrl:
+            ctrl = self._batch.read("ctrl")
+            for ids, values in self._pending_ctrl:
+                ctrl[:, ids] = values
+            self._pending_ctrl = []
+            self._batch.write("ctrl", ctrl)
+
+    def _array(self, name):
+        """View `name` of every world on the host: the batch's memory (cpu, host) or a
+        copy read after the queued steps (cuda)."""
+        return self._batch.view(name) if self._host else self._batch.read(name)
+
+    def _constant(self, key, values):
+        """A constant of the getters, in the batch's precision (cached)."""
+        c = self._constants.get(key)
+        if c is None:
+            c = self._constants[key] = np.ascontiguousarray(values, dtype=self._dtype)
+        return c
+
+    @staticmethod
+    def _lookup(table, fly_name, what):
+        try:
+            return table[fly_name]
+        except KeyError:
+            raise KeyError(f"flysim.flygym.GPUSimulation: no fly {fly_name!r} with {what}; "
+                           f"the world's: {sorted(table)}") from None
+
+    def _actuator_ids(self, fly_name, actuator_type):
+        if isinstance(actuator_type, str):
+            actuator_type = ActuatorType(actuator_type)
+        by_fly = self._intern_actuatorids_by_type_by_fly.get(actuator_type)
+        if by_fly is None:
+            raise KeyError(f"flysim.flygym.GPUSimulation: no {actuator_type} actuators; the "
+                           f"world's: {[t.name for t in self._intern_actuatorids_by_type_by_fly]}")
+        return self._lookup(by_fly, fly_name, f"{actuator_type.name} actuators")
+
+    def _out(self, result, dst):
+        if dst is None:
+            return result.view(HostArray)
+        if not isinstance(dst, np.ndarray):
+            raise ValueError(f"flysim.flygym.GPUSimulation: dst is a {type(dst).__name__}; "
+                             f"fix: a numpy array of shape {result.shape}, or None")
+        if dst.shape != result.shape:
+            raise ValueError(f"flysim.flygym.GPUSimulation: dst of shape {dst.shape}; fix: "
+                             f"shape {result.shape}")
+        np.copyto(dst, result, casting="same_kind")
+        return dst
+
+    def _inputs(self, values, ncol, what):
+        """values as an (n_worlds, ncol) numeric array, or a ValueError naming the shape."""
+        try:
+            a = np.asarray(values)
+        except Exception as e:
+            raise ValueError(f"flysim.flygym.GPUSimulation: {what}: not an array "
+                             f"({type(values).__name__}); fix: shape ({self.n_worlds}, {ncol})"
+                             ) from e
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"flysim.flygym.GPUSimulation: {what}: dtype {a.dtype}; fix: "
+                             "numbers")
+        if a.shape != (self.n_worlds, ncol):
+            raise ValueError(f"flysim.flygym.GPUSimulation: {what}: shape {a.shape}; fix: "
+                             f"({self.n_worlds}, {ncol}) (n_worlds, {ncol}); the same values "
+                             f"in every world: np.broadcast_to(x, ({self.n_worlds}, {ncol}))")
+        return a
+
+    def _set_ctrl(self, ids, values):
+        if self._host:
+            self._batch.view("ctrl")[:, ids] = values
+        else:
+            self._pending_ctrl.append((ids, np.array(values, dtype=self._dtype)))
+
+    # -- stepping -------------------------------------------------------------------------
+    def reset(self, worlds_mask=None):
+        """Reset every world (or those of worlds_mask, (n_worlds,) bools: flysim's
+        extension) to the neutral keyframe; the other worlds stay as they are. As
+        FlyGym's, what is derived from the state (body positions, ...) is the old
+        state's until the next step."""
+        super().reset()
+        self._flush()  # inputs set before a masked reset stay in the other worlds
+        if worlds_mask is not None:
+            m = np.asarray(worlds_mask)
+            if m.shape != (self.n_worlds,):
+                raise ValueError(f"flysim.flygym.GPUSimulation.reset: worlds_mask of shape "
+                                 f"{m.shape}; fix: ({self.n_worlds},)")
+            worlds_mask = m.astype(bool)
+        self._batch.reset(worlds_mask, keyframe=self._neutral_keyframe_id)
+
+    def step(self):
+        """Advance every world by one timestep (cuda: queued; getters wait for it)."""
+        self._flush()
+        self._batch.step(1)
+
+    def warmup(self, duration_s=0.05):
+        """int(duration_s / timestep) steps with the inputs as they are (FlyGym's warmup)."""
+        self._flush()
+        self._batch.step(int(duration_s / self.mj_model.opt.timestep))
+
+    forward = _unsupported("forward", "flysim has no mj_forward: what derives from qpos and "
+                           "qvel (xpos, sites, forces) is computed by the next step()")
+
+    def set_state(self, qpos=None, qvel=None, worlds_mask=None):
+        """Write qpos (n_worlds, nq) and/or qvel (n_worlds, nv) of the worlds of
+        worlds_mask ((n_worlds,) bools; None: every world); the others keep theirs. As
+        FlyGym's, derived quantities follow at the next step()."""
+        if qpos is None and qvel is None:
+            return
+        if worlds_mask is None:
+            mask = np.ones(self.n_worlds, dtype=bool)
+        else:
+            mask = np.asarray(worlds_mask)
+            if mask.shape != (self.n_worlds,):
+                raise ValueError(f"flysim.flygym.GPUSimulation.set_state: worlds_mask of "
+                                 f"shape {mask.shape}; fix: ({self.n_worlds},)")
+            mask = mask.astype(bool)
+        for name, src, n in (("qpos", qpos, self.mj_model.nq), ("qvel", qvel, self.mj_model.nv)):
+            if src is None:
+                continue
+            a = self._inputs(src, n, f"set_state: {name}")
+            if self._host:
+                self._batch.view(name)[mask] = a[mask]
+            else:
+                cur = self._batch.read(name)
+                cur[mask] = a[mask]
+                self._batch.write(name, cur)
+
+    # -- inputs ---------------------------------------------------------------------------
+    def set_actuator_inputs(self, fly_name, actuator_type, inputs):
+        """Control inputs (n_worlds, n_actuators), ordered as
+        fly.get_actuated_jointdofs_order(actuator_type), from the next step on."""
+        ids = self._actuator_ids(fly_name, actuator_type)
+        what = f"set_actuator_inputs({fly_name!r}, {getattr(actuator_type, 'name', actuator_type)})"
+        self._set_ctrl(ids, self._inputs(inputs, len(ids), what))
+
+    def set_leg_adhesion_states(self, fly_name, leg_to_adhesion_state):
+        """Adhesion controls (n_worlds, 6) in [0, 1], ordered as fly.get_legs_order()."""
+        ids = self._lookup(self._intern_adhesionactuatorids_by_fly, fly_name,
+                           "leg adhesion actuators")
+        self._set_ctrl(ids, self._inputs(leg_to_adhesion_state, len(ids),
+                                         f"set_leg_adhesion_states({fly_name!r})"))
+
+    def set_tendon_actuator_inputs(self, fly_name, inputs):
+        """Tendon actuator inputs (n_worlds, n_tendon_actuators), ordered as
+        fly.get_actuated_jointdofs_order(ActuatorType.TENDON)."""
+        ids = self._intern_tendonactuatorids_by_fly.get(fly_name, np.empty(0, dtype=np.int32))
+        self._set_ctrl(ids, self._inputs(inputs, len(ids),
+                                         f"set_tendon_actuator_inputs({fly_name!r})"))
+
+    # -- outputs --------------------------------------------------------------------------
+    def get_joint_angles(self, fly_name, dst=None):
+        """(n_worlds, n_jointdofs) radians, ordered as fly.get_jointdofs_order()."""
+        ids = self._lookup(self._intern_qposadrs_by_fly, fly_name, "joints")
+        return self._out(self._array("qpos")[:, ids], dst)
+
+    def get_joint_velocities(self, fly_name, dst=None):
+        """(n_worlds, n_jointdofs) rad/s, ordered as fly.get_jointdofs_order()."""
+        ids = self._lookup(self._intern_qveladrs_by_fly, fly_name, "joints")
+        return self._out(self._array("qvel")[:, ids], dst)
+
+    def get_base_linear_velocity(self, fly_name, dst=None):
+        """(n_worlds, 3) mm/s in the world frame: the fly's free joint's (KeyError when
+        the fly has none, e.g. tethered)."""
+        ids = self._require_base_veladrs(fly_name, self._base_linveladrs_by_fly)
+        return self._out(self._array("qvel")[:, ids], dst)
+
+    def get_base_angular_velocity(self, fly_name, dst=None):
+        """(n_worlds, 3) rad/s in the root body's frame: the fly's free joint's."""
+        ids = self._require_base_veladrs(fly_name, self._base_angveladrs_by_fly)
+        return self._out(self._array("qvel")[:, ids], dst)
+
+    @staticmethod
+    def _require_base_veladrs(fly_name, adrs_by_fly):
+        if fly_name not in adrs_by_fly:
+            raise KeyError(f"Fly '{fly_name}' has no free (base) joint, so its base velocity "
+                           "is undefined (is it tethered?).")
+        return adrs_by_fly[fly_name]
+
+    def _map_base_veladrs(self):
+        self._base_linveladrs_by_fly, self._base_angveladrs_by_fly = {}, {}
+        for fly_name in self._intern_qveladrs_by_fly:
+            jid = _mujoco.mj_name2id(self.mj_model, _mujoco.mjtObj.mjOBJ_JOINT, fly_name)
+            if jid < 0 or self.mj_model.jnt_type[jid] != _mujoco.mjtJoint.mjJNT_FREE:
+                continue
+            v = int(self.mj_model.jnt_dofadr[jid])
+            self._base_linveladrs_by_fly[fly_name] = np.array([v, v + 1, v + 2], dtype=np.int32)
+            self._base_angveladrs_by_fly[fly_name] = np.array([v + 3, v + 4, v + 5],
+                                                              dtype=np.int32)
+
+    def get_body_positions(self, fly_name, dst=None):
+        """(n_worlds, n_bodies, 3) mm, ordered as fly.get_bodysegs_order(): xpos, offset
+        by xmat @ relpos for segments fused into an ancestor."""
+        ids = self._lookup(self._internal_bodyids_by_fly, fly_name, "bodies")
+        xpos = self._array("xpos")[:, ids, :]
+        if fly_name in self._flies_with_fused_bodies:
+            xmat = self._array("xmat")[:, ids, :].reshape(self.n_worlds, len(ids), 3, 3)
+            relpos = self._constant(("relpos", fly_name), self._body_relpos_by_fly[fly_name])
+            xpos = xpos + np.einsum("wnij,nj->wni", xmat, relpos)
+        return self._out(xpos, dst)
+
+    def get_body_rotations(self, fly_name, dst=None):
+        """(n_worlds, n_bodies, 4) quaternions (w, x, y, z), ordered as
+        fly.get_bodysegs_order(): xquat * relquat for segments fused into an ancestor."""
+        ids = self._lookup(self._internal_bodyids_by_fly, fly_name, "bodies")
+        xquat = self._array("xquat")[:, ids, :]
+        if fly_name in self._flies_with_fused_bodies:
+            # xquat * relquat == M @ xquat, M the right-multiplication matrix of relquat
+            mat = self._constant(("relquat", fly_name),
+                                 self._body_relquat_matrix_by_fly[fly_name])
+            xquat = np.einsum("nij,wnj->wni", mat, xquat)
+        return self._out(xquat, dst)
+
+    def get_site_positions(self, fly_name, dst=None):
+        """(n_worlds, n_sites, 3) mm, ordered as fly.get_sites_order()."""
+        ids = self._lookup(self._internal_siteids_by_fly, fly_name, "sites")
+        return self._out(self._array("site_xpos")[:, ids, :], dst)
+
+    def get_actuator_forces(self, fly_name, actuator_type, dst=None):
+        """(n_worlds, n_actuators), ordered as fly.get_actuated_jointdofs_order(type)."""
+        ids = self._actuator_ids(fly_name, actuator_type)
+        return self._out(self._array("actuator_force")[:, ids], dst)
+
+    @property
+    def time(self):
+        """Simulated time in seconds (world 0's)."""
+        return float(self._array("time")[0])
+
+    @property
+    def timestep(self):
+        """The physics timestep in seconds."""
+        return self.mj_model.opt.timestep
+
+    # -- health ---------------------------------------------------------------------------
+    @property
+    def problems(self):
+        """(n_worlds,) flysim.PROBLEM_* bits of each world since its reset (0: healthy)."""
+        return self._array("problems").copy().view(HostArray)
+
+    def health(self):
+        """Every world's health (flysim.Batch.health): problems, warnings, solver limits,
+        peak contacts, ..."""
+        return self._batch.health()
+
+    def close(self):
+        """Close the batch and FlyGym's renderers (idempotent)."""
+        super().close()
+        if self._batch is not None and not self._batch.closed:
+            self._batch.close()
+
+    # -- FlyGym's, not here ---------------------------------------------------------------
+    @property
+    def mjw_model(self):
+        raise NotImplementedError("flysim.flygym.GPUSimulation.mjw_model: no MuJoCo Warp "
+                                  "model here; the worlds are sim.batch (a flysim.Batch)")
+
+    @property
+    def mjw_data(self):
+        raise NotImplementedError("flysim.flygym.GPUSimulation.mjw_data: no MuJoCo Warp data "
+                                  "here; the worlds' arrays are sim.batch's views "
+                                  "(sim.batch.qpos, sim.batch.view('xpos'), ...)")
+
+    set_renderer = _unsupported("set_renderer", "no rendering")
+    render_as_needed = _unsupported("render_as_needed", "no rendering")
+    render_as_needed_with_profile = _unsupported("render_as_needed_with_profile",
+                                                 "no rendering")
+    set_trajectory_recorder = _unsupported("set_trajectory_recorder",
+                                           "no trajectory recorder; flysim.Batch."
+                                           "add_recording records chosen columns")
+    record_as_needed = _unsupported("record_as_needed", "no trajectory recorder")
+    print_performance_report = _unsupported("print_performance_report",
+                                            "no performance report; sim.batch.info() "
+                                            "gives the batch's costs")
+    get_ground_contact_info = _unsupported("get_ground_contact_info",
+                                           "no contact sensors: host and cuda compute no "
+                                           "sensordata")
+    get_bodysegment_contact_forces = _unsupported("get_bodysegment_contact_forces",
+                                                  "no per-contact data")
+    get_raw_vision = _unsupported("get_raw_vision", "no vision")
+    get_ommatidia_readouts = _unsupported("get_ommatidia_readouts", "no vision")
+    _render_eye_frames = _unsupported("_render_eye_frames", "no vision")
+
+    def __repr__(self):
+        return (f"flysim.flygym.GPUSimulation({self.n_worlds} worlds, {self.backend} "
+                f"{self.precision})")

@@ -1,0 +1,268 @@
+"""flysim.Batch: the C library through Python, against MuJoCo and `flysim replay`.
+
+Run as `PYTHONPATH=<build>/python python -m pytest python/tests` (ctest test_python). The
+assets come from FLYSIM_ASSETS (default <source>/assets); FLYSIM_BINARY names the flysim
+executable for the comparison with `flysim replay` (skipped without it).
+"""
+import os
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import mujoco
+import flysim
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ASSETS = os.environ.get("FLYSIM_ASSETS", os.path.join(ROOT, "assets"))
+MESH = os.path.join(ASSETS, "mesh.mjb")
+CLIP = os.path.join(ASSETS, "walking_clip.h5")
+BACKENDS = [("cpu", None), ("host", "f64"), ("host", "f32")]
+
+
+@pytest.fixture(scope="module")
+def model():
+    if not os.path.exists(MESH):
+        pytest.skip(f"no {MESH} (scripts/setup.sh exports it)")
+    return mujoco.MjModel.from_binary_path(MESH)
+
+
+@pytest.fixture(scope="module")
+def clip(model):
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(CLIP) as f:
+        targets = f["targets"][:]
+        names = [n.decode() for n in f["dof_names"][:]]
+    act = []
+    for n in names:  # the position actuator on the joint of that name (after "nmf/")
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "nmf/" + n)
+        act.append(next(a for a in range(model.nu) if model.actuator_trnid[a, 0] == j
+                        and model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT))
+    return targets, np.array(act)
+
+
+def adhesion_on(b, model):
+    ad = [a for a in range(model.nu) if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_BODY]
+    ctrl = b.read("ctrl")
+    ctrl[:, ad] = 1
+    b.write("ctrl", ctrl)
+
+
+# A Python loop writing the clip through b.ctrl is flysim replay, to the bit.
+@pytest.mark.parametrize("backend,precision", BACKENDS)
+def test_clip_loop_is_flysim_replay(model, clip, backend, precision, tmp_path):
+    exe = os.environ.get("FLYSIM_BINARY")
+    if not exe:
+        pytest.skip("FLYSIM_BINARY is not set (the flysim executable: ctest sets it)")
+    h5py = pytest.importorskip("h5py")
+    targets, act = clip
+    N, S, W = 8, 60, 40
+    with flysim.Batch(model, N, backend=backend, precision=precision) as b:
+        b.reset()
+        adhesion_on(b, model)
+        b.step(W)
+        ctrl = b.ctrl  # the batch's memory (cpu, host)
+        slices = targets.shape[0] // S
+        for s in range(S):
+            for w in range(N):
+                ctrl[w, act] = targets[(w % slices) * S + s]
+            b.step()
+        q = b.qpos.copy()
+    cmd = [exe, "replay", "--backend", backend, "--worlds", str(N), "--sim-steps", str(S),
+           "--warmup-sec", str(W * 1e-4), "--save-data", str(tmp_path), "--record", "qpos",
+           "--no-video", "--no-plots", "--quiet"]
+    if precision:
+        cmd += ["--precision", precision]
+    subprocess.run(cmd, check=True, capture_output=True)
+    with h5py.File(tmp_path / "replay.h5") as f:
+        rec = f["qpos"][-1]
+    assert np.array_equal(q.astype(np.float32), rec), np.abs(q - rec).max()
+
+
+# The arrays are the batch's memory: a write is the next step's input, for that world only.
+@pytest.mark.parametrize("backend,precision", BACKENDS)
+def test_zero_copy(model, backend, precision):
+    with flysim.Batch(model, 4, backend=backend, precision=precision) as a, \
+            flysim.Batch(model, 4, backend=backend, precision=precision) as b:
+        for x in (a, b):
+            x.reset()
+            x.step(5)
+        assert np.shares_memory(a.ctrl, a.view("ctrl"))
+        assert a.ctrl.__array_interface__["data"][0] == a.ctrl.__array_interface__["data"][0]
+        a.ctrl[3, 5] += 0.3
+        a.step(20)
+        b.step(20)
+        qa, qb = a.qpos, b.qpos
+        assert np.array_equal(qa[:3], qb[:3])  # the other worlds: untouched
+        assert not np.array_equal(qa[3], qb[3])  # world 3 moved otherwise
+
+
+def test_arrays_outlive_close_safely(model):
+    b = flysim.Batch(model, 2, backend="host")
+    b.reset()
+    b.step(3)
+    q = b.qpos
+    before = q.copy()
+    b.close()
+    assert np.array_equal(q, before)  # still the batch's memory, kept alive by q
+    with pytest.raises(RuntimeError, match="closed"):
+        b.qpos
+    with pytest.raises(RuntimeError, match="closed"):
+        b.step()
+    del q  # the library's batch goes now
+
+
+# step() releases the GIL: another Python thread runs meanwhile.
+def test_step_releases_the_gil(model):
+    with flysim.Batch(model, 4, backend="host", threads=1) as b:
+        b.reset()
+        count, stop = [0], threading.Event()
+
+        def spin():
+            while not stop.is_set():
+                count[0] += 1
+
+        t = threading.Thread(target=spin)
+        t.start()
+        time.sleep(0.05)
+        c0 = count[0]
+        start = time.perf_counter()
+        b.step(400)
+        took = time.perf_counter() - start
+        c1 = count[0]
+        stop.set()
+        t.join()
+        assert took > 0.05 and c1 - c0 > 1000, (took, c1 - c0)
+
+
+@pytest.mark.parametrize("backend,precision", BACKENDS)
+def test_reset_by_mask(model, backend, precision):
+    with flysim.Batch(model, 4, backend=backend, precision=precision) as a, \
+            flysim.Batch(model, 4, backend=backend, precision=precision) as b, \
+            flysim.Batch(model, 4, backend=backend, precision=precision) as fresh:
+        for x in (a, b, fresh):
+            x.reset()
+            x.ctrl[:, :] = 0.05
+        a.step(30)
+        b.step(30)
+        mask = np.array([True, False, False, True])
+        a.reset(mask)
+        for x in (a, b, fresh):
+            x.ctrl[:, :] = 0.05
+            x.step(20)
+        assert np.array_equal(a.qpos[~mask], b.qpos[~mask])
+        assert np.array_equal(a.qpos[mask], fresh.qpos[mask])
+
+
+# A world's kp and friction set per world equal a model built with them.
+@pytest.mark.parametrize("backend,precision", BACKENDS)
+def test_set_param_is_a_model_with_the_value(model, backend, precision):
+    m2 = mujoco.MjModel.from_binary_path(MESH)
+    gain, bias = model.actuator_gainprm.copy(), model.actuator_biasprm.copy()
+    gain[:42, 0] *= 1.5
+    bias[:42, 1] *= 1.5
+    fric = model.geom_friction.copy()
+    fric[:, 0] *= 0.5
+    pfric = model.pair_friction.copy()
+    pfric[:, :2] *= 0.5
+    m2.actuator_gainprm[:] = gain
+    m2.actuator_biasprm[:] = bias
+    m2.geom_friction[:] = fric
+    m2.pair_friction[:] = pfric
+    mujoco.mj_setConst(m2, mujoco.MjData(m2))
+    with flysim.Batch(model, 2, backend=backend, precision=precision) as b, \
+            flysim.Batch(m2, 2, backend=backend, precision=precision) as ref:
+        for name, v in (("actuator_gainprm", gain), ("actuator_biasprm", bias),
+                        ("geom_friction", fric), ("pair_friction", pfric)):
+            b.set_param(name, v[None], worlds=[1])
+        for x in (b, ref):
+            x.reset()
+            adhesion_on(x, model)
+            x.step(200)  # the fly lands: contacts and friction matter
+        assert np.array_equal(b.qpos[1], ref.qpos[1])
+        assert not np.array_equal(b.qpos[0], b.qpos[1])
+
+
+def test_health_and_problems(model):
+    with flysim.Batch(model, 3, backend="host") as b:
+        b.reset()
+        b.ctrl[1, 0] = np.nan
+        b.step(2)
+        assert list(b.problems != 0) == [False, True, False]
+        h = b.health()
+        assert h["first_warning"][1] == int(mujoco.mjtWarning.mjWARN_BADCTRL)
+        assert h["problems"][0] == 0
+
+
+def test_errors(model):
+    with pytest.raises(ValueError, match="backend 'gpu'"):
+        flysim.Batch(model, 2, backend="gpu")
+    with pytest.raises(ValueError, match="cpu backend is MuJoCo's own, in float64"):
+        flysim.Batch(model, 2, backend="cpu", precision="f32")
+    with pytest.raises(ValueError, match="nworld 0"):
+        flysim.Batch(model, 0, backend="host")
+    with pytest.raises(ValueError, match="no such file"):
+        flysim.Batch("/nonexistent/model.xml", 2)
+    ok, why = flysim.backend_available("cuda")
+    if not ok:
+        with pytest.raises(RuntimeError, match="cpu or host"):
+            flysim.Batch(model, 2, backend="cuda")
+    with flysim.Batch(model, 2, backend="host") as b:
+        with pytest.raises(ValueError, match="nope"):
+            b.view("nope")
+        with pytest.raises(ValueError, match="sensordata"):
+            b.view("sensordata")  # the engine does not compute sensors: the cpu backend does
+        with pytest.raises(AttributeError):
+            b.not_a_field
+        with pytest.raises(ValueError, match="dtype float64"):
+            b.write("ctrl", np.zeros((2, model.nu)))  # host f32: float32 controls
+        with pytest.raises(ValueError, match="shape"):
+            b.write("ctrl", np.zeros((3, model.nu), dtype=np.float32))
+        with pytest.raises(ValueError, match="not an input"):
+            b.write("xpos", np.zeros((2, model.nbody, 3), dtype=np.float32))
+        with pytest.raises(ValueError, match="mask of shape"):
+            b.reset(mask=[True])
+        with pytest.raises(ValueError, match="no keyframe 'jump'"):
+            b.reset(keyframe="jump")
+        with pytest.raises(ValueError, match="not a real-valued array of mjModel"):
+            b.set_param("no_such_param", np.zeros((1, 3)))
+        with pytest.raises(ValueError, match="step"):
+            b.step(-1)
+
+
+def test_recording_and_sequence(model, clip):
+    targets, act = clip
+    N, S = 3, 16
+    with flysim.Batch(model, N, backend="host", precision="f64") as a, \
+            flysim.Batch(model, N, backend="host", precision="f64") as b:
+        rows = np.array([0, 100, 200])
+        rid = a.add_recording([("qpos", 7), ("ctrl", int(act[0]))], capacity=S)
+        for x in (a, b):
+            x.reset()
+        a.set_ctrl_sequence(targets[:1000], act, rows)
+        out = np.zeros((S, N, 2), dtype=np.float32)
+        a.step_recorded(S, [out])
+        for s in range(S):
+            b.ctrl[:, act] = targets[rows + s]
+            b.step()
+        assert np.array_equal(a.qpos, b.qpos)
+        assert np.array_equal(out[-1, :, 0], b.qpos[:, 7].astype(np.float32))
+        assert np.array_equal(out[:, :, 1], targets[rows[None, :] + np.arange(S)[:, None], 0]
+                              .astype(np.float32))
+        assert rid == 0
+
+
+# README's "Use from Python" example runs as written (fewer steps).
+def test_readme_example(model, tmp_path):
+    text = open(os.path.join(ROOT, "README.md")).read()
+    section = text[text.index("## Use from Python"):]
+    code = section[section.index("```python\n") + 10:]
+    code = code[:code.index("```")].replace("range(1000)", "range(20)")
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    finally:
+        os.chdir(cwd)
