@@ -52,7 +52,7 @@ say() { printf 'gpusim_check: %s\n' "$*"; }
 if [ "$build_trees" = 1 ]; then
   common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON)
   say "building $b32 (sm_80, 32 threads a block) and $b128 (sm_80, 128 threads, -fmad=false)"
-  targets=(flysim test_record cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu
+  targets=(flysim test_record test_batch cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu
     cuda_solver_gpu cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu
     cuda_replay_contacts_gpu_f64 cuda_contact_bound_gpu cuda_cusolver_gpu cuda_cusolver_gpu_f64)
   cmake -S "$root" -B "$b32" "${common[@]}" -DFLYSIM_BLOCK_THREADS=32 >/dev/null &&
