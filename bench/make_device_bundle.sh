@@ -42,6 +42,7 @@ case "${1:-}" in
 esac
 build="${FLYSIM_BUILD_DIR:-$out/build$suffix}"
 stage="$out/stage$suffix" # the tarball's top folder is bundle/ in both modes
+mkdir -p "$out"
 tarball="$out/bundle$suffix.tar.xz"
 
 # What setup.sh provides: say what is missing rather than build without it.
