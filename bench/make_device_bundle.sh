@@ -104,7 +104,9 @@ git -C "$root" rev-parse HEAD >"$stage/bundle/COMMIT" 2>/dev/null || true
   echo "(built from a working tree with uncommitted changes)" >>"$stage/bundle/COMMIT"
 echo "sm_$arch" >"$stage/bundle/ARCH"
 rm -f "$out/bundle$suffix.tar.gz"
-tar -C "$stage" -cJf "$tarball" bundle
+# xz -9: a 64 MiB window, so that the CUDA modules every program links (about 17 MB each)
+# are stored once; the default 8 MiB window stores each again (57 MiB in all, against 27)
+tar -C "$stage" -cf - bundle | xz -9 -T1 >"$tarball"
 rm -rf "$stage"
 size=$(stat -c %s "$tarball")
 echo "make_device_bundle: $tarball ($((size / 1048576)) MiB)"
