@@ -493,7 +493,7 @@ if section sanitizer "compute-sanitizer (a short replay with contacts)"; then
   fi
 fi
 
-if section nvtx "NVTX: the ranges of a real run, one a launch (warm-up launches not marked)"; then
+if section nvtx "NVTX: the ranges of a real run, one a launch (the timed run's counted; the warm-up's inside warmup)"; then
   inject=("$bb"/bin/*nvtx_inject*.so)
   if [ ${#inject[@]} = 0 ]; then
     row "nvtx: not run: no NVTX injection library in the bundle"

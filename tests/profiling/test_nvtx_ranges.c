@@ -8,9 +8,10 @@
 //                                            replay --backend cuda --worlds N --sim-steps S
 //                                            run with NVTX_INJECTION64_PATH=
 //                                            <libflysim_nvtx_inject.so> FLYSIM_NVTX_LOG=LOG
-//                                            marks no warm-up step and one `step` range per
-//                                            launch of its timed run, as many as the
-//                                            driver's blocks make (fs_replay_run_launches);
+//                                            marks one `step` range per launch of its
+//                                            timed run, as many as the driver's blocks make
+//                                            (fs_replay_run_launches), and its warm-up's
+//                                            launches inside warmup (any number);
 //                                            exit 0 or 1
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,17 @@ static void test_checker(void) {
   expect_log("init\ndomain flysim\npush flysim warmup\npush flysim step\npop flysim\n"
              "pop flysim\npush flysim timed_run\npush flysim step\npop flysim\npop flysim\n",
              1, 1, 1, "warm-up steps marked", NULL);
+  // any number of warm-up launches (-1, the --check mode): none, two; still exact after it
+  expect_log(good, -1, 2, 1, "any warm-up launches: none", NULL);
+  expect_log("init\ndomain flysim\npush flysim warmup\npush flysim step\npop flysim\n"
+             "push flysim step\npop flysim\npop flysim\npush flysim timed_run\npush flysim step\n"
+             "pop flysim\npop flysim\n",
+             -1, 1, 1, "any warm-up launches: two", NULL);
+  expect_log(good, -1, 3, 0, "any warm-up launches, a timed step short",
+             "4 flysim ranges, expected 5");
+  expect_log("init\ndomain flysim\npush flysim warmup\npush flysim timed_run\npop flysim\n"
+             "pop flysim\n",
+             -1, 0, 0, "any warm-up launches: timed_run still not inside warmup", "inside warmup");
   // A step after timed_run closed: right names and counts, wrong nesting.
   expect_log("init\ndomain flysim\npush flysim warmup\npop flysim\npush flysim timed_run\n"
              "push flysim step\npop flysim\npop flysim\npush flysim step\npop flysim\n",
@@ -148,7 +160,7 @@ int main(int argc, char** argv) {
     fsError err = {{0}, FS_OK};
     int nworld = atoi(argv[4]), nstep = atoi(argv[6]);
     long launches = fs_replay_run_launches(nworld, nstep);
-    if (nvtx_log_check_file(argv[2], 0, (int)launches, &err)) {
+    if (nvtx_log_check_file(argv[2], -1, (int)launches, &err)) {
       fprintf(stderr, "%s (%d worlds, %d steps: %ld launches)\n", err.msg, nworld, nstep, launches);
       return 1;
     }
