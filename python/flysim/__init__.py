@@ -79,8 +79,8 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self):
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
-                "strides": None, "version": 3}
+        return {"shape": self.shape, "typestr": self.dtype.str,
+                "data": (self.ptr, not self.writable), "strides": None, "version": 3}
 
     def numpy(self):
         """A host copy (the batch's pending steps done first)."""
