@@ -19,6 +19,7 @@
 #include <flysim/flysim.h>
 #include <mujoco/mujoco.h>
 
+#include "src/exec/real.h"
 #include "src/model/record.h"
 
 #ifdef __cplusplus
@@ -45,6 +46,33 @@ typedef struct fsCtrlSeqSpec {
   const int64_t* world_row; // (N) each world's row at step `step0`
   int64_t step0;            // the batch's step count when it was set
 } fsCtrlSeqSpec;
+
+/// A backend's own copy of the control sequence (fs_ctrl_seq_set; nrow 0: none), one
+/// definition for every backend (src/api/backend.c).
+typedef struct fsCtrlSeq {
+  int nrow, ncol;
+  double* value;      // (nrow x ncol)
+  int* actuator;      // (ncol)
+  int64_t* world_row; // (N) each world's row at step `step0`
+  int64_t step0;      // the batch's step count when it was set
+} fsCtrlSeq;
+
+/// seq <- a copy of spec for N worlds (spec NULL: none), the old copy freed; on failure
+/// (no memory) seq is as it was.
+int fs_ctrl_seq_set(fsCtrlSeq* seq, const fsCtrlSeqSpec* spec, int N, fsError* err);
+/// Free seq's arrays (none set).
+void fs_ctrl_seq_free(fsCtrlSeq* seq);
+
+/// The table's row world w reads at the batch's step count `step` (world_row: each
+/// world's row at step0): every backend's, the cuda kernel's too.
+FS_HD int64_t fs_ctrl_seq_row(const int64_t* world_row, int64_t step0, int w, int64_t step) {
+  return world_row[w] + (step - step0);
+}
+
+/// World w's ctrl values (ncol, for actuator[0..ncol)) at the batch's step count `step`.
+static inline const double* fs_ctrl_seq_values(const fsCtrlSeq* seq, int w, int64_t step) {
+  return seq->value + fs_ctrl_seq_row(seq->world_row, seq->step0, w, step) * seq->ncol;
+}
 
 /// The views a backend offers beyond its data fields of MuJoCo's names.
 typedef enum fsExtraView {

@@ -113,12 +113,7 @@ typedef struct Cpu {
   int active[NFIELD]; // the active views' fields, nactive of them
   int nactive;
   fsHealthArrays h;
-  // the control sequence (seq_nrow 0: none)
-  int seq_nrow, seq_ncol;
-  double* seq_value; // (nrow x ncol)
-  int* seq_actuator; // (ncol)
-  int64_t* seq_row;  // (N) each world's row at step seq_step0
-  int64_t seq_step0;
+  fsCtrlSeq seq; // the control sequence (nrow 0: none)
   int nrec;
   Recording rec[FS_MAX_RECORDINGS];
   // the step call being run
@@ -319,9 +314,8 @@ static void record_stopped(const Cpu* c, int w) {
 
 // World w's ctrl from the control sequence, at step k of the call.
 static void sequence_ctrl(const Cpu* c, int w, int k, mjData* d) {
-  const int64_t row = c->seq_row[w] + c->step + k - c->seq_step0;
-  const double* value = c->seq_value + row * c->seq_ncol;
-  for (int col = 0; col < c->seq_ncol; col++) d->ctrl[c->seq_actuator[col]] = value[col];
+  const double* value = fs_ctrl_seq_values(&c->seq, w, c->step + k);
+  for (int col = 0; col < c->seq.ncol; col++) d->ctrl[c->seq.actuator[col]] = value[col];
 }
 
 // World w's steps of the call. The views go in once: after each step they are the
@@ -334,7 +328,7 @@ static void step_world(Cpu* c, int w) {
   for (int k = 0; k < c->nstep; k++) {
     if (atomic_load_explicit(&c->stop, memory_order_relaxed)) return;
     wd->k = k;
-    if (c->seq_nrow) sequence_ctrl(c, w, k, d);
+    if (c->seq.nrow) sequence_ctrl(c, w, k, d);
     mj_step(m, d);
     note_step(c, m, w, c->step + k);
     views_out(c, w);
@@ -435,43 +429,9 @@ static int cpu_set_world_model(void* self, int w, const mjModel* m, fsError* err
   return 0;
 }
 
-static void free_sequence(Cpu* c) {
-  free(c->seq_value);
-  free(c->seq_actuator);
-  free(c->seq_row);
-  c->seq_value = NULL;
-  c->seq_actuator = NULL;
-  c->seq_row = NULL;
-  c->seq_nrow = c->seq_ncol = 0;
-}
-
 static int cpu_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* seq, fsError* err) {
   Cpu* c = self;
-  if (!seq) {
-    free_sequence(c);
-    return 0;
-  }
-  size_t nvalue = (size_t)seq->nrow * (size_t)seq->ncol;
-  double* value = fs_calloc(err, "the control sequence", nvalue, sizeof(double));
-  int* actuator =
-      value ? fs_calloc(err, "the control sequence", (size_t)seq->ncol, sizeof(int)) : NULL;
-  int64_t* row =
-      actuator ? fs_calloc(err, "the control sequence", (size_t)c->N, sizeof(int64_t)) : NULL;
-  if (!row) {
-    free(value), free(actuator);
-    return -1;
-  }
-  memcpy(value, seq->value, sizeof(double) * nvalue);
-  memcpy(actuator, seq->actuator, sizeof(int) * (size_t)seq->ncol);
-  memcpy(row, seq->world_row, sizeof(int64_t) * (size_t)c->N);
-  free_sequence(c);
-  c->seq_value = value;
-  c->seq_actuator = actuator;
-  c->seq_row = row;
-  c->seq_nrow = seq->nrow;
-  c->seq_ncol = seq->ncol;
-  c->seq_step0 = seq->step0;
-  return 0;
+  return fs_ctrl_seq_set(&c->seq, seq, c->N, err);
 }
 
 static int cpu_add_recording(void* self, int id, const fsRecordSpec* spec, fsError* err) {
@@ -578,7 +538,7 @@ static void cpu_destroy(void* self) {
   free(c->worlds);
   for (int i = 0; i < NFIELD; i++) free(c->fields[i].copy);
   free_health(&c->h);
-  free_sequence(c);
+  fs_ctrl_seq_free(&c->seq);
   free(c);
 }
 

@@ -84,9 +84,8 @@ struct Batch {
   fsModel* wm;         // (N)
   int nwm;
   unsigned char global[FS_NDATA_FIELD]; // fields viewed: never on-chip
-  // the control sequence
-  int seq_on, seq_ncol;
-  long long seq_step0;
+  // the control sequence: the host's copy (nrow 0: none), and the device's
+  fsCtrlSeq seq;
   fsReal* d_table;
   size_t table_cap;
   int* d_actuator;
@@ -144,12 +143,12 @@ static StepArgs step_args(const Batch* c) {
   StepArgs a;
   memset(&a, 0, sizeof a);
   a.counter = c->d_counter;
-  if (c->seq_on) {
+  if (c->seq.nrow) {
     a.table = c->d_table;
     a.actuator = c->d_actuator;
     a.world_row = c->d_world_row;
-    a.step0 = c->seq_step0;
-    a.ncol = c->seq_ncol;
+    a.step0 = c->seq.step0;
+    a.ncol = c->seq.ncol;
   }
   a.N = c->N;
   a.nrec = c->nrec;
@@ -608,27 +607,11 @@ static int upload(const Batch* c, void* dst, const void* src, size_t n, fsError*
   return 0;
 }
 
-// upload from a caller's memory, through a pageable copy of it: the caller's may be
-// pinned, whose copy would still be pending on return.
-static int upload_copy(const Batch* c, void* dst, const void* src, size_t n, fsError* err) {
-  void* staged = fs_calloc(err, "a staging copy", n ? n : 1, 1);
-  if (!staged) return -1;
-  memcpy(staged, src, n);
-  int rc = upload(c, dst, staged, n, err);
-  free(staged);
-  return rc;
-}
-
-static int cuda_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* seq, fsError* err) {
-  Batch* c = (Batch*)self;
-  FS_ON_DEVICE(c, err);
-  if (!seq) {
-    c->graphs_stale |= c->seq_on;
-    c->seq_on = 0;
-    return 0;
-  }
-  size_t n = (size_t)seq->nrow * seq->ncol;
-  if (n > c->table_cap || seq->ncol > c->actuator_cap) { // queued steps may read the old ones
+// The device's copy of sequence q (the host's, pageable: the caller's may be pinned, whose
+// copy would still be pending on return).
+static int upload_sequence(Batch* c, const fsCtrlSeq* q, fsError* err) {
+  size_t n = (size_t)q->nrow * q->ncol;
+  if (n > c->table_cap || q->ncol > c->actuator_cap) { // queued steps may read the old ones
     FS_CUDA_TRY(cudaStreamSynchronize(c->stream), err);
     if (n > c->table_cap) {
       if (c->d_table) FS_CUDA_TRY(cudaFree(c->d_table), err);
@@ -637,26 +620,42 @@ static int cuda_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* seq, fsError*
       if (device_alloc(c, &c->d_table, n, err)) return -1;
       c->table_cap = n;
     }
-    if (seq->ncol > c->actuator_cap) {
+    if (q->ncol > c->actuator_cap) {
       if (c->d_actuator) FS_CUDA_TRY(cudaFree(c->d_actuator), err);
       c->d_actuator = NULL;
       c->actuator_cap = 0;
-      if (device_alloc(c, &c->d_actuator, (size_t)seq->ncol, err)) return -1;
-      c->actuator_cap = seq->ncol;
+      if (device_alloc(c, &c->d_actuator, (size_t)q->ncol, err)) return -1;
+      c->actuator_cap = q->ncol;
     }
   }
   if (!c->d_world_row && device_alloc(c, &c->d_world_row, (size_t)c->N, err)) return -1;
   fsReal* table = (fsReal*)fs_calloc(err, "the control sequence", n, sizeof(fsReal));
   if (!table) return -1;
-  for (size_t k = 0; k < n; k++) table[k] = (fsReal)seq->value[k];
+  for (size_t k = 0; k < n; k++) table[k] = (fsReal)q->value[k];
   int rc = upload(c, c->d_table, table, n * sizeof(fsReal), err);
   free(table);
-  if (rc || upload_copy(c, c->d_actuator, seq->actuator, sizeof(int) * seq->ncol, err) ||
-      upload_copy(c, c->d_world_row, seq->world_row, sizeof(int64_t) * c->N, err))
+  if (rc || upload(c, c->d_actuator, q->actuator, sizeof(int) * q->ncol, err) ||
+      upload(c, c->d_world_row, q->world_row, sizeof(int64_t) * c->N, err))
     return -1;
-  c->seq_on = 1;
-  c->seq_ncol = seq->ncol;
-  c->seq_step0 = seq->step0;
+  return 0;
+}
+
+static int cuda_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* seq, fsError* err) {
+  Batch* c = (Batch*)self;
+  FS_ON_DEVICE(c, err);
+  if (!seq) {
+    c->graphs_stale |= c->seq.nrow > 0;
+    fs_ctrl_seq_free(&c->seq);
+    return 0;
+  }
+  fsCtrlSeq q = {};
+  if (fs_ctrl_seq_set(&q, seq, c->N, err)) return -1;
+  if (upload_sequence(c, &q, err)) {
+    fs_ctrl_seq_free(&q);
+    return -1;
+  }
+  fs_ctrl_seq_free(&c->seq);
+  c->seq = q;
   c->graphs_stale = 1;
   return 0;
 }
@@ -819,6 +818,7 @@ static void cuda_destroy(void* self) {
                   c->hh.peak,  c->hh.problems, c->hh.iterations, c->h_warn};
   for (void* p : host) free(p);
   free(c->write_buf);
+  fs_ctrl_seq_free(&c->seq);
   for (int w = 0; c->wmj && w < c->N; w++)
     if (c->wmj[w]) fs_model_free(&c->wm[w]);
   free(c->wmj);

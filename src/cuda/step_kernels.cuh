@@ -89,7 +89,8 @@ static __global__ void __launch_bounds__(FS_BLOCK_THREADS, kOwnModels ? FS_MIN_B
   const fsModel* mw = kOwnModels ? models + w : &m;
   for (int s = 0; s < nstep; s++) {
     if (a.table) {
-      const fsReal* row = a.table + (a.world_row[w] + (a.counter->step + s - a.step0)) * a.ncol;
+      const fsReal* row =
+          a.table + fs_ctrl_seq_row(a.world_row, a.step0, w, a.counter->step + s) * a.ncol;
       FS_FOR_LANE(k, a.ncol) d->ctrl[a.actuator[k]] = row[k];
       FS_SYNC();
     }

@@ -51,12 +51,7 @@ typedef struct Host {
   long chip_budget;  // a world's bytes on-chip (FLYSIM_ONCHIP_BYTES or the default)
   int poison;        // FLYSIM_ONCHIP_POISON=1: the regions filled with NaN before every step
   unsigned char viewed[FS_NDATA_FIELD]; // fields a view handed out: kept in global memory
-  // the control sequence (seq_value NULL: none)
-  int seq_ncol;
-  double* seq_value; // (nrow x ncol)
-  int* seq_act;      // (ncol)
-  int64_t* seq_row;  // (N) each world's row at step seq_step0
-  int64_t seq_step0;
+  fsCtrlSeq seq;                        // the control sequence (nrow 0: none)
   int nrec;
   fsRecordSpec rec[FS_MAX_RECORDINGS];
   // the step job the workers run
@@ -123,12 +118,11 @@ static void record_world(const Host* h, int w, const fsData* d, int k) {
 static void run_world(const Host* h, int w, int t) {
   fsData d = world_view(h, w, t);
   const fsModel* m = world_model(h, w);
-  const int A = h->seq_ncol;
   for (int k = 0; k < h->job_nstep; k++) {
     int64_t step = h->job_step + k;
-    if (h->seq_value) {
-      const double* v = h->seq_value + (h->seq_row[w] + step - h->seq_step0) * (int64_t)A;
-      for (int c = 0; c < A; c++) d.ctrl[h->seq_act[c]] = (fsReal)v[c];
+    if (h->seq.nrow) {
+      const double* v = fs_ctrl_seq_values(&h->seq, w, step);
+      for (int c = 0; c < h->seq.ncol; c++) d.ctrl[h->seq.actuator[c]] = (fsReal)v[c];
     }
     step_world(h, m, &d, t);
     note_health(h, m, w, &d, step);
@@ -383,38 +377,9 @@ static int host_set_world_model(void* self, int w, const mjModel* m, fsError* er
   return 0;
 }
 
-static void free_sequence(Host* h) {
-  free(h->seq_value);
-  free(h->seq_act);
-  free(h->seq_row);
-  h->seq_value = NULL;
-  h->seq_act = NULL;
-  h->seq_row = NULL;
-  h->seq_ncol = 0;
-}
-
 static int host_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* seq, fsError* err) {
   Host* h = self;
-  free_sequence(h);
-  if (!seq) return 0;
-  size_t n = (size_t)seq->nrow * (size_t)seq->ncol;
-  double* value = fs_calloc(err, "the control sequence", n, sizeof(double));
-  int* act = value ? fs_calloc(err, "the control sequence", (size_t)seq->ncol, sizeof(int)) : NULL;
-  int64_t* row = act ? fs_calloc(err, "the control sequence", (size_t)h->N, sizeof(int64_t)) : NULL;
-  if (!row) {
-    free(value);
-    free(act);
-    return -1;
-  }
-  memcpy(value, seq->value, n * sizeof(double));
-  memcpy(act, seq->actuator, (size_t)seq->ncol * sizeof(int));
-  memcpy(row, seq->world_row, (size_t)h->N * sizeof(int64_t));
-  h->seq_value = value;
-  h->seq_act = act;
-  h->seq_row = row;
-  h->seq_ncol = seq->ncol;
-  h->seq_step0 = seq->step0;
-  return 0;
+  return fs_ctrl_seq_set(&h->seq, seq, h->N, err);
 }
 
 static int host_add_recording(void* self, int id, const fsRecordSpec* spec, fsError* err) {
@@ -484,7 +449,7 @@ static void host_destroy(void* self) {
   free(h->health.peak);
   free(h->health.problems);
   free(h->health.iterations);
-  free_sequence(h);
+  fs_ctrl_seq_free(&h->seq);
   if (h->scratch) mj_deleteData(h->scratch);
   fs_worlds_free(&h->b);
   for (int w = 0; h->wm && w < h->N; w++)

@@ -243,10 +243,30 @@ static void test_set_param(void) {
   for (int k = 0; k < 3; k++) fs_batch_close(all[k]);
 }
 
+// S steps of b (N worlds), ctrl written before each as a control sequence would: columns
+// act (A of them) of table's row row0[w] + s for world w at step s; then whether every
+// world's qpos is a's.
+static void step_writing_ctrl(fsBatch a, fsBatch b, int N, int S, const double* table, int A,
+                              const int* act, const int64_t* row0, const char* what) {
+  const int nq = (int)g_m->nq, nu = (int)g_m->nu;
+  fsError err;
+  fsView v;
+  double* ctrl = read_view(b, "ctrl", &v);
+  for (int s = 0; s < S && ctrl; s++) {
+    for (int w = 0; w < N; w++)
+      for (int c = 0; c < A; c++) ctrl[w * nu + act[c]] = table[(row0[w] + s) * A + c];
+    write_view(b, "ctrl", ctrl, (size_t)N * nu);
+    CHECK(fs_batch_step(b, 1, &err) == FS_OK);
+  }
+  double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v);
+  if (qa && qb) CHECK_MSG(same(qa, qb, N * nq), "%s differs from writing ctrl", what);
+  free(ctrl), free(qa), free(qb);
+}
+
 // The control sequence equals writing ctrl every step; a step past its end is refused.
 static void test_ctrl_sequence(void) {
   // S steps; world 2 starts at row 25, so that 5 more fit in the T rows and 6 do not
-  const int N = 3, S = g_small ? 8 : 20, T = 30 + S, A = 6, nq = (int)g_m->nq, nu = (int)g_m->nu;
+  const int N = 3, S = g_small ? 8 : 20, T = 30 + S, A = 6;
   fsError err;
   double* table = malloc(sizeof(double) * T * A);
   for (int r = 0; r < T; r++)
@@ -259,16 +279,7 @@ static void test_ctrl_sequence(void) {
   fsCtrlSequence seq = {T, A, table, act, row0};
   CHECK(fs_batch_set_ctrl_sequence(a, &seq, &err) == FS_OK);
   CHECK(fs_batch_step(a, S, &err) == FS_OK);
-  fsView v;
-  double* ctrl = read_view(b, "ctrl", &v);
-  for (int s = 0; s < S && ctrl; s++) {
-    for (int w = 0; w < N; w++)
-      for (int c = 0; c < A; c++) ctrl[w * nu + act[c]] = table[(row0[w] + s) * A + c];
-    write_view(b, "ctrl", ctrl, (size_t)N * nu);
-    CHECK(fs_batch_step(b, 1, &err) == FS_OK);
-  }
-  double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v);
-  if (qa && qb) CHECK_MSG(same(qa, qb, N * nq), "the sequence differs from writing ctrl");
+  step_writing_ctrl(a, b, N, S, table, A, act, row0, "the sequence");
   // world 2 is at row 25 + S: 5 more steps fit, 6 do not
   int64_t before = fs_batch_steps(a);
   CHECK(fs_batch_step(a, 6, &err) == FS_ERR_ARGUMENT);
@@ -277,7 +288,42 @@ static void test_ctrl_sequence(void) {
   CHECK(fs_batch_step(a, 5, &err) == FS_OK);
   CHECK(fs_batch_set_ctrl_sequence(a, NULL, &err) == FS_OK);
   CHECK(fs_batch_step(a, 6, &err) == FS_OK);
-  free(table), free(ctrl), free(qa), free(qb);
+  free(table);
+  fs_batch_close(a);
+  fs_batch_close(b);
+}
+
+// A sequence set after some steps, replacing another, from a table the caller then
+// overwrites: each world reads its row from the step it was set at, of the batch's copy.
+static void test_ctrl_sequence_replaced(void) {
+  const int N = 3, S = g_small ? 6 : 15, T = 2 * S, A = 3;
+  const int S0 = g_small ? 2 : 5; // steps before the sequence is set
+  fsError err;
+  double* table = malloc(sizeof(double) * T * A);
+  double* kept = malloc(sizeof(double) * T * A);
+  for (int r = 0; r < T; r++)
+    for (int c = 0; c < A; c++) kept[r * A + c] = 0.25 * cos(0.3 * r + 2 * c);
+  int act[3] = {5, 0, 3}, first_act[3] = {1, 2, 4};
+  int64_t row0[3] = {S - 1, 0, 7}, first_row0[3] = {0, 0, 0};
+  fsBatch a = open_n(g_m, N), b = open_n(g_m, N);
+  CHECK(fs_batch_reset(a, NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_step(a, S0, &err) == FS_OK);
+  CHECK(fs_batch_step(b, S0, &err) == FS_OK);
+  for (int k = 0; k < T * A; k++) table[k] = 0.5; // the first sequence, replaced at once
+  fsCtrlSequence first = {T, A, table, first_act, first_row0};
+  CHECK(fs_batch_set_ctrl_sequence(a, &first, &err) == FS_OK);
+  memcpy(table, kept, sizeof(double) * T * A);
+  fsCtrlSequence seq = {T, A, table, act, row0};
+  CHECK(fs_batch_set_ctrl_sequence(a, &seq, &err) == FS_OK);
+  for (int k = 0; k < T * A; k++) table[k] = 1e3; // the batch keeps its own copy
+  act[0] = act[1] = act[2] = 1;
+  row0[0] = row0[1] = row0[2] = 0;
+  CHECK(fs_batch_step(a, S, &err) == FS_OK);
+  const int act_kept[3] = {5, 0, 3};
+  const int64_t row_kept[3] = {S - 1, 0, 7};
+  step_writing_ctrl(a, b, N, S, kept, A, act_kept, row_kept, "a replaced sequence");
+  free(table), free(kept);
   fs_batch_close(a);
   fs_batch_close(b);
 }
@@ -449,6 +495,7 @@ int main(int argc, char** argv) {
   test_masked_reset();
   test_set_param();
   test_ctrl_sequence();
+  test_ctrl_sequence_replaced();
   test_recording();
   test_health();
   mj_deleteModel(g_m);
