@@ -10,7 +10,10 @@
 #                           flysim alone, run with at most one warp of worlds (8 at 4
 #                           lanes), float64 against the host build bit for bit.
 # 2. ctest -L gpusim in build-gpusim: every GPU test program in its small mode
-#    (FLYSIM_TEST_SMALL=1).
+#    (FLYSIM_TEST_SMALL=1); the Python module's device arrays (python/tests/
+#    test_device_arrays.py: __cuda_array_interface__ and __dlpack__ consumed through ctypes,
+#    ctrl written through them and stepped), the module linking the shared libcudart
+#    (-DFLYSIM_CUDART_SHARED=ON) and run by bench/gpusim/pyhost.c.
 # 3. flysim itself on the device: replay (graph on and off, float32 and float64, 8 and 32
 #    lanes a world with every intermediate on-chip), compare --backends host,cuda --stages,
 #    bench (one small point, both precisions), generate with per-world models (the
@@ -52,10 +55,11 @@ say() { printf 'gpusim_check: %s\n' "$*"; }
 if [ "$build_trees" = 1 ]; then
   common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON)
   say "building $b32 (sm_80, 32 threads a block) and $b128 (sm_80, 128 threads, -fmad=false)"
-  targets=(flysim test_record test_batch cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu
+  targets=(flysim _flysim test_record test_batch cuda_stages_gpu cuda_collision_gpu cuda_constraint_gpu
     cuda_solver_gpu cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu
     cuda_replay_contacts_gpu_f64 cuda_contact_bound_gpu cuda_cusolver_gpu cuda_cusolver_gpu_f64)
-  cmake -S "$root" -B "$b32" "${common[@]}" -DFLYSIM_BLOCK_THREADS=32 >/dev/null &&
+  cmake -S "$root" -B "$b32" "${common[@]}" -DFLYSIM_BLOCK_THREADS=32 -DFLYSIM_CUDART_SHARED=ON \
+    >/dev/null &&
     cmake --build "$b32" -j "$(nproc)" --target "${targets[@]}" >/dev/null || exit 1
   cmake -S "$root" -B "$b128" "${common[@]}" -DFLYSIM_BLOCK_THREADS=128 -DFLYSIM_CUDA_FMAD=OFF \
     >/dev/null && cmake --build "$b128" -j "$(nproc)" --target flysim >/dev/null || exit 1
@@ -134,6 +138,24 @@ check() {
     "result": sys.argv[5][:300]}))' "$name" "$what" "$prec" $rc "$out" >>"$steps"
   say "$name: $([ $rc = 0 ] && echo ok || echo "FAILED ($rc)"): $out"
 }
+
+# The Python module's device arrays: Python runs as pyhost (the simulator reads the CUDA
+# version of a program from its libcudart, and takes an executable named python for PyTorch),
+# the PTX the simulator extracts is the module's (PYTORCH_BIN), the module links the shared
+# libcudart (FLYSIM_CUDART_SHARED=ON above): 2 worlds, a step a batch, f64 and f32.
+pyvar() { "$py" -c "import sysconfig; print(sysconfig.$1)"; }
+if [ "$(pyvar 'get_config_var("Py_ENABLE_SHARED")')" = 1 ]; then
+  cc -O1 -o "$work/pyhost" "$root/bench/gpusim/pyhost.c" -I"$(pyvar 'get_paths()["include"]')" \
+    -L"$(pyvar 'get_config_var("LIBDIR")')" -Wl,-rpath,"$(pyvar 'get_config_var("LIBDIR")')" \
+    -lpython"$(pyvar 'get_config_var("LDVERSION")')" -Wl,--no-as-needed \
+    -L"$(dirname "$(command -v nvcc)")/../lib64" -lcudart || exit 1
+  sim python_device_arrays "the Python module's cuda arrays: CAI and DLPack consumed, ctrl written through them, stepped, vs Batch.write and a host batch" \
+    PYTORCH_BIN="$(ls "$b32"/python/flysim/_flysim*.so)" \
+    PYTHONPATH="$b32/python:$(pyvar 'get_paths()["purelib"]')" -- "$work/pyhost" -m pytest -q -rP \
+    --durations=0 -p no:cacheprovider "$root/python/tests/test_device_arrays.py"
+else
+  say "python_device_arrays: not run: $py has no shared libpython for pyhost to link"
+fi
 
 flysim="$b32/flysim"
 rep=(replay --model "$model" --sim-steps 8 --warmup-sec 0 --quiet --no-video --no-plots
@@ -240,6 +262,13 @@ How it is run, and why (the simulator's faults, worked around in how it runs):
   build-gpusim-nofma with one warp of worlds.
 - Distinct names for the two precisions' PTX files and kernels (the build's): the simulator
   binds a launch by kernel name and extracts PTX by file name.
+- The Python module (python_device_arrays): the simulator reads a program's PTX from its
+  executable and its CUDA version from the libcudart.so.N the executable links, and takes
+  an executable named python for PyTorch (the version never read: CUDA 11's layouts for
+  CUDA 13's device properties). Python runs as \`bench/gpusim/pyhost.c\` (its main, linked
+  with libcudart), \`PYTORCH_BIN\` names the module as the file holding the PTX, and the
+  module links the shared libcudart (\`-DFLYSIM_CUDART_SHARED=ON\`) that the simulator
+  replaces.
 - What it cannot check: races and missing \`__syncwarp\`s (a warp runs in lockstep: the lane
   emulation under ThreadSanitizer is that check), out-of-bounds accesses (no faults),
   shared-memory limits and carveouts, occupancy and timing.
