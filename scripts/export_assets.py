@@ -11,7 +11,11 @@ ground, spawn at (0, 0, 0.7) mm with no rotation -- in two geometry variants:
   capsule  every collision geom fitted to a capsule (ALL_TO_CAPSULES)
 
 Each variant is written as MJCF with its meshes and as MJB (the compiled model,
-bit for bit what FlyGym simulates). The recorded walking clip (FlyGym's
+bit for bit what FlyGym simulates). The same fly is also built into FlyGym's other
+worlds (WORLDS), at the same spawn, both variants, under worlds/:
+
+  worlds/tethered.mjb, worlds/tethered_capsule.mjb   TetheredWorld: the thorax is a
+      mocap body held at the spawn (no free joint), the legs move freely, no ground The recorded walking clip (FlyGym's
 MotionSnippet) is written to HDF5 twice, with the actuated DoFs' names in the
 actuators' order:
 
@@ -47,6 +51,7 @@ from flygym.anatomy import ActuatedDOFPreset, AxisOrder, JointPreset, Skeleton
 from flygym.compose import (
     ActuatorType,
     FlatGroundWorld,
+    TetheredWorld,
     GeomFittingOption,
     KinematicPosePreset,
     NeuroMechFly,
@@ -77,6 +82,15 @@ EXPECTED_SIZES = {
     "npair": 55,
 }
 
+# FlyGym's other worlds, each with the fly above at the same spawn: the world's
+# class and its expected sizes (differences from EXPECTED_SIZES).
+WORLDS = {
+    # No free joint (nq, nv, njnt lose its 7, 6, 1), no ground geom and no pairs, the
+    # thorax a mocap body: six kinematic trees (a leg each) under it.
+    "tethered": (TetheredWorld, {"njnt": 66, "nq": 66, "nv": 66, "ngeom": 69,
+                                 "npair": 0, "nmocap": 1}),
+}
+
 REFERENCE_STEPS = 1000
 
 VARIANTS = {
@@ -85,8 +99,9 @@ VARIANTS = {
 }
 
 
-def build(geom_fitting):
-    """NeuroMechFly and its world, as replay_behavior_cpu.py's build_model()."""
+def build(geom_fitting, world_class=FlatGroundWorld):
+    """NeuroMechFly and its world, as replay_behavior_cpu.py's build_model() (another
+    of FlyGym's worlds with world_class)."""
     fly = NeuroMechFly(geom_fitting_option=geom_fitting)
     skeleton = Skeleton(axis_order=AxisOrder.YAW_PITCH_ROLL,
                         joint_preset=JointPreset.LEGS_ONLY)
@@ -100,22 +115,21 @@ def build(geom_fitting):
     fly.colorize()
     fly.add_tracking_camera()
     fly.add_leg_adhesion()
-    world = FlatGroundWorld()
+    world = world_class()
     world.add_fly(fly, SPAWN_POS, Rotation3D(format="quat", values=SPAWN_QUAT))
     sim = Simulation(world)
     return fly, world, sim
 
 
-def sizes(model):
-    return {k: int(getattr(model, k)) for k in EXPECTED_SIZES}
+def sizes(model, expected=EXPECTED_SIZES):
+    return {k: int(getattr(model, k)) for k in expected}
 
 
-def check_sizes(label, model):
-    got = sizes(model)
+def check_sizes(label, model, expected=EXPECTED_SIZES):
+    got = sizes(model, expected)
     line = " ".join(f"{k} {v}" for k, v in got.items())
     print(f"  {label}: {line}")
-    bad = {k: (v, EXPECTED_SIZES[k]) for k, v in got.items()
-           if v != EXPECTED_SIZES[k]}
+    bad = {k: (v, expected[k]) for k, v in got.items() if v != expected[k]}
     if bad:
         detail = ", ".join(f"{k} is {v} (expected {e})" for k, (v, e) in bad.items())
         sys.exit(f"export_assets: {label}: unexpected model sizes: {detail}. "
@@ -140,13 +154,16 @@ def max_rel_diff(a, b):
     return worst, field
 
 
-def export_model(outdir, name, geom_fitting):
-    fly, world, sim = build(geom_fitting)
+def export_model(outdir, name, geom_fitting, world_class=FlatGroundWorld,
+                 expected=EXPECTED_SIZES):
+    """Build and write one model: outdir/name.mjb and outdir/name/neuromechfly.xml
+    (name may hold a folder: worlds/tethered)."""
+    fly, world, sim = build(geom_fitting, world_class)
     model = sim.mj_model
     if model.opt.timestep != TIMESTEP:
         sys.exit(f"export_assets: {name}: timestep {model.opt.timestep}, "
                  f"expected {TIMESTEP}")
-    check_sizes(name, model)
+    check_sizes(name, model, expected)
     xml_dir = outdir / name
     world.save_xml_with_assets(xml_dir, "neuromechfly.xml")
     mjb_path = outdir / f"{name}.mjb"
@@ -156,14 +173,14 @@ def export_model(outdir, name, geom_fitting):
     # how much its compiled model differs from the MJB.
     from_xml = mujoco.MjModel.from_xml_path(str(xml_dir / "neuromechfly.xml"))
     from_mjb = mujoco.MjModel.from_binary_path(str(mjb_path))
-    check_sizes(f"{name} (reloaded MJCF)", from_xml)
-    check_sizes(f"{name} (reloaded MJB)", from_mjb)
+    check_sizes(f"{name} (reloaded MJCF)", from_xml, expected)
+    check_sizes(f"{name} (reloaded MJB)", from_mjb, expected)
     rel, field = max_rel_diff(from_mjb, from_xml)
     print(f"  {name}: MJCF vs MJB largest relative difference {rel:.2e} ({field})")
     return fly, {
         "mjcf": str((xml_dir / "neuromechfly.xml").relative_to(outdir)),
         "mjb": str(mjb_path.relative_to(outdir)),
-        "sizes": sizes(model),
+        "sizes": sizes(model, expected),
         "mjcf_vs_mjb_max_rel_diff": rel,
         "mjcf_vs_mjb_worst_field": field,
     }
@@ -264,6 +281,22 @@ def export_reference(outdir):
             "warmup_steps": warmup_steps}
 
 
+def export_worlds(outdir):
+    """Each of WORLDS in both variants: worlds/NAME (mesh) and worlds/NAME_capsule."""
+    (outdir / "worlds").mkdir(exist_ok=True)
+    out = {}
+    for world, (world_class, diff) in WORLDS.items():
+        expected = EXPECTED_SIZES | diff
+        out[world] = {"class": world_class.__name__, "spawn_pos": SPAWN_POS,
+                      "spawn_quat": SPAWN_QUAT, "models": {}}
+        for variant, fitting in VARIANTS.items():
+            name = world if variant == "mesh" else f"{world}_{variant}"
+            _, info = export_model(outdir, f"worlds/{name}", fitting, world_class,
+                                   expected)
+            out[world]["models"][variant] = info
+    return out
+
+
 def sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -283,10 +316,12 @@ def main():
         fly_v, info = export_model(outdir, name, fitting)
         fly = fly or fly_v
         manifest["models"][name] = info
+    manifest["worlds"] = export_worlds(outdir)
     manifest["clip"] = export_clip(outdir, fly)
     manifest["reference_replay"] = export_reference(outdir)
     manifest["sha256"] = {
-        p.name: sha256(p) for p in sorted(outdir.glob("*.mjb"))
+        str(p.relative_to(outdir)): sha256(p)
+        for p in sorted(outdir.glob("*.mjb")) + sorted(outdir.glob("worlds/*.mjb"))
     } | {p.name: sha256(p) for p in sorted(outdir.glob("*.h5"))}
     manifest["exporter_sha256"] = sha256(__file__)
     (outdir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -81,7 +81,8 @@ import json, sys
 print(json.load(open(sys.argv[1])).get("exporter_sha256", ""))
 EOF
 )
-if [ "$have" = "$want" ] && [ -f "$assets/mesh.mjb" ] && [ -f "$assets/walking_clip.h5" ]; then
+if [ "$have" = "$want" ] && [ -f "$assets/mesh.mjb" ] && [ -f "$assets/walking_clip.h5" ] &&
+  [ -f "$assets/worlds/tethered.mjb" ]; then
   say "assets: present ($assets)"
 else
   say "exporting assets"
