@@ -173,7 +173,9 @@ typedef struct fsView {
 /// The view `name`: MuJoCo's mjData field of that name, every world's, at the batch's
 /// precision, as the last step left it (after fs_batch_reset: the inputs and time are the
 /// reset's, the outputs are defined again after the next step):
-///   inputs (writable):  ctrl (N x nu), qpos (N x nq), qvel (N x nv), qfrc_applied (N x nv)
+///   inputs (writable):  ctrl (N x nu), qpos (N x nq), qvel (N x nv), qfrc_applied (N x nv),
+///                       mocap_pos (N x nmocap x 3), mocap_quat (N x nmocap x 4: a mocap
+///                       body's pose, as MuJoCo's kinematics read it; normalized there)
 ///   state and outputs:  time (N), xpos (N x nbody x 3), xquat (N x nbody x 4),
 ///                       xmat (N x nbody x 9), site_xpos (N x nsite x 3), site_xmat,
 ///                       geom_xpos, geom_xmat, subtree_com, actuator_force (N x nu),

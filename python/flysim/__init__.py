@@ -124,7 +124,8 @@ class Batch:
 
     # the named arrays: attribute -> mjData field
     _VIEWS = {"ctrl": "ctrl", "qpos": "qpos", "qvel": "qvel", "qacc": "qacc",
-              "qfrc_applied": "qfrc_applied", "time": "time", "xpos": "xpos", "xquat": "xquat",
+              "qfrc_applied": "qfrc_applied", "mocap_pos": "mocap_pos",
+              "mocap_quat": "mocap_quat", "time": "time", "xpos": "xpos", "xquat": "xquat",
               "site_xpos": "site_xpos", "actuator_force": "actuator_force",
               "sensordata": "sensordata", "contact_count": "ncon", "problems": "problems",
               "solver_iterations": "solver_iterations"}

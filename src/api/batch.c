@@ -328,8 +328,9 @@ static int copy_view(Batch* x, const char* name, void* host, size_t bytes, int t
                      view_bytes(&v));
   if (!to_host && !v.writable)
     return arg_error(err,
-                     "flysim: fs_batch_write('%s'): not an input; fix: write ctrl, qpos, qvel or "
-                     "qfrc_applied (and act, mocap_pos, mocap_quat on the cpu backend)",
+                     "flysim: fs_batch_write('%s'): not an input; fix: write ctrl, qpos, qvel, "
+                     "qfrc_applied, mocap_pos or mocap_quat (and act, xfrc_applied on the cpu "
+                     "backend)",
                      name);
   if (v.memory == FS_MEMORY_DEVICE) {
     if (x->ops->copy(x->self, &v, host, to_host, err)) return status_of(err);

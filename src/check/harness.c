@@ -73,6 +73,14 @@ static void add_noise(const mjModel* mj, mjData* d, const fshNoise* nz) {
                      ? r[0] + (r[1] - r[0]) * (1.6 * fs_random_uniform() - 0.3)
                      : nz->cnoise * sym_uniform();
   }
+  // mocap bodies moved by +-0.02*qnoise and turned by up to qnoise rad; each quaternion
+  // then scaled off the unit sphere (MuJoCo's kinematics normalize a copy of it)
+  for (int k = 0; k < mj->nmocap; k++) {
+    for (int c = 0; c < 3; c++) d->mocap_pos[3 * k + c] += 0.02 * nz->qnoise * sym_uniform();
+    rotate_randomly(d->mocap_quat + 4 * k, nz->qnoise);
+    double scale = 1 + 0.5 * sym_uniform();
+    for (int c = 0; c < 4; c++) d->mocap_quat[4 * k + c] *= scale;
+  }
 }
 
 mjData* fsh_keyframe_world(const mjModel* mj) {

@@ -101,7 +101,8 @@ int fsh_run(const fshRunner* r, fsWorlds* b, int what, int n);
 /// and mj_forward. Noise: hinge angles +-qnoise rad, slides +-0.1*qnoise, free and
 /// ball orientations rotated by up to qnoise rad, free positions +-0.1*qnoise;
 /// velocities +-vnoise; controls spread over 1.6x their range (so that clamping
-/// acts) or +-cnoise when unlimited.
+/// acts) or +-cnoise when unlimited; mocap bodies moved by +-0.02*qnoise, turned by up
+/// to qnoise rad, their quaternions scaled by 0.5 to 1.5.
 typedef struct fshNoise {
   double qnoise, vnoise, cnoise;
   int nsettle;

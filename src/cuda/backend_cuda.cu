@@ -424,7 +424,8 @@ static int cuda_reset(void* self, const uint8_t* mask, int key, fsError* err) {
 
 //---------------------------------- views ---------------------------------------------------------
 
-static const char* const kWritable[] = {"ctrl", "qpos", "qvel", "qfrc_applied"};
+static const char* const kWritable[] = {"ctrl",         "qpos",      "qvel",
+                                        "qfrc_applied", "mocap_pos", "mocap_quat"};
 
 // 1 if name is one of MuJoCo's mjData members (arrays, scalars and statistics).
 static int is_mjdata(const char* name) {

@@ -149,10 +149,18 @@ FS_HD FS_FORCEINLINE void fs_noslip(const fsModel* m, fsData* d) {
   fsi_solver_results(m, d);
 }
 
-/// mj_resetData for what the smooth step reads: qpos = qpos0, every input and
-/// warning counter zero, time zero.
+/// mj_resetData for what the smooth step reads: qpos = qpos0, mocap bodies at their
+/// model pose (body_pos, body_quat), every input and warning counter zero, time zero.
 FS_HD void fs_reset_world(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nq) d->qpos[i] = m->qpos0[i];
+  if (m->nmocap) {
+    FS_FOR_LANE(i, m->nbody) {
+      int id = m->body_mocapid[i];
+      if (id < 0) continue;
+      fsi_copy(d->mocap_pos + 3 * id, m->body_pos + 3 * i, 3);
+      fsi_copy(d->mocap_quat + 4 * id, m->body_quat + 4 * i, 4);
+    }
+  }
   FS_FOR_LANE(i, m->nv) {
     d->qvel[i] = d->qfrc_applied[i] = d->qacc_warmstart[i] = d->qacc[i] = 0;
   }

@@ -218,7 +218,8 @@ static const fsFieldInfo* data_field(const char* name) {
 }
 
 #define FS_HOST_VIEWS                                                                              \
-  "ctrl, qpos, qvel, qfrc_applied, time, xpos, xquat, xmat, site_xpos, geom_xpos, qacc, "          \
+  "ctrl, qpos, qvel, qfrc_applied, mocap_pos, mocap_quat, time, xpos, xquat, xmat, site_xpos, "    \
+  "geom_xpos, qacc, "                                                                              \
   "actuator_force, qfrc_constraint, ncon, cvel, cinert, problems, solver_iterations"
 
 // Why `name` is no view of this backend (FS_ERR_ARGUMENT): f, its data field of that name
@@ -307,7 +308,8 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
   int one = f->size_off == offsetof(fsModel, one) && f->cols == 1;
   out->ndim = one ? 1 : f->cols == 1 ? 2 : 3;
   out->writable = !strcmp(name, "ctrl") || !strcmp(name, "qpos") || !strcmp(name, "qvel") ||
-                  !strcmp(name, "qfrc_applied");
+                  !strcmp(name, "qfrc_applied") || !strcmp(name, "mocap_pos") ||
+                  !strcmp(name, "mocap_quat");
   return 0;
 }
 

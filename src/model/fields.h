@@ -92,6 +92,7 @@ enum {
   X(ngeom)         /* geoms */                                                                     \
   X(nsite)         /* sites */                                                                     \
   X(npair)         /* explicit contact pairs (<pair>) */                                           \
+  X(nmocap)        /* mocap bodies */                                                              \
   X(nmesh)         /* meshes */                                                                    \
   X(nmeshvert)     /* vertices of all meshes */                                                    \
   X(nmeshgraph)    /* ints of all meshes' convex-hull graphs */                                    \
@@ -125,6 +126,7 @@ enum {
   X(int, body_dofnum, nbody, 1)                /* dofs of the body */                              \
   X(int, body_dofadr, nbody, 1)                /* first dof */                                     \
   X(int, body_sameframe, nbody, 1)             /* inertial frame = body frame (mjtSameFrame) */    \
+  X(int, body_mocapid, nbody, 1)               /* mocap id, -1: not a mocap body */                \
   X(fsReal, body_pos, nbody, 3)                /* position offset rel. to parent */                \
   X(fsReal, body_quat, nbody, 4)               /* orientation offset rel. to parent */             \
   X(fsReal, body_ipos, nbody, 3)               /* local position of the centre of mass */          \
@@ -348,6 +350,8 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                 /* applied generalized force */        \
   X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)               /* last qacc (solver warm start) */    \
   X(double, time, one, 1, STATE, MJ)                        /* simulation time */                  \
+  X(fsReal, mocap_pos, nmocap, 3, STATE, MJ)                /* mocap bodies' position */           \
+  X(fsReal, mocap_quat, nmocap, 4, STATE, MJ)               /* ... and orientation */              \
   X(int, warning_number, one, FS_NWARNING, STATE, OWN)      /* MuJoCo's warning counters */        \
   X(fsReal, xpos, nbody, 3, KINEMATICS, MJ)                 /* body frame position */              \
   X(fsReal, xquat, nbody, 4, KINEMATICS, MJ)                /* body frame orientation */           \

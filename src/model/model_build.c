@@ -487,6 +487,7 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   m->njnt = (int)mj->njnt;
   m->nC = (int)mj->nC;
   m->ntree = (int)mj->ntree;
+  m->nmocap = (int)mj->nmocap;
   m->ndesc = m->nC - m->nv;
   m->ndlevel = dof_levels(mj);
   m->ndleveladr = m->ndlevel + 1;

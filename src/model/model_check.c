@@ -84,7 +84,6 @@ static void check_options(const mjModel* m, Problems* p) {
             m->opt.viscosity);
   if (m->nflex) problem(p, "%ld flexes; fix: remove them", (long)m->nflex);
   if (m->nplugin) problem(p, "%ld plugins; fix: remove them", (long)m->nplugin);
-  if (m->nmocap) problem(p, "%ld mocap bodies; fix: remove them", (long)m->nmocap);
   if (m->ngravcomp)
     problem(p, "gravity compensation on %ld bod%s; fix: gravcomp=\"0\"", (long)m->ngravcomp,
             m->ngravcomp == 1 ? "y" : "ies");

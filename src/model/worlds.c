@@ -302,6 +302,8 @@ void fs_worlds_state_to_mj(const fsModel* m, const fsWorlds* b, int w, const mjM
     md->qacc_warmstart[i] = d.qacc_warmstart[i];
   }
   for (int i = 0; i < mj->nu; i++) md->ctrl[i] = d.ctrl[i];
+  for (int i = 0; i < 3 * mj->nmocap; i++) md->mocap_pos[i] = d.mocap_pos[i];
+  for (int i = 0; i < 4 * mj->nmocap; i++) md->mocap_quat[i] = d.mocap_quat[i];
   md->time = d.time[0];
   for (int k = 0; k < FS_NWARNING; k++) md->warning[k].number = d.warning_number[k];
 }

@@ -1,7 +1,8 @@
 // The constraint solver (src/engine/stage_solver.h: warm start, islands, Newton;
 // src/engine/stage_noslip.h: noslip and the dual finish) against MuJoCo's mj_fwdConstraint,
 // on NeuroMechFly (meshes, capsules) and our own models (tests/models/cuda_efc_walker.xml:
-// two trees, so two islands; cuda_contact_primitives.xml: six).
+// two trees, so two islands; cuda_contact_primitives.xml: six; cuda_tethered.xml: two
+// legs, each a tree under a mocap thorax, no free joint).
 //
 // Worlds, every one its own MuJoCo state (seeded, printed): src/check/contacts.h's
 // contact worlds (bodies touching, penetrating, leaving, adhering; random velocities
@@ -631,14 +632,16 @@ int main(void) {
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "max(%g, %g x MuJoCo's own spread)\n",
          kTol.floor, kTol.rel, kFloorRatio);
-  char walker[1024], prim[1024], fly[1024], flycap[1024];
+  char walker[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
+  snprintf(tethered, sizeof tethered, "%s", fs_test_model("cuda_tethered.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
   snprintf(flycap, sizeof flycap, "%s", fs_test_asset("capsule.mjb"));
   const fshContactNoise walk = {0.6, 0.4, -0.03, 0.012, 4, 0, 0};
   const fshContactNoise prim_noise = {0, 3.2, -0.03, 0.02, 2, 0, 0};
   const fshContactNoise fly_noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};
+  const fshContactNoise tether_noise = {0.3, 0, 0, 0, 0, 0, 0}; // hinges only: no free body
   const Case cases[] = {
       {"NeuroMechFly replay, meshes", fly, 0, -1, -1, 12, 0, fly_noise, 1, 20},
       {"NeuroMechFly replay, meshes, no noslip", fly, 0, -1, 0, 6, 0, fly_noise, 1, 20},
@@ -654,6 +657,7 @@ int main(void) {
        20},
       {"walker (dense Jacobian)", walker, 0, -1, 3, 12, 1.0, walk, 0, 20},
       {"primitives, sparse", prim, 0, mjJAC_SPARSE, 3, 12, 1.0, prim_noise, 0, 20},
+      {"tethered limb (mocap), sparse", tethered, 0, mjJAC_SPARSE, 3, 12, 1.0, tether_noise, 0, 20},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {

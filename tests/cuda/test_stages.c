@@ -1,5 +1,7 @@
 // The batched stepper against MuJoCo, stage by stage and step by step, on our
-// small models and on NeuroMechFly with contacts disabled (src/README.md, "Accuracy"):
+// small models, on NeuroMechFly with contacts disabled and on NeuroMechFly tethered (a
+// mocap thorax, six trees; and the small tethered limb, its mocap pose moved in every
+// world, contacts on two trees) (src/README.md, "Accuracy"):
 // the check of src/check/stages.h (each stage alone from MuJoCo's inputs, mj_forward
 // from the state, whole steps with a NaN control and a NaN velocity), every field of
 // every world, the worst error per stage collected over the models.
@@ -69,11 +71,13 @@ int main(void) {
          "%g\n",
          tol.floor, tol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
-  char chain[1024], free_[1024], limb[1024], fly[1024];
+  char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
+  snprintf(tethered, sizeof tethered, "%s", fs_test_model("cuda_tethered.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
+  snprintf(fly_tethered, sizeof fly_tethered, "%s", fs_test_asset("worlds/tethered.mjb"));
   const Case cases[] = {
       {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20},
       {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20},
@@ -85,7 +89,9 @@ int main(void) {
       {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5},
       {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5},
       {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3},
+      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20},
       {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20},
+      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)
