@@ -40,6 +40,7 @@ typedef struct Options {
   int precision; // flysim's steppers without a :f32 / :f64
   char model[4096], model_b[4096], targets[4096], targets_b[4096];
   int worlds, threads, disable, quiet, stages, plot, max_contacts;
+  int model_given; // bits: 1 --model seen, 2 --world seen
   long sim_steps;
   double sim_duration_sec, warmup_sec;
   int floor_mode; // -1: from B's precision
@@ -64,6 +65,8 @@ static void print_help(void) {
          "                          where there is no GPU, and it says so)\n"
          "  --precision f32|f64     real of cuda and host without a suffix (default f32)\n"
          "  --model PATH            model of both (default %s/mesh.mjb)\n"
+         "  --world NAME            one of FlyGym's worlds as exported, for both (instead of\n"
+         "                          --model): flat, tethered, flat_capsule, tethered_capsule\n"
          "  --model-b PATH          B's model instead (same joints and actuators), e.g. the\n"
          "                          MJCF against the MJB\n"
          "  --targets PATH          clip of both (default %s/walking_clip.h5)\n"
@@ -170,6 +173,7 @@ enum {
   OPT_MAX_CONTACTS,
   OPT_PRECISION,
   OPT_MODEL,
+  OPT_WORLD,
   OPT_MODEL_B,
   OPT_TARGETS,
   OPT_TARGETS_B,
@@ -203,7 +207,14 @@ static int parse_one(int c, void* arg, fsError* err) {
     return fs_fail(err, "--precision: '%s' is not a precision; fix: --precision f32 or f64",
                    optarg);
   case OPT_MODEL:
+  case OPT_WORLD: {
+    int which = c == OPT_WORLD ? 2 : 1;
+    if (o->model_given & ~which)
+      return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
+    o->model_given |= which;
+    if (c == OPT_WORLD) return fs_world_model_path(optarg, o->model, sizeof o->model, err);
     return fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err);
+  }
   case OPT_MODEL_B:
     return fs_copy_path_option("--model-b", optarg, o->model_b, sizeof o->model_b, err);
   case OPT_TARGETS:
@@ -259,6 +270,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
       {"backends", required_argument, NULL, OPT_BACKENDS},
       {"precision", required_argument, NULL, OPT_PRECISION},
       {"model", required_argument, NULL, OPT_MODEL},
+      {"world", required_argument, NULL, OPT_WORLD},
       {"model-b", required_argument, NULL, OPT_MODEL_B},
       {"targets", required_argument, NULL, OPT_TARGETS},
       {"targets-b", required_argument, NULL, OPT_TARGETS_B},

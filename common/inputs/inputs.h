@@ -15,6 +15,12 @@ extern "C" {
 /// Folder of the exported assets: $FLYSIM_ASSETS, else the build's default.
 const char* fs_assets_dir(void);
 
+/// The exported model of one of FlyGym's worlds (--world NAME): "flat" is the default
+/// mesh.mjb (FlatGroundWorld), "flat_capsule" capsule.mjb, any other NAME
+/// worlds/NAME.mjb of the assets (tethered, tethered_capsule, ...). An unknown NAME's
+/// error lists the worlds there are.
+int fs_world_model_path(const char* name, char* out, size_t n, fsError* err);
+
 /// A replay's inputs, as every verb loads them: the model (MJCF or MJB) with the
 /// disable flags added, the clip resampled to the model's timestep, and the binding
 /// of the clip's columns to the model's actuators.

@@ -29,6 +29,10 @@ void fs_print_replay_help(void) {
          "                          MuJoCo's precision at about half the GPU's float32 rate)\n"
          "  --model PATH            MJCF (.xml) or MJB (.mjb) model\n"
          "                          (default %s/mesh.mjb)\n"
+         "  --world NAME            one of FlyGym's worlds as exported (instead of --model):\n"
+         "                          flat (the default), tethered (TetheredWorld: the thorax\n"
+         "                          held by a mocap body, the legs free), and their capsule\n"
+         "                          variants flat_capsule, tethered_capsule\n"
          "  --targets PATH          HDF5 targets: /targets (T x A, rad), /dof_names (A),\n"
          "                          attribute timestep; resampled (cubic) to the model's\n"
          "                          timestep if it differs (default %s/walking_clip.h5)\n"
@@ -211,6 +215,7 @@ enum {
   OPT_BACKEND = 256,
   OPT_PRECISION,
   OPT_MODEL,
+  OPT_WORLD,
   OPT_TARGETS,
   OPT_WORLDS,
   OPT_THREADS,
@@ -308,6 +313,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {"backend", required_argument, NULL, OPT_BACKEND},
       {"precision", required_argument, NULL, OPT_PRECISION},
       {"model", required_argument, NULL, OPT_MODEL},
+      {"world", required_argument, NULL, OPT_WORLD},
       {"targets", required_argument, NULL, OPT_TARGETS},
       {"worlds", required_argument, NULL, OPT_WORLDS},
       {"threads", required_argument, NULL, OPT_THREADS},
@@ -343,7 +349,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
   snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
 
   long v = 0;
-  int c;
+  int c, model_given = 0, world_given = 0;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -376,7 +382,16 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
                        optarg);
       break;
     case OPT_MODEL:
+      if (world_given)
+        return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
       if (fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err)) return -1;
+      model_given = 1;
+      break;
+    case OPT_WORLD:
+      if (model_given)
+        return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
+      if (fs_world_model_path(optarg, o->model, sizeof o->model, err)) return -1;
+      world_given = 1;
       break;
     case OPT_TARGETS:
       if (fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err)) return -1;
