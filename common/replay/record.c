@@ -183,7 +183,8 @@ fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
   case FS_SERIES_THORAX_POS:
     return (fsSeriesSpec){"thorax_pos", l->ncol[k], "model length units (NeuroMechFly: mm)",
                           "world position (x y z) of the root body's origin (the free joint's "
-                          "body) at the start of each step",
+                          "body, else body 1: a tethered fly's mocap thorax) at the start of "
+                          "each step",
                           NULL};
   case FS_SERIES_THORAX_QUAT:
     return (fsSeriesSpec){"thorax_quat", l->ncol[k], "unit quaternion (w x y z)",

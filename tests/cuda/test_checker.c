@@ -1,8 +1,9 @@
 // The model check of the batched stepper: a model using many unsupported features
 // gets ONE error that lists every one of them; the models the stepper runs pass,
-// NeuroMechFly as exported (meshes and capsules, contacts on) among them, with rows
-// for every contact slot; what the collision stage, the rows or the solver lack is
-// refused in one error. Built for the collision stage alone (FS_BUILD_COLLISION: the
+// NeuroMechFly as exported (meshes and capsules, contacts on; tethered: a mocap body)
+// among them, with rows for every contact slot; what the collision stage, the rows or
+// the solver lack is refused in one error (a tethered model's too, without its mocap
+// body). Built for the collision stage alone (FS_BUILD_COLLISION: the
 // collision tests), no rows are made.
 #include <stdio.h>
 #include <string.h>
@@ -53,13 +54,34 @@ static void unsupported_model(void) {
   mj_deleteModel(m);
 }
 
+// A tethered model: the mocap body and the trees under it are accepted; what remains
+// unsupported (a weld to the mocap body, a joint range) is listed in one error.
+static void tethered_unsupported(void) {
+  const char* path = fs_test_model("cuda_tethered_unsupported.xml");
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_check(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "flysim's engine (host and cuda backends) does not implement 2 features "
+                          "this model uses:");
+  CHECK_CONTAINS(err.msg, "(1) joint limits (the solver implements contact rows only) on 1 joint "
+                          "(first: 'hip', id 0)");
+  CHECK_CONTAINS(err.msg, "(2) active equality constraints (the solver implements contact rows "
+                          "only) on 1 equality");
+  CHECK(strstr(err.msg, "mocap") == NULL);
+  mj_deleteModel(m);
+  expect_ok(fs_test_model("cuda_tethered.xml"), 0);
+}
+
 // NeuroMechFly as exported: accepted with contacts on, and with them or the whole
-// constraint solver disabled.
+// constraint solver disabled; in FlyGym's tethered world too (mocap thorax, six trees).
 static void fly(void) {
   char path[1024];
   snprintf(path, sizeof path, "%s", fs_test_asset("mesh.mjb"));
   expect_ok(path, 0);
   expect_ok(fs_test_asset("capsule.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/tethered.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/tethered_capsule.mjb"), 0);
   expect_ok(path, mjDSBL_CONTACT);
   expect_ok(path, mjDSBL_CONSTRAINT);
 }
@@ -171,6 +193,7 @@ static void constraint_build(void) {
 
 int main(void) {
   unsupported_model();
+  tethered_unsupported();
   collision_build();
   constraint_build();
   fly();

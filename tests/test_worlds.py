@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""FlyGym's worlds as a user runs them (`--world NAME`): the tethered world
+(TetheredWorld: the thorax a mocap body, the legs free) replayed on cpu and host, its
+thorax series constant at the mocap pose to the bit; `flysim compare --backends cpu,host`
+within its bounds in float64 and float32 with `--stages` (mesh and capsule variants);
+the option's errors named with their fix.
+
+Usage: test_worlds.py FLYSIM_BINARY ASSETS_DIR
+"""
+
+import os
+import sys
+import tempfile
+
+import h5py
+import mujoco
+import numpy as np
+
+import cliutil
+from cliutil import check, summary
+
+FLYSIM, ASSETS = sys.argv[1], sys.argv[2]
+
+
+def flysim(*args, timeout=600):
+    return cliutil.run(FLYSIM, *args, timeout=timeout)
+
+
+def test_replay_tethered(tmp):
+    """Each backend replays the tethered world; the thorax never leaves the mocap pose."""
+    model = mujoco.MjModel.from_binary_path(os.path.join(ASSETS, "worlds", "tethered.mjb"))
+    pose = np.concatenate([model.key_mpos[0], model.key_mquat[0]])
+    for backend, prec in [("cpu", "f64"), ("host", "f64"), ("host", "f32")]:
+        out_dir = os.path.join(tmp, f"{backend}_{prec}")
+        args = ["replay", "--world", "tethered", "--backend", backend, "--worlds", "3",
+                "--sim-steps", "1000", "--save-data", out_dir, "--record",
+                "thorax,orientation,angles", "--no-video", "--no-plots", "--quiet"]
+        if backend != "cpu":
+            args += ["--precision", prec]
+        rc, out, err = flysim(*args)
+        check(rc == 0, f"replay --world tethered on {backend} {prec}: exit {rc}: {err}")
+        s = summary(out)
+        check(s.get("peak_contacts") == "0" and s.get("problem_worlds") == "0",
+              f"{backend} {prec}: no contacts, no problem worlds: {s}")
+        with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
+            thorax = np.concatenate([f["thorax_pos"][:], f["thorax_quat"][:]], axis=2)
+            angles = f["qpos_joint"][:]
+        want = pose.astype(np.float32)  # the records are float32
+        check(np.all(thorax == want), f"{backend} {prec}: the thorax at the mocap pose {want} "
+              f"in every step and world (max off {np.max(np.abs(thorax - want))})")
+        moved = np.min(np.max(np.abs(angles - angles[0]), axis=(0, 2)))
+        check(moved > 0.1, f"{backend} {prec}: every world's legs move ({moved} rad)")
+
+
+def test_compare():
+    """cpu,host within compare's bounds (f64 and f32, stages), mesh and capsules."""
+    for world, prec, steps in [("tethered", "f64", 2000), ("tethered", "f32", 2000),
+                               ("tethered_capsule", "f64", 1000)]:
+        rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
+                              "--precision", prec, "--worlds", "3", "--sim-steps", str(steps),
+                              "--stages", "--quiet")
+        check(rc == 0, f"compare --world {world} {prec}: exit {rc}: {err}\n{out}")
+        s = summary(out)
+        check(s.get("verdict") == "pass" and s.get("stages") == "pass"
+              and s.get("new_problem_worlds") == "0", f"{world} {prec}: {s}")
+        bound = 1e-12 if prec == "f64" else 1e-4
+        check(float(s.get("max_dq_b", "inf")) < bound,
+              f"{world} {prec}: legs as on MuJoCo within {bound} rad: {s.get('max_dq_b')}")
+        print(f"compare {world} {prec}: max |dq| {s.get('max_dq_b')} rad, ratio "
+              f"{s.get('ratio')} (bound {s.get('max_ratio')})")
+
+
+def test_errors():
+    names = "flat, flat_capsule, tethered, tethered_capsule"
+    for verb in ["replay", "compare"]:
+        rc, _, err = flysim(verb, "--world", "moon")
+        check(rc == 2 and "'moon' is not an exported world" in err and names in err,
+              f"{verb} --world moon: exit {rc}, {err!r}")
+        rc, _, err = flysim(verb, "--world", "16")
+        check(rc == 2 and "fix: --worlds 16" in err, f"{verb} --world 16: exit {rc}, {err!r}")
+        rc, _, err = flysim(verb, "--world", "tethered", "--model", "x.mjb")
+        check(rc == 2 and "--model and --world both name the model" in err,
+              f"{verb} --world with --model: exit {rc}, {err!r}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        test_replay_tethered(tmp)
+    test_compare()
+    test_errors()
+    cliutil.finish("test_worlds")
+
+
+if __name__ == "__main__":
+    main()
