@@ -270,3 +270,28 @@ def test_readme_example(model, tmp_path):
         exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     finally:
         os.chdir(cwd)
+
+
+# The tethered world's mocap pose per world through the arrays: the moved world's thorax
+# goes there, the others stay bit-identical to a batch left alone.
+@pytest.mark.parametrize("backend,precision", BACKENDS)
+def test_mocap_pose_per_world(backend, precision):
+    path = os.path.join(ASSETS, "worlds", "tethered.mjb")
+    if not os.path.exists(path):
+        pytest.skip(f"no {path} (scripts/setup.sh exports it)")
+    m = mujoco.MjModel.from_binary_path(path)
+    with flysim.Batch(m, worlds=3, backend=backend, precision=precision) as a, \
+            flysim.Batch(m, worlds=3, backend=backend, precision=precision) as b:
+        for x in (a, b):
+            x.reset()
+        assert b.mocap_pos.shape == (3, 1, 3) and b.mocap_quat.shape == (3, 1, 4)
+        b.mocap_pos[1, 0] += [0.1, -0.2, 0.05]  # in place: the batch's memory
+        b.mocap_quat[1, 0] = [0.5, 0.5, 0.5, 0.5]
+        a.step(50)
+        b.step(50)
+        thorax = np.nonzero(m.body_mocapid == 0)[0][0]
+        assert np.array_equal(b.xpos[1, thorax], b.mocap_pos[1, 0])
+        assert np.array_equal(b.xquat[1, thorax], b.mocap_quat[1, 0])
+        for w in (0, 2):
+            assert np.array_equal(a.qpos[w], b.qpos[w]) and np.array_equal(a.xpos[w], b.xpos[w])
+        assert np.min(np.linalg.norm(b.xpos[1, 1:] - a.xpos[1, 1:], axis=1)) > 0.05
