@@ -45,23 +45,17 @@ FS_HD void fsi_body_frame(const fsModel* m, fsData* d, int i) {
     fsi_copy(d->xaxis + 3 * jnt0, m->jnt_axis + 3 * jnt0, 3); // MuJoCo keeps the local axis
   } else {
     int p = m->body_parentid[i], mocap = m->body_mocapid[i];
-    // the offset from the parent: the model's, or a mocap body's pose from the data
-    const fsReal* bpos = m->body_pos + 3 * i;
-    const fsReal* bquat = m->body_quat + 4 * i;
-    fsReal mquat[4];
-    if (mocap >= 0) {
-      bpos = d->mocap_pos + 3 * mocap;
-      fsi_copy(mquat, d->mocap_quat + 4 * mocap, 4);
-      fsi_normalize4(mquat);
-      bquat = mquat;
-    }
-    if (p) {
-      fsi_mul_mat_vec3(pos, d->xmat + 9 * p, bpos);
+    if (mocap >= 0) { // a jointless child of the world (MuJoCo compiles no other): its pose
+      fsi_copy(pos, d->mocap_pos + 3 * mocap, 3);
+      fsi_copy(quat, d->mocap_quat + 4 * mocap, 4);
+      fsi_normalize4(quat);
+    } else if (p) {
+      fsi_mul_mat_vec3(pos, d->xmat + 9 * p, m->body_pos + 3 * i);
       for (int k = 0; k < 3; k++) pos[k] += d->xpos[3 * p + k];
-      fsi_mul_quat(quat, d->xquat + 4 * p, bquat);
+      fsi_mul_quat(quat, d->xquat + 4 * p, m->body_quat + 4 * i);
     } else {
-      fsi_copy(pos, bpos, 3);
-      fsi_copy(quat, bquat, 4);
+      fsi_copy(pos, m->body_pos + 3 * i, 3);
+      fsi_copy(quat, m->body_quat + 4 * i, 4);
     }
     for (int j = jnt0; j < jnt0 + njnt; j++) {
       int qa = m->jnt_qposadr[j];
