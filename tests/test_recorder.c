@@ -277,6 +277,9 @@ static void test_repack_fails(const char* dir) {
               "h5repack exited with status 3");
   fake_repack(dir, "killed", "echo partial > \"$6\"; kill -TERM $$", "600",
               "h5repack was killed by signal 15");
+  // says it succeeded but wrote no copy
+  fake_repack(dir, "nocopy", "exit 0", "600",
+              "cannot replace it with its compressed copy: No such file or directory");
   // a limit that is no number: not run at all
   fake_repack(dir, "badlimit", "exit 0", "soon", "FLYSIM_H5REPACK_TIMEOUT='soon'");
 }

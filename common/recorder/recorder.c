@@ -300,9 +300,12 @@ int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, 
                    why);
   }
   if (rename(tmp, path) != 0) {
+    int why = errno;
     unlink(tmp);
-    return fs_fail(err, "%s: cannot replace it with its compressed copy: %s", path,
-                   strerror(errno));
+    return fs_fail(err,
+                   "%s: left uncompressed: cannot replace it with its compressed copy: %s; the "
+                   "uncompressed file is intact",
+                   path, strerror(why));
   }
   return 0;
 }
