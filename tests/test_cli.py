@@ -218,6 +218,36 @@ def test_run_and_file(tmp):
         check(np.allclose(f["time"][:3], [0, 1e-4, 2e-4]), "time")
 
 
+def test_repack_hangs(tmp):
+    """An h5repack that hangs (as one did in CI under a sanitizer's preload) is stopped at
+    its limit: the run ends, says which file is left uncompressed, and the file is whole."""
+    bin_dir = os.path.join(tmp, "hung-bin")
+    os.makedirs(bin_dir)
+    tool = os.path.join(bin_dir, "h5repack")
+    with open(tool, "w") as f:
+        f.write('#!/bin/sh\necho partial > "$6"\nexec sleep 300\n')
+    os.chmod(tool, 0o755)
+    out_dir = os.path.join(tmp, "hung")
+    path = os.path.join(out_dir, "replay.h5")
+    env = {"PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+           "FLYSIM_H5REPACK_TIMEOUT": "2"}
+    start = time.time()
+    rc, out, err = cliutil.run(FLYSIM, "replay", "--worlds", "2", "--sim-steps", "300",
+                               "--save-data", out_dir, "--no-video", "--no-plots", "--quiet",
+                               env=env, timeout=120)
+    took = time.time() - start
+    check(rc == 0, f"a hung h5repack: exit {rc}: {err!r}")
+    check(took < 60, f"a hung h5repack is stopped at its limit: the run took {took:.0f} s")
+    check(f"warning: {path}: left uncompressed: h5repack did not finish within 2 s" in err,
+          f"the warning names the file and the timeout: {err!r}")
+    check(not os.path.exists(path + ".repack"), "no partial copy left beside the file")
+    with h5py.File(path) as f:
+        check(f["qpos_joint"].compression is None, "left uncompressed")
+        check(f.attrs["complete"] == 1 and f["qpos_joint"].shape[0] == 300,
+              "the uncompressed file is whole")
+        check(np.isfinite(f["qpos_joint"][:]).all(), "its data are finite")
+
+
 def start_long_run(out_dir):
     return subprocess.Popen([FLYSIM, "replay", "--worlds", "2", "--sim-steps", "20000",
                              "--threads", "2", "--save-data", out_dir, "--no-video",
@@ -288,6 +318,7 @@ def main():
         test_host_backend(tmp)
         test_max_contacts(tmp)
         test_run_and_file(tmp)
+        test_repack_hangs(tmp)
         test_ctrl_c(tmp)
         test_sigkill(tmp)
     cliutil.finish("test_cli")

@@ -1,9 +1,12 @@
 // The recorder: values and attributes survive a round trip through the HDF5
-// library (as written, trimmed when stopped early, and compressed), and a writer
-// killed mid-run leaves a file that opens and holds every block it had completed.
+// library (as written, trimmed when stopped early, and compressed), a writer
+// killed mid-run leaves a file that opens and holds every block it had completed,
+// and an h5repack that hangs or fails leaves the file as written, with a message naming it.
 #include <hdf5.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/recorder/recorder.h"
@@ -211,6 +214,76 @@ static void test_killed_writer(const char* dir, int trial) {
   H5Fclose(f);
 }
 
+// An h5repack (a script on PATH ahead of the real one: `body` after its shebang; its
+// arguments are ... path tmp) that hangs, fails or dies: fs_h5_compress returns within its
+// limit (FLYSIM_H5REPACK_TIMEOUT `limit`), its message names the file and `says`, and the
+// file is as written, with no partial copy left beside it.
+static void fake_repack(const char* dir, const char* name, const char* body, const char* limit,
+                        const char* says) {
+  char bin[512], tool[600], path[512], tmp[600], *old_path = getenv("PATH");
+  snprintf(bin, sizeof bin, "%s/%s-bin", dir, name);
+  snprintf(tool, sizeof tool, "%s/h5repack", bin);
+  snprintf(path, sizeof path, "%s/%s.h5", dir, name);
+  snprintf(tmp, sizeof tmp, "%s.repack", path);
+  mkdir(bin, 0755);
+  FILE* f = fopen(tool, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fprintf(f, "#!/bin/sh\n%s\n", body);
+  fclose(f);
+  chmod(tool, 0755);
+  fsError err = {{0}, FS_OK};
+  fsRecorder* r = open_recorder(path, 2 * BLOCK, &err);
+  CHECK_MSG(r != NULL, "%s", err.msg);
+  if (!r) return;
+  CHECK(append_block(r, 0, BLOCK, &err) == 0 && append_block(r, BLOCK, BLOCK, &err) == 0);
+  CHECK_MSG(fs_recorder_finish(r, "completed", &err) == 0, "%s", err.msg);
+
+  char *saved = strdup(old_path ? old_path : "/usr/bin:/bin"), search[2048];
+  snprintf(search, sizeof search, "%s:%s", bin, saved);
+  setenv("PATH", search, 1);
+  setenv("FLYSIM_H5REPACK_TIMEOUT", limit, 1);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const char* names[2] = {"alpha", "beta"};
+  int rc = fs_h5_compress(path, 2, names, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  setenv("PATH", saved, 1);
+  unsetenv("FLYSIM_H5REPACK_TIMEOUT");
+  free(saved);
+  double seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  printf("%s: %.2f s: %s\n", name, seconds, err.msg);
+  CHECK_MSG(rc != 0, "%s: fs_h5_compress succeeded", name);
+  CHECK_MSG(seconds < 20, "%s: fs_h5_compress took %.1f s", name, seconds);
+  CHECK_CONTAINS(err.msg, path);
+  CHECK_CONTAINS(err.msg, says);
+  CHECK_CONTAINS(err.msg, "left uncompressed");
+  CHECK_MSG(access(tmp, F_OK) != 0, "%s: %s left behind", name, tmp);
+  hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CHECK_MSG(h >= 0, "%s: the file does not open after a failed repack", name);
+  if (h < 0) return;
+  CHECK(check_series(h, 0, "alpha", C0, 2 * BLOCK, 0) == 2 * BLOCK);
+  CHECK(check_series(h, 1, "beta", C1, 2 * BLOCK, 0) == 2 * BLOCK);
+  CHECK(read_int_attr(h, "complete") == 1);
+  H5Fclose(h);
+}
+
+static void test_repack_fails(const char* dir) {
+  // hangs after writing part of its copy: stopped at the limit
+  fake_repack(dir, "hung", "echo partial > \"$6\"; exec sleep 120", "1",
+              "h5repack did not finish within 1 s and was stopped");
+  // fails, and dies of a signal, each after writing part of its copy
+  fake_repack(dir, "failed", "echo partial > \"$6\"; exit 3", "600",
+              "h5repack exited with status 3");
+  fake_repack(dir, "killed", "echo partial > \"$6\"; kill -TERM $$", "600",
+              "h5repack was killed by signal 15");
+  // says it succeeded but wrote no copy
+  fake_repack(dir, "nocopy", "exit 0", "600",
+              "cannot replace it with its compressed copy: No such file or directory");
+  // a limit that is no number: not run at all
+  fake_repack(dir, "badlimit", "exit 0", "soon", "FLYSIM_H5REPACK_TIMEOUT='soon'");
+}
+
 int main(void) {
   fs_test_seed(20261129);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -218,6 +291,7 @@ int main(void) {
   round_trip(dir, "complete.h5", 2 * BLOCK + 3, 2 * BLOCK + 3, "completed");
   round_trip(dir, "interrupted.h5", 5 * BLOCK, 2 * BLOCK + 3, "interrupted by signal 2");
   test_unwritable();
+  test_repack_fails(dir);
   for (int trial = 0; trial < 30; trial++) test_killed_writer(dir, trial);
   return fs_test_finish("test_recorder");
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -64,6 +65,30 @@ int fs_spawn_wait(pid_t pid) {
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
   return status;
+}
+
+static double seconds_since(const struct timespec* t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+int fs_spawn_wait_for(pid_t pid, double limit_s, int* status) {
+  struct timespec t0, nap = {0, 1000000}; // polled every 1 ms, doubling up to 100 ms
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid) return 0;
+    if (r < 0 && errno != EINTR) return -1;
+    if (seconds_since(&t0) >= limit_s) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+      }
+      return 1;
+    }
+    nanosleep(&nap, NULL);
+    if (nap.tv_nsec < 100000000) nap.tv_nsec *= 2;
+  }
 }
 
 void fs_spawn_describe(int status, char* out, unsigned long n) {

@@ -30,6 +30,10 @@ pid_t fs_spawn(const fsSpawnSpec* s, fsError* err);
 /// Wait for pid (retrying on EINTR); returns its wait status, or -1.
 int fs_spawn_wait(pid_t pid);
 
+/// Wait at most limit_s seconds for pid: 0 (its wait status in *status), 1 (it was still
+/// running: killed with SIGKILL and reaped, *status the kill's) or -1 (cannot wait: errno).
+int fs_spawn_wait_for(pid_t pid, double limit_s, int* status);
+
 /// "exited with status 3" / "was killed by signal 9" into out.
 void fs_spawn_describe(int status, char* out, unsigned long n);
 

@@ -2,16 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/base/spawn.h"
 #include "common/recorder/h5util.h"
-
-extern char** environ;
 
 #define FS_MAX_SERIES  16
 #define FS_CHUNK_BYTES (1 << 20) // chunks of at most about 1 MiB
@@ -244,6 +242,25 @@ int fs_recorder_finish(fsRecorder* r, const char* stop_reason, fsError* err) {
   return rc;
 }
 
+// The longest h5repack may take (a recording of gigabytes repacks in about a minute): a hung
+// h5repack must not hang flysim. FLYSIM_H5REPACK_TIMEOUT=<seconds> sets it (a test switch).
+#define FS_H5REPACK_TIMEOUT_S 600.0
+
+static int repack_timeout(const char* path, double* limit, fsError* err) {
+  const char* v = getenv("FLYSIM_H5REPACK_TIMEOUT");
+  *limit = FS_H5REPACK_TIMEOUT_S;
+  if (!v || !*v) return 0;
+  char* end = NULL;
+  double s = strtod(v, &end);
+  if (*end || !(s > 0))
+    return fs_fail(err,
+                   "%s: left uncompressed: FLYSIM_H5REPACK_TIMEOUT='%s' is not a number of "
+                   "seconds above 0; fix: unset it (the limit is then %.0f s)",
+                   path, v, FS_H5REPACK_TIMEOUT_S);
+  *limit = s;
+  return 0;
+}
+
 int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, fsError* err) {
   char list[2048] = "", shuf[2100], gzip[2100], tmp[4200];
   for (int i = 0; i < ndataset; i++) {
@@ -253,30 +270,42 @@ int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, 
   snprintf(shuf, sizeof shuf, "%s:SHUF", list);
   snprintf(gzip, sizeof gzip, "%s:GZIP=1", list);
   snprintf(tmp, sizeof tmp, "%s.repack", path);
-  char* argv[] = {"h5repack", "-f", shuf, "-f", gzip, (char*)path, tmp, NULL};
-  pid_t pid;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  int rc = posix_spawnp(&pid, "h5repack", &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    fs_fail(err, "%s: left uncompressed: h5repack not found (%s); fix: install hdf5-tools", path,
-            strerror(rc));
+  double limit;
+  if (repack_timeout(path, &limit, err)) return -1;
+  const char* argv[] = {"h5repack", "-f", shuf, "-f", gzip, path, tmp, NULL};
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  fsSpawnSpec spec = {argv, -1, null, -1, {-1, -1}, 0};
+  fsError spawn_err;
+  pid_t pid = fs_spawn(&spec, &spawn_err);
+  if (null >= 0) close(null);
+  if (pid < 0) {
+    fs_fail(err, "%s: left uncompressed: %s (Debian: apt-get install hdf5-tools)", path,
+            spawn_err.msg);
     return 1;
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  int status = 0, waited = fs_spawn_wait_for(pid, limit, &status);
+  if (waited || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    char why[256];
+    if (waited > 0)
+      snprintf(why, sizeof why,
+               "did not finish within %g s and was stopped (FLYSIM_H5REPACK_TIMEOUT=<seconds> "
+               "sets the limit)",
+               limit);
+    else if (waited < 0)
+      snprintf(why, sizeof why, "could not be waited for (%s)", strerror(errno));
+    else
+      fs_spawn_describe(status, why, sizeof why);
     unlink(tmp);
-    return fs_fail(err, "%s: h5repack failed (status %d); the uncompressed file is intact", path,
-                   status);
+    return fs_fail(err, "%s: left uncompressed: h5repack %s; the uncompressed file is intact", path,
+                   why);
   }
   if (rename(tmp, path) != 0) {
+    int why = errno;
     unlink(tmp);
-    return fs_fail(err, "%s: cannot replace it with its compressed copy: %s", path,
-                   strerror(errno));
+    return fs_fail(err,
+                   "%s: left uncompressed: cannot replace it with its compressed copy: %s; the "
+                   "uncompressed file is intact",
+                   path, strerror(why));
   }
   return 0;
 }

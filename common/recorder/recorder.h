@@ -78,7 +78,9 @@ int fs_recorder_finish(fsRecorder* r, const char* stop_reason, fsError* err);
 
 /// Repack a closed file with the named datasets compressed (shuffle + deflate,
 /// chunks kept), through HDF5's h5repack, replacing the file atomically. Returns 1
-/// (file left as is, reason in err) if h5repack is not available.
+/// (file left as is, reason in err) if h5repack is not available, -1 (file left as is,
+/// reason in err, naming the file) if it fails, is killed, or runs past its limit
+/// (600 s; FLYSIM_H5REPACK_TIMEOUT=<seconds>, a test switch), when it is stopped.
 int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, fsError* err);
 
 #ifdef __cplusplus

@@ -63,6 +63,14 @@ class DeviceArray:
     torch.from_dlpack(a), cupy.asarray(a) (or cupy.from_dlpack) and
     jax.dlpack.from_dlpack(a) see it without a copy. Its address never moves, so a CUDA
     graph or a kernel of the caller's may keep it. numpy() copies it to the host.
+
+    Streams: the batch's steps run on its stream. Exporting the array (__dlpack__ with
+    any stream but -1, or __cuda_array_interface__) first waits for the steps queued so
+    far, so a consumer on any stream sees their results. A batch opened on the caller's
+    stream (Batch(..., stream=s)) exports it as the interface's "stream" instead, and the
+    consumer orders its work after it. Work the caller queues on its own stream (a
+    controller writing ctrl) is ordered before the next step only on that shared stream;
+    otherwise synchronize it before stepping.
     """
 
     def __init__(self, batch, name, array, info):
@@ -71,7 +79,11 @@ class DeviceArray:
         self.ptr, self.shape, self.dtype = ptr, tuple(shape), np.dtype(dtype)
         self.device, self.writable = device, writable
 
-    def __dlpack__(self, *args, **kwargs):
+    def __dlpack__(self, *args, stream=None, **kwargs):
+        # DLPack: stream -1 asks for no synchronization; any other value (None: the legacy
+        # default stream) must see the data ready. The batch's queued steps are waited for.
+        if stream != -1:
+            self._batch.sync()
         return self._array.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
@@ -79,8 +91,13 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self):
-        return {"shape": self.shape, "typestr": self.dtype.str,
-                "data": (self.ptr, not self.writable), "strides": None, "version": 3}
+        iface = {"shape": self.shape, "typestr": self.dtype.str,
+                 "data": (self.ptr, not self.writable), "strides": None, "version": 3}
+        if self._batch.stream:
+            iface["stream"] = self._batch.stream  # the consumer orders its work after it
+        else:
+            self._batch.sync()  # no stream to give: the data are ready when exported
+        return iface
 
     def numpy(self):
         """A host copy (the batch's pending steps done first)."""
@@ -88,6 +105,21 @@ class DeviceArray:
 
     def __repr__(self):
         return f"DeviceArray({self._name!r}, shape={self.shape}, dtype={self.dtype}, cuda:{self.device})"
+
+
+def _stream_handle(stream, backend):
+    """The cudaStream_t (an int, 0: none) of Batch's `stream` argument."""
+    if stream is None:
+        return 0
+    if backend != "cuda":
+        raise ValueError(f"flysim: stream={stream!r} with backend {backend!r}: fix: a stream "
+                         "is for the cuda backend only; leave it None")
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        stream = getattr(stream, attr, stream)
+    if not isinstance(stream, (int, np.integer)) or isinstance(stream, bool) or stream < 0:
+        raise ValueError(f"flysim: stream={stream!r}: fix: a CUDA stream's handle (an int), a "
+                         "torch.cuda.Stream or a cupy.cuda.Stream")
+    return int(stream)
 
 
 def load_model(path):
@@ -120,6 +152,10 @@ class Batch:
         max_contacts: host, cuda: contacts a world holds (None: every pair's bound).
         threads: cpu, host: worker threads (None: one per core).
         device: cuda: the GPU's ordinal.
+        stream: cuda: the caller's CUDA stream for all the batch's work (an int handle, or
+            an object with `cuda_stream` (torch.cuda.Stream) or `ptr` (cupy.cuda.Stream));
+            None: the batch's own. On a shared stream a controller's kernels and the steps
+            are ordered with no synchronization.
     """
 
     # the named arrays: attribute -> mjData field
@@ -131,7 +167,7 @@ class Batch:
               "solver_iterations": "solver_iterations"}
 
     def __init__(self, model, worlds=1, backend="cpu", precision=None, max_contacts=None,
-                 threads=None, device=0):
+                 threads=None, device=0, stream=None):
         if backend not in _BACKENDS:
             raise ValueError(f"flysim: backend {backend!r}: fix: one of {sorted(_BACKENDS)}")
         if precision not in _PRECISIONS:
@@ -140,12 +176,13 @@ class Batch:
                         ("threads", threads or 0), ("device", device)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
                 raise ValueError(f"flysim: {name}={v!r}: fix: an integer")
+        self.stream = _stream_handle(stream, backend)
         self.model, name = _as_model(model)
         self.worlds = int(worlds)
         self.backend = backend
         self._b = _flysim._Batch(self.model._address, self.worlds, _BACKENDS[backend],
                                  _PRECISIONS[precision], int(max_contacts or 0),
-                                 int(threads or 0), int(device), str(name))
+                                 int(threads or 0), int(device), self.stream, str(name))
         self.precision = self._b.info()["precision"]
         self._arrays = {}
         self._neutral = _mujoco.mj_name2id(self.model, _mujoco.mjtObj.mjOBJ_KEY, "neutral")

@@ -209,6 +209,10 @@ def test_errors(model):
         flysim.Batch(model, 0, backend="host")
     with pytest.raises(ValueError, match="no such file"):
         flysim.Batch("/nonexistent/model.xml", 2)
+    with pytest.raises(ValueError, match="for the cuda backend only"):
+        flysim.Batch(model, 2, backend="host", stream=7)
+    with pytest.raises(ValueError, match="a CUDA stream's handle"):
+        flysim.Batch(model, 2, backend="cuda", stream="fast")
     ok, why = flysim.backend_available("cuda")
     if not ok:
         with pytest.raises(RuntimeError, match="cpu or host"):
@@ -234,6 +238,44 @@ def test_errors(model):
             b.set_param("no_such_param", np.zeros((1, 3)))
         with pytest.raises(ValueError, match="step"):
             b.step(-1)
+
+
+class _FakeBatch:
+    """What DeviceArray asks of its batch: its stream (0: its own) and sync()."""
+
+    def __init__(self, stream):
+        self.stream, self.syncs = stream, 0
+
+    def sync(self):
+        self.syncs += 1
+
+
+class _FakeArray:
+    def __init__(self):
+        self.kwargs = None
+
+    def __dlpack__(self, *args, **kwargs):
+        self.kwargs = kwargs
+        return "capsule"
+
+
+def test_device_array_exports_after_the_queued_steps():
+    # A cuda batch's steps are queued on its stream; an exported array must not be read
+    # before they are done (no GPU needed: the export's side, with a stand-in batch).
+    info = (0x1000, (2, 3), "float32", "device", 0, True)
+    own = _FakeBatch(0)  # the batch's own stream: each export waits for its steps
+    a = flysim.DeviceArray(own, "ctrl", _FakeArray(), info)
+    iface = a.__cuda_array_interface__
+    assert own.syncs == 1 and "stream" not in iface
+    assert iface["data"] == (0x1000, False) and iface["shape"] == (2, 3) and iface["version"] == 3
+    assert a.__dlpack__(stream=None) == "capsule" and own.syncs == 2  # legacy default stream
+    a.__dlpack__(stream=5)
+    assert own.syncs == 3
+    a.__dlpack__(stream=-1)  # the consumer asks for no synchronization
+    assert own.syncs == 3
+    shared = _FakeBatch(0xBEEF)  # the caller's stream: given to the consumer, no host wait
+    iface = flysim.DeviceArray(shared, "ctrl", _FakeArray(), info).__cuda_array_interface__
+    assert iface["stream"] == 0xBEEF and shared.syncs == 0
 
 
 def test_recording_and_sequence(model, clip):

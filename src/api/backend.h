@@ -20,6 +20,7 @@
 #include <mujoco/mujoco.h>
 
 #include "src/exec/real.h"
+#include "src/model/health.h"
 #include "src/model/record.h"
 
 #ifdef __cplusplus
@@ -80,6 +81,26 @@ typedef enum fsExtraView {
   FS_VIEW_SOLVER_ITERATIONS, // (N x 2) int: the last step's Newton and noslip iterations
   FS_NEXTRA_VIEW
 } fsExtraView;
+
+/// Extra view `extra` of N worlds' health arrays h, in the backend's memory (host, or
+/// device number `device`): every backend's view of problems and solver_iterations.
+static inline void fs_extra_view(const fsHealthArrays* h, int N, int extra, fsMemory memory,
+                                 int device, fsView* out) {
+  out->dtype = FS_DTYPE_I32;
+  out->memory = memory;
+  out->device = device;
+  out->writable = 0;
+  out->shape[0] = N;
+  out->shape[1] = out->shape[2] = 1;
+  if (extra == FS_VIEW_PROBLEMS) {
+    out->data = h->problems;
+    out->ndim = 1;
+  } else {
+    out->data = h->iterations;
+    out->ndim = 2;
+    out->shape[1] = 2;
+  }
+}
 
 /// A backend's operations. Every one returns 0, or -1 with err written (err->status a
 /// fsStatus; fs_fail's default is FS_ERR_RUNTIME).

@@ -210,27 +210,17 @@ static int activate(Cpu* c, int i, fsError* err) {
   return 0;
 }
 
-static int extra_view(Cpu* c, int extra, fsView* out) {
-  out->dtype = FS_DTYPE_I32;
-  if (extra == FS_VIEW_PROBLEMS) {
-    out->data = c->h.problems;
-    out->ndim = 1;
-  } else {
-    out->data = c->h.iterations;
-    out->ndim = 2;
-    out->shape[1] = 2;
-  }
-  return 0;
-}
-
 static int cpu_view(void* self, const char* name, int extra, fsView* out, fsError* err) {
   Cpu* c = self;
+  if (!name) {
+    fs_extra_view(&c->h, c->N, extra, FS_MEMORY_HOST, 0, out);
+    return 0;
+  }
   out->memory = FS_MEMORY_HOST;
   out->device = 0;
   out->writable = 0;
   out->shape[0] = c->N;
   out->shape[1] = out->shape[2] = 1;
-  if (!name) return extra_view(c, extra, out);
   int i = find_field(c, name);
   if (i < 0)
     return fs_fail_status(err, FS_ERR_ARGUMENT,

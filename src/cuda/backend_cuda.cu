@@ -479,23 +479,14 @@ static int no_view(const Batch* c, const char* name, fsError* err) {
 
 static int cuda_view(void* self, const char* name, int extra, fsView* out, fsError* err) {
   Batch* c = (Batch*)self;
+  if (!name) { // problems, solver_iterations
+    fs_extra_view(&c->dh, c->N, extra, FS_MEMORY_DEVICE, c->device, out);
+    return 0;
+  }
   out->memory = FS_MEMORY_DEVICE;
   out->device = c->device;
   out->shape[0] = c->N;
   out->shape[1] = out->shape[2] = 1;
-  if (!name) { // problems, solver_iterations
-    out->dtype = FS_DTYPE_I32;
-    out->writable = 0;
-    if (extra == FS_VIEW_PROBLEMS) {
-      out->data = c->dh.problems;
-      out->ndim = 1;
-    } else {
-      out->data = c->dh.iterations;
-      out->ndim = 2;
-      out->shape[1] = 2;
-    }
-    return 0;
-  }
   int f = 0;
   while (f < fs_data_nfield && (strcmp(fs_data_fields[f].name, name) ||
                                 (fs_data_fields[f].kind != FS_KIND_MJ && strcmp(name, "ncon"))))

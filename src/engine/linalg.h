@@ -112,38 +112,34 @@ FS_HD void fsi_mul_sym(const fsLayout* L, const fsReal* M, const fsSol* x, fsSol
 
 /// mat = its L'DL factor in place, in layout L (mj_factorI: L unit lower triangular
 /// in the off-diagonal entries, D on the diagonal; diaginv = 1/D) with MuJoCo's
-/// operations in its order, level-parallel. MuJoCo goes up the rows k = nv-1 .. 0, each
-/// subtracting from its ancestors' rows its (unscaled) entries times -L(k, i)/D_k, then
-/// scaling itself; so an entry (r, c) loses, from its final value's start M(r, c), the
-/// terms of r's descendants k in decreasing order, each row k read before its scaling.
-/// Here rows of one depth at once (deepest first: their descendants are final), lanes
-/// over their entries, each accumulating its terms in that order; the rows are scaled
-/// at the end. The host float64 build thus gives mj_factorI's bits.
+/// operations in its order, level-parallel. MuJoCo goes up the rows c = nv-1 .. 0, each
+/// adding to each ancestor r's row its (unscaled) leading entries times -L(c, r)/D_c,
+/// then scaling itself; so an entry (r, k) gets, from its start M(r, k), the terms of
+/// r's descendants c in decreasing order, each row c read before its scaling. Here rows
+/// of one depth at once (deepest first: their descendants are final), a lane per row
+/// adding its descendants' rows in that order (a row's ancestors are the leading entries
+/// of its descendants' rows); the rows are scaled at the end (a lane per row). The host
+/// float64 build thus gives mj_factorI's bits.
 FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv) {
   for (int lev = L->nlevel - 1; lev >= 0; lev--) {
-    int e0 = L->leventryadr[lev], a0 = L->levdofadr[lev];
-    FS_FOR_LANE(t, L->leventryadr[lev + 1] - e0) {
-      int e = L->leventry[e0 + t], r = L->rowind[e], k = e - L->rowadr[r];
-      int pos = L->rownnz[r] - 1;
-      const int* desc = L->desc + L->descadr[r];
-      fsReal v = mat[e];
-      for (int q = L->descnum[r] - 1; q >= 0; q--) {
-        int c = desc[q], adr = L->rowadr[c];
-        fsReal s = -mat[adr + pos] * diaginv[c];
-        v += mat[adr + k] * s;
-      }
-      mat[e] = v;
-    }
-    FS_SYNC();
+    int a0 = L->levdofadr[lev];
     FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
-      int r = L->levdof[a0 + t];
-      diaginv[r] = 1 / mat[L->rowadr[r] + L->rownnz[r] - 1];
+      int r = L->levdof[a0 + t], pos = L->rownnz[r] - 1;
+      fsReal* row = mat + L->rowadr[r];
+      const int* desc = L->desc + L->descadr[r];
+      for (int q = L->descnum[r] - 1; q >= 0; q--) {
+        int c = desc[q];
+        const fsReal* crow = mat + L->rowadr[c];
+        fsReal s = -crow[pos] * diaginv[c];
+        for (int k = 0; k <= pos; k++) row[k] += crow[k] * s;
+      }
+      diaginv[r] = 1 / row[pos];
     }
     FS_SYNC();
   }
-  FS_FOR_LANE(e, L->leventryadr[L->nlevel]) {
-    int r = L->rowind[e];
-    if (e - L->rowadr[r] < L->rownnz[r] - 1) mat[e] *= diaginv[r];
+  FS_FOR_LANE(r, L->levdofadr[L->nlevel]) {
+    fsReal* row = mat + L->rowadr[r];
+    for (int k = 0; k < L->rownnz[r] - 1; k++) row[k] *= diaginv[r];
   }
   FS_SYNC();
 }
@@ -196,39 +192,33 @@ FSI_DEFINE_SOLVE_LD_LEVELS(fsi_solve_ld_real, fsReal)
 /// F = the reverse Cholesky factor of H over dofs [d0, d1) (H = F' F, F lower
 /// triangular in layout L: a tree's pattern has no fill-in), in
 /// mju_cholFactorNumeric's order: row r's entries start from H's and lose, for each
-/// descendant c of r in increasing order, F(c, r) F(c, .); then the diagonal's square
-/// root (clamped below at mjMINVAL) and the row scaled by its inverse. Rows of one
-/// depth at once, lanes over their entries; diag (nv) is scratch. Returns 1 (every
+/// descendant c of r in increasing order, F(c, r) F(c, .) (r's row is the leading part
+/// of c's); then the diagonal's square root (clamped below at mjMINVAL) and the row
+/// scaled by its inverse. Rows of one depth at once, a lane per row. Returns 1 (every
 /// lane) if a diagonal was clamped: MuJoCo's rank-deficient Hessian.
-FS_HD int fsi_chol_factor(const fsLayout* L, const fsSol* H, fsSol* F, fsSol* diag, int d0,
-                          int d1) {
+FS_HD int fsi_chol_factor(const fsLayout* L, const fsSol* H, fsSol* F, int d0, int d1) {
   int bad = 0;
   for (int lev = L->nlevel - 1; lev >= 0; lev--) {
-    int e0 = L->leventryadr[lev], ne = L->leventryadr[lev + 1] - e0;
-    FS_FOR_LANE(t, ne) {
-      int e = L->leventry[e0 + t], r = L->rowind[e];
+    int a0 = L->levdofadr[lev];
+    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
+      int r = L->levdof[a0 + t], adr = L->rowadr[r], pos = L->rownnz[r] - 1;
       if (r < d0 || r >= d1) continue;
-      int k = e - L->rowadr[r], pos = L->rownnz[r] - 1;
+      fsSol* row = F + adr;
+      for (int k = 0; k <= pos; k++) row[k] = H[adr + k];
       const int* desc = L->desc + L->descadr[r];
-      fsSol s = H[e];
       for (int q = 0; q < L->descnum[r]; q++) {
-        int adr = L->rowadr[desc[q]];
-        s -= F[adr + pos] * F[adr + k];
+        const fsSol* crow = F + L->rowadr[desc[q]];
+        fsSol f = crow[pos];
+        for (int k = 0; k <= pos; k++) row[k] -= crow[k] * f;
       }
-      F[e] = s;
-      if (k == pos) diag[r] = s;
-    }
-    FS_SYNC();
-    FS_FOR_LANE(t, ne) {
-      int e = L->leventry[e0 + t], r = L->rowind[e];
-      if (r < d0 || r >= d1) continue;
-      fsSol dd = diag[r];
+      fsSol dd = row[pos];
       if (dd < FS_SOL_MINVAL) {
         dd = FS_SOL_MINVAL;
         bad = 1;
       }
       fsSol Lrr = sqrt(dd);
-      F[e] = e - L->rowadr[r] == L->rownnz[r] - 1 ? Lrr : F[e] * (1 / Lrr);
+      for (int k = 0; k < pos; k++) row[k] = row[k] * (1 / Lrr);
+      row[pos] = Lrr;
     }
     FS_SYNC();
   }

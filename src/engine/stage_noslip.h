@@ -132,11 +132,10 @@ FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland
   FS_SYNC();
   FS_FOR_LANE(t, is->d1 - is->d0) { // u = Y' f
     int j = is->d0 + t;
+    int a = d->efc_JT_rowadr[j];
     fsSol s = 0;
-    for (int r = 0; r < nefc; r++) {
-      int k = fsi_row_place(m, d, r, j);
-      if (k >= 0) s += d->noslip_Y[(size_t)r * m->njmax + k] * d->sol_force[r];
-    }
+    for (int q = a; q < a + d->efc_JT_rownnz[j]; q++)
+      s += d->noslip_Y[d->efc_JT_adr[q]] * d->sol_force[d->efc_JT_row[q]];
     d->noslip_u[j] = s;
   }
   FS_FOR_LANE(r, nefc) { // pyramid edge pairs' blocks: (AR - R) diagonal clamped, AR_r,r+1
@@ -187,7 +186,7 @@ FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland
 /// skipped), qacc = qacc_smooth + inv(M) qfrc_constraint (mj_solveM), into sol_qfrc and
 /// sol_qacc.
 FS_HD FS_FORCEINLINE void fsi_dual_finish(const fsModel* m, fsData* d) {
-  fsi_mul_jt(m, d, d->sol_force, d->sol_qfrc, 0, m->nv, 0);
+  fsi_mul_jt(d, d->sol_force, d->sol_qfrc, 0, m->nv, 0);
   FS_FOR_LANE(i, m->nv) d->sol_qacc[i] = d->sol_qfrc[i];
   FS_SYNC();
   fsLayout LM = fsi_layout_M(m);

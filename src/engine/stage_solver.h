@@ -34,8 +34,9 @@
 #include "src/engine/linalg.h"
 #include "src/engine/stage_constraint.h"
 
-/// An island being solved: dofs [d0, d1), the rows of tree `tree` (-1: every row),
-/// the improvement and gradient scale, its index (statistics).
+/// An island being solved: dofs [d0, d1), the rows of tree `tree` (-1: every row, as
+/// when islands are off or one island holds them all), the improvement and gradient
+/// scale, its index (statistics).
 typedef struct fsIsland {
   int d0, d1, tree, index;
   fsSol scale;
@@ -69,58 +70,97 @@ FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int*
   return 0.5 * d->efc_D[r] * jar * jar;
 }
 
-/// res = J' f over dofs [d0, d1). dotsparse: each dof's rows as mju_mulMatVecSparse
-/// takes the sparse transpose (mju_dotSparse over the rows that move it, in row order);
-/// else as mju_mulMatTVec(Sparse) scatters (rows in order, zero forces skipped). Lanes
-/// over dofs.
-FS_HD void fsi_mul_jt(const fsModel* m, const fsData* d, const fsSol* f, fsSol* res, int d0, int d1,
-                      int dotsparse) {
-  int nefc = d->nefc[0];
-  FS_FOR_LANE(t, d1 - d0) {
-    int j = d0 + t, n = 0, q = 0;
-    fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0, acc = 0; // scalars: no local memory
-    if (dotsparse)
-      for (int r = 0; r < nefc; r++) n += fsi_row_place(m, d, r, j) >= 0;
-    int nb = n / 4 * 4;
-    for (int r = 0; r < nefc; r++) {
-      int k = fsi_row_place(m, d, r, j);
-      if (k < 0) continue;
-      fsSol v = d->efc_J[(size_t)r * m->njmax + k] * f[r];
-      if (!dotsparse) {
-        if (f[r] != 0) acc += v;
-        continue;
-      }
-      if (q < nb) {
-        switch (q & 3) {
-        case 0:
-          s0 += v;
-          break;
-        case 1:
-          s1 += v;
-          break;
-        case 2:
-          s2 += v;
-          break;
-        default:
-          s3 += v;
-        }
-      } else {
-        if (q == nb) acc = (s0 + s2) + (s1 + s3);
-        acc += v;
-      }
-      q++;
+/// The transpose of J's sparsity (mju_transposeSparse's structure, no values): for
+/// each dof j the rows that move it, in row order, at [efc_JT_rowadr[j],
+/// + efc_JT_rownnz[j]) of efc_JT_row, with their entries' indices in efc_J (and in
+/// noslip_Y, the same layout) in efc_JT_adr. Built once per step, so that J' f, the
+/// Hessian and noslip's Y' f visit only the rows that move a dof. A contact's rows
+/// share its pair's chain: contacts in order, each counted (then written) into the
+/// lists of its chain's dofs, lanes over the chain (its dofs are distinct).
+FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
+  int ncon = d->ncon[0], nv = m->nv;
+  int *nnz = d->efc_JT_rownnz, *adr = d->efc_JT_rowadr;
+  FS_FOR_LANE(j, nv) nnz[j] = 0;
+  FS_SYNC();
+  for (int c = 0; c < ncon; c++) {
+    int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
+    if (r0 < 0) continue;
+    const int* chain = m->pair_dof + m->pair_dofadr[p];
+    int rows = fsi_contact_rows(d->contact_dim[c]);
+    FS_FOR_LANE(k, m->pair_nv[p]) nnz[chain[k]] += rows;
+    FS_SYNC();
+  }
+  FS_LANE0 {
+    int a = 0;
+    for (int j = 0; j < nv; j++) {
+      adr[j] = a;
+      a += nnz[j];
+      nnz[j] = 0;
     }
-    if (dotsparse && nb == n) acc = (s0 + s2) + (s1 + s3);
+  }
+  FS_SYNC();
+  for (int c = 0; c < ncon; c++) {
+    int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
+    if (r0 < 0) continue;
+    const int* chain = m->pair_dof + m->pair_dofadr[p];
+    int rows = fsi_contact_rows(d->contact_dim[c]);
+    FS_FOR_LANE(k, m->pair_nv[p]) {
+      int j = chain[k], q = adr[j] + nnz[j];
+      for (int r = r0; r < r0 + rows; r++, q++) {
+        d->efc_JT_row[q] = r;
+        d->efc_JT_adr[q] = r * m->njmax + k;
+      }
+      nnz[chain[k]] += rows;
+    }
+    FS_SYNC();
+  }
+}
+
+/// res = x' f over dofs [d0, d1), x J or noslip_Y (efc_J's layout), the rows of each
+/// dof from the transpose (fsi_transpose_rows). dotsparse: as mju_mulMatVecSparse takes
+/// the sparse transpose (mju_dotSparse over the rows that move the dof, in row order:
+/// four running sums up to the last multiple of 4, (s0 + s2) + (s1 + s3), then the
+/// rest); else as mju_mulMatTVec(Sparse) scatters (rows in order, zero forces
+/// skipped). Lanes over dofs.
+FS_HD void fsi_mul_xt(const fsData* d, const fsReal* x, const fsSol* f, fsSol* res, int d0, int d1,
+                      int dotsparse) {
+  FS_FOR_LANE(t, d1 - d0) {
+    int j = d0 + t, a = d->efc_JT_rowadr[j], n = d->efc_JT_rownnz[j];
+    const int *row = d->efc_JT_row + a, *adr = d->efc_JT_adr + a;
+    fsSol acc = 0;
+    if (dotsparse) { // scalars, not an array: no local memory on the device
+      int nb = n / 4 * 4;
+      fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (int q = 0; q < nb; q += 4) {
+        s0 += x[adr[q]] * f[row[q]];
+        s1 += x[adr[q + 1]] * f[row[q + 1]];
+        s2 += x[adr[q + 2]] * f[row[q + 2]];
+        s3 += x[adr[q + 3]] * f[row[q + 3]];
+      }
+      acc = (s0 + s2) + (s1 + s3);
+      for (int q = nb; q < n; q++) acc += x[adr[q]] * f[row[q]];
+    } else {
+      for (int q = 0; q < n; q++) {
+        if (f[row[q]] != 0) acc += x[adr[q]] * f[row[q]];
+      }
+    }
     res[j] = acc;
   }
   FS_SYNC();
 }
 
+/// res = J' f over dofs [d0, d1) (fsi_mul_xt).
+FS_HD void fsi_mul_jt(const fsData* d, const fsSol* f, fsSol* res, int d0, int d1, int dotsparse) {
+  fsi_mul_xt(d, d->efc_J, f, res, d0, d1, dotsparse);
+}
+
 //---------------------------------- warm start
 //------------------------------------------------------
 
-/// Each row's tree (its island) and efc_b = J qacc_smooth - aref (mj_fwdConstraint).
+/// J's transpose; each row's tree (its island) and efc_b = J qacc_smooth - aref
+/// (mj_fwdConstraint).
 FS_HD void fsi_solver_rows(const fsModel* m, fsData* d) {
+  fsi_transpose_rows(m, d);
   const fsSol* qacc_smooth = fsi_sol_vec(m, d, d->qacc_smooth);
   FS_FOR_LANE(r, d->nefc[0]) {
     d->efc_tree[r] = m->pair_tree[fsi_row_pair(d, r)];
@@ -203,7 +243,7 @@ FS_HD void fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
       fsi_row_update(d, r, d->sol_Jaref[r], d->sol_force + r, d->sol_state + r);
   }
   FS_SYNC();
-  fsi_mul_jt(m, d, d->sol_force, d->sol_qfrc, is->d0, is->d1, m->jac_sparse);
+  fsi_mul_jt(d, d->sol_force, d->sol_qfrc, is->d0, is->d1, m->jac_sparse);
 }
 
 /// PrimalUpdateGrad: grad = M qacc - qfrc_smooth - qfrc_constraint.
@@ -227,21 +267,22 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
   }
   FS_SYNC();
   int e0 = m->H_rowadr[is->d0], e1 = m->H_rowadr[is->d1 - 1] + m->H_rownnz[is->d1 - 1];
-  FS_FOR_LANE(t, e1 - e0) {
+  FS_FOR_LANE(t, e1 - e0) { // the rows that move i (they move its ancestor j too)
     int e = e0 + t, i = m->H_rowind[e], j = m->H_colind[e], madr = m->H_Madr[e];
+    int a = d->efc_JT_rowadr[i], n = d->efc_JT_rownnz[i];
     fsSol s = 0;
-    for (int r = 0; r < nefc; r++) {
+    for (int q = 0; q < n; q++) {
+      int r = d->efc_JT_row[a + q];
       fsSol D = d->sol_D[r];
-      int ki = fsi_row_place(m, d, r, i);
-      if (D == 0 || ki < 0 || !fsi_in_island(d, is, r)) continue;
+      if (D == 0 || !fsi_in_island(d, is, r)) continue;
       const fsReal* J = d->efc_J + (size_t)r * m->njmax;
-      s += D * J[ki] * J[fsi_row_place(m, d, r, j)];
+      s += D * d->efc_J[d->efc_JT_adr[a + q]] * J[fsi_row_place(m, d, r, j)];
     }
     d->sol_H[e] = madr >= 0 ? s + d->M[madr] : s;
   }
   FS_SYNC();
   fsLayout LH = fsi_layout_H(m);
-  return fsi_chol_factor(&LH, d->sol_H, d->sol_L, d->sol_dense, is->d0, is->d1);
+  return fsi_chol_factor(&LH, d->sol_H, d->sol_L, is->d0, is->d1);
 }
 
 /// HessianIncremental: the factor updated for each row whose state entered (rank-1
@@ -522,6 +563,7 @@ FS_HD fsIsland fsi_island(const fsModel* m, const fsData* d, int k) {
   fsSol inertia = 0; // the island's diagonal of M, summed in dof order
   for (int i = is.d0; i < is.d1; i++) inertia += d->M[m->M_rowadr[i] + m->M_rownnz[i] - 1];
   is.scale = 1 / inertia;
+  if (d->nisland[0] == 1) is.tree = -1; // the one island holds every row: no row tests
   return is;
 }
 

@@ -267,32 +267,15 @@ static int keep_global(Host* h, int f, fsError* err) {
   return 0;
 }
 
-static void extra_view(Host* h, int extra, fsView* out) {
-  out->dtype = FS_DTYPE_I32;
-  out->shape[0] = h->N;
-  out->shape[1] = out->shape[2] = 1;
-  if (extra == FS_VIEW_PROBLEMS) {
-    out->data = h->health.problems;
-    out->ndim = 1;
-  } else {
-    out->data = h->health.iterations;
-    out->ndim = 2;
-    out->shape[1] = 2;
-  }
-}
-
 static int host_view(void* self, const char* name, int extra, fsView* out, fsError* err) {
   Host* h = self;
+  if (!name) {
+    fs_extra_view(&h->health, h->N, extra, FS_MEMORY_HOST, 0, out);
+    return 0;
+  }
   out->memory = FS_MEMORY_HOST;
   out->device = 0;
   out->writable = 0;
-  if (!name) {
-    if (extra < 0 || extra >= FS_NEXTRA_VIEW)
-      return fs_fail_status(err, FS_ERR_ARGUMENT, "flysim: %s: no view (extra view %d)", h->name,
-                            extra);
-    extra_view(h, extra, out);
-    return 0;
-  }
   const fsFieldInfo* f = data_field(name);
   if (!f || (f->kind != FS_KIND_MJ && strcmp(name, "ncon"))) return no_view(h, name, f, err);
   if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;

@@ -438,6 +438,10 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(double, solver_gradient, one, FS_NISLAND, CONSTRAINT, OWN)    /* ... and its gradient */       \
   X(int, solver_error, one, 1, CONSTRAINT, OWN)                   /* FS_SOLVER_* bits, 0: none */  \
   X(int, efc_tree, nefcmax, 1, CONSTRAINT, SCRATCH)     /* the row's tree (its island) */          \
+  X(int, efc_JT_rownnz, nv, 1, CONSTRAINT, SCRATCH)     /* J's transpose: rows moving the dof */   \
+  X(int, efc_JT_rowadr, nv, 1, CONSTRAINT, SCRATCH)     /* ... their first entry */                \
+  X(int, efc_JT_row, nefcJ, 1, CONSTRAINT, SCRATCH)     /* ... each row, in row order */           \
+  X(int, efc_JT_adr, nefcJ, 1, CONSTRAINT, SCRATCH)     /* ... its entry's index in efc_J */       \
   X(int, tree_island, ntree, 1, CONSTRAINT, SCRATCH)    /* the tree's island, -1: no rows */       \
   X(int, sol_state, nefcmax, 1, CONSTRAINT, SCRATCH)    /* Newton's row states */                  \
   X(int, sol_oldstate, nefcmax, 1, CONSTRAINT, SCRATCH) /* ... before the last step */             \

@@ -428,8 +428,14 @@ static void test_views_and_misuse(void) {
   CHECK(fs_batch_view(b, "time", &v, &err) == FS_OK);
   CHECK(v.ndim == 1 && v.dtype == FS_DTYPE_F64);
   CHECK(fs_batch_view(b, "ncon", &v, &err) == FS_OK && v.dtype == FS_DTYPE_I32);
-  CHECK(fs_batch_view(b, "problems", &v, &err) == FS_OK && v.dtype == FS_DTYPE_I32);
-  CHECK(fs_batch_view(b, "solver_iterations", &v, &err) == FS_OK && v.shape[1] == 2);
+  // the extra views: (N) and (N x 2) ints in the backend's memory, read-only
+  fsMemory memory = g_backend == FS_BACKEND_CUDA ? FS_MEMORY_DEVICE : FS_MEMORY_HOST;
+  CHECK(fs_batch_view(b, "problems", &v, &err) == FS_OK && !strcmp(v.name, "problems"));
+  CHECK(v.dtype == FS_DTYPE_I32 && v.ndim == 1 && v.shape[0] == N && v.shape[1] == 1 &&
+        v.shape[2] == 1 && !v.writable && v.memory == memory && v.data);
+  CHECK(fs_batch_view(b, "solver_iterations", &v, &err) == FS_OK);
+  CHECK(v.dtype == FS_DTYPE_I32 && v.ndim == 2 && v.shape[0] == N && v.shape[1] == 2 &&
+        v.shape[2] == 1 && !v.writable && v.memory == memory && v.data);
   CHECK(fs_batch_view(b, "nonsense", &v, &err) == FS_ERR_ARGUMENT);
   CHECK_CONTAINS(err.msg, "nonsense");
   CHECK(fs_batch_view(b, NULL, &v, &err) == FS_ERR_ARGUMENT);

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The host stepper against MuJoCo's mj_step on one core, on NeuroMechFly and on the test
+suite's held models (tests/models): world-steps per CPU-second of one world on one thread,
+cpu (MuJoCo) against host f32 and f64, through the library (flysim.Batch).
+
+CPU time (time.process_time), not wall time, so that other work on the machine slows
+the clock less; each point is the median of R runs of S steps after W warm-up steps,
+the steppers interleaved run by run so that drifts in the machine's speed hit all
+alike. Models the host stepper refuses (its model check) are listed as refused.
+Each model starts at its first keyframe, controls included, and keeps them (NeuroMechFly:
+standing in its neutral pose, so contacts, adhesion and noslip are at work; the walk is
+`flysim bench`'s); a model without keyframes runs with zero controls.
+
+  PYTHONPATH=build/python python3 bench/per_core.py [--steps S] [--repeat R] [--csv PATH]
+"""
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+
+import mujoco
+import numpy as np
+
+import flysim
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPPERS = [("cpu", None), ("host", "f32"), ("host", "f64")]
+
+
+def models():
+    """(name, path) of NeuroMechFly and every held model, in name order."""
+    out = [("neuromechfly", os.path.join(ROOT, "assets", "mesh.mjb"))]
+    held = os.path.join(ROOT, "tests", "models")
+    for f in sorted(os.listdir(held)):
+        if f.endswith(".xml"):
+            out.append((f[:-4], os.path.join(held, f)))
+    return out
+
+
+def open_batch(path, backend, precision):
+    """A one-world, one-thread batch at the model's first keyframe (if any), or the
+    library's error message."""
+    try:
+        b = flysim.Batch(path, worlds=1, backend=backend, precision=precision, threads=1)
+    except (ValueError, RuntimeError) as e:
+        return None, str(e).splitlines()[0].replace(ROOT + os.sep, "")
+    if b.model.nkey:
+        b.reset(keyframe=mujoco.mj_id2name(b.model, mujoco.mjtObj.mjOBJ_KEY, 0) or 0)
+    return b, None
+
+
+def run(b, steps, warmup):
+    """CPU seconds of `steps` steps after `warmup` steps, and whether the world had a
+    problem (a bad state that MuJoCo's checks reset, a solver failure: the time is then
+    not that of a plain step)."""
+    b.step(warmup)
+    t0 = time.process_time()
+    b.step(steps)
+    return time.process_time() - t0, int(b.problems[0]) != 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--warmup", type=int, default=500)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--csv", default=os.path.join(ROOT, "bench", "results", "per-core.csv"))
+    a = ap.parse_args()
+    rows = []
+    for name, path in models():
+        times, refused, problem = {k: [] for k in STEPPERS}, None, False
+        for _ in range(a.repeat):
+            for backend, precision in STEPPERS:
+                b, why = open_batch(path, backend, precision)
+                if b is None:
+                    refused = why
+                    break
+                with b:
+                    t, bad = run(b, a.steps, a.warmup)
+                times[(backend, precision)].append(t)
+                problem |= bad
+            if refused:
+                break
+        if refused:
+            print(f"{name:28s} refused by the host stepper: {refused}")
+            rows.append({"model": name, "refused": refused})
+            continue
+        rate = {k: a.steps / statistics.median(v) for k, v in times.items()}
+        cpu = rate[("cpu", None)]
+        row = {"model": name, "steps": a.steps, "repeats": a.repeat,
+               "cpu_steps_per_cpu_s": round(cpu),
+               "host_f32_steps_per_cpu_s": round(rate[("host", "f32")]),
+               "host_f64_steps_per_cpu_s": round(rate[("host", "f64")]),
+               "host_f32_over_cpu": round(rate[("host", "f32")] / cpu, 3),
+               "host_f64_over_cpu": round(rate[("host", "f64")] / cpu, 3),
+               "problem": int(problem), "refused": ""}
+        rows.append(row)
+        print(f"{name:28s} cpu {cpu:10.0f}  host f32 {row['host_f32_steps_per_cpu_s']:10d} "
+              f"({row['host_f32_over_cpu']:.2f}x)  host f64 {row['host_f64_steps_per_cpu_s']:10d} "
+              f"({row['host_f64_over_cpu']:.2f}x)  world-steps per CPU-second"
+              + ("  [a world had problems: not plain steps]" if problem else ""))
+    fields = ["model", "steps", "repeats", "cpu_steps_per_cpu_s", "host_f32_steps_per_cpu_s",
+              "host_f64_steps_per_cpu_s", "host_f32_over_cpu", "host_f64_over_cpu", "problem",
+              "refused"]
+    with open(a.csv, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in fields})
+    print(f"wrote {a.csv}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
