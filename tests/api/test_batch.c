@@ -10,6 +10,7 @@
 // world's problem, not the others'; every misuse returns its status and message.
 #include <flysim/flysim.h>
 
+#include "tests/api/view_io.h"
 #include "tests/testutil.h"
 
 static fsBackendKind g_backend;
@@ -52,44 +53,6 @@ static fsBatch open_n(const mjModel* m, int n) {
   return b;
 }
 
-// Every element of a view as double (the view's dtype), via fs_batch_read.
-static double* read_view(fsBatch b, const char* name, fsView* v) {
-  fsError err;
-  int rc = fs_batch_view(b, name, v, &err);
-  CHECK_MSG(rc == FS_OK, "view %s: %s", name, err.msg);
-  if (rc) return NULL;
-  size_t n = (size_t)(v->shape[0] * v->shape[1] * v->shape[2]);
-  size_t es = v->dtype == FS_DTYPE_F64 ? 8 : 4;
-  void* raw = malloc(n * es);
-  double* out = malloc(n * sizeof(double));
-  rc = fs_batch_read(b, name, raw, n * es, &err);
-  CHECK_MSG(rc == FS_OK, "read %s: %s", name, err.msg);
-  for (size_t i = 0; i < n; i++)
-    out[i] = v->dtype == FS_DTYPE_F64   ? ((double*)raw)[i]
-             : v->dtype == FS_DTYPE_F32 ? ((float*)raw)[i]
-                                        : ((int*)raw)[i];
-  free(raw);
-  return out;
-}
-
-// Write n doubles into a view of the batch's real.
-static void write_view(fsBatch b, const char* name, const double* x, size_t n) {
-  fsView v;
-  fsError err;
-  CHECK(fs_batch_view(b, name, &v, &err) == FS_OK);
-  size_t es = v.dtype == FS_DTYPE_F64 ? 8 : 4;
-  void* raw = malloc(n * es);
-  for (size_t i = 0; i < n; i++) {
-    if (v.dtype == FS_DTYPE_F64)
-      ((double*)raw)[i] = x[i];
-    else
-      ((float*)raw)[i] = (float)x[i];
-  }
-  int rc = fs_batch_write(b, name, raw, n * es, &err);
-  CHECK_MSG(rc == FS_OK, "write %s: %s", name, err.msg);
-  free(raw);
-}
-
 static int key_neutral(void) {
   return mj_name2id(g_m, mjOBJ_KEY, "neutral");
 }
@@ -124,8 +87,8 @@ static void test_closed_loop(void) {
   double worst = 0;
   for (int s = 0; s < S; s++) {
     fsView v;
-    double* q = read_view(b, "qpos", &v);
-    double* t = read_view(b, "time", &v);
+    double* q = fs_test_read_view(b, "qpos", &v);
+    double* t = fs_test_read_view(b, "time", &v);
     for (int w = 0; w < N && q && t; w++) {
       controller(g_m, q + (size_t)w * nq, t[w], w, ctrl + (size_t)w * nu);
       double cref[8];
@@ -135,13 +98,13 @@ static void test_closed_loop(void) {
     }
     free(q);
     free(t);
-    write_view(b, "ctrl", ctrl, (size_t)N * nu);
+    fs_test_write_view(b, "ctrl", ctrl, (size_t)N * nu);
     int rc = fs_batch_step(b, 1, &err);
     CHECK_MSG(rc == FS_OK, "step %d: %s", s, err.msg);
     if (rc) break;
   }
   fsView v;
-  double* q = read_view(b, "qpos", &v);
+  double* q = fs_test_read_view(b, "qpos", &v);
   for (int w = 0; w < N && q; w++)
     for (int i = 0; i < nq; i++) {
       double d = fabs(q[(size_t)w * nq + i] - ref[w]->qpos[i]);
@@ -180,8 +143,8 @@ static void test_masked_reset(void) {
   CHECK(fs_batch_step(b, S2, &err) == FS_OK);
   CHECK(fs_batch_step(fresh, S2, &err) == FS_OK);
   fsView v;
-  double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v),
-         *qf = read_view(fresh, "qpos", &v);
+  double *qa = fs_test_read_view(a, "qpos", &v), *qb = fs_test_read_view(b, "qpos", &v),
+         *qf = fs_test_read_view(fresh, "qpos", &v);
   for (int w = 0; w < N && qa && qb && qf; w++) {
     const double* want = mask[w] ? qf : qb;
     CHECK_MSG(same(qa + (size_t)w * nq, want + (size_t)w * nq, nq), "world %d (%s) differs from %s",
@@ -221,12 +184,12 @@ static void test_set_param(void) {
     for (int a = 0; a < nu; a++) ctrl[w * nu + a] = a < 6 ? 0.4 : 1.0;
   for (int k = 0; k < 3; k++) {
     CHECK(fs_batch_reset(all[k], NULL, key_neutral(), &err) == FS_OK);
-    write_view(all[k], "ctrl", ctrl, (size_t)N * nu);
+    fs_test_write_view(all[k], "ctrl", ctrl, (size_t)N * nu);
     CHECK(fs_batch_step(all[k], g_small ? 16 : 60, &err) == FS_OK);
   }
   fsView v;
-  double *q = read_view(b, "qpos", &v), *q0 = read_view(base, "qpos", &v),
-         *q2 = read_view(varied, "qpos", &v);
+  double *q = fs_test_read_view(b, "qpos", &v), *q0 = fs_test_read_view(base, "qpos", &v),
+         *q2 = fs_test_read_view(varied, "qpos", &v);
   if (q && q0 && q2) {
     CHECK_MSG(same(q, q0, nq), "world 0 (its model untouched) differs from the model's batch");
     CHECK_MSG(same(q + nq, q2 + nq, nq), "world 1 (kp x 2) differs from a batch of that model");
@@ -251,14 +214,14 @@ static void step_writing_ctrl(fsBatch a, fsBatch b, int N, int S, const double* 
   const int nq = (int)g_m->nq, nu = (int)g_m->nu;
   fsError err;
   fsView v;
-  double* ctrl = read_view(b, "ctrl", &v);
+  double* ctrl = fs_test_read_view(b, "ctrl", &v);
   for (int s = 0; s < S && ctrl; s++) {
     for (int w = 0; w < N; w++)
       for (int c = 0; c < A; c++) ctrl[w * nu + act[c]] = table[(row0[w] + s) * A + c];
-    write_view(b, "ctrl", ctrl, (size_t)N * nu);
+    fs_test_write_view(b, "ctrl", ctrl, (size_t)N * nu);
     CHECK(fs_batch_step(b, 1, &err) == FS_OK);
   }
-  double *qa = read_view(a, "qpos", &v), *qb = read_view(b, "qpos", &v);
+  double *qa = fs_test_read_view(a, "qpos", &v), *qb = fs_test_read_view(b, "qpos", &v);
   if (qa && qb) CHECK_MSG(same(qa, qb, N * nq), "%s differs from writing ctrl", what);
   free(ctrl), free(qa), free(qb);
 }
@@ -346,7 +309,7 @@ static void test_recording(void) {
   for (int i = 0; i < N * nu; i++) ctrl[i] = 0.1 * (i % nu) - 0.2;
   for (int k = 0; k < 2; k++) {
     CHECK(fs_batch_reset(both[k], NULL, key_neutral(), &err) == FS_OK);
-    write_view(both[k], "ctrl", ctrl, (size_t)N * nu);
+    fs_test_write_view(both[k], "ctrl", ctrl, (size_t)N * nu);
   }
   float* outs[1] = {out};
   CHECK(fs_batch_step_recorded(a, S, outs, &err) == FS_OK);
@@ -354,8 +317,9 @@ static void test_recording(void) {
   for (int s = 0; s < S; s++) {
     CHECK(fs_batch_step(b, 1, &err) == FS_OK);
     fsView v;
-    double *q = read_view(b, "qpos", &v), *c = read_view(b, "ctrl", &v),
-           *x = read_view(b, "xpos", &v), *it = read_view(b, "solver_iterations", &v);
+    double *q = fs_test_read_view(b, "qpos", &v), *c = fs_test_read_view(b, "ctrl", &v),
+           *x = fs_test_read_view(b, "xpos", &v),
+           *it = fs_test_read_view(b, "solver_iterations", &v);
     for (int w = 1; w <= 2 && q && c && x && it; w++) {
       float* row = want + ((size_t)s * 2 + (w - 1)) * 5;
       row[0] = (float)q[w * nq + 2];
@@ -387,7 +351,7 @@ static void test_health(void) {
   CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
   double ctrl[3 * 8] = {0};
   ctrl[2 * nu + 1] = NAN;
-  write_view(b, "ctrl", ctrl, (size_t)N * nu);
+  fs_test_write_view(b, "ctrl", ctrl, (size_t)N * nu);
   CHECK(fs_batch_step(b, 3, &err) == FS_OK);
   fsWorldHealth h[3];
   CHECK(fs_batch_health(b, h, &err) == FS_OK);
@@ -400,7 +364,7 @@ static void test_health(void) {
   }
   CHECK(h[2].first_warning_step == 0);
   fsView v;
-  double* p = read_view(b, "problems", &v);
+  double* p = fs_test_read_view(b, "problems", &v);
   if (p) CHECK(p[0] == 0 && p[1] == 0 && ((int)p[2] & FS_PROBLEM_WARNING));
   free(p);
   uint8_t mask[3] = {0, 0, 1};

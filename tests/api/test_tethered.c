@@ -17,6 +17,7 @@
 #include <flysim/flysim.h>
 
 #include "common/inputs/inputs.h"
+#include "tests/api/view_io.h"
 #include "tests/testutil.h"
 
 static fsBackendKind g_backend;
@@ -40,44 +41,13 @@ static fsBatch open_on(fsBackendKind kind, fsPrecision prec, int n) {
   return b;
 }
 
-// Every element of view `name` as double (exact: float32 widens without rounding).
+// Every element of view `name` as double (fs_test_read_view), its values per world.
 static double* read_view(fsBatch b, const char* name, int64_t* per_world) {
   fsView v;
-  fsError err;
-  int rc = fs_batch_view(b, name, &v, &err);
-  CHECK_MSG(rc == FS_OK, "view %s: %s", name, err.msg);
-  if (rc) exit(fs_test_finish("test_tethered"));
-  size_t n = (size_t)(v.shape[0] * v.shape[1] * v.shape[2]);
-  size_t es = v.dtype == FS_DTYPE_F64 ? 8 : 4;
-  void* raw = malloc(n * es);
-  double* out = malloc(n * sizeof(double));
-  rc = fs_batch_read(b, name, raw, n * es, &err);
-  CHECK_MSG(rc == FS_OK, "read %s: %s", name, err.msg);
-  for (size_t i = 0; i < n; i++)
-    out[i] = v.dtype == FS_DTYPE_F64   ? ((double*)raw)[i]
-             : v.dtype == FS_DTYPE_F32 ? ((float*)raw)[i]
-                                       : ((int*)raw)[i];
+  double* out = fs_test_read_view(b, name, &v);
+  if (!out) exit(fs_test_finish("test_tethered"));
   if (per_world) *per_world = v.shape[1] * v.shape[2];
-  free(raw);
   return out;
-}
-
-// Write n doubles into view `name` (rounded to the batch's real).
-static void write_view(fsBatch b, const char* name, const double* x, size_t n) {
-  fsView v;
-  fsError err;
-  CHECK(fs_batch_view(b, name, &v, &err) == FS_OK);
-  size_t es = v.dtype == FS_DTYPE_F64 ? 8 : 4;
-  void* raw = malloc(n * es);
-  for (size_t i = 0; i < n; i++) {
-    if (v.dtype == FS_DTYPE_F64)
-      ((double*)raw)[i] = x[i];
-    else
-      ((float*)raw)[i] = (float)x[i];
-  }
-  int rc = fs_batch_write(b, name, raw, n * es, &err);
-  CHECK_MSG(rc == FS_OK, "write %s: %s", name, err.msg);
-  free(raw);
 }
 
 // Every world at the keyframe, adhesion on (FlyGym's reset and set_leg_adhesion_states).
@@ -88,7 +58,7 @@ static void start(fsBatch b, int n) {
   double* ctrl = read_view(b, "ctrl", &nu);
   for (int w = 0; w < n; w++)
     for (int k = 0; k < g_in.bind.nadhesion; k++) ctrl[w * nu + g_in.bind.adhesion[k]] = 1;
-  write_view(b, "ctrl", ctrl, (size_t)(n * nu));
+  fs_test_write_view(b, "ctrl", ctrl, (size_t)(n * nu));
   free(ctrl);
 }
 
@@ -184,8 +154,8 @@ static void test_mocap_per_world(void) {
     double* mquat = read_view(all[k], "mocap_quat", NULL);
     for (int c = 0; c < 3; c++) mpos[3 + c] += moved_pos[c];
     for (int c = 0; c < 4; c++) mquat[4 + c] = turned[c];
-    write_view(all[k], "mocap_pos", mpos, (size_t)(3 * N));
-    write_view(all[k], "mocap_quat", mquat, (size_t)(4 * N));
+    fs_test_write_view(all[k], "mocap_pos", mpos, (size_t)(3 * N));
+    fs_test_write_view(all[k], "mocap_quat", mquat, (size_t)(4 * N));
     fsView v;
     fsError err;
     CHECK(fs_batch_view(all[k], "mocap_quat", &v, &err) == FS_OK && v.writable);
@@ -198,7 +168,7 @@ static void test_mocap_per_world(void) {
       }
     } else {
       for (int c = 0; c < 4; c++) mquat[8 + c] = skewed[c];
-      write_view(all[k], "mocap_quat", mquat, (size_t)(4 * N));
+      fs_test_write_view(all[k], "mocap_quat", mquat, (size_t)(4 * N));
     }
     free(mpos), free(mquat);
   }
