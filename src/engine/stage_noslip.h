@@ -28,7 +28,9 @@
 
 /// Row r of Y = J M^-1/2 into noslip_Y (efc_J's layout), as computeY_backsub: the row
 /// times inv(L') from its last column up (zeros skipped), then each column scaled by
-/// 1 / sqrt(D) of the L'DL factor of M.
+/// 1 / sqrt(D) of the L'DL factor of M (noslip_sqrtinv). Column k's dof j adds to its
+/// ancestors' places: the chain's first k where they are all it holds before j (M's row
+/// j has k + 1 entries, as on a tree's path to a static geom), else from pair_chainpos.
 FS_HD void fsi_noslip_row_Y(const fsModel* m, fsData* d, int r) {
   int n = d->efc_J_rownnz[r], p = fsi_row_pair(d, r);
   const int* cols = m->pair_dof + d->efc_J_coladr[r];
@@ -38,16 +40,17 @@ FS_HD void fsi_noslip_row_Y(const fsModel* m, fsData* d, int r) {
   for (int k = n - 1; k >= 0; k--) {
     fsSol val = Y[k];
     if (val == 0) continue;
-    int j = cols[k], adr = m->M_rowadr[j];
-    for (int a = 0; a < m->M_rownnz[j] - 1; a++) {
-      int place = m->pair_chainpos[p * m->nv + m->M_colind[adr + a]];
-      if (place >= 0) Y[place] += -val * d->qLD[adr + a];
+    int j = cols[k], adr = m->M_rowadr[j], na = m->M_rownnz[j] - 1;
+    if (na == k) {
+      for (int a = 0; a < na; a++) Y[a] += -val * d->qLD[adr + a];
+    } else {
+      for (int a = 0; a < na; a++) {
+        int place = m->pair_chainpos[p * m->nv + m->M_colind[adr + a]];
+        if (place >= 0) Y[place] += -val * d->qLD[adr + a];
+      }
     }
   }
-  for (int k = 0; k < n; k++) {
-    int j = cols[k];
-    Y[k] *= 1 / sqrt(d->qLD[m->M_rowadr[j] + m->M_rownnz[j] - 1]);
-  }
+  for (int k = 0; k < n; k++) Y[k] *= d->noslip_sqrtinv[cols[k]];
 }
 
 /// Y_r . Y_s over their common columns (rows of one pair: the same columns).
@@ -126,6 +129,11 @@ FS_HD fsSol fsi_noslip_pair(const fsModel* m, fsData* d, int j) {
 /// rows' dual states into efc_state; its iterations added to the island's count.
 FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland* is) {
   int nefc = d->nefc[0];
+  FS_FOR_LANE(t, is->d1 - is->d0) {
+    int j = is->d0 + t;
+    d->noslip_sqrtinv[j] = 1 / sqrt(d->qLD[m->M_rowadr[j] + m->M_rownnz[j] - 1]);
+  }
+  FS_SYNC();
   FS_FOR_LANE(r, nefc) {
     if (fsi_in_island(d, is, r)) fsi_noslip_row_Y(m, d, r);
   }

@@ -258,7 +258,12 @@ FS_HD void fsi_primal_grad(fsData* d, const fsIsland* is) {
 /// The Hessian H = M + J' D J over the island's dofs (D = efc_D on quadratic rows, else
 /// 0) in the Hessian's layout (the rows' chains are ancestor chains: nothing outside
 /// it), as mju_sqrMatTDSparseNumeric sums each entry (rows in order, (D J_r) J_c) and
-/// mju_addToMatSparse adds M where M has the entry. Lanes over entries. Then its factor.
+/// mju_addToMatSparse adds M where M has the entry. Lanes over H's rows: row i gathers
+/// the rows r that move i (J's transpose) in order, each adding (D_r J_ri) J_rj to every
+/// entry (i, j). The ancestors of i, all in r's chain and numbered below i, lead its
+/// columns: where nothing else does (i at place H_rownnz[i] - 1 of the chain, as on a
+/// tree's path to a static geom) H's row is the chain's prefix, one dense loop; else
+/// each j's place comes from pair_chainpos. The same terms in the same order per entry.
 FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
   int nefc = d->nefc[0];
   FS_FOR_LANE(r, nefc) {
@@ -266,19 +271,26 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
       d->sol_D[r] = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC ? d->efc_D[r] : 0;
   }
   FS_SYNC();
-  int e0 = m->H_rowadr[is->d0], e1 = m->H_rowadr[is->d1 - 1] + m->H_rownnz[is->d1 - 1];
-  FS_FOR_LANE(t, e1 - e0) { // the rows that move i (they move its ancestor j too)
-    int e = e0 + t, i = m->H_rowind[e], j = m->H_colind[e], madr = m->H_Madr[e];
-    int a = d->efc_JT_rowadr[i], n = d->efc_JT_rownnz[i];
-    fsSol s = 0;
+  FS_FOR_LANE(t, is->d1 - is->d0) {
+    int i = is->d0 + t, hn = m->H_rownnz[i], a = d->efc_JT_rowadr[i], n = d->efc_JT_rownnz[i];
+    fsSol* H = d->sol_H + m->H_rowadr[i]; // (hn): row i's ancestors, then (i, i)
+    const int *cols = m->H_colind + m->H_rowadr[i], *madr = m->H_Madr + m->H_rowadr[i];
+    for (int k = 0; k < hn; k++) H[k] = 0;
     for (int q = 0; q < n; q++) {
       int r = d->efc_JT_row[a + q];
       fsSol D = d->sol_D[r];
       if (D == 0 || !fsi_in_island(d, is, r)) continue;
-      const fsReal* J = d->efc_J + (size_t)r * m->njmax;
-      s += D * d->efc_J[d->efc_JT_adr[a + q]] * J[fsi_row_place(m, d, r, j)];
+      const fsReal* J = d->efc_J + (size_t)r * m->njmax; // (chain): row r's entries
+      int pi = d->efc_JT_adr[a + q] - r * m->njmax;      // i's place in r's chain
+      fsSol DJi = D * J[pi];
+      if (pi + 1 == hn) {
+        for (int k = 0; k < hn; k++) H[k] += DJi * J[k];
+      } else {
+        for (int k = 0; k < hn; k++) H[k] += DJi * J[fsi_row_place(m, d, r, cols[k])];
+      }
     }
-    d->sol_H[e] = madr >= 0 ? s + d->M[madr] : s;
+    for (int k = 0; k < hn; k++)
+      if (madr[k] >= 0) H[k] += d->M[madr[k]];
   }
   FS_SYNC();
   fsLayout LH = fsi_layout_H(m);

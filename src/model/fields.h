@@ -463,6 +463,7 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(double, sol_L, nH, 1, CONSTRAINT, SCRATCH)          /* its Cholesky factor H = L'L */          \
   X(double, noslip_Y, nefcJ, 1, CONSTRAINT, SCRATCH)    /* rows of J * M^-1/2 (efc_J's layout) */  \
   X(double, noslip_u, nv, 1, CONSTRAINT, SCRATCH)       /* Y' * force */                           \
+  X(double, noslip_sqrtinv, nv, 1, CONSTRAINT, SCRATCH) /* 1 / sqrt(D) of M's L'DL factor */       \
   X(double, noslip_A, nefcmax, 2, CONSTRAINT, SCRATCH)  /* (AR - R) diagonal, next off-diag. */    \
   X(fsReal, qH, nC, 1, EULER, MJ)                       /* factor of M + h*diag(damping) */        \
   X(fsReal, qHDiagInv, nv, 1, EULER, MJ)                /* its 1/diag(D) */                        \
