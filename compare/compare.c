@@ -77,8 +77,7 @@ int fs_compare_check_plans(const fsReplay* a, const fsReplay* b, fsError* err) {
 
 //---------------------------------- one step ------------------------------------------------------
 
-// The root free joint's qpos address in m, or -1.
-static int free_joint_qposadr(const mjModel* m) {
+int fs_compare_root_qposadr(const mjModel* m) {
   for (int j = 0; j < m->njnt; j++)
     if (m->jnt_type[j] == mjJNT_FREE) return m->jnt_qposadr[j];
   return -1;
@@ -94,7 +93,8 @@ static void compare_pair(const fsCompareSpec* s, const Run* a, const Run* x, int
                          fsCompareResult* res) {
   const fsReplay* plan = s->a.plan;
   const fsReplayBinding* b = plan->bind;
-  int nq = (int)plan->m->nq, J = b->njoint, N = plan->nworld, root = free_joint_qposadr(plan->m);
+  int nq = (int)plan->m->nq, J = b->njoint, N = plan->nworld,
+      root = fs_compare_root_qposadr(plan->m);
   double dmax = 0, sum2 = 0, thorax = 0, logsum = 0;
   int ncon = 0;
   for (int w = 0; w < N; w++) {

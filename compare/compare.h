@@ -117,4 +117,8 @@ void fs_compare_result_free(fsCompareResult* r);
 /// FS_CMP_DQ_RESOLUTION.
 double fs_compare_ratio(const fsCompareResult* r);
 
+/// The qpos address of m's free joint (the thorax's position for the thorax rows), or -1:
+/// none, as in FlyGym's tethered world, whose thorax is held by a mocap body.
+int fs_compare_root_qposadr(const mjModel* m);
+
 #endif

@@ -62,8 +62,11 @@ void fs_compare_print_table(FILE* f, const fsCompareSpec* s, const fsCompareResu
   if (n > 0)
     fprintf(f, "  %-34s %14.3e %14.3e\n", "RMS dq at the last step (rad)", r->dq_rms[0][n - 1],
             r->dq_rms[1][n - 1]);
-  fprintf(f, "  %-34s %14.3e %14.3e\n", "max thorax difference (length)", r->max_thorax[0],
-          r->max_thorax[1]);
+  if (fs_compare_root_qposadr(s->a.plan->m) >= 0)
+    fprintf(f, "  %-34s %14.3e %14.3e\n", "max thorax difference (length)", r->max_thorax[0],
+            r->max_thorax[1]);
+  else
+    fprintf(f, "  %-34s %14s %14s\n", "max thorax difference (length)", "no free joint", "(held)");
   char what[3][64];
   snprintf(what[0], sizeof what[0], "first step max |dq| > %g rad", s->threshold[FS_CMP_ANGLE]);
   snprintf(what[1], sizeof what[1], "first step thorax > %g", s->threshold[FS_CMP_THORAX]);
