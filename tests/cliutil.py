@@ -23,6 +23,12 @@ def run(flysim, *args, env=None, timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
+def no_cuda(text):
+    """Whether text is the cuda backend's refusal where it cannot run: no device (a CUDA
+    build without a GPU) or no CUDA in the build (-DFLYSIM_CUDA=OFF, or no nvcc)."""
+    return "no CUDA device" in text or "built without CUDA" in text
+
+
 def summary(stdout):
     """The last line's key=value pairs."""
     last = stdout.strip().splitlines()[-1] if stdout.strip() else ""

@@ -102,7 +102,7 @@ def test_failed_point(tmp):
                        "--repeat", "1", "--out", os.path.join(tmp, "cuda"), "--no-plot",
                        "--quiet")
     if "failed" in out:  # no GPU here: the cuda point fails, the cpu row stays
-        check(rc == 1 and "no CUDA device" in out and "fix:" in out, f"cuda without GPU: {out}")
+        check(rc == 1 and cliutil.no_cuda(out) and "fix:" in out, f"cuda without GPU: {out}")
         s = summary(out)
         check(s.get("points") == "2" and s.get("failed") == "1", f"summary: {s}")
         with open(os.path.join(tmp, "cuda", "bench.csv")) as f:

@@ -160,9 +160,9 @@ int fs_backend_available(fsBackendKind backend, fsError* err) {
                         "backend, which work here");
 #else
   return fs_fail_status(err, FS_ERR_UNAVAILABLE,
-                        "flysim: backend cuda: this flysim was built without CUDA (nvcc was not "
-                        "found when it was configured); fix: install the CUDA toolkit and "
-                        "rebuild, or use the cpu or host backend, which work here");
+                        "flysim: backend cuda: this flysim was built without CUDA "
+                        "(" FLYSIM_NO_CUDA_WHY "); fix: install the CUDA toolkit and rebuild "
+                        "with -DFLYSIM_CUDA=ON, or use the cpu or host backend, which work here");
 #endif
 }
 
