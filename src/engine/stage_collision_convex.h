@@ -20,27 +20,35 @@
 #define FS_DSBL_NATIVECCD (1 << 17) // mjDSBL_NATIVECCD: libccd instead (refused)
 #define FS_DSBL_MULTICCD  (1 << 19) // mjDSBL_MULTICCD: one contact per convex pair
 
-FS_HD void fsi_make_frame(fsReal f[9]); // src/engine/stage_collision.h
+/// r = v (an fsReal field read into doubles).
+FS_HD void fsi_ccd_load(fsCcdReal* r, const fsReal* v, int n) {
+  for (int i = 0; i < n; i++) r[i] = v[i];
+}
+
+/// a . v for a mesh vertex or normal v (MuJoCo's dot3f: its vertices are floats).
+FS_HD fsCcdReal fsi_ccd_dotv(const fsCcdReal a[3], const fsReal* v) {
+  return a[0] * (fsCcdReal)v[0] + a[1] * (fsCcdReal)v[1] + a[2] * (fsCcdReal)v[2];
+}
 
 //--------------------------------- the shapes -----------------------------------------------------
 
 /// Shape of geom g (box or mesh) with the pair's margin (mjc_initCCDObj).
-FS_HD void fsi_ccd_obj(fsiCcdObj* o, const fsModel* m, const fsData* d, int g, fsReal margin) {
+FS_HD void fsi_ccd_obj(fsiCcdObj* o, const fsModel* m, const fsData* d, int g, fsCcdReal margin) {
   o->type = m->geom_type[g];
   o->mesh = o->type == FS_GEOM_MESH ? m->geom_dataid[g] : -1;
   o->hillclimb = o->mesh >= 0 && m->mesh_graphadr[o->mesh] >= 0 &&
                  m->mesh_vertnum[o->mesh] >= FS_MESH_HILLCLIMB;
   o->vertindex = o->meshindex = -1;
   o->margin = margin;
-  fsi_copy(o->pos, d->geom_xpos + 3 * g, 3);
-  fsi_copy(o->mat, d->geom_xmat + 9 * g, 9);
-  fsi_copy(o->size, m->geom_size + 3 * g, 3);
+  fsi_ccd_load(o->pos, d->geom_xpos + 3 * g, 3);
+  fsi_ccd_load(o->mat, d->geom_xmat + 9 * g, 9);
+  fsi_ccd_load(o->size, m->geom_size + 3 * g, 3);
   o->m = m;
 }
 
 /// res = mat * (l1, l2, l3) + pos (pos NULL: none), MuJoCo's globalcoord / localToGlobal.
-FS_HD void fsi_ccd_global(fsReal res[3], const fsReal mat[9], const fsReal* pos, fsReal l1,
-                          fsReal l2, fsReal l3) {
+FS_HD void fsi_ccd_global(fsCcdReal res[3], const fsCcdReal mat[9], const fsCcdReal* pos,
+                          fsCcdReal l1, fsCcdReal l2, fsCcdReal l3) {
   for (int i = 0; i < 3; i++) {
     res[i] = mat[3 * i] * l1 + mat[3 * i + 1] * l2 + mat[3 * i + 2] * l3;
     if (pos) res[i] += pos[i];
@@ -48,7 +56,7 @@ FS_HD void fsi_ccd_global(fsReal res[3], const fsReal mat[9], const fsReal* pos,
 }
 
 /// A mesh vertex (mesh-local id) in world coordinates.
-FS_HD void fsi_ccd_mesh_vertex(fsReal res[3], const fsiCcdObj* o, int v) {
+FS_HD void fsi_ccd_mesh_vertex(fsCcdReal res[3], const fsiCcdObj* o, int v) {
   const fsReal* p = o->m->mesh_vert + 3 * (o->m->mesh_vertadr[o->mesh] + v);
   fsi_ccd_global(res, o->mat, o->pos, p[0], p[1], p[2]);
 }
@@ -56,13 +64,13 @@ FS_HD void fsi_ccd_mesh_vertex(fsReal res[3], const fsiCcdObj* o, int v) {
 /// Support point of the shape along the unit direction dir (world), without the margin:
 /// mjc_boxSupport, mjc_hillclimbSupport (warm start: the better of the last vertex and
 /// the 3x3x3 seed) or mjc_meshSupport (exhaustive, from the last vertex).
-FS_HD void fsi_ccd_shape_support(fsReal res[3], fsiCcdObj* o, const fsReal dir[3]) {
-  const fsReal* mat = o->mat;
-  fsReal ld[3] = {mat[0] * dir[0] + mat[3] * dir[1] + mat[6] * dir[2],
-                  mat[1] * dir[0] + mat[4] * dir[1] + mat[7] * dir[2],
-                  mat[2] * dir[0] + mat[5] * dir[1] + mat[8] * dir[2]};
+FS_HD void fsi_ccd_shape_support(fsCcdReal res[3], fsiCcdObj* o, const fsCcdReal dir[3]) {
+  const fsCcdReal* mat = o->mat;
+  fsCcdReal ld[3] = {mat[0] * dir[0] + mat[3] * dir[1] + mat[6] * dir[2],
+                     mat[1] * dir[0] + mat[4] * dir[1] + mat[7] * dir[2],
+                     mat[2] * dir[0] + mat[5] * dir[1] + mat[8] * dir[2]};
   if (o->type == FS_GEOM_BOX) {
-    fsReal s[3];
+    fsCcdReal s[3];
     for (int i = 0; i < 3; i++) s[i] = ld[i] >= 0 ? o->size[i] : -o->size[i];
     o->vertindex = (s[0] > 0 ? 1 : 0) | (s[1] > 0 ? 2 : 0) | (s[2] > 0 ? 4 : 0);
     fsi_ccd_global(res, mat, o->pos, s[0], s[1], s[2]);
@@ -77,19 +85,19 @@ FS_HD void fsi_ccd_shape_support(fsReal res[3], fsiCcdObj* o, const fsReal dir[3
     const int *edgeadr = graph + 2, *globalid = graph + 2 + numvert;
     const int* edge = graph + 2 + 2 * numvert;
     int cell[3];
-    for (int k = 0; k < 3; k++) cell[k] = (ld[k] > (fsReal)0.4) - (ld[k] < (fsReal)-0.4) + 1;
+    for (int k = 0; k < 3; k++) cell[k] = (ld[k] > 0.4) - (ld[k] < -0.4) + 1;
     int seed = m->mesh_extrema[27 * o->mesh + 9 * cell[0] + 3 * cell[1] + cell[2]];
     imax = seed;
     if (o->meshindex >= 0) {
-      fsReal cached = fsi_dot3(ld, vert + 3 * globalid[o->meshindex]);
-      fsReal seeded = fsi_dot3(ld, vert + 3 * globalid[seed]);
+      fsCcdReal cached = fsi_ccd_dotv(ld, vert + 3 * globalid[o->meshindex]);
+      fsCcdReal seeded = fsi_ccd_dotv(ld, vert + 3 * globalid[seed]);
       imax = seeded > cached ? seed : o->meshindex;
     }
-    fsReal best = fsi_dot3(ld, vert + 3 * globalid[imax]);
+    fsCcdReal best = fsi_ccd_dotv(ld, vert + 3 * globalid[imax]);
     for (int prev = -1; imax != prev;) {
       prev = imax;
       for (int e = edgeadr[prev], loc; (loc = edge[e]) >= 0; e++) {
-        fsReal v = fsi_dot3(ld, vert + 3 * globalid[loc]);
+        fsCcdReal v = fsi_ccd_dotv(ld, vert + 3 * globalid[loc]);
         if (v > best) {
           best = v;
           imax = loc;
@@ -99,14 +107,14 @@ FS_HD void fsi_ccd_shape_support(fsReal res[3], fsiCcdObj* o, const fsReal dir[3
     o->meshindex = imax;
     imax = o->vertindex = globalid[imax];
   } else {
-    fsReal best = -FS_FLTMAX;
+    fsCcdReal best = -FS_FLTMAX;
     imax = 0;
     if (o->vertindex >= 0) {
       imax = o->vertindex;
-      best = fsi_dot3(ld, vert + 3 * imax);
+      best = fsi_ccd_dotv(ld, vert + 3 * imax);
     }
     for (int i = 0; i < m->mesh_vertnum[o->mesh]; i++) {
-      fsReal v = fsi_dot3(ld, vert + 3 * i);
+      fsCcdReal v = fsi_ccd_dotv(ld, vert + 3 * i);
       if (v > best) {
         best = v;
         imax = i;
@@ -119,16 +127,16 @@ FS_HD void fsi_ccd_shape_support(fsReal res[3], fsiCcdObj* o, const fsReal dir[3
 
 /// Support of the Minkowski difference along dir: shape 1 along dir, shape 2 along
 /// dir_neg, each pushed out by half its margin (MuJoCo's support).
-FS_HD void fsi_ccd_support(fsiCcdVertex* v, fsiCcdObj* o1, fsiCcdObj* o2, const fsReal dir[3],
-                           const fsReal dir_neg[3]) {
+FS_HD void fsi_ccd_support(fsiCcdVertex* v, fsiCcdObj* o1, fsiCcdObj* o2, const fsCcdReal dir[3],
+                           const fsCcdReal dir_neg[3]) {
   fsi_ccd_shape_support(v->vert1, o1, dir);
   if (o1->margin > 0) {
-    fsReal h = (fsReal)0.5 * o1->margin;
+    fsCcdReal h = 0.5 * o1->margin;
     for (int i = 0; i < 3; i++) v->vert1[i] += dir[i] * h;
   }
   fsi_ccd_shape_support(v->vert2, o2, dir_neg);
   if (o2->margin > 0) {
-    fsReal h = (fsReal)0.5 * o2->margin;
+    fsCcdReal h = 0.5 * o2->margin;
     for (int i = 0; i < 3; i++) v->vert2[i] += dir_neg[i] * h;
   }
   fsi_ccd_sub(v->vert, v->vert1, v->vert2);
@@ -143,32 +151,45 @@ FS_HD void fsi_ccd_support(fsiCcdVertex* v, fsiCcdObj* o1, fsiCcdObj* o2, const 
 /// buffers [2 FS_CCD_POLYMAX x 3] and the clipping planes.
 typedef struct fsiCcdMulti {
   int idx1[FS_CCD_DEGMAX], idx2[FS_CCD_DEGMAX];
-  fsReal n1[3 * FS_CCD_DEGMAX], n2[3 * FS_CCD_DEGMAX], endverts[3 * FS_CCD_DEGMAX];
-  fsReal face1[3 * FS_CCD_POLYMAX], face2[3 * FS_CCD_POLYMAX];
-  fsReal poly[6 * FS_CCD_POLYMAX], clipped[6 * FS_CCD_POLYMAX];
-  fsReal pn[3 * FS_CCD_POLYMAX], pd[FS_CCD_POLYMAX];
+  fsCcdReal n1[3 * FS_CCD_DEGMAX], n2[3 * FS_CCD_DEGMAX], endverts[3 * FS_CCD_DEGMAX];
+  fsCcdReal face1[3 * FS_CCD_POLYMAX], face2[3 * FS_CCD_POLYMAX];
+  fsCcdReal poly[6 * FS_CCD_POLYMAX], clipped[6 * FS_CCD_POLYMAX];
+  fsCcdReal pn[3 * FS_CCD_POLYMAX], pd[FS_CCD_POLYMAX];
 } fsiCcdMulti;
+
+/// Area of quadrilateral a b c d: |(a - c) x (b - d)| / 2.
+FS_HD fsCcdReal fsi_ccd_quad_area(const fsCcdReal a[3], const fsCcdReal b[3], const fsCcdReal c[3],
+                                  const fsCcdReal d[3]) {
+  fsCcdReal u[3], v[3], x[3];
+  fsi_ccd_sub(u, a, c);
+  fsi_ccd_sub(v, b, d);
+  fsi_ccd_cross(x, u, v);
+  return sqrt(fsi_ccd_dot(x, x)) * 0.5;
+}
 
 /// The largest-area quadrilateral of a polygon of n > 4 vertices [n x 3] (polygonQuad,
 /// MuJoCo 3.16): for each a in turn, d, then c, then b advance while the area
-/// |(a - c) x (b - d)| / 2 (fsi_quad_area) grows; its vertex ids in res.
-FS_HD void fsi_ccd_polygon_quad(int res[4], const fsReal* poly, int n) {
+/// |(a - c) x (b - d)| / 2 (fsi_ccd_quad_area) grows; its vertex ids in res.
+FS_HD void fsi_ccd_polygon_quad(int res[4], const fsCcdReal* poly, int n) {
 #define FSI_P(i) (poly + 3 * (i))
   int a = 0, b = 1, c = 2, d = 3;
   res[0] = a, res[1] = b, res[2] = c, res[3] = d;
-  fsReal area = fsi_quad_area(FSI_P(a), FSI_P(b), FSI_P(c), FSI_P(d)), next;
+  fsCcdReal area = fsi_ccd_quad_area(FSI_P(a), FSI_P(b), FSI_P(c), FSI_P(d)), next;
   for (; a < n; a++) { // each search stops at the first area not larger (NaN goes on)
     for (;;) {
-      if ((next = fsi_quad_area(FSI_P(a), FSI_P(b), FSI_P(c), FSI_P((d + 1) % n))) <= area) break;
+      if ((next = fsi_ccd_quad_area(FSI_P(a), FSI_P(b), FSI_P(c), FSI_P((d + 1) % n))) <= area)
+        break;
       area = next;
       d = (d + 1) % n;
       for (;;) {
-        if ((next = fsi_quad_area(FSI_P(a), FSI_P(b), FSI_P((c + 1) % n), FSI_P(d))) <= area) break;
+        if ((next = fsi_ccd_quad_area(FSI_P(a), FSI_P(b), FSI_P((c + 1) % n), FSI_P(d))) <= area)
+          break;
         area = next;
         c = (c + 1) % n;
       }
       for (;;) {
-        if ((next = fsi_quad_area(FSI_P(a), FSI_P((b + 1) % n), FSI_P(c), FSI_P(d))) <= area) break;
+        if ((next = fsi_ccd_quad_area(FSI_P(a), FSI_P((b + 1) % n), FSI_P(c), FSI_P(d))) <= area)
+          break;
         area = next;
         b = (b + 1) % n;
       }
@@ -187,11 +208,12 @@ FS_HD void fsi_ccd_polygon_quad(int res[4], const fsReal* poly, int n) {
 
 /// Witness points of clipped vertex v on the face through p with normal n (w2 = v,
 /// w1 = v moved |dist| along dir); returns dist.
-FS_HD fsReal fsi_ccd_witness_face(fsReal w1[3], fsReal w2[3], const fsReal v[3], const fsReal p[3],
-                                  const fsReal n[3], const fsReal dir[3]) {
-  fsReal d[3];
+FS_HD fsCcdReal fsi_ccd_witness_face(fsCcdReal w1[3], fsCcdReal w2[3], const fsCcdReal v[3],
+                                     const fsCcdReal p[3], const fsCcdReal n[3],
+                                     const fsCcdReal dir[3]) {
+  fsCcdReal d[3];
   fsi_ccd_sub(d, v, p);
-  fsReal dist = fsi_dot3(d, n), s = -fs_abs(dist);
+  fsCcdReal dist = fsi_ccd_dot(d, n), s = -fabs(dist);
   for (int i = 0; i < 3; i++) {
     w1[i] = v[i] + s * dir[i];
     w2[i] = v[i];
@@ -200,48 +222,51 @@ FS_HD fsReal fsi_ccd_witness_face(fsReal w1[3], fsReal w2[3], const fsReal v[3],
 }
 
 /// Clip polygon face2 [nface2 x 3] by the side planes of face1 [nface1 x 3] (normal n),
-/// keep the vertices below face1, reduce to the status's witness points (polygonClip).
-FS_HD void fsi_ccd_polygon_clip(fsiCcdStatus* st, fsiCcdMulti* w, const fsReal* face1, int nface1,
-                                const fsReal* face2, int nface2, const fsReal n[3],
-                                const fsReal dir[3]) {
-  if (nface1 < 3) return;
-  fsReal *poly = w->poly, *clipped = w->clipped, *pn = w->pn, *pd = w->pd;
+/// keep the vertices below face1, reduce them to at most max_contacts witness points w1,
+/// w2 [n x 3] and distances (polygonClip, MuJoCo 3.16: returns n, 0 writes nothing).
+FS_HD int fsi_ccd_polygon_clip(fsCcdReal* w1, fsCcdReal* w2, fsCcdReal* dist, int max_contacts,
+                               fsiCcdMulti* w, const fsCcdReal* face1, int nface1,
+                               const fsCcdReal* face2, int nface2, const fsCcdReal n[3],
+                               const fsCcdReal dir[3]) {
+  if (nface1 < 3) return 0;
+  fsCcdReal *poly = w->poly, *clipped = w->clipped, *pn = w->pn, *pd = w->pd;
   for (int i = 0; i < nface1; i++) { // plane through edge i, normal to the face (planeNormal)
-    const fsReal *v1 = face1 + 3 * i, *v2 = face1 + 3 * (i < nface1 - 1 ? i + 1 : 0);
-    fsReal v3[3], d1[3], d2[3];
+    const fsCcdReal *v1 = face1 + 3 * i, *v2 = face1 + 3 * (i < nface1 - 1 ? i + 1 : 0);
+    fsCcdReal v3[3], d1[3], d2[3];
     fsi_ccd_add(v3, v1, n);
     fsi_ccd_sub(d1, v2, v1);
     fsi_ccd_sub(d2, v3, v1);
-    fsi_cross(pn + 3 * i, d1, d2);
-    fsi_normalize3(pn + 3 * i);
-    pd[i] = fsi_dot3(pn + 3 * i, v1);
+    fsi_ccd_cross(pn + 3 * i, d1, d2);
+    fsi_ccd_normalize(pn + 3 * i);
+    pd[i] = fsi_ccd_dot(pn + 3 * i, v1);
   }
   int npoly = nface2, nclip = 0;
-  fsi_copy(poly, face2, 3 * nface2);
+  fsi_ccd_copy(poly, face2, 3 * nface2);
   for (int e = 0; e < 3 * nface1; e += 3) {
     for (int i = 0; i < npoly; i++) {
-      const fsReal *P = poly + 3 * i, *Q = (i < npoly - 1) ? poly + 3 * (i + 1) : poly;
-      fsReal PQ[3], dp[3], dq[3];
+      const fsCcdReal *P = poly + 3 * i, *Q = (i < npoly - 1) ? poly + 3 * (i + 1) : poly;
+      fsCcdReal PQ[3], dp[3], dq[3];
       fsi_ccd_sub(PQ, Q, P);
       fsi_ccd_sub(dp, P, face1 + e);
       fsi_ccd_sub(dq, Q, face1 + e);
-      int in1 = fsi_dot3(dp, pn + e) > -FS_MINVAL, in2 = fsi_dot3(dq, pn + e) > -FS_MINVAL;
+      int in1 = fsi_ccd_dot(dp, pn + e) > -FS_CCD_MINVAL,
+          in2 = fsi_ccd_dot(dq, pn + e) > -FS_CCD_MINVAL;
       if (!in1 && !in2) continue;
       if (in1 && in2) {
-        fsi_copy(clipped + 3 * nclip++, Q, 3);
+        fsi_ccd_copy(clipped + 3 * nclip++, Q, 3);
         continue;
       }
-      fsReal tmp = fsi_dot3(pn + e, PQ);
+      fsCcdReal tmp = fsi_ccd_dot(pn + e, PQ);
       if (tmp != 0) {
-        fsReal t = (pd[e / 3] - fsi_dot3(pn + e, P)) / tmp;
+        fsCcdReal t = (pd[e / 3] - fsi_ccd_dot(pn + e, P)) / tmp;
         if (t >= 0 && t <= 1) {
-          fsReal* c = clipped + 3 * nclip++;
+          fsCcdReal* c = clipped + 3 * nclip++;
           for (int j = 0; j < 3; j++) c[j] = P[j] + t * PQ[j];
         }
       }
-      if (in2) fsi_copy(clipped + 3 * nclip++, Q, 3);
+      if (in2) fsi_ccd_copy(clipped + 3 * nclip++, Q, 3);
     }
-    fsReal* t = poly;
+    fsCcdReal* t = poly;
     poly = clipped;
     clipped = t;
     npoly = nclip;
@@ -250,46 +275,43 @@ FS_HD void fsi_ccd_polygon_clip(fsiCcdStatus* st, fsiCcdMulti* w, const fsReal* 
   int count = npoly;
   npoly = 0;
   for (int i = 0; i < count; i++) { // keep the vertices not above face1
-    fsReal diff[3];
+    fsCcdReal diff[3];
     fsi_ccd_sub(diff, poly + 3 * i, face1);
-    if (fsi_dot3(diff, n) <= 0) {
-      if (npoly != i) fsi_copy(poly + 3 * npoly, poly + 3 * i, 3);
+    if (fsi_ccd_dot(diff, n) <= 0) {
+      if (npoly != i) fsi_ccd_copy(poly + 3 * npoly, poly + 3 * i, 3);
       npoly++;
     }
   }
-  if (npoly < 1) return;
-  if (st->max_contacts < 5 && npoly > 4) {
+  if (npoly < 1) return 0;
+  if (max_contacts < 5 && npoly > 4) {
     int q[4];
     fsi_ccd_polygon_quad(q, poly, npoly);
     for (int i = 0; i < 4; i++)
-      st->dist[i] =
-          fsi_ccd_witness_face(st->x1 + 3 * i, st->x2 + 3 * i, poly + 3 * q[i], face1, n, dir);
-    st->nx = 4;
-    return;
+      dist[i] = fsi_ccd_witness_face(w1 + 3 * i, w2 + 3 * i, poly + 3 * q[i], face1, n, dir);
+    return 4;
   }
   if (nface2 == 2 && npoly > 2) { // an edge: its two farthest points
     int b1 = 0, b2 = 1;
-    fsReal dmax = 0;
+    fsCcdReal dmax = 0;
     for (int i = 0; i < npoly; i++)
       for (int j = i + 1; j < npoly; j++) {
-        fsReal diff[3];
+        fsCcdReal diff[3];
         fsi_ccd_sub(diff, poly + 3 * j, poly + 3 * i);
-        fsReal d2 = fsi_dot3(diff, diff);
+        fsCcdReal d2 = fsi_ccd_dot(diff, diff);
         if (d2 > dmax) {
           dmax = d2;
           b1 = i;
           b2 = j;
         }
       }
-    st->dist[0] = fsi_ccd_witness_face(st->x1, st->x2, poly + 3 * b1, face1, n, dir);
-    st->dist[1] = fsi_ccd_witness_face(st->x1 + 3, st->x2 + 3, poly + 3 * b2, face1, n, dir);
-    st->nx = 2;
-    return;
+    dist[0] = fsi_ccd_witness_face(w1, w2, poly + 3 * b1, face1, n, dir);
+    dist[1] = fsi_ccd_witness_face(w1 + 3, w2 + 3, poly + 3 * b2, face1, n, dir);
+    return 2;
   }
-  if (npoly > FS_CCD_MAXWIT) npoly = FS_CCD_MAXWIT; // (max_contacts < 5: not reached)
+  if (npoly > max_contacts) npoly = max_contacts; // (MuJoCo 3.16; <= 4 here)
   for (int i = 0; i < npoly; i++)
-    st->dist[i] = fsi_ccd_witness_face(st->x1 + 3 * i, st->x2 + 3 * i, poly + 3 * i, face1, n, dir);
-  st->nx = npoly;
+    dist[i] = fsi_ccd_witness_face(w1 + 3 * i, w2 + 3 * i, poly + 3 * i, face1, n, dir);
+  return npoly;
 }
 
 /// Up to 2 common values of a[n] and b[nb], in a's order (intersect).
@@ -306,7 +328,7 @@ FS_HD int fsi_ccd_common(int res[2], const int* a, const int* b, int n, int nb) 
 
 /// Normals (world) of the mesh polygons holding the feature's dim vertices vi (mesh
 /// vertex ids), their polygon ids in resind (meshNormals).
-FS_HD int fsi_ccd_mesh_normals(fsReal* res, int* resind, int dim, const fsiCcdObj* o,
+FS_HD int fsi_ccd_mesh_normals(fsCcdReal* res, int* resind, int dim, const fsiCcdObj* o,
                                const int vi[3]) {
   const fsModel* m = o->m;
   int va = m->mesh_vertadr[o->mesh];
@@ -348,12 +370,12 @@ FS_HD int fsi_ccd_mesh_normals(fsReal* res, int* resind, int dim, const fsiCcdOb
 /// Unit directions along the mesh edges of the feature (meshEdgeNormals): the edge v1 v2
 /// (dim 2), or from vertex v1i to the previous vertex of each of its polygons (dim 1);
 /// their far ends in endverts.
-FS_HD int fsi_ccd_mesh_edges(fsReal* res, fsReal* endverts, int dim, const fsiCcdObj* o,
-                             const fsReal v[9], int v1i) {
+FS_HD int fsi_ccd_mesh_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const fsiCcdObj* o,
+                             const fsCcdReal v[9], int v1i) {
   if (dim == 2) {
-    fsi_copy(endverts, v + 3, 3);
+    fsi_ccd_copy(endverts, v + 3, 3);
     fsi_ccd_sub(res, v + 3, v);
-    fsi_normalize3(res);
+    fsi_ccd_normalize(res);
     return 1;
   }
   if (dim != 1) return 0;
@@ -368,7 +390,7 @@ FS_HD int fsi_ccd_mesh_edges(fsReal* res, fsReal* endverts, int dim, const fsiCc
       if (pv[j] == v1i) {
         fsi_ccd_mesh_vertex(endverts + 3 * i, o, pv[j == 0 ? nv - 1 : j - 1]);
         fsi_ccd_sub(res + 3 * i, endverts + 3 * i, v);
-        fsi_normalize3(res + 3 * i);
+        fsi_ccd_normalize(res + 3 * i);
         break;
       }
   }
@@ -376,16 +398,16 @@ FS_HD int fsi_ccd_mesh_edges(fsReal* res, fsReal* endverts, int dim, const fsiCc
 }
 
 /// The box face whose normal is within ~5 deg of n (boxNormals2); 1 if found.
-FS_HD int fsi_ccd_box_normal_near(fsReal res[3], int resind[1], const fsReal mat[9],
-                                  const fsReal n[3]) {
-  fsReal l[3] = {mat[0] * n[0] + mat[3] * n[1] + mat[6] * n[2],
-                 mat[1] * n[0] + mat[4] * n[1] + mat[7] * n[2],
-                 mat[2] * n[0] + mat[5] * n[1] + mat[8] * n[2]};
-  fsi_ccd_scl(l, l, 1 / fs_sqrt(fsi_dot3(l, l)));
+FS_HD int fsi_ccd_box_normal_near(fsCcdReal res[3], int resind[1], const fsCcdReal mat[9],
+                                  const fsCcdReal n[3]) {
+  fsCcdReal l[3] = {mat[0] * n[0] + mat[3] * n[1] + mat[6] * n[2],
+                    mat[1] * n[0] + mat[4] * n[1] + mat[7] * n[2],
+                    mat[2] * n[0] + mat[5] * n[1] + mat[8] * n[2]};
+  fsi_ccd_scl(l, l, 1 / sqrt(fsi_ccd_dot(l, l)));
   for (int i = 0; i < 6; i++) {
-    fsReal f[3] = {0, 0, 0};
+    fsCcdReal f[3] = {0, 0, 0};
     f[i / 2] = (i & 1) ? -1 : 1;
-    if (fsi_dot3(l, f) > FS_CCD_FACE_TOL) {
+    if (fsi_ccd_dot(l, f) > FS_CCD_FACE_TOL) {
       fsi_ccd_global(res, mat, 0, f[0], f[1], f[2]);
       resind[0] = i;
       return 1;
@@ -396,8 +418,8 @@ FS_HD int fsi_ccd_box_normal_near(fsReal res[3], int resind[1], const fsReal mat
 
 /// Normals (world) of the box faces holding the feature's corners vi (boxNormals; face
 /// ids 0..5 = +x, -x, +y, -y, +z, -z); a feature on no single face uses dir.
-FS_HD int fsi_ccd_box_normals(fsReal* res, int* resind, int dim, const fsiCcdObj* o,
-                              const int vi[3], const fsReal dir[3]) {
+FS_HD int fsi_ccd_box_normals(fsCcdReal* res, int* resind, int dim, const fsiCcdObj* o,
+                              const int vi[3], const fsCcdReal dir[3]) {
   int a = vi[0], b = vi[1], c = vi[2], s[3], cnt = 0;
   if (dim == 3 || dim == 2) {
     for (int k = 0; k < 3; k++) {
@@ -408,7 +430,7 @@ FS_HD int fsi_ccd_box_normals(fsReal* res, int* resind, int dim, const fsiCcdObj
     }
   }
   if (dim == 3) {
-    fsi_ccd_global(res, o->mat, 0, (fsReal)s[0], (fsReal)s[1], (fsReal)s[2]);
+    fsi_ccd_global(res, o->mat, 0, (fsCcdReal)s[0], (fsCcdReal)s[1], (fsCcdReal)s[2]);
     for (int k = 0; k < 3; k++)
       if (s[k]) resind[cnt++] = 2 * k;
     if (s[0] + s[1] + s[2] == -1) resind[0]++;
@@ -416,21 +438,21 @@ FS_HD int fsi_ccd_box_normals(fsReal* res, int* resind, int dim, const fsiCcdObj
   }
   if (dim == 2) {
     if (s[0]) {
-      fsi_ccd_global(res, o->mat, 0, (fsReal)s[0], 0, 0);
+      fsi_ccd_global(res, o->mat, 0, (fsCcdReal)s[0], 0, 0);
       resind[cnt++] = s[0] > 0 ? 0 : 1;
     }
     if (s[1]) {
-      fsi_ccd_global(res + 3 * cnt, o->mat, 0, 0, (fsReal)s[1], 0);
+      fsi_ccd_global(res + 3 * cnt, o->mat, 0, 0, (fsCcdReal)s[1], 0);
       resind[cnt++] = s[1] > 0 ? 2 : 3;
     }
     if (s[2]) { // MuJoCo writes the z normal to slot 1 whatever came before
-      fsi_ccd_global(res + 3, o->mat, 0, 0, 0, (fsReal)s[2]);
+      fsi_ccd_global(res + 3, o->mat, 0, 0, 0, (fsCcdReal)s[2]);
       resind[cnt++] = s[2] > 0 ? 4 : 5;
     }
     return cnt == 2 ? 2 : fsi_ccd_box_normal_near(res, resind, o->mat, dir);
   }
   if (dim == 1) {
-    fsReal x = (a & 1) ? 1 : -1, y = (a & 2) ? 1 : -1, z = (a & 4) ? 1 : -1;
+    fsCcdReal x = (a & 1) ? 1 : -1, y = (a & 2) ? 1 : -1, z = (a & 4) ? 1 : -1;
     fsi_ccd_global(res, o->mat, 0, x, 0, 0);
     fsi_ccd_global(res + 3, o->mat, 0, 0, y, 0);
     fsi_ccd_global(res + 6, o->mat, 0, 0, 0, z);
@@ -444,30 +466,30 @@ FS_HD int fsi_ccd_box_normals(fsReal* res, int* resind, int dim, const fsiCcdObj
 
 /// Unit directions along the box edges of the feature (boxEdgeNormals): edge v1 v2
 /// (dim 2) or the three edges from corner v1i (dim 1); their far ends in endverts.
-FS_HD int fsi_ccd_box_edges(fsReal* res, fsReal* endverts, int dim, const fsiCcdObj* o,
-                            const fsReal v[9], int v1i) {
+FS_HD int fsi_ccd_box_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const fsiCcdObj* o,
+                            const fsCcdReal v[9], int v1i) {
   if (dim == 2) {
-    fsi_copy(endverts, v + 3, 3);
+    fsi_ccd_copy(endverts, v + 3, 3);
     fsi_ccd_sub(res, v + 3, v);
-    fsi_normalize3(res);
+    fsi_ccd_normalize(res);
     return 1;
   }
   if (dim != 1) return 0;
-  const fsReal* size = o->size;
-  fsReal x = (v1i & 1) ? size[0] : -size[0], y = (v1i & 2) ? size[1] : -size[1];
-  fsReal z = (v1i & 4) ? size[2] : -size[2];
+  const fsCcdReal* size = o->size;
+  fsCcdReal x = (v1i & 1) ? size[0] : -size[0], y = (v1i & 2) ? size[1] : -size[1];
+  fsCcdReal z = (v1i & 4) ? size[2] : -size[2];
   fsi_ccd_global(endverts, o->mat, o->pos, -x, y, z);
   fsi_ccd_global(endverts + 3, o->mat, o->pos, x, -y, z);
   fsi_ccd_global(endverts + 6, o->mat, o->pos, x, y, -z);
   for (int i = 0; i < 3; i++) {
     fsi_ccd_sub(res + 3 * i, endverts + 3 * i, v);
-    fsi_normalize3(res + 3 * i);
+    fsi_ccd_normalize(res + 3 * i);
   }
   return 3;
 }
 
 /// Box face idx as a polygon [4 x 3] in MuJoCo's corner order (boxFace).
-FS_HD int fsi_ccd_box_face(fsReal* res, const fsiCcdObj* o, int idx) {
+FS_HD int fsi_ccd_box_face(fsCcdReal* res, const fsiCcdObj* o, int idx) {
   // corner signs of the faces +x, -x, +y, -y, +z, -z (MuJoCo's order)
   static const signed char kSign[6][4][3] = {{{1, 1, 1}, {1, 1, -1}, {1, -1, -1}, {1, -1, 1}},
                                              {{-1, 1, -1}, {-1, 1, 1}, {-1, -1, 1}, {-1, -1, -1}},
@@ -476,7 +498,7 @@ FS_HD int fsi_ccd_box_face(fsReal* res, const fsiCcdObj* o, int idx) {
                                              {{-1, 1, 1}, {1, 1, 1}, {1, -1, 1}, {-1, -1, 1}},
                                              {{1, 1, -1}, {-1, 1, -1}, {-1, -1, -1}, {1, -1, -1}}};
   if (idx < 0 || idx > 5) return 0;
-  const fsReal* s = o->size;
+  const fsCcdReal* s = o->size;
   for (int j = 0; j < 4; j++) {
     const signed char* g = kSign[idx][j];
     fsi_ccd_global(res + 3 * j, o->mat, o->pos, g[0] > 0 ? s[0] : -s[0], g[1] > 0 ? s[1] : -s[1],
@@ -486,7 +508,7 @@ FS_HD int fsi_ccd_box_face(fsReal* res, const fsiCcdObj* o, int idx) {
 }
 
 /// Mesh polygon idx (mesh-local) in world coordinates, its vertices reversed (meshFace).
-FS_HD int fsi_ccd_mesh_face(fsReal* res, const fsiCcdObj* o, int idx) {
+FS_HD int fsi_ccd_mesh_face(fsCcdReal* res, const fsiCcdObj* o, int idx) {
   const fsModel* m = o->m;
   int p = m->mesh_polyadr[o->mesh] + idx, nv = m->mesh_polyvertnum[p];
   const int* pv = m->mesh_polyvert + m->mesh_polyvertadr[p];
@@ -496,38 +518,39 @@ FS_HD int fsi_ccd_mesh_face(fsReal* res, const fsiCcdObj* o, int idx) {
 
 /// Number of distinct vertices (1, 2, 3) of a feature's ids vi with points v [3 x 3],
 /// the distinct ones first (simplexDim).
-FS_HD int fsi_ccd_feature_dim(int vi[3], fsReal v[9]) {
+FS_HD int fsi_ccd_feature_dim(int vi[3], fsCcdReal v[9]) {
   if (vi[0] == vi[1]) {
     if (vi[0] == vi[2]) return 1;
     vi[1] = vi[2];
-    fsi_copy(v + 3, v + 6, 3);
+    fsi_ccd_copy(v + 3, v + 6, 3);
     return 2;
   }
   return (vi[2] == vi[0] || vi[2] == vi[1]) ? 2 : 3;
 }
 
-FS_HD int fsi_ccd_normals(fsReal* res, int* resind, int dim, const fsiCcdObj* o, const int vi[3],
-                          const fsReal dir[3]) {
+FS_HD int fsi_ccd_normals(fsCcdReal* res, int* resind, int dim, const fsiCcdObj* o, const int vi[3],
+                          const fsCcdReal dir[3]) {
   return o->type == FS_GEOM_BOX ? fsi_ccd_box_normals(res, resind, dim, o, vi, dir)
                                 : fsi_ccd_mesh_normals(res, resind, dim, o, vi);
 }
-FS_HD int fsi_ccd_edges(fsReal* res, fsReal* endverts, int dim, const fsiCcdObj* o,
-                        const fsReal v[9], int v1i) {
+FS_HD int fsi_ccd_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const fsiCcdObj* o,
+                        const fsCcdReal v[9], int v1i) {
   return o->type == FS_GEOM_BOX ? fsi_ccd_box_edges(res, endverts, dim, o, v, v1i)
                                 : fsi_ccd_mesh_edges(res, endverts, dim, o, v, v1i);
 }
-FS_HD int fsi_ccd_face(fsReal* res, const fsiCcdObj* o, int idx) {
+FS_HD int fsi_ccd_face(fsCcdReal* res, const fsiCcdObj* o, int idx) {
   return o->type == FS_GEOM_BOX ? fsi_ccd_box_face(res, o, idx) : fsi_ccd_mesh_face(res, o, idx);
 }
 
 /// The pair of normals n1[nn1], n2[nn2] most opposed, if within FS_CCD_FACE_TOL of
 /// facing each other (MuJoCo 3.16: the best pair, the first of equals): their ids.
-FS_HD int fsi_ccd_aligned_faces(int res[2], const fsReal* n1, int nn1, const fsReal* n2, int nn2) {
-  fsReal best = -FS_CCD_FACE_TOL;
+FS_HD int fsi_ccd_aligned_faces(int res[2], const fsCcdReal* n1, int nn1, const fsCcdReal* n2,
+                                int nn2) {
+  fsCcdReal best = -FS_CCD_FACE_TOL;
   int found = 0;
   for (int i = 0; i < nn1; i++)
     for (int j = 0; j < nn2; j++) {
-      fsReal dot = fsi_dot3(n1 + 3 * i, n2 + 3 * j);
+      fsCcdReal dot = fsi_ccd_dot(n1 + 3 * i, n2 + 3 * j);
       if (best > dot) {
         res[0] = i, res[1] = j;
         best = dot;
@@ -540,12 +563,12 @@ FS_HD int fsi_ccd_aligned_faces(int res[2], const fsReal* n1, int nn1, const fsR
 /// An edge direction edge[nedge] within FS_CCD_EDGE_TOL of perpendicular to a face
 /// normal face[nface] that points along dir (MuJoCo 3.16: faces with normal . dir <=
 /// mjMINVAL are skipped); res = (edge, face), the first found, faces outer.
-FS_HD int fsi_ccd_aligned_edge(int res[2], const fsReal* edge, int nedge, const fsReal* face,
-                               int nface, const fsReal dir[3]) {
+FS_HD int fsi_ccd_aligned_edge(int res[2], const fsCcdReal* edge, int nedge, const fsCcdReal* face,
+                               int nface, const fsCcdReal dir[3]) {
   for (int i = 0; i < nface; i++) {
-    if (!(fsi_dot3(face + 3 * i, dir) > FS_MINVAL)) continue;
+    if (!(fsi_ccd_dot(face + 3 * i, dir) > FS_CCD_MINVAL)) continue;
     for (int j = 0; j < nedge; j++)
-      if (fs_abs(fsi_dot3(edge + 3 * j, face + 3 * i)) < FS_CCD_EDGE_TOL) {
+      if (fabs(fsi_ccd_dot(edge + 3 * j, face + 3 * i)) < FS_CCD_EDGE_TOL) {
         res[0] = j, res[1] = i;
         return 1;
       }
@@ -561,16 +584,16 @@ FS_HD void fsi_ccd_multicontact(const fsiCcdVertex fv[3], fsiCcdStatus* st, cons
   if (o1->type == FS_GEOM_MESH && !m->mesh_polynum[o1->mesh]) return;
   if (o2->type == FS_GEOM_MESH && !m->mesh_polynum[o2->mesh]) return;
   int v1i[3], v2i[3];
-  fsReal v1[9], v2[9];
+  fsCcdReal v1[9], v2[9];
   for (int i = 0; i < 3; i++) {
     const fsiCcdVertex* pv = fv + i;
     v1i[i] = pv->index1;
     v2i[i] = pv->index2;
-    fsi_copy(v1 + 3 * i, pv->vert1, 3);
-    fsi_copy(v2 + 3 * i, pv->vert2, 3);
+    fsi_ccd_copy(v1 + 3 * i, pv->vert1, 3);
+    fsi_ccd_copy(v2 + 3 * i, pv->vert2, 3);
   }
   int nface1 = fsi_ccd_feature_dim(v1i, v1), nface2 = fsi_ccd_feature_dim(v2i, v2);
-  fsReal dir[3], dir_neg[3];
+  fsCcdReal dir[3], dir_neg[3];
   fsi_ccd_sub(dir, st->x2, st->x1);
   fsi_ccd_sub(dir_neg, st->x1, st->x2);
   int nn1 = fsi_ccd_normals(w->n1, w->idx1, nface1, o1, v1i, dir_neg);
@@ -594,38 +617,35 @@ FS_HD void fsi_ccd_multicontact(const fsiCcdVertex fv[3], fsiCcdStatus* st, cons
   }
   int i = res[0], j = res[1];
   if (edge1) {
-    fsi_copy(w->face1, v1, 3);
-    fsi_copy(w->face1 + 3, w->endverts + 3 * i, 3);
+    fsi_ccd_copy(w->face1, v1, 3);
+    fsi_ccd_copy(w->face1 + 3, w->endverts + 3 * i, 3);
     nface1 = 2;
   } else {
     nface1 = fsi_ccd_face(w->face1, o1, edge2 ? w->idx1[j] : w->idx1[i]);
   }
   if (edge2) {
-    fsi_copy(w->face2, v2, 3);
-    fsi_copy(w->face2 + 3, w->endverts + 3 * i, 3);
+    fsi_ccd_copy(w->face2, v2, 3);
+    fsi_ccd_copy(w->face2 + 3, w->endverts + 3 * i, 3);
     nface2 = 2;
   } else {
     nface2 = fsi_ccd_face(w->face2, o2, w->idx2[j]);
   }
-  fsReal wdir[3];
-  if (edge1) { // clip shape 1's edge by shape 2's face, then swap the witness points
-    fsi_ccd_scl(wdir, w->n2 + 3 * j, (fsReal)-1.0);
-    fsi_ccd_polygon_clip(st, w, w->face2, nface2, w->face1, nface1, w->n2 + 3 * j, wdir);
-    for (int k = 0; k < st->nx; k++)
-      for (int q = 0; q < 3; q++) {
-        fsReal t = st->x1[3 * k + q];
-        st->x1[3 * k + q] = st->x2[3 * k + q];
-        st->x2[3 * k + q] = t;
-      }
-    return;
+  fsCcdReal wdir[3];
+  int n;
+  if (edge1) { // clip shape 1's edge by shape 2's face: the witness points swap roles
+    fsi_ccd_scl(wdir, w->n2 + 3 * j, -1.0);
+    n = fsi_ccd_polygon_clip(st->x2, st->x1, st->dist, st->max_contacts, w, w->face2, nface2,
+                             w->face1, nface1, w->n2 + 3 * j, wdir);
+  } else if (edge2) {
+    fsi_ccd_scl(wdir, w->n1 + 3 * j, -1.0);
+    n = fsi_ccd_polygon_clip(st->x1, st->x2, st->dist, st->max_contacts, w, w->face1, nface1,
+                             w->face2, nface2, w->n1 + 3 * j, wdir);
+  } else { // face-face
+    fsi_ccd_copy(wdir, w->n2 + 3 * j, 3);
+    n = fsi_ccd_polygon_clip(st->x1, st->x2, st->dist, st->max_contacts, w, w->face1, nface1,
+                             w->face2, nface2, w->n1 + 3 * i, wdir);
   }
-  if (edge2) {
-    fsi_ccd_scl(wdir, w->n1 + 3 * j, (fsReal)-1.0);
-    fsi_ccd_polygon_clip(st, w, w->face1, nface1, w->face2, nface2, w->n1 + 3 * j, wdir);
-    return;
-  }
-  fsi_copy(wdir, w->n2 + 3 * j, 3);
-  fsi_ccd_polygon_clip(st, w, w->face1, nface1, w->face2, nface2, w->n1 + 3 * i, wdir);
+  if (n > 0) st->nx = n;
 }
 
 //--------------------------------- mjc_ccd, mjc_Convex --------------------------------------------
@@ -642,11 +662,11 @@ typedef struct fsiCcdWork {
 /// MuJoCo's mjc_ccd without distances: GJK, then EPA if the shapes intersect, then the
 /// multi-contact step if max_contacts > 1. Returns the smallest witness distance
 /// (negative: penetrating); witness points in w->st.
-FS_HD fsReal fsi_ccd(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2,
-                     int max_contacts) {
+FS_HD fsCcdReal fsi_ccd(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2,
+                        int max_contacts) {
   fsiCcdStatus* st = &w->st;
-  fsi_copy(st->x1, o1->pos, 3);
-  fsi_copy(st->x2, o2->pos, 3);
+  fsi_ccd_copy(st->x1, o1->pos, 3);
+  fsi_ccd_copy(st->x2, o2->pos, 3);
   st->gjk_iterations = 0;
   st->tolerance = m->ccd_tolerance;
   st->max_iterations = m->ccd_iterations;
@@ -671,96 +691,143 @@ FS_HD fsReal fsi_ccd(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* 
       }
     }
   }
-  fsReal min_dist = st->dist[0];
+  fsCcdReal min_dist = st->dist[0];
   for (int i = 1; i < st->nx; i++)
     if (st->dist[i] < min_dist) min_dist = st->dist[i];
   return min_dist;
 }
 
-/// MuJoCo's mjc_penetration (native): contacts from the witness points into slots k...
-FS_HD int fsi_ccd_penetration(const fsModel* m, fsData* d, int k, fsiCcdWork* w, fsiCcdObj* o1,
-                              fsiCcdObj* o2, int max_contacts, fsReal margin) {
+/// A contact of the pair (MuJoCo's mjPreContact, tangent 0), in double.
+typedef struct fsiCcdContact {
+  fsCcdReal dist, pos[3], normal[3];
+} fsiCcdContact;
+
+/// MuJoCo's mjc_penetration (native): contacts from the witness points into con[...]:
+/// pos the midpoint, normal x1 - x2 normalized, dist = margin + witness distance.
+FS_HD int fsi_ccd_penetration(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2,
+                              int max_contacts, fsCcdReal margin, fsiCcdContact* con) {
   if (!(fsi_ccd(m, w, o1, o2, max_contacts) < 0)) return 0;
   const fsiCcdStatus* st = &w->st;
   for (int i = 0; i < st->nx; i++) {
-    const fsReal *x1 = st->x1 + 3 * i, *x2 = st->x2 + 3 * i;
-    fsReal pos[3], nrm[3];
-    fsi_ccd_add(pos, x1, x2);
-    fsi_ccd_scl(pos, pos, (fsReal)0.5);
-    fsi_ccd_sub(nrm, x1, x2);
-    fsi_normalize3(nrm);
-    fsi_precon(d, k + i, margin + st->dist[i], pos, nrm, 0);
+    const fsCcdReal *x1 = st->x1 + 3 * i, *x2 = st->x2 + 3 * i;
+    con[i].dist = margin + st->dist[i];
+    fsi_ccd_add(con[i].pos, x1, x2);
+    fsi_ccd_scl(con[i].pos, con[i].pos, 0.5);
+    fsi_ccd_sub(con[i].normal, x1, x2);
+    fsi_ccd_normalize(con[i].normal);
   }
   return st->nx;
 }
 
+/// mju_makeFrame from a normal alone (f[3..8] 0): y if the normal is not near it, else
+/// z, made orthogonal; their cross product.
+FS_HD void fsi_ccd_make_frame(fsCcdReal f[9]) {
+  fsi_ccd_normalize(f);
+  f[3] = f[4] = f[5] = 0;
+  if (f[1] < 0.5 && f[1] > -0.5)
+    f[4] = 1;
+  else
+    f[5] = 1;
+  fsCcdReal s = fsi_ccd_dot(f, f + 3);
+  for (int j = 0; j < 3; j++) f[3 + j] -= f[j] * s;
+  fsi_ccd_normalize(f + 3);
+  fsi_ccd_cross(f + 6, f, f + 3);
+}
+
+/// Rotation matrix of angle about the unit axis (mju_axisAngle2Quat, mju_quat2Mat).
+FS_HD void fsi_ccd_axis_angle_mat(fsCcdReal r[9], const fsCcdReal axis[3], fsCcdReal angle) {
+  fsCcdReal s = sin(angle * 0.5), q[4] = {cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s};
+  fsCcdReal ww = q[0] * q[0], wx = q[0] * q[1], wy = q[0] * q[2], wz = q[0] * q[3];
+  fsCcdReal xx = q[1] * q[1], xy = q[1] * q[2], xz = q[1] * q[3];
+  fsCcdReal yy = q[2] * q[2], yz = q[2] * q[3], zz = q[3] * q[3];
+  r[0] = ww + xx - yy - zz;
+  r[4] = ww - xx + yy - zz;
+  r[8] = ww - xx - yy + zz;
+  r[1] = 2 * (xy - wz);
+  r[2] = 2 * (xz + wy);
+  r[3] = 2 * (xy + wz);
+  r[5] = 2 * (yz - wx);
+  r[6] = 2 * (xz - wy);
+  r[7] = 2 * (yz + wx);
+}
+
 /// Turn a shape's frame by rot about the point origin (mju_rotateFrame).
-FS_HD void fsi_ccd_rotate_frame(const fsReal origin[3], const fsReal rot[9], fsReal mat[9],
-                                fsReal pos[3]) {
-  fsReal r[9], rel[3], vec[3];
+FS_HD void fsi_ccd_rotate_frame(const fsCcdReal origin[3], const fsCcdReal rot[9], fsCcdReal mat[9],
+                                fsCcdReal pos[3]) {
+  fsCcdReal r[9], rel[3], vec[3];
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++)
       r[3 * i + j] =
           rot[3 * i] * mat[j] + rot[3 * i + 1] * mat[3 + j] + rot[3 * i + 2] * mat[6 + j];
-  fsi_copy(mat, r, 9);
+  fsi_ccd_copy(mat, r, 9);
   fsi_ccd_sub(rel, origin, pos);
-  fsi_mul_mat_vec3(vec, rot, rel);
+  fsi_ccd_mul_mat_vec(vec, rot, rel);
   for (int i = 0; i < 3; i++) vec[i] -= rel[i];
   for (int i = 0; i < 3; i++) pos[i] -= vec[i];
+}
+
+/// MuJoCo's multiccd perturbation after a first contact con[0] (margin > 0): both shapes
+/// turned by -+1e-3 rad about the contact frame's tangents around con[0].pos (g1 by rot,
+/// g2 by its inverse); a new contact kept if farther than 1e-3 min(rbound) from every
+/// kept one, at con[0]'s depth. Returns the contacts in all (1..5).
+FS_HD int fsi_ccd_perturb(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2, int g1,
+                          int g2, fsCcdReal margin, fsiCcdContact* con) {
+  fsCcdReal frame[9], pos1[3], mat1[9], pos2[3], mat2[9];
+  fsi_ccd_copy(frame, con[0].normal, 3);
+  fsi_ccd_make_frame(frame);
+  fsi_ccd_copy(pos1, o1->pos, 3), fsi_ccd_copy(mat1, o1->mat, 9);
+  fsi_ccd_copy(pos2, o2->pos, 3), fsi_ccd_copy(mat2, o2->mat, 9);
+  fsCcdReal rb1 = m->geom_rbound[g1], rb2 = m->geom_rbound[g2];
+  fsCcdReal tol = 1e-3 * (rb1 < rb2 ? rb1 : rb2);
+  int ncon = 1;
+  for (int axis = 0; axis < 2; axis++)
+    for (int sgn = 0; sgn < 2; sgn++) {
+      fsCcdReal rot[9], inv[9];
+      fsi_ccd_axis_angle_mat(rot, frame + 3 + 3 * axis, sgn ? 1e-3 : -1e-3);
+      fsi_ccd_rotate_frame(con[0].pos, rot, o1->mat, o1->pos);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) inv[3 * i + j] = rot[3 * j + i];
+      fsi_ccd_rotate_frame(con[0].pos, inv, o2->mat, o2->pos);
+      if (fsi_ccd_penetration(m, w, o1, o2, 1, margin, con + ncon)) {
+        int distinct = 1;
+        for (int i = 0; i < ncon && distinct; i++) { // mjc_isDistinctContact
+          fsCcdReal gap[3];
+          fsi_ccd_sub(gap, con[i].pos, con[ncon].pos);
+          distinct = !(sqrt(fsi_ccd_dot(gap, gap)) <= tol);
+        }
+        if (distinct) con[ncon++].dist = con[0].dist;
+      }
+      fsi_ccd_copy(o1->pos, pos1, 3), fsi_ccd_copy(o1->mat, mat1, 9);
+      fsi_ccd_copy(o2->pos, pos2, 3), fsi_ccd_copy(o2->mat, mat2, 9);
+    }
+  return ncon;
 }
 
 /// Box g1 against convex mesh g2 with margin (margin + gap) into slots k...: skipped if
 /// their bounding spheres are beyond the margin (mj_filterSphere), else MuJoCo 3.16's
 /// mjc_Convex under native CCD. Returns the number of contacts (at most
 /// fs_model_pair_maxcon's bound: 1, 4 or 5).
-FS_HD int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
+FS_HD int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin_) {
   const fsReal *p1 = d->geom_xpos + 3 * g1, *p2 = d->geom_xpos + 3 * g2;
-  fsReal dif[3] = {p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2]};
-  fsReal bound = m->geom_rbound[g1] + m->geom_rbound[g2] + margin;
-  if (fsi_dot3(dif, dif) > bound * bound) return 0; // mj_filterSphere
+  fsCcdReal margin = margin_;
+  fsCcdReal dif[3] = {(fsCcdReal)p1[0] - p2[0], (fsCcdReal)p1[1] - p2[1], (fsCcdReal)p1[2] - p2[2]};
+  fsCcdReal bound = (fsCcdReal)m->geom_rbound[g1] + m->geom_rbound[g2] + margin;
+  if (fsi_ccd_dot(dif, dif) > bound * bound) return 0; // mj_filterSphere
   fsiCcdObj o1, o2;
   fsi_ccd_obj(&o1, m, d, g1, margin);
   fsi_ccd_obj(&o2, m, d, g2, margin);
   int multi = !(m->disableflags & FS_DSBL_MULTICCD);
   int max_contacts = (margin > 0 || !multi) ? 1 : 4; // maxContacts
   fsiCcdWork w;
-  int ncon = fsi_ccd_penetration(m, d, k, &w, &o1, &o2, max_contacts, margin);
-  if (max_contacts > 1 || ncon != 1 || !multi) return ncon;
-  // perturbation: turn the shapes about the first contact, look for new contacts
-  fsReal frame[9], first[3];
-  fsi_copy(frame, d->precon_normal + 3 * k, 3);
-  fsi_zero(frame + 3, 6);
-  fsi_make_frame(frame);
-  fsi_copy(first, d->precon_pos + 3 * k, 3);
-  fsReal rb1 = m->geom_rbound[g1], rb2 = m->geom_rbound[g2];
-  fsReal tol = (fsReal)1e-3 * (rb1 < rb2 ? rb1 : rb2);
-  for (int axis = 0; axis < 2; axis++)
-    for (int sgn = 0; sgn < 2; sgn++) {
-      fsReal quat[4], rot[9], inv[9];
-      fsi_axis_angle_quat(quat, frame + 3 + 3 * axis, sgn ? (fsReal)1e-3 : (fsReal)-1e-3);
-      fsi_quat_to_mat(rot, quat);
-      fsi_ccd_rotate_frame(first, rot, o1.mat, o1.pos);
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) inv[3 * i + j] = rot[3 * j + i];
-      fsi_ccd_rotate_frame(first, inv, o2.mat, o2.pos);
-      int c = k + ncon;
-      if (fsi_ccd_penetration(m, d, c, &w, &o1, &o2, 1, margin)) {
-        int distinct = 1;
-        for (int i = k; i < c && distinct; i++) { // mjc_isDistinctContact
-          fsReal gap[3];
-          fsi_ccd_sub(gap, d->precon_pos + 3 * i, d->precon_pos + 3 * c);
-          distinct = !(fs_sqrt(fsi_dot3(gap, gap)) <= tol);
-        }
-        if (distinct) {
-          d->precon_dist[c] = d->precon_dist[k];
-          ncon++;
-        }
-      }
-      fsi_copy(o1.pos, d->geom_xpos + 3 * g1, 3);
-      fsi_copy(o1.mat, d->geom_xmat + 9 * g1, 9);
-      fsi_copy(o2.pos, d->geom_xpos + 3 * g2, 3);
-      fsi_copy(o2.mat, d->geom_xmat + 9 * g2, 9);
-    }
+  fsiCcdContact con[5];
+  int ncon = fsi_ccd_penetration(m, &w, &o1, &o2, max_contacts, margin, con);
+  if (max_contacts == 1 && ncon == 1 && multi)
+    ncon = fsi_ccd_perturb(m, &w, &o1, &o2, g1, g2, margin, con);
+  for (int i = 0; i < ncon; i++) {
+    fsReal pos[3], nrm[3];
+    for (int j = 0; j < 3; j++) pos[j] = (fsReal)con[i].pos[j], nrm[j] = (fsReal)con[i].normal[j];
+    fsi_precon(d, k + i, (fsReal)con[i].dist, pos, nrm, 0);
+  }
   return ncon;
 }
 

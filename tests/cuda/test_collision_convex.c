@@ -25,11 +25,18 @@
 #include "tests/testutil.h"
 
 #ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL, NULL};
-static const double kTolBoundary = 1e-6;
+static const double kRel = 1e-4, kFloor = 1.0, kTolBoundary = 1e-6;
 #else
-static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
-static const double kTolBoundary = 0;
+static const double kRel = 1e-9, kFloor = 1e-6, kTolBoundary = 0;
+#endif
+// float32: worlds with a mesh exactly touching or exactly at its margin are matched but
+// not compared field by field -- there the inflated shapes touch, the witness points
+// coincide to within the inputs' rounding and the normal is not defined (float64 is
+// compared everywhere).
+#ifdef FS_REAL_FLOAT
+static const int kSkipBoundary = 1;
+#else
+static const int kSkipBoundary = 0;
 #endif
 
 static double g_worst_alone, g_worst_chain;
@@ -118,6 +125,9 @@ static void put_mesh(const mjModel* mj, mjData* d, int g, int gb, int feature, i
     mju_quat2Mat(R, quat);
   } else {
     int p = mj->mesh_polyadr[mesh] + (int)(fs_random_uniform() * np);
+    if (fs_random_uniform() < 0.5) // half the time its largest polygon
+      for (int q = mj->mesh_polyadr[mesh]; q < mj->mesh_polyadr[mesh] + np; q++)
+        if (mj->mesh_polyvertnum[q] > mj->mesh_polyvertnum[p]) p = q;
     align(R, mj->mesh_polynormal + 3 * p, neg); // polygon p facing the box
     turn(R, n, urand(0, 2 * M_PI));
     double t[3] = {urand(-1, 1), urand(-1, 1), urand(-1, 1)}, perp[3];
@@ -138,7 +148,7 @@ static void put_mesh(const mjModel* mj, mjData* d, int g, int gb, int feature, i
 }
 
 // The reference worlds: every mesh against one of its boxes (see the top).
-static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed) {
+static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed, char* boundary) {
   fs_random_seed(seed);
   printf(" worlds seeded with %llu\n", (unsigned long long)seed);
   mjData** d = calloc((size_t)nworld, sizeof *d);
@@ -156,13 +166,15 @@ static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed) {
       double margin =
           (mj->opt.enableflags & mjENBL_OVERRIDE) ? mj->opt.o_margin : mj->pair_margin[p];
       double size = mj->geom_rbound[g], depth;
-      int feature = (w + slot) % 3, pose = (w / 3 + slot) % 3, kind = (w / 9 + slot) % 4;
+      int kind = w % 4, feature = (w / 4 + slot) % 3, pose = (w / 12 + slot) % 3;
       if (kind == 0)
         depth = urand(-0.05 * size, margin + 0.01 * size);
       else if (kind == 1)
         depth = 0;
       else if (kind == 2)
         depth = margin;
+      if (kind == 1 || kind == 2)
+        boundary[w] = 1;
       else
         depth = -0.2 * size;
       put_mesh(mj, d[w], g, gb, feature, pose, depth);
@@ -187,7 +199,9 @@ static int run_case(const fshRunner* r, const char* path, const Case* c, uint64_
     return 1;
   }
   printf(" %d pairs, contact buffer %d per world\n", m.npair, m.nconmax);
-  mjData** ref = convex_worlds(mj, c->nworld, seed);
+  char* boundary = calloc((size_t)c->nworld, 1);
+  mjData** ref = convex_worlds(mj, c->nworld, seed, boundary);
+  fshTol tol = {kRel, kFloor, kSkipBoundary ? boundary : NULL, NULL};
   fshContactStats s = fsh_contact_stats(mj, ref, c->nworld);
   printf(" MuJoCo's contacts: ncon %d..%d (mean %.1f), %d penetrating, %d within the margin, %d "
          "in the gap, at most %d per pair\n",
@@ -209,8 +223,8 @@ static int run_case(const fshRunner* r, const char* path, const Case* c, uint64_
     fs_worlds_poison(&m, &b, FS_STAGE_COLLISION);
     if (!nbad && fsh_run(r, &b, FS_STAGE_COLLISION, 0)) nbad++;
     if (!nbad)
-      nbad += fsh_compare_contacts("collision", &m, &b, ref, &kTol, kTolBoundary,
-                                   FS_STAGE_COLLISION, &g_worst_alone);
+      nbad += fsh_compare_contacts("collision", &m, &b, ref, &tol, kTolBoundary, FS_STAGE_COLLISION,
+                                   &g_worst_alone);
     printf(" kinematics + collision from the state (outputs poisoned):\n");
     if (fsh_load_worlds(&m, &b, mj, ref, FS_STAGE_STATE)) nbad++;
     fs_worlds_poison(&m, &b, FS_STAGE_KINEMATICS);
@@ -218,12 +232,13 @@ static int run_case(const fshRunner* r, const char* path, const Case* c, uint64_
     if (!nbad && (fsh_run(r, &b, FS_STAGE_KINEMATICS, 0) || fsh_run(r, &b, FS_STAGE_COLLISION, 0)))
       nbad++;
     if (!nbad)
-      nbad += fsh_compare_contacts("collision", &m, &b, ref, &kTol, kTolBoundary,
-                                   FS_STAGE_COLLISION, &g_worst_chain);
+      nbad += fsh_compare_contacts("collision", &m, &b, ref, &tol, kTolBoundary, FS_STAGE_COLLISION,
+                                   &g_worst_chain);
     r->close(r->self);
   }
   fs_worlds_free(&b);
   fsh_free_worlds(ref, c->nworld);
+  free(boundary);
   fs_model_free(&m);
   mj_deleteModel(mj);
   if (nbad == FS_TEST_SKIP) return FS_TEST_SKIP;
@@ -235,11 +250,11 @@ int main(void) {
   fshRunner r = fsh_runner();
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "%g; counts, ids, dim and exclude exactly\n",
-         kTol.floor, kTol.rel);
+         kFloor, kRel);
   char path[1024];
   snprintf(path, sizeof path, "%s", fs_test_model("cuda_contact_convex.xml"));
   const Case cases[] = {
-      {"box-mesh, multiccd", 0, 0, 72},
+      {"box-mesh, multiccd", 0, 0, 360},
       {"box-mesh, multiccd off", mjDSBL_MULTICCD, 0, 36},
       {"box-mesh, override (margin everywhere)", 0, mjENBL_OVERRIDE, 36},
   };
