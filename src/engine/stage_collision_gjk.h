@@ -18,7 +18,7 @@
 #include "src/model/fields.h"
 #include "src/engine/spatial.h"
 
-#define FS_CCD_ITERMAX 50 // opt.ccd_iterations at most (the polytope's size)
+#define FS_CCD_ITERMAX 35 // opt.ccd_iterations at most: MuJoCo's default, FlyGym's (polytope size)
 #define FS_CCD_POLYMAX 16 // vertices of a mesh's hull polygon at most (mesh_polyvertnum)
 #define FS_CCD_DEGMAX  32 // hull polygons at a mesh vertex at most (mesh_polymapnum)
 #define FS_CCD_MAXWIT  4  // witness points: MuJoCo's multi-contact gives at most 4 here
