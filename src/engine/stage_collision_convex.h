@@ -490,19 +490,21 @@ FS_HD int fsi_ccd_box_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const 
 
 /// Box face idx as a polygon [4 x 3] in MuJoCo's corner order (boxFace).
 FS_HD int fsi_ccd_box_face(fsCcdReal* res, const fsiCcdObj* o, int idx) {
-  // corner signs of the faces +x, -x, +y, -y, +z, -z (MuJoCo's order)
-  static const signed char kSign[6][4][3] = {{{1, 1, 1}, {1, 1, -1}, {1, -1, -1}, {1, -1, 1}},
-                                             {{-1, 1, -1}, {-1, 1, 1}, {-1, -1, 1}, {-1, -1, -1}},
-                                             {{-1, 1, -1}, {1, 1, -1}, {1, 1, 1}, {-1, 1, 1}},
-                                             {{-1, -1, 1}, {1, -1, 1}, {1, -1, -1}, {-1, -1, -1}},
-                                             {{-1, 1, 1}, {1, 1, 1}, {1, -1, 1}, {-1, -1, 1}},
-                                             {{1, 1, -1}, {-1, 1, -1}, {-1, -1, -1}, {1, -1, -1}}};
-  if (idx < 0 || idx > 5) return 0;
+  // the faces' corners in MuJoCo's order, 3 bits each (x, y, z positive): +x, -x, +y, -y,
+  // +z, -z
+  int code = idx == 0   ? 07315
+             : idx == 1 ? 02640
+             : idx == 2 ? 02376
+             : idx == 3 ? 04510
+             : idx == 4 ? 06754
+             : idx == 5 ? 03201
+                        : -1;
+  if (code < 0) return 0;
   const fsCcdReal* s = o->size;
   for (int j = 0; j < 4; j++) {
-    const signed char* g = kSign[idx][j];
-    fsi_ccd_global(res + 3 * j, o->mat, o->pos, g[0] > 0 ? s[0] : -s[0], g[1] > 0 ? s[1] : -s[1],
-                   g[2] > 0 ? s[2] : -s[2]);
+    int c = code >> (9 - 3 * j) & 7;
+    fsi_ccd_global(res + 3 * j, o->mat, o->pos, (c & 1) ? s[0] : -s[0], (c & 2) ? s[1] : -s[1],
+                   (c & 4) ? s[2] : -s[2]);
   }
   return 4;
 }
