@@ -20,6 +20,15 @@
 #define FS_DSBL_NATIVECCD (1 << 17) // mjDSBL_NATIVECCD: libccd instead (refused)
 #define FS_DSBL_MULTICCD  (1 << 19) // mjDSBL_MULTICCD: one contact per convex pair
 
+// On the device the collider is a call, not inlined into the collision loop: its
+// registers and its 17.5 KiB of scratch stay out of the step kernels of models that do
+// not use it.
+#ifdef __CUDACC__
+#define FSI_CCD_NOINLINE __noinline__
+#else
+#define FSI_CCD_NOINLINE
+#endif
+
 /// r = v (an fsReal field read into doubles).
 FS_HD void fsi_ccd_load(fsCcdReal* r, const fsReal* v, int n) {
   for (int i = 0; i < n; i++) r[i] = v[i];
@@ -809,7 +818,8 @@ FS_HD int fsi_ccd_perturb(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcd
 /// their bounding spheres are beyond the margin (mj_filterSphere), else MuJoCo 3.16's
 /// mjc_Convex under native CCD. Returns the number of contacts (at most
 /// fs_model_pair_maxcon's bound: 1, 4 or 5).
-FS_HD int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin_) {
+FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2,
+                                        fsReal margin_) {
   const fsReal *p1 = d->geom_xpos + 3 * g1, *p2 = d->geom_xpos + 3 * g2;
   fsCcdReal margin = margin_;
   fsCcdReal dif[3] = {(fsCcdReal)p1[0] - p2[0], (fsCcdReal)p1[1] - p2[1], (fsCcdReal)p1[2] - p2[2]};
