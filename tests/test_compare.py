@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`flysim compare` as a user runs it: cpu,host in float64 and float32 on NeuroMechFly
-(contacts, adhesion, noslip), the table, the summary, compare.h5 and divergence.png,
+(contacts, adhesion, noslip) and on the walker on box terrain (box-mesh contacts), the table, the summary, compare.h5 and divergence.png,
 --stages, the exit codes (0 within the bounds, 3 outside, 1 error, 2 usage, 130
 interrupted), a deliberately broken stepper (FLYSIM_PERTURB_PASSIVE) caught, and bad
 input named with its fix.
@@ -127,9 +127,9 @@ def test_broken_stepper(tmp):
     check(rc == 3, f"broken stepper with --stages: exit {rc} (3)")
 
 
-def walker_clip(tmp):
+def walker_clip(tmp, model="walker.xml"):
     """A clip for tests/models/walker.xml (its position actuators' joints)."""
-    m = mujoco.MjModel.from_xml_path(os.path.join(MODELS, "walker.xml"))
+    m = mujoco.MjModel.from_xml_path(os.path.join(MODELS, model))
     names = [m.joint(m.actuator_trnid[a, 0]).name for a in range(m.nu)
              if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT]
     path = os.path.join(tmp, "walker_clip.h5")
@@ -138,6 +138,23 @@ def walker_clip(tmp):
         f["dof_names"] = np.array(names, dtype=h5py.string_dtype())
         f.attrs["timestep"] = m.opt.timestep
     return path
+
+
+def test_terrain(tmp):
+    """The walker on terrain (tests/models/walker_terrain.xml: convex-mesh feet on static
+    boxes, margins 1e-3 and 0): cpu,host in float64 and float32 with the stage check."""
+    model = os.path.join(MODELS, "walker_terrain.xml")
+    clip = walker_clip(tmp, "walker_terrain.xml")
+    for precision in ("f64", "f32"):
+        rc, out, err = run("--model", model, "--targets", clip, "--backends", "cpu,host",
+                           "--precision", precision, "--worlds", "3", "--sim-steps", "1500",
+                           "--stages", "--quiet")
+        check(rc == 0, f"terrain {precision}: exit {rc}: {err}\n{out}")
+        s = summary(out)
+        check(s.get("verdict") == "pass" and s.get("stages") == "pass",
+              f"terrain {precision} summary: {s}")
+        if precision == "f64":
+            check(float(s["max_dq_b"]) < 1e-9, f"terrain f64 at round-off: {s['max_dq_b']}")
 
 
 def test_bad_input(tmp):
@@ -189,6 +206,7 @@ def main():
         test_f64(tmp)
         test_f32()
         test_broken_stepper(tmp)
+        test_terrain(tmp)
         test_bad_input(tmp)
         test_interrupt(tmp)
     cliutil.finish("test_compare")

@@ -346,6 +346,8 @@ FS_HD int fsi_plane_convex(const fsModel* m, fsData* d, int k, int g1, int g2, f
   return 1 + fsi_plane_mesh_face(m, d, k + 1, g2, v, n, pos1, margin);
 }
 
+#include "src/engine/stage_collision_convex.h"
+
 /// The pair's geoms as MuJoCo collides them: lower geom type first.
 FS_HD void fsi_pair_geoms(const fsModel* m, int p, int* g1, int* g2) {
   int a = m->pair_geom1[p], b = m->pair_geom2[p];
@@ -367,6 +369,8 @@ FS_HD int fsi_collide_pair(const fsModel* m, fsData* d, int p) {
   fsi_pair_geoms(m, p, &g1, &g2);
   fsReal margin = fsi_pair_margin(m, p) + m->pair_gap[p];
   fsReal rbound = m->geom_rbound[g2];
+  if (m->geom_type[g1] == FS_GEOM_BOX) // box-mesh (src/engine/stage_collision_convex.h)
+    return fsi_box_mesh(m, d, m->pair_conadr[p], g1, g2, margin);
   if (rbound > 0) {
     const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
     const fsReal* pos2 = d->geom_xpos + 3 * g2;

@@ -284,6 +284,8 @@ typedef struct fsModel {
   int islands;             // constraint islands (mjDSBL_ISLAND off): one solve per island
   int warmstart;           // mjDSBL_WARMSTART off: start from the best of qacc_warmstart/smooth
   int adhesion;            // flg_adhesion: contacts with adhesion pull (mj_passive)
+  int ccd_iterations;      // opt.ccd_iterations: GJK and EPA iterations (convex pairs)
+  double ccd_tolerance;    // opt.ccd_tolerance: their tolerance (the collider is double)
 #define FS_X(type, name, size, cols) type* name;
   FS_MODEL_FIELDS(FS_X)
 #undef FS_X

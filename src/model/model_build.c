@@ -472,6 +472,8 @@ static void collision_sizes(const mjModel* mj, fsModel* m) {
   for (int k = 0; k < FS_NREF; k++) m->o_solref[k] = (fsReal)mj->opt.o_solref[k];
   for (int k = 0; k < FS_NIMP; k++) m->o_solimp[k] = (fsReal)mj->opt.o_solimp[k];
   for (int k = 0; k < 5; k++) m->o_friction[k] = (fsReal)mj->opt.o_friction[k];
+  m->ccd_iterations = mj->opt.ccd_iterations;
+  m->ccd_tolerance = mj->opt.ccd_tolerance;
 }
 
 int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,

@@ -4,6 +4,7 @@
 // helpers the build shares (src/model/model_build.c): whether contacts are on, and how many
 // contacts a pair can make.
 #include "src/model/model.h"
+#include "src/engine/stage_collision.h" // the box-mesh collider's bounds
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,6 +50,9 @@ static void problem_found(Problems* p, const mjModel* m, const Found* f, int typ
           f->count == 1 ? "" : "s", name_of(m, type, f->first), f->first, fix);
 }
 
+#define FS_STR2(x) #x
+#define FS_STR(x)  FS_STR2(x)
+
 static int disabled(const mjModel* m, int flag) {
   return (m->opt.disableflags & flag) != 0;
 }
@@ -90,13 +94,21 @@ static void check_options(const mjModel* m, Problems* p) {
 }
 
 // Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the
-// plane pairs the stage implements; 0 for the pairs it does not.
+// pairs the stage implements (plane pairs; box-mesh under native CCD: 1 with multiccd
+// off, else 4, or 5 with a margin: the perturbation's extra contacts); 0 for the pairs
+// it does not.
 int fs_model_pair_maxcon(const mjModel* m, int p) {
   int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
   if (t1 > t2) {
     int t = t1;
     t1 = t2;
     t2 = t;
+  }
+  if (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) {
+    if (disabled(m, mjDSBL_NATIVECCD)) return 0;
+    if (disabled(m, mjDSBL_MULTICCD)) return 1;
+    mjtNum margin = (m->opt.enableflags & mjENBL_OVERRIDE) ? m->opt.o_margin : m->pair_margin[p];
+    return margin + m->pair_gap[p] > 0 ? 5 : 4;
   }
   if (t1 != mjGEOM_PLANE) return 0;
   switch (t2) {
@@ -161,23 +173,64 @@ static void check_constraint(const mjModel* m, Problems* p) {
             moving.count, moving.count == 1 ? "" : "s", moving.first);
 }
 
+// What the box-mesh collider (src/engine/stage_collision_convex.h) implements: MuJoCo's
+// native CCD, within the fixed scratch of a lane (iterations, polygon sizes and vertex
+// degrees of the meshes).
+static int box_mesh(const mjModel* m, int k) {
+  int t1 = m->geom_type[m->pair_geom1[k]], t2 = m->geom_type[m->pair_geom2[k]];
+  return (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) || (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX);
+}
+
+static void check_convex(const mjModel* m, Problems* p) {
+  Found convex = {0, 0}, poly = {0, 0}, deg = {0, 0};
+  for (int k = 0; k < m->npair; k++) {
+    if (!box_mesh(m, k)) continue;
+    found(&convex, k);
+    int g1 = m->pair_geom1[k], g2 = m->pair_geom2[k];
+    int mesh = m->geom_dataid[m->geom_type[g1] == mjGEOM_MESH ? g1 : g2];
+    for (int q = m->mesh_polyadr[mesh]; q < m->mesh_polyadr[mesh] + m->mesh_polynum[mesh]; q++)
+      if (m->mesh_polyvertnum[q] > FS_CCD_POLYMAX) found(&poly, mesh);
+    for (int v = m->mesh_vertadr[mesh]; v < m->mesh_vertadr[mesh] + m->mesh_vertnum[mesh]; v++)
+      if (m->mesh_polymapnum[v] > FS_CCD_DEGMAX) found(&deg, mesh);
+  }
+  if (!convex.count) return;
+  if (disabled(m, mjDSBL_NATIVECCD))
+    problem(p,
+            "box-mesh contact pairs (%d, first: id %d) under libccd (disable flag nativeccd); "
+            "fix: remove <flag nativeccd=\"disable\"/>",
+            convex.count, convex.first);
+  if (m->opt.ccd_iterations > FS_CCD_ITERMAX)
+    problem(p,
+            "ccd_iterations %d with box-mesh contact pairs (the collider holds %d); fix: "
+            "<option ccd_iterations=\"%d\"/> or fewer",
+            m->opt.ccd_iterations, FS_CCD_ITERMAX, FS_CCD_ITERMAX);
+  problem_found(p, m, &poly, mjOBJ_MESH,
+                "hull polygons of more than " FS_STR(FS_CCD_POLYMAX) " vertices in box-mesh pairs",
+                "simplify the mesh");
+  problem_found(p, m, &deg, mjOBJ_MESH,
+                "hull vertices in more than " FS_STR(FS_CCD_DEGMAX) " polygons in box-mesh pairs",
+                "simplify the mesh");
+}
+
 // What the collision stage implements: explicit pairs of a
-// plane against a sphere, capsule, ellipsoid, cylinder, box or convex mesh, and no
+// plane against a sphere, capsule, ellipsoid, cylinder, box or convex mesh, of a box
+// against a convex mesh, and no
 // other contacts (no broadphase).
 static void check_collision(const mjModel* m, Problems* p) {
   if (!fs_model_contacts_enabled(m)) return;
   Found pair = {0, 0};
   for (int k = 0; k < m->npair; k++)
-    if (!fs_model_pair_maxcon(m, k)) found(&pair, k);
+    if (!fs_model_pair_maxcon(m, k) && !box_mesh(m, k)) found(&pair, k);
   if (pair.count) {
     int g1 = m->pair_geom1[pair.first], g2 = m->pair_geom2[pair.first];
     problem(p,
             "contact pairs of geom types the collision stage does not implement on %d pair%s "
             "(first: id %d, %s '%s' with %s '%s'); fix: pair a plane with a sphere, capsule, "
-            "ellipsoid, cylinder, box or mesh",
+            "ellipsoid, cylinder, box or mesh, or a box with a mesh",
             pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
             name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2));
   }
+  check_convex(m, p);
   long ng = colliding_geom_pairs(m);
   if (ng)
     problem(p,

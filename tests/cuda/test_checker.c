@@ -123,6 +123,27 @@ static void collision_build(void) {
   fs_model_free(&fm);
   mj_deleteModel(m);
 
+  // box-mesh pairs: MuJoCo's bound (4 at margin 0, 5 with a margin, 1 without multiccd);
+  // libccd and more ccd iterations than the collider holds refused, with their fix
+  const char* convex = fs_test_model("cuda_contact_convex.xml");
+  m = fs_test_load_model(convex);
+  CHECK(fs_model_build_for(m, convex, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.npair == 8 && fm.nconmax == 4 * 4 + 4 * 5);
+  fs_model_free(&fm);
+  m->opt.disableflags |= mjDSBL_MULTICCD;
+  CHECK(fs_model_build_for(m, convex, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.nconmax == 8);
+  fs_model_free(&fm);
+  m->opt.disableflags |= mjDSBL_NATIVECCD;
+  m->opt.ccd_iterations = 36; // FS_CCD_ITERMAX + 1
+  CHECK(fs_model_check_for(m, convex, FS_BUILD_COLLISION, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg, "box-mesh contact pairs (8, first: id 0) under libccd");
+  CHECK_CONTAINS(err.msg, "fix: remove <flag nativeccd=\"disable\"/>");
+  CHECK_CONTAINS(err.msg, "ccd_iterations 36 with box-mesh contact pairs");
+  mj_deleteModel(m);
+
   const char* path = fs_test_model("cuda_contact_unsupported.xml");
   m = fs_test_load_model(path);
   CHECK(fs_model_check_for(m, path, FS_BUILD_COLLISION, &err) == -1);
@@ -139,13 +160,14 @@ static void collision_build(void) {
 // the dofs their contacts can move; what the rows or the solver do not implement is
 // refused in one error; built for the collision stage, no rows.
 static void constraint_build(void) {
-  char models[4][1024]; // fs_test_model/fs_test_asset return rotating buffers: copies
+  char models[5][1024]; // fs_test_model/fs_test_asset return rotating buffers: copies
   snprintf(models[0], sizeof models[0], "%s", fs_test_asset("mesh.mjb"));
   snprintf(models[1], sizeof models[1], "%s", fs_test_asset("capsule.mjb"));
   snprintf(models[2], sizeof models[2], "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(models[3], sizeof models[3], "%s", fs_test_model("cuda_contact_primitives.xml"));
+  snprintf(models[4], sizeof models[4], "%s", fs_test_model("walker_terrain.xml"));
   const char* fly = models[0];
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     mjModel* m = fs_test_load_model(models[i]);
     fsModel fm;
     fsError err = {{0}, FS_OK};
