@@ -10,8 +10,7 @@ step's cost.
                                              fail (exit 1) if a kernel uses more
                                              registers, stack or spills than CSV records
 
-The check is a no-regression bound (the step kernels' only spills are the saves around
-the box-mesh collider's call); it
+The check is a no-regression bound (the step kernels have no spills); it
 prints the step kernel's and the replay kernel's registers and spills.
 """
 
