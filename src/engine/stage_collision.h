@@ -369,8 +369,15 @@ FS_HD int fsi_collide_pair(const fsModel* m, fsData* d, int p) {
   fsi_pair_geoms(m, p, &g1, &g2);
   fsReal margin = fsi_pair_margin(m, p) + m->pair_gap[p];
   fsReal rbound = m->geom_rbound[g2];
+#ifndef __CUDA_ARCH__
   if (m->geom_type[g1] == FS_GEOM_BOX) // box-mesh (src/engine/stage_collision_convex.h)
     return fsi_box_mesh(m, d, m->pair_conadr[p], g1, g2, margin);
+#else
+  // Not in the device build: the collider's scratch (17.5 KiB a lane) in the step kernels
+  // would spill every model's step; the cuda backend refuses box-mesh pairs
+  // (src/cuda/backend_cuda.cu) until they run in a kernel of their own.
+  if (m->geom_type[g1] == FS_GEOM_BOX) return 0;
+#endif
   if (rbound > 0) {
     const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
     const fsReal* pos2 = d->geom_xpos + 3 * g2;
