@@ -90,7 +90,10 @@ static void check_options(const mjModel* m, Problems* p) {
 }
 
 // Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the
-// plane pairs the stage implements; 0 for the pairs it does not.
+// pairs the stage implements (a plane against a sphere, capsule, ellipsoid, cylinder,
+// box or mesh; a box against a sphere or capsule); 0 for the pairs it does not. One
+// case per pair type, lower geom type first, as the stage's dispatch
+// (src/engine/stage_collision.h, fsi_collide_pair_at).
 int fs_model_pair_maxcon(const mjModel* m, int p) {
   int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
   if (t1 > t2) {
@@ -98,6 +101,8 @@ int fs_model_pair_maxcon(const mjModel* m, int p) {
     t1 = t2;
     t2 = t;
   }
+  if (t1 == mjGEOM_SPHERE && t2 == mjGEOM_BOX) return 1;  // mjc_SphereBox
+  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_BOX) return 4; // mjc_CapsuleBox (makes 2 at most)
   if (t1 != mjGEOM_PLANE) return 0;
   switch (t2) {
   case mjGEOM_SPHERE:
@@ -161,9 +166,9 @@ static void check_constraint(const mjModel* m, Problems* p) {
             moving.count, moving.count == 1 ? "" : "s", moving.first);
 }
 
-// What the collision stage implements: explicit pairs of a
-// plane against a sphere, capsule, ellipsoid, cylinder, box or convex mesh, and no
-// other contacts (no broadphase).
+// What the collision stage implements: explicit pairs of a plane against a sphere,
+// capsule, ellipsoid, cylinder, box or convex mesh, or of a box against a sphere or
+// capsule, and no other contacts (no broadphase).
 static void check_collision(const mjModel* m, Problems* p) {
   if (!fs_model_contacts_enabled(m)) return;
   Found pair = {0, 0};
@@ -174,7 +179,7 @@ static void check_collision(const mjModel* m, Problems* p) {
     problem(p,
             "contact pairs of geom types the collision stage does not implement on %d pair%s "
             "(first: id %d, %s '%s' with %s '%s'); fix: pair a plane with a sphere, capsule, "
-            "ellipsoid, cylinder, box or mesh",
+            "ellipsoid, cylinder, box or mesh, or a box with a sphere or capsule",
             pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
             name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2));
   }
