@@ -2,12 +2,14 @@
 // call (see src/exec/real.h for the lanes). In the step after factor_m, as in
 // mj_fwdPosition (src/engine/stage_forward.h).
 //
-// A static pair list needs no broadphase: lanes take the pairs, each pair's
-// narrowphase writes at most pair_maxcon[p] contacts into its own slots of the
-// precon_* scratch (MuJoCo's mjPreContact buffer, slots from pair_conadr), then one
-// lane counts them in pair order and the lanes move every slot's contact to its
-// place in contact_*: pairs in model order, a pair's contacts in the order its
-// collision function made them -- MuJoCo's d->contact order.
+// A static pair list needs no broadphase. The world's candidate pairs are every pair, or,
+// when the model pairs moving geoms with static ones, the pairs tested every step and
+// those whose static geom is near its moving geom (src/engine/cull.h), in pair order.
+// Lanes take the candidates, each candidate's narrowphase writes at most pair_maxcon[p]
+// contacts into its own nslot slots of the precon_* scratch (MuJoCo's mjPreContact
+// buffer), then one lane counts them in candidate order and the lanes move every slot's
+// contact to its place in contact_*: pairs in model order, a pair's contacts in the
+// order its collision function made them -- MuJoCo's d->contact order.
 //
 // The geometry is MuJoCo 3.16's, operation for operation (so that float64 results
 // are bit-identical): plane against sphere, capsule, cylinder, box (mjc_PlaneSphere,
@@ -27,6 +29,7 @@
 
 #include "src/model/fields.h"
 #include "src/engine/spatial.h"
+#include "src/engine/cull.h"
 
 #define FS_MINMU          ((fsReal)1e-5)            // mjMINMU: smallest friction coefficient
 #define FS_MESH_HILLCLIMB 10                        // mjMESH_HILLCLIMB_MIN: fewer: exhaustive
@@ -699,11 +702,6 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k) {
   }
 }
 
-/// Narrowphase of pair p into its own slots (pair_conadr).
-FS_HD int fsi_collide_pair(const fsModel* m, fsData* d, int p) {
-  return fsi_collide_pair_at(m, d, p, m->pair_conadr[p]);
-}
-
 /// MuJoCo's mju_makeFrame: f[0..2] the normal (normalized again), f[3..5] a
 /// tangent or 0 (then y, or z if the normal is near y), made orthonormal; f[6..8]
 /// their cross product.
@@ -755,33 +753,78 @@ FS_HD void fsi_set_contact(const fsModel* m, fsData* d, int c, int k, int p) {
   d->contact_pair[c] = p;
 }
 
-/// mj_collision for the explicit pairs: ncon and contact_* in MuJoCo's order.
-/// Contacts beyond nconmax are dropped, counted in contact_overflow and warned
-/// (MuJoCo's CONTACTFULL); none with nconmax = nprecon, the pairs' bound.
-FS_HD FS_FORCEINLINE void fs_collision(const fsModel* m, fsData* d) {
-  if ((m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT)) || m->nbody < 2) {
-    FS_FOR_LANE(p, m->npair) d->pair_ncon[p] = 0;
-    FS_LANE0 d->ncon[0] = d->contact_overflow[0] = 0;
+/// The world's candidate pairs in pair order (cand_pair, ncand): every pair when the model
+/// culls none; else the pairs tested every step (always_pair) and those of each moving
+/// geom's static geoms near it (src/engine/cull.h), ranked by pair id. More than ncandmax:
+/// the first ncandmax kept (by geom, not pair order), the rest counted in cand_overflow
+/// and MuJoCo's CONTACTFULL warning raised: a problem world, never silent.
+FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
+  if (!m->ncullgeom) {
+    FS_FOR_LANE(i, m->npair) d->cand_pair[i] = i;
+    FS_LANE0 {
+      d->ncand[0] = m->npair;
+      d->cand_overflow[0] = 0;
+    }
     FS_SYNC();
     return;
   }
-  FS_FOR_LANE(p, m->npair) d->pair_ncon[p] = fsi_collide_pair(m, d, p);
+  FS_FOR_LANE(i, m->ncullgeom) d->cand_gnum[i] = fsi_cull_query(m, d, i, 0, 0);
   FS_SYNC();
-  FS_LANE0 { // the pairs' first contacts, in pair order
+  FS_LANE0 { // each moving geom's first candidate, after the always-tested pairs
+    int n = m->nalways;
+    for (int i = 0; i < m->ncullgeom; i++) {
+      d->cand_gadr[i] = n;
+      n += d->cand_gnum[i];
+    }
+    d->ncand[0] = n < m->ncandmax ? n : m->ncandmax;
+    d->cand_overflow[0] = n - d->ncand[0];
+    if (d->cand_overflow[0]) d->warning_number[FS_WARN_CONTACTFULL]++;
+  }
+  FS_SYNC();
+  FS_FOR_LANE(i, m->nalways) d->cand_raw[i] = m->always_pair[i];
+  FS_FOR_LANE(i, m->ncullgeom) {
+    int adr = d->cand_gadr[i];
+    if (adr < m->ncandmax) fsi_cull_query(m, d, i, d->cand_raw + adr, m->ncandmax - adr);
+  }
+  FS_SYNC();
+  int ncand = d->ncand[0];
+  FS_FOR_LANE(i, ncand) { // pair ids are distinct: each candidate's rank is its place
+    int p = d->cand_raw[i], rank = 0;
+    for (int j = 0; j < ncand; j++) rank += d->cand_raw[j] < p;
+    d->cand_pair[rank] = p;
+  }
+  FS_SYNC();
+}
+
+/// mj_collision for the explicit pairs: ncon and contact_* in MuJoCo's order. The
+/// candidates (fsi_candidates) each write up to their pair's bound into their nslot slots
+/// of precon_*; one lane counts them in candidate (= pair) order; lanes move each slot's
+/// contact to its place. Contacts beyond nconmax are dropped, counted in
+/// contact_overflow and warned (MuJoCo's CONTACTFULL); none with nconmax = nprecon.
+FS_HD FS_FORCEINLINE void fs_collision(const fsModel* m, fsData* d) {
+  if ((m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT)) || m->nbody < 2 || !m->nprecon) {
+    FS_LANE0 d->ncon[0] = d->contact_overflow[0] = d->ncand[0] = d->cand_overflow[0] = 0;
+    FS_SYNC();
+    return;
+  }
+  fsi_candidates(m, d);
+  int ncand = d->ncand[0], nslot = m->nslot;
+  FS_FOR_LANE(i, ncand) d->cand_ncon[i] = fsi_collide_pair_at(m, d, d->cand_pair[i], i * nslot);
+  FS_SYNC();
+  FS_LANE0 { // the candidates' first contacts, in pair order
     int n = 0;
-    for (int p = 0; p < m->npair; p++) {
-      d->pair_conout[p] = n;
-      n += d->pair_ncon[p];
+    for (int i = 0; i < ncand; i++) {
+      d->cand_conout[i] = n;
+      n += d->cand_ncon[i];
     }
     d->ncon[0] = n < m->nconmax ? n : m->nconmax;
     d->contact_overflow[0] = n - d->ncon[0];
     if (d->contact_overflow[0]) d->warning_number[FS_WARN_CONTACTFULL]++;
   }
   FS_SYNC();
-  FS_FOR_LANE(k, m->nprecon) {
-    int p = m->precon_pair[k], j = k - m->pair_conadr[p];
-    int c = d->pair_conout[p] + j;
-    if (j < d->pair_ncon[p] && c < m->nconmax) fsi_set_contact(m, d, c, k, p);
+  FS_FOR_LANE(k, ncand * nslot) {
+    int i = k / nslot, j = k - i * nslot, c = d->cand_conout[i] + j;
+    if (j < d->cand_ncon[i] && c < m->nconmax) fsi_set_contact(m, d, c, k, d->cand_pair[i]);
   }
   FS_SYNC();
 }

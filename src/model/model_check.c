@@ -175,13 +175,17 @@ static void check_collision(const mjModel* m, Problems* p) {
   for (int k = 0; k < m->npair; k++)
     if (!fs_model_pair_maxcon(m, k)) found(&pair, k);
   if (pair.count) {
+    static const char* types[] = {"plane",    "hfield", "sphere", "capsule", "ellipsoid",
+                                  "cylinder", "box",    "mesh",   "sdf"};
     int g1 = m->pair_geom1[pair.first], g2 = m->pair_geom2[pair.first];
+    int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
     problem(p,
             "contact pairs of geom types the collision stage does not implement on %d pair%s "
-            "(first: id %d, %s '%s' with %s '%s'); fix: pair a plane with a sphere, capsule, "
-            "ellipsoid, cylinder, box or mesh, or a box with a sphere or capsule",
+            "(first: id %d, %s '%s' with %s '%s': %s with %s); fix: pair a plane with a sphere, "
+            "capsule, ellipsoid, cylinder, box or mesh, or a box with a sphere or capsule",
             pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
-            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2));
+            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2),
+            t1 >= 0 && t1 < 9 ? types[t1] : "?", t2 >= 0 && t2 < 9 ? types[t2] : "?");
   }
   long ng = colliding_geom_pairs(m);
   if (ng)
