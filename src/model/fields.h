@@ -236,6 +236,7 @@ enum {
   X(int, body_childadr, nbody, 1)     /* first in body_child */                                    \
   X(int, body_child, nbody, 1)        /* children, increasing id */                                \
   X(int, pair_maxcon, npair, 1)   /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */   \
+  X(int, pair_moveside, npair, 1) /* 1: geom 2 (collision order) moves, 0: geom 1 (box pairs) */   \
   X(int, always_pair, nalways, 1) /* the pairs tested every step (not culled), in order */         \
   X(int, cull_geom, ncullgeom, 1) /* moving geoms with culled pairs */                             \
   X(fsReal, cull_reach, ncullgeom, 1)  /* rbound + its culled pairs' largest margin + gap */       \

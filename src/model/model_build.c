@@ -262,6 +262,13 @@ static void cull_plan_free(CullPlan* c) {
   memset(c, 0, sizeof *c);
 }
 
+// Body b has dofs on its way to the world (its contacts' rows act on them).
+static int body_moves(const mjModel* mj, int b) {
+  for (; b > 0; b = mj->body_parentid[b])
+    if (mj->body_dofnum[b]) return 1;
+  return 0;
+}
+
 // Geom g never moves: its body is welded to the world and no mocap body is on the way.
 static int geom_static(const mjModel* mj, int g) {
   int b = mj->geom_bodyid[g];
@@ -397,6 +404,13 @@ static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
   int na = 0;
   for (int p = 0; p < m->npair; p++) {
     m->pair_maxcon[p] = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
+    int g1 = mj->pair_geom1[p], g2 = mj->pair_geom2[p]; // collision order: lower type first
+    if (mj->geom_type[g1] > mj->geom_type[g2]) {
+      int t = g1;
+      g1 = g2;
+      g2 = t;
+    }
+    m->pair_moveside[p] = !body_moves(mj, mj->geom_bodyid[g1]);
     if (c->pair_static[p] < 0 && na < m->nalways) m->always_pair[na++] = p;
   }
   if (!m->ncullgeom) return;

@@ -49,6 +49,13 @@ static void problem_found(Problems* p, const mjModel* m, const Found* f, int typ
           f->count == 1 ? "" : "s", name_of(m, type, f->first), f->first, fix);
 }
 
+// Body b has dofs on its way to the world.
+static int body_moves(const mjModel* m, int b) {
+  for (; b > 0; b = m->body_parentid[b])
+    if (m->body_dofnum[b]) return 1;
+  return 0;
+}
+
 static int disabled(const mjModel* m, int flag) {
   return (m->opt.disableflags & flag) != 0;
 }
@@ -135,7 +142,7 @@ static void check_constraint(const mjModel* m, Problems* p) {
   if (m->opt.enableflags & mjENBL_DIAGEXACT)
     problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
                "diagexact=\"enable\"/>");
-  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0};
+  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0}, both = {0, 0};
   for (int g = 0; g < m->ngeom; g++)
     for (int k = 0; k < 6; k++)
       if (m->geom_surfacevel[6 * g + k] != 0) {
@@ -145,6 +152,9 @@ static void check_constraint(const mjModel* m, Problems* p) {
   int* chain = calloc((size_t)m->nv + 1, sizeof(int));
   for (int k = 0; k < m->npair; k++) {
     if (!fs_model_pair_chain(m, k, chain)) found(&still, k);
+    if (body_moves(m, m->geom_bodyid[m->pair_geom1[k]]) &&
+        body_moves(m, m->geom_bodyid[m->pair_geom2[k]]))
+      found(&both, k);
     for (int s = 0; s < 2; s++) {
       int g = s ? m->pair_geom2[k] : m->pair_geom1[k];
       if (m->geom_type[g] == mjGEOM_PLANE && m->body_dofnum[m->body_weldid[m->geom_bodyid[g]]])
@@ -159,6 +169,11 @@ static void check_constraint(const mjModel* m, Problems* p) {
             "rows for them and marks their contacts exclude 3); fix: remove %s",
             still.count, still.count == 1 ? "" : "s", still.first,
             still.count == 1 ? "it" : "them");
+  if (both.count)
+    problem(p,
+            "%d contact pair%s between two moving bodies (first: id %d; the contact rows "
+            "implement pairs with one static geom); fix: pair moving geoms with static ones",
+            both.count, both.count == 1 ? "" : "s", both.first);
   if (moving.count)
     problem(p,
             "%d contact pair%s with a plane on a moving body (first: id %d); fix: planes in "
