@@ -15,6 +15,9 @@
 //  2. the contacts equal MuJoCo's (tests/cuda/test_collision.c's comparison: float64
 //     bit-identical, float32 within its bounds on the worlds float32 can resolve:
 //     tests/cuda/f32_sensitive.h);
+//  3. a candidate buffer one short of the busiest world's: the worlds that need more keep
+//     ncandmax candidates, the rest counted (cand_overflow) and warned (CONTACTFULL): a
+//     problem world, never silent;
 // and printed: the candidates per world against the model's pairs.
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +105,47 @@ static mjData* make_world(const mjModel* mj, const int* statics, int nstatic, co
   return d;
 }
 
+// A candidate buffer one short of the busiest world's need: that world keeps ncandmax
+// candidates, counts the rest in cand_overflow and raises CONTACTFULL (a problem world);
+// the worlds that fit are untouched (the same candidates).
+static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mjData** ref,
+                    int nworld, int most) {
+  fsModel m = *m0;
+  m.ncandmax = most - 1;
+  m.nprecon = m.ncandmax * m.nslot;
+  m.nconmax = m.nconmax < m.nprecon ? m.nconmax : m.nprecon;
+  fsWorlds b;
+  fsError err;
+  int nbad = 0, rc = fs_worlds_alloc(&m, nworld, &b, &err);
+  if (!rc) rc = r->open(r->self, &m, nworld, &err);
+  if (rc) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  if (fsh_load_worlds(&m, &b, mj, ref, FS_STAGE_STATE) || fsh_run(r, &b, FS_STAGE_KINEMATICS, 0) ||
+      fsh_run(r, &b, FS_STAGE_COLLISION, 0))
+    nbad++;
+  int flagged = 0;
+  for (int w = 0; w < nworld && !nbad; w++) {
+    fsData d = fs_worlds_view(&m, &b, w);
+    int warned = d.warning_number[FS_WARN_CONTACTFULL] - ref[w]->warning[mjWARN_CONTACTFULL].number;
+    int over = d.cand_overflow[0];
+    flagged += over > 0;
+    if (d.ncand[0] > m.ncandmax || (over > 0) != (warned > 0) ||
+        (over > 0 && d.ncand[0] != m.ncandmax)) {
+      printf("  candidate overflow: world %d: ncand %d, overflow %d, warned %d  <-- FAIL\n", w,
+             d.ncand[0], over, warned);
+      nbad++;
+    }
+  }
+  if (!flagged) nbad++;
+  printf("  candidates held to %d: %d world%s dropped some, each counted and warned: %s\n",
+         m.ncandmax, flagged, flagged == 1 ? "" : "s", nbad ? "FAIL" : "flagged, never silent");
+  r->close(r->self);
+  fs_worlds_free(&b);
+  return nbad;
+}
+
 static int run_case(const fshRunner* r, const char* label, const char* path, double o_margin,
                     int nworld, uint64_t seed) {
   mjModel* mj = fs_test_load_model(path);
@@ -184,6 +228,7 @@ static int run_case(const fshRunner* r, const char* label, const char* path, dou
                                &worst);
   r->close(r->self);
   fs_worlds_free(&b);
+  if (m.ncullgeom && cand_max > 1) nbad += overflow(r, &m, mj, ref, nworld, cand_max);
   fsh_free_worlds(ref, nworld);
   fs_model_free(&m);
   mj_deleteModel(mj);
