@@ -12,6 +12,14 @@ standing in its neutral pose, so contacts, adhesion and noslip are at work; the 
 `flysim bench`'s); a model without keyframes runs with zero controls.
 
   PYTHONPATH=build/python python3 bench/per_core.py [--steps S] [--repeat R] [--csv PATH]
+
+--worlds NAME,... runs FlyGym's exported worlds instead (flysim's --world names: flat,
+flat_capsule, assets/worlds/NAME.mjb: gapped_capsule, blocks_capsule, ...), the fly
+falling from its spawn onto the ground during the warm-up and then standing:
+
+  PYTHONPATH=build/python python3 bench/per_core.py --warmup 3000 \
+      --worlds flat_capsule,gapped_capsule,blocks_capsule,mixed_capsule \
+      --csv bench/results/per-core-terrains.csv
 """
 
 import argparse
@@ -38,6 +46,13 @@ def models():
         if f.endswith(".xml"):
             out.append((f[:-4], os.path.join(held, f)))
     return out
+
+
+def world_models(names):
+    """(name, path) of FlyGym's exported worlds by flysim's --world names."""
+    fixed = {"flat": "mesh.mjb", "flat_capsule": "capsule.mjb"}
+    return [(n, os.path.join(ROOT, "assets", fixed.get(n, os.path.join("worlds", n + ".mjb"))))
+            for n in names.split(",")]
 
 
 def open_batch(path, backend, precision):
@@ -68,9 +83,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--csv", default=os.path.join(ROOT, "bench", "results", "per-core.csv"))
+    ap.add_argument("--worlds", default="", help="FlyGym's worlds by name, comma-separated")
     a = ap.parse_args()
     rows = []
-    for name, path in models():
+    for name, path in world_models(a.worlds) if a.worlds else models():
         times, refused, problem = {k: [] for k in STEPPERS}, None, False
         for _ in range(a.repeat):
             for backend, precision in STEPPERS:

@@ -15,7 +15,22 @@ bit for bit what FlyGym simulates). The same fly is also built into FlyGym's oth
 worlds (WORLDS), at the same spawn, both variants, under worlds/:
 
   worlds/tethered.mjb, worlds/tethered_capsule.mjb   TetheredWorld: the thorax is a
-      mocap body held at the spawn (no free joint), the legs move freely, no ground The recorded walking clip (FlyGym's
+      mocap body held at the spawn (no free joint), the legs move freely, no ground
+  worlds/gapped.mjb, worlds/gapped_capsule.mjb       GappedTerrainWorld: 27 floor
+      boxes with transverse gaps over a plane (1540 explicit pairs)
+  worlds/blocks.mjb, worlds/blocks_capsule.mjb       BlocksTerrainWorld: 837 boxes
+      of two heights (46035 explicit pairs, every fly geom against every box)
+  worlds/mixed.mjb, worlds/mixed_capsule.mjb         MixedTerrainWorld: blocks, gaps
+      and flat floor, 288 boxes and 3 planes (16005 explicit pairs)
+
+The terrains are FlyGym's classes with their default arguments (rand_seed 0). The
+spawn is the replay script's (0, 0, 0.7) mm for every world: the installed FlyGym
+2.1.1 and flygym_demo hold no example that puts the fly on a terrain (the only other
+spawn there, flygym_demo/benchmark/time_gpu_simulation.py's (0, 0, 0.8) mm, is on
+flat ground), and at (0, 0, 0.7) the neutral fly's lowest geom (bounding sphere) is
+0.62 mm up, above every terrain's top under it (blocks 0.45 mm, gapped and mixed 0).
+
+The recorded walking clip (FlyGym's
 MotionSnippet) is written to HDF5 twice, with the actuated DoFs' names in the
 actuators' order:
 
@@ -50,7 +65,10 @@ from flygym import Simulation
 from flygym.anatomy import ActuatedDOFPreset, AxisOrder, JointPreset, Skeleton
 from flygym.compose import (
     ActuatorType,
+    BlocksTerrainWorld,
     FlatGroundWorld,
+    GappedTerrainWorld,
+    MixedTerrainWorld,
     TetheredWorld,
     GeomFittingOption,
     KinematicPosePreset,
@@ -89,6 +107,12 @@ WORLDS = {
     # thorax a mocap body: six kinematic trees (a leg each) under it.
     "tethered": (TetheredWorld, {"njnt": 66, "nq": 66, "nv": 66, "ngeom": 69,
                                  "npair": 0, "nmocap": 1}),
+    # The terrains: static ground geoms (contype/conaffinity 0) in the world body and
+    # every contact geom of the fly (55) paired explicitly with every ground geom.
+    # gapped: 27 boxes + 1 plane; blocks: 837 boxes; mixed: 288 boxes + 3 planes.
+    "gapped": (GappedTerrainWorld, {"ngeom": 97, "npair": 1540}),
+    "blocks": (BlocksTerrainWorld, {"ngeom": 906, "npair": 46035}),
+    "mixed": (MixedTerrainWorld, {"ngeom": 360, "npair": 16005}),
 }
 
 REFERENCE_STEPS = 1000

@@ -82,7 +82,8 @@ print(json.load(open(sys.argv[1])).get("exporter_sha256", ""))
 EOF
 )
 if [ "$have" = "$want" ] && [ -f "$assets/mesh.mjb" ] && [ -f "$assets/walking_clip.h5" ] &&
-  [ -f "$assets/worlds/tethered.mjb" ]; then
+  [ -f "$assets/worlds/tethered.mjb" ] && [ -f "$assets/worlds/gapped.mjb" ] &&
+  [ -f "$assets/worlds/blocks.mjb" ] && [ -f "$assets/worlds/mixed.mjb" ]; then
   say "assets: present ($assets)"
 else
   say "exporting assets"

@@ -61,7 +61,7 @@ __device__ static void note_health(const StepArgs& a, const fsModel* m, const fs
   fsStepReport r;
   r.warnings = d->warning_number;
   r.made = d->ncon[0] + d->contact_overflow[0];
-  r.full = d->contact_overflow[0] > 0 || d->efc_overflow[0] > 0;
+  r.full = d->contact_overflow[0] > 0 || d->efc_overflow[0] > 0 || d->cand_overflow[0] > 0;
   r.limit = hit;
   r.failed = d->solver_error[0] != 0;
   r.newton = fs_solver_iterations(d, 0);

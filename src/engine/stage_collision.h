@@ -2,12 +2,14 @@
 // call (see src/exec/real.h for the lanes). In the step after factor_m, as in
 // mj_fwdPosition (src/engine/stage_forward.h).
 //
-// A static pair list needs no broadphase: lanes take the pairs, each pair's
-// narrowphase writes at most pair_maxcon[p] contacts into its own slots of the
-// precon_* scratch (MuJoCo's mjPreContact buffer, slots from pair_conadr), then one
-// lane counts them in pair order and the lanes move every slot's contact to its
-// place in contact_*: pairs in model order, a pair's contacts in the order its
-// collision function made them -- MuJoCo's d->contact order.
+// A static pair list needs no broadphase. The world's candidate pairs are every pair, or,
+// when the model pairs moving geoms with static ones, the pairs tested every step and
+// those whose static geom is near its moving geom (src/engine/cull.h), in pair order.
+// Lanes take the candidates, each candidate's narrowphase writes at most pair_maxcon[p]
+// contacts into its own nslot slots of the precon_* scratch (MuJoCo's mjPreContact
+// buffer), then one lane counts them in candidate order and the lanes move every slot's
+// contact to its place in contact_*: pairs in model order, a pair's contacts in the
+// order its collision function made them -- MuJoCo's d->contact order.
 //
 // The geometry is MuJoCo 3.16's, operation for operation (so that float64 results
 // are bit-identical): plane against sphere, capsule, cylinder, box (mjc_PlaneSphere,
@@ -17,11 +19,17 @@
 // there that faces the plane). 3.16's plane-mesh differs from the 3.12 source
 // (which adds up to two graph neighbours): src/README.md, "Collision", says how the
 // 3.16 algorithm was established.
+//
+// A box against a capsule or a sphere: MuJoCo's primitive colliders (mjc_CapsuleBox,
+// mjc_SphereBox), which 3.16's collision table uses for those pair types. Every pair
+// first gets MuJoCo's bounding-sphere pre-test (mj_filterSphere); the dispatch is one
+// case per pair type, lower geom type first (fsi_collide_pair_at).
 #ifndef FLYSIM_ENGINE_STAGE_COLLISION_H
 #define FLYSIM_ENGINE_STAGE_COLLISION_H
 
 #include "src/model/fields.h"
 #include "src/engine/spatial.h"
+#include "src/engine/cull.h"
 
 #define FS_MINMU          ((fsReal)1e-5)            // mjMINMU: smallest friction coefficient
 #define FS_MESH_HILLCLIMB 10                        // mjMESH_HILLCLIMB_MIN: fewer: exhaustive
@@ -347,6 +355,277 @@ FS_HD int fsi_plane_convex(const fsModel* m, fsData* d, int k, int g1, int g2, f
 }
 
 #include "src/engine/stage_collision_convex.h"
+/// x clipped to [-limit, limit] where limit > 0 (MuJoCo's mju_clip in mju_clampVec).
+FS_HD fsReal fsi_clamp_to(fsReal x, fsReal limit) {
+  if (!(limit > 0)) return x;
+  if (x < -limit) return -limit;
+  if (x > limit) return limit;
+  return x;
+}
+
+/// Sphere of radius r at pos1 against box (pos2, mat2, half-sizes size2), into slot k
+/// (mjraw_SphereBox): the box point nearest the centre, or, with the centre inside,
+/// the nearest face. 1 contact if within margin.
+FS_HD int fsi_sphere_box(fsData* d, int k, fsReal margin, const fsReal pos1[3], fsReal r,
+                         const fsReal pos2[3], const fsReal mat2[9], const fsReal size2[3]) {
+  fsReal tmp[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
+  fsReal center[3], clamped[3], deepest[3], pos[3], normal[3];
+  for (int i = 0; i < 3; i++) // the centre in the box frame
+    center[i] = mat2[i] * tmp[0] + mat2[3 + i] * tmp[1] + mat2[6 + i] * tmp[2];
+  for (int i = 0; i < 3; i++) {
+    clamped[i] = fsi_clamp_to(center[i], size2[i]);
+    deepest[i] = center[i];
+    tmp[i] = clamped[i] - center[i];
+  }
+  fsReal dist = fsi_normalize3(tmp);
+  if (dist - r > margin) return 0;
+  if (dist <= FS_MINVAL) { // centre inside the box: the nearest face
+    fsReal closest = (size2[0] + size2[1] + size2[2]) * 2;
+    int face = 0;
+    for (int i = 0; i < 6; i++) {
+      fsReal gap = fs_abs((i % 2 ? size2[i / 2] : -size2[i / 2]) - center[i / 2]);
+      if (closest > gap) {
+        closest = gap;
+        face = i;
+      }
+    }
+    fsReal nearest[3] = {0, 0, 0};
+    nearest[face / 2] = face % 2 ? -1 : 1;
+    fsReal s = (r - closest) / 2;
+    for (int i = 0; i < 3; i++) pos[i] = center[i] + nearest[i] * s;
+    fsi_mul_mat_vec3(normal, mat2, nearest);
+    dist = -closest;
+  } else {
+    for (int i = 0; i < 3; i++) {
+      deepest[i] += tmp[i] * r;
+      pos[i] = 0;
+      pos[i] += clamped[i] * (fsReal)0.5;
+      pos[i] += deepest[i] * (fsReal)0.5;
+    }
+    fsi_mul_mat_vec3(normal, mat2, tmp);
+  }
+  fsReal w[3];
+  fsi_mul_mat_vec3(w, mat2, pos);
+  for (int i = 0; i < 3; i++) w[i] += pos2[i];
+  fsi_precon(d, k, dist - r, w, normal, 0);
+  return 1;
+}
+
+/// Sphere g1 against box g2 (mjc_SphereBox).
+FS_HD int fsi_sphere_box_pair(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
+  return fsi_sphere_box(d, k, margin, d->geom_xpos + 3 * g1, m->geom_size[3 * g1],
+                        d->geom_xpos + 3 * g2, d->geom_xmat + 9 * g2, m->geom_size + 3 * g2);
+}
+
+/// Capsule g1 against box g2 (mjc_CapsuleBox, MuJoCo's mjraw_CapsuleBox operation for
+/// operation): in the box frame, the point of the capsule's segment closest to the box
+/// -- the segment's ends against the faces, then the segment against each of the 12
+/// edges (clamped line-line distance) -- and, unless the capsule points at the closest
+/// corner or crosses the closest edge in a T, a second point along the segment where it
+/// leaves the box's face or edge; a sphere-box contact at each (fsi_sphere_box). At
+/// most 2 contacts.
+FS_HD int fsi_capsule_box(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
+  const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
+  const fsReal *pos2 = d->geom_xpos + 3 * g2, *mat2 = d->geom_xmat + 9 * g2;
+  const fsReal *size1 = m->geom_size + 3 * g1, *size2 = m->geom_size + 3 * g2;
+  fsReal halflength = size1[1], tmp1[3], tmp2[3], pos[3], axis[3], halfaxis[3];
+  fsReal secondpos = -4; // no second contact (valid values are in [-2, 2])
+  for (int i = 0; i < 3; i++) tmp1[i] = pos1[i] - pos2[i];
+  for (int i = 0; i < 3; i++) // capsule centre and axis in the box frame
+    pos[i] = mat2[i] * tmp1[0] + mat2[3 + i] * tmp1[1] + mat2[6 + i] * tmp1[2];
+  tmp1[0] = mat1[2];
+  tmp1[1] = mat1[5];
+  tmp1[2] = mat1[8];
+  for (int i = 0; i < 3; i++)
+    axis[i] = mat2[i] * tmp1[0] + mat2[3 + i] * tmp1[1] + mat2[6 + i] * tmp1[2];
+  for (int i = 0; i < 3; i++) halfaxis[i] = axis[i] * halflength;
+  int axisdir = (halfaxis[0] > 0) + 2 * (halfaxis[1] > 0) + 4 * (halfaxis[2] > 0);
+  fsReal bestdistmax = margin + 2 * (size1[0] + halflength + size2[0] + size2[1] + size2[2]);
+  fsReal bestdist = bestdistmax, bestsegmentpos = 0, bestboxpos = 0;
+  int cltype = -4, clface = -1, clcorner = 0, cledge = 0;
+
+  // the segment's ends against the faces (an end outside at most one slab)
+  for (int i = -1; i <= 1; i += 2) {
+    int c1 = 0, c2 = -1;
+    for (int j = 0; j < 3; j++) {
+      tmp1[j] = pos[j] + halfaxis[j] * (fsReal)i;
+      tmp2[j] = tmp1[j];
+    }
+    for (int j = 0; j < 3; j++) {
+      if (tmp1[j] < -size2[j]) {
+        c1++;
+        c2 = j;
+        tmp1[j] = -size2[j];
+      } else if (tmp1[j] > size2[j]) {
+        c1++;
+        c2 = j;
+        tmp1[j] = size2[j];
+      }
+    }
+    if (c1 > 1) continue;
+    for (int j = 0; j < 3; j++) tmp1[j] -= tmp2[j];
+    fsReal dist = fsi_dot3(tmp1, tmp1);
+    if (dist < bestdist) {
+      bestdist = dist;
+      bestsegmentpos = (fsReal)i;
+      cltype = -2 + i;
+      clface = c2;
+    }
+  }
+
+  // the segment against the 12 edges: edge j from corner i (bit j clear)
+  for (int j = 0; j < 3; j++) {
+    for (int i = 0; i < 8; i++) {
+      if (i & (1 << j)) continue;
+      fsReal tmp3[3] = {(i & 1) ? size2[0] : -size2[0], (i & 2) ? size2[1] : -size2[1],
+                        (i & 4) ? size2[2] : -size2[2]};
+      tmp3[j] = 0;
+      fsReal dif[3] = {tmp3[0] - pos[0], tmp3[1] - pos[1], tmp3[2] - pos[2]};
+      fsReal ma = size2[j] * size2[j], mb = -size2[j] * halfaxis[j], mc = size1[1] * size1[1];
+      fsReal u = -size2[j] * dif[j], v = fsi_dot3(halfaxis, dif);
+      fsReal det = ma * mc - mb * mb;
+      if (fs_abs(det) < FS_MINVAL) continue;
+      fsReal idet = 1 / det;
+      fsReal x1 = (mc * u - mb * v) * idet, x2 = (ma * v - mb * u) * idet;
+      int s1 = 1, s2 = 1; // 1: inside the segment/edge, 0 or 2: at one end
+      if (x1 > 1) {
+        x1 = 1;
+        s1 = 2;
+        x2 = (v - mb) * (1 / mc);
+      } else if (x1 < -1) {
+        x1 = -1;
+        s1 = 0;
+        x2 = (v + mb) * (1 / mc);
+      }
+      if (x2 > 1) {
+        x2 = 1;
+        s2 = 2;
+        x1 = (u - mb) * (1 / ma);
+        if (x1 > 1) {
+          x1 = 1;
+          s1 = 2;
+        } else if (x1 < -1) {
+          x1 = -1;
+          s1 = 0;
+        }
+      } else if (x2 < -1) {
+        x2 = -1;
+        s2 = 0;
+        x1 = (u + mb) * (1 / ma);
+        if (x1 > 1) {
+          x1 = 1;
+          s1 = 2;
+        } else if (x1 < -1) {
+          x1 = -1;
+          s1 = 0;
+        }
+      }
+      for (int a = 0; a < 3; a++) {
+        dif[a] = tmp3[a] - pos[a];
+        dif[a] += halfaxis[a] * -x2;
+      }
+      dif[j] += size2[j] * x1;
+      fsReal dist = fsi_dot3(dif, dif);
+      int c1 = s1 * 3 + s2;
+      if (dist < bestdist - FS_MINVAL) {
+        bestdist = dist;
+        bestsegmentpos = x2;
+        bestboxpos = x1;
+        clcorner = i + (1 << j) * (c1 / 6);
+        cledge = j;
+        cltype = c1;
+      }
+    }
+  }
+  if (cltype == -4) return 0;
+
+  // the second point along the segment
+  fsReal mul = 0, e1, e2;
+  int ax = 0, ax1 = 0, ax2 = 0;
+  if (cltype >= 0 && cltype / 3 != 1) { // a corner of the box is closest
+    int c1 = axisdir ^ clcorner;
+    fsReal de = 0, dp = 0;
+    if (c1 == 0 || c1 == 7) goto skip; // pointing at (or away from) the corner
+    if (c1 == 1 || c1 == 2 || c1 == 4) {
+      mul = 1;
+      de = 1 - bestsegmentpos;
+      dp = 1 + bestsegmentpos;
+    } else { // 3, 5, 6
+      mul = -1;
+      c1 = 7 - c1;
+      dp = 1 - bestsegmentpos;
+      de = 1 + bestsegmentpos;
+    }
+    if (c1 == 1) ax = 0, ax1 = 1, ax2 = 2;
+    if (c1 == 2) ax = 1, ax1 = 2, ax2 = 0;
+    if (c1 == 4) ax = 2, ax1 = 0, ax2 = 1;
+    if (axis[ax] * axis[ax] > (fsReal)0.5) { // along the box's edge
+      secondpos = de;
+      e1 = 2 * size2[ax] / fs_abs(halfaxis[ax]);
+      if (e1 < secondpos) secondpos = e1;
+      secondpos *= mul;
+    } else { // along a face of the box
+      secondpos = dp;
+      e1 = 2 * size2[ax1] / fs_abs(halfaxis[ax1]);
+      if (e1 < secondpos) secondpos = e1;
+      e1 = 2 * size2[ax2] / fs_abs(halfaxis[ax2]);
+      if (e1 < secondpos) secondpos = e1;
+      secondpos *= -mul;
+    }
+  } else if (cltype >= 0) { // the middle of an edge is closest
+    int c1 = (axisdir ^ clcorner) & (7 - (1 << cledge));
+    if (c1 != 1 && c1 != 2 && c1 != 4) goto skip; // a T: no second point
+    if (cledge == 0) ax1 = 1, ax2 = 2;
+    if (cledge == 1) ax1 = 2, ax2 = 0;
+    if (cledge == 2) ax1 = 0, ax2 = 1;
+    ax = cledge;
+    if (fs_abs(axis[ax1]) > fs_abs(axis[ax2])) ax1 = ax2; // the face at the lower angle
+    ax2 = 3 - ax - ax1;
+    if (c1 & (1 << ax2)) {
+      mul = 1;
+      secondpos = 1 - bestsegmentpos;
+    } else {
+      mul = -1;
+      secondpos = 1 + bestsegmentpos;
+    }
+    e1 = 2 * size2[ax2] / fs_abs(halfaxis[ax2]);
+    if (e1 < secondpos) secondpos = e1;
+    if (((axisdir & (1 << ax)) != 0) == ((c1 & (1 << ax2)) != 0))
+      e2 = 1 - bestboxpos;
+    else
+      e2 = 1 + bestboxpos;
+    e1 = size2[ax] * e2 / fs_abs(halfaxis[ax]);
+    if (e1 < secondpos) secondpos = e1;
+    secondpos *= mul;
+  } else {                       // an end of the segment is closest to a face
+    if (clface == -1) goto skip; // the end is inside the box
+    mul = cltype == -3 ? 1 : -1;
+    secondpos = 2;
+    for (int i = 0; i < 3; i++) tmp1[i] = pos[i] + halfaxis[i] * -mul;
+    for (int i = 0; i < 3; i++) {
+      if (i == clface) continue;
+      e1 = (size2[i] - tmp1[i]) / halfaxis[i] * mul;
+      if (e1 > 0 && e1 < secondpos) secondpos = e1;
+      e1 = (-size2[i] - tmp1[i]) / halfaxis[i] * mul;
+      if (e1 > 0 && e1 < secondpos) secondpos = e1;
+    }
+    secondpos *= mul;
+  }
+
+skip:; // a sphere at the closest point of the segment, then at the second point
+  for (int i = 0; i < 3; i++) tmp1[i] = pos[i] + halfaxis[i] * bestsegmentpos;
+  fsi_mul_mat_vec3(tmp2, mat2, tmp1);
+  for (int i = 0; i < 3; i++) tmp2[i] += pos2[i];
+  int n = fsi_sphere_box(d, k, margin, tmp2, size1[0], pos2, mat2, size2);
+  if (secondpos > -3) {
+    fsReal s = secondpos + bestsegmentpos;
+    for (int i = 0; i < 3; i++) tmp1[i] = pos[i] + halfaxis[i] * s;
+    fsi_mul_mat_vec3(tmp2, mat2, tmp1);
+    for (int i = 0; i < 3; i++) tmp2[i] += pos2[i];
+    n += fsi_sphere_box(d, k + n, margin, tmp2, size1[0], pos2, mat2, size2);
+  }
+  return n;
+}
 
 /// The pair's geoms as MuJoCo collides them: lower geom type first.
 FS_HD void fsi_pair_geoms(const fsModel* m, int p, int* g1, int* g2) {
@@ -361,44 +640,73 @@ FS_HD fsReal fsi_pair_margin(const fsModel* m, int p) {
   return (m->enableflags & FS_ENBL_OVERRIDE) ? m->o_margin : m->pair_margin[p];
 }
 
-/// Narrowphase of pair p into its precon slots; returns the number of contacts.
-/// The pair is skipped when geom 2's bounding sphere is beyond margin + gap from
-/// the plane (MuJoCo's mj_filterSphere), then collided with margin + gap.
-FS_HD int fsi_collide_pair(const fsModel* m, fsData* d, int p) {
-  int g1, g2;
-  fsi_pair_geoms(m, p, &g1, &g2);
-  fsReal margin = fsi_pair_margin(m, p) + m->pair_gap[p];
-  fsReal rbound = m->geom_rbound[g2];
-#ifndef __CUDA_ARCH__
-  if (m->geom_type[g1] == FS_GEOM_BOX) // box-mesh (src/engine/stage_collision_convex.h)
-    return fsi_box_mesh(m, d, m->pair_conadr[p], g1, g2, margin);
-#else
-  // Not in the device build: the collider's scratch (17.5 KiB a lane) in the step kernels
-  // would spill every model's step; the cuda backend refuses box-mesh pairs
-  // (src/cuda/backend_cuda.cu) until they run in a kernel of their own.
-  if (m->geom_type[g1] == FS_GEOM_BOX) return 0;
-#endif
-  if (rbound > 0) {
+/// MuJoCo's bounding-sphere pre-test of pair p (mj_filterSphere, in
+/// filterCollisionPair): 1 if the pair cannot touch within margin (margin + gap).
+/// Two bounded geoms: their centres farther apart than the sum of their bounding
+/// radii and the margin (summed in the pair's geom order); a plane and a bounded
+/// geom: the geom's centre farther above the plane than its radius and the margin.
+FS_HD int fsi_pair_filtered(const fsModel* m, const fsData* d, int p, fsReal margin) {
+  int a = m->pair_geom1[p], b = m->pair_geom2[p];
+  fsReal ra = m->geom_rbound[a], rb = m->geom_rbound[b];
+  if (ra > 0 && rb > 0) {
+    const fsReal *pa = d->geom_xpos + 3 * a, *pb = d->geom_xpos + 3 * b;
+    fsReal dif[3] = {pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]};
+    fsReal bound = ra + rb + margin;
+    return dif[0] * dif[0] + dif[1] * dif[1] + dif[2] * dif[2] > bound * bound;
+  }
+  for (int s = 0; s < 2; s++) {
+    int g1 = s ? b : a, g2 = s ? a : b; // g1 the plane
+    if (m->geom_type[g1] != FS_GEOM_PLANE || !(m->geom_rbound[g2] > 0)) continue;
     const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
     const fsReal* pos2 = d->geom_xpos + 3 * g2;
     fsReal n[3] = {mat1[2], mat1[5], mat1[8]};
     fsReal dif[3] = {pos2[0] - pos1[0], pos2[1] - pos1[1], pos2[2] - pos1[2]};
-    if (fsi_dot3(dif, n) > margin + rbound) return 0;
+    if (fsi_dot3(dif, n) > margin + m->geom_rbound[g2]) return 1;
   }
-  int k = m->pair_conadr[p];
-  switch (m->geom_type[g2]) {
+  return 0;
+}
+
+/// Narrowphase of pair p into slots k.. (its bound, pair_maxcon[p]); returns the number
+/// of contacts. The pair is skipped by MuJoCo's bounding-sphere pre-test
+/// (fsi_pair_filtered), then collided with margin + gap by the collision function of
+/// its geom types (MuJoCo's mjCOLLISIONFUNC, lower type first): one case per pair type.
+FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k) {
+  int g1, g2;
+  fsi_pair_geoms(m, p, &g1, &g2);
+  fsReal margin = fsi_pair_margin(m, p) + m->pair_gap[p];
+  if (fsi_pair_filtered(m, d, p, margin)) return 0;
+  int t2 = m->geom_type[g2];
+  switch (m->geom_type[g1]) {
+  case FS_GEOM_PLANE:
+    switch (t2) {
+    case FS_GEOM_SPHERE:
+      return fsi_plane_sphere(d, k, d->geom_xpos + 3 * g1, d->geom_xmat + 9 * g1,
+                              d->geom_xpos + 3 * g2, m->geom_size[3 * g2], margin);
+    case FS_GEOM_CAPSULE:
+      return fsi_plane_capsule(m, d, k, g1, g2, margin);
+    case FS_GEOM_CYLINDER:
+      return fsi_plane_cylinder(m, d, k, g1, g2, margin);
+    case FS_GEOM_BOX:
+      return fsi_plane_box(m, d, k, g1, g2, margin);
+    case FS_GEOM_ELLIPSOID:
+    case FS_GEOM_MESH:
+      return fsi_plane_convex(m, d, k, g1, g2, margin);
+    default: // refused by the model check
+      return 0;
+    }
   case FS_GEOM_SPHERE:
-    return fsi_plane_sphere(d, k, d->geom_xpos + 3 * g1, d->geom_xmat + 9 * g1,
-                            d->geom_xpos + 3 * g2, m->geom_size[3 * g2], margin);
+    return t2 == FS_GEOM_BOX ? fsi_sphere_box_pair(m, d, k, g1, g2, margin) : 0;
   case FS_GEOM_CAPSULE:
-    return fsi_plane_capsule(m, d, k, g1, g2, margin);
-  case FS_GEOM_CYLINDER:
-    return fsi_plane_cylinder(m, d, k, g1, g2, margin);
-  case FS_GEOM_BOX:
-    return fsi_plane_box(m, d, k, g1, g2, margin);
-  case FS_GEOM_ELLIPSOID:
-  case FS_GEOM_MESH:
-    return fsi_plane_convex(m, d, k, g1, g2, margin);
+    return t2 == FS_GEOM_BOX ? fsi_capsule_box(m, d, k, g1, g2, margin) : 0;
+  case FS_GEOM_BOX: // box-mesh (src/engine/stage_collision_convex.h)
+#ifndef __CUDA_ARCH__
+    return t2 == FS_GEOM_MESH ? fsi_box_mesh(m, d, k, g1, g2, margin) : 0;
+#else
+    // Not in the device build: the collider's scratch (17.5 KiB a lane) in the step
+    // kernels would spill every model's step; the cuda backend refuses box-mesh pairs
+    // (src/cuda/backend_cuda.cu) until they run in a kernel of their own.
+    return 0;
+#endif
   default: // refused by the model check
     return 0;
   }
@@ -455,33 +763,78 @@ FS_HD void fsi_set_contact(const fsModel* m, fsData* d, int c, int k, int p) {
   d->contact_pair[c] = p;
 }
 
-/// mj_collision for the explicit pairs: ncon and contact_* in MuJoCo's order.
-/// Contacts beyond nconmax are dropped, counted in contact_overflow and warned
-/// (MuJoCo's CONTACTFULL); none with nconmax = nprecon, the pairs' bound.
-FS_HD FS_FORCEINLINE void fs_collision(const fsModel* m, fsData* d) {
-  if ((m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT)) || m->nbody < 2) {
-    FS_FOR_LANE(p, m->npair) d->pair_ncon[p] = 0;
-    FS_LANE0 d->ncon[0] = d->contact_overflow[0] = 0;
+/// The world's candidate pairs in pair order (cand_pair, ncand): every pair when the model
+/// culls none; else the pairs tested every step (always_pair) and those of each moving
+/// geom's static geoms near it (src/engine/cull.h), ranked by pair id. More than ncandmax:
+/// the first ncandmax kept (by geom, not pair order), the rest counted in cand_overflow
+/// and MuJoCo's CONTACTFULL warning raised: a problem world, never silent.
+FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
+  if (!m->ncullgeom) {
+    FS_FOR_LANE(i, m->npair) d->cand_pair[i] = i;
+    FS_LANE0 {
+      d->ncand[0] = m->npair;
+      d->cand_overflow[0] = 0;
+    }
     FS_SYNC();
     return;
   }
-  FS_FOR_LANE(p, m->npair) d->pair_ncon[p] = fsi_collide_pair(m, d, p);
+  FS_FOR_LANE(i, m->ncullgeom) d->cand_gnum[i] = fsi_cull_query(m, d, i, 0, 0);
   FS_SYNC();
-  FS_LANE0 { // the pairs' first contacts, in pair order
+  FS_LANE0 { // each moving geom's first candidate, after the always-tested pairs
+    int n = m->nalways;
+    for (int i = 0; i < m->ncullgeom; i++) {
+      d->cand_gadr[i] = n;
+      n += d->cand_gnum[i];
+    }
+    d->ncand[0] = n < m->ncandmax ? n : m->ncandmax;
+    d->cand_overflow[0] = n - d->ncand[0];
+    if (d->cand_overflow[0]) d->warning_number[FS_WARN_CONTACTFULL]++;
+  }
+  FS_SYNC();
+  FS_FOR_LANE(i, m->nalways) d->cand_raw[i] = m->always_pair[i];
+  FS_FOR_LANE(i, m->ncullgeom) {
+    int adr = d->cand_gadr[i];
+    if (adr < m->ncandmax) fsi_cull_query(m, d, i, d->cand_raw + adr, m->ncandmax - adr);
+  }
+  FS_SYNC();
+  int ncand = d->ncand[0];
+  FS_FOR_LANE(i, ncand) { // pair ids are distinct: each candidate's rank is its place
+    int p = d->cand_raw[i], rank = 0;
+    for (int j = 0; j < ncand; j++) rank += d->cand_raw[j] < p;
+    d->cand_pair[rank] = p;
+  }
+  FS_SYNC();
+}
+
+/// mj_collision for the explicit pairs: ncon and contact_* in MuJoCo's order. The
+/// candidates (fsi_candidates) each write up to their pair's bound into their nslot slots
+/// of precon_*; one lane counts them in candidate (= pair) order; lanes move each slot's
+/// contact to its place. Contacts beyond nconmax are dropped, counted in
+/// contact_overflow and warned (MuJoCo's CONTACTFULL); none with nconmax = nprecon.
+FS_HD FS_FORCEINLINE void fs_collision(const fsModel* m, fsData* d) {
+  if ((m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT)) || m->nbody < 2 || !m->nprecon) {
+    FS_LANE0 d->ncon[0] = d->contact_overflow[0] = d->ncand[0] = d->cand_overflow[0] = 0;
+    FS_SYNC();
+    return;
+  }
+  fsi_candidates(m, d);
+  int ncand = d->ncand[0], nslot = m->nslot;
+  FS_FOR_LANE(i, ncand) d->cand_ncon[i] = fsi_collide_pair_at(m, d, d->cand_pair[i], i * nslot);
+  FS_SYNC();
+  FS_LANE0 { // the candidates' first contacts, in pair order
     int n = 0;
-    for (int p = 0; p < m->npair; p++) {
-      d->pair_conout[p] = n;
-      n += d->pair_ncon[p];
+    for (int i = 0; i < ncand; i++) {
+      d->cand_conout[i] = n;
+      n += d->cand_ncon[i];
     }
     d->ncon[0] = n < m->nconmax ? n : m->nconmax;
     d->contact_overflow[0] = n - d->ncon[0];
     if (d->contact_overflow[0]) d->warning_number[FS_WARN_CONTACTFULL]++;
   }
   FS_SYNC();
-  FS_FOR_LANE(k, m->nprecon) {
-    int p = m->precon_pair[k], j = k - m->pair_conadr[p];
-    int c = d->pair_conout[p] + j;
-    if (j < d->pair_ncon[p] && c < m->nconmax) fsi_set_contact(m, d, c, k, p);
+  FS_FOR_LANE(k, ncand * nslot) {
+    int i = k / nslot, j = k - i * nslot, c = d->cand_conout[i] + j;
+    if (j < d->cand_ncon[i] && c < m->nconmax) fsi_set_contact(m, d, c, k, d->cand_pair[i]);
   }
   FS_SYNC();
 }

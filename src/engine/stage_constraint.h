@@ -54,14 +54,29 @@ FS_HD void fsi_jac_col(const fsData* d, int dof, const fsReal offset[3], fsReal 
   }
 }
 
-/// Offset of contact c's point from the subtree com of geom 2's body's tree.
+/// Offset of contact c's point from the subtree com of its moving geom's body's tree
+/// (geom 2's for a plane pair; a box pair's moving geom may be geom 1: pair_moveside).
 FS_HD void fsi_contact_offset(const fsModel* m, const fsData* d, int c, fsReal offset[3]) {
-  int root = m->body_rootid[m->geom_bodyid[d->contact_geom[2 * c + 1]]];
+  int side = m->pair_moveside[d->contact_pair[c]];
+  int root = m->body_rootid[m->geom_bodyid[d->contact_geom[2 * c + side]]];
   for (int k = 0; k < 3; k++) offset[k] = d->contact_pos[3 * c + k] - d->subtree_com[3 * root + k];
 }
 
+/// fsi_jac_col for contact c: MuJoCo's Jacobian difference (geom 2's body minus geom
+/// 1's, mj_jacDifPair) with one body static: the moving body's column, negated when the
+/// moving geom is geom 1 (0 - x: the same value as MuJoCo's).
+FS_HD void fsi_contact_jac_col(const fsModel* m, const fsData* d, int c, int dof,
+                               const fsReal offset[3], fsReal jp[3], fsReal jr[3]) {
+  fsi_jac_col(d, dof, offset, jp, jr);
+  if (m->pair_moveside[d->contact_pair[c]]) return;
+  for (int k = 0; k < 3; k++) {
+    jp[k] = -jp[k];
+    jr[k] = -jr[k];
+  }
+}
+
 /// Jacobian rows of contact c (from row adr), column by column of its pair's chain:
-/// the Jacobian difference (geom 2's body minus the static plane's: geom 2's) turned
+/// the Jacobian difference (geom 2's body minus geom 1's; one of them static) turned
 /// into the contact frame (mj_instantiateContact: normal and tangents from the
 /// translation, spin and rolling from the rotation), then the pyramid's edges
 /// normal + mu_k * direction k and normal - mu_k * direction k (mju_addScl), or the
@@ -75,7 +90,7 @@ FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
   fsi_contact_offset(m, d, c, offset);
   for (int k = 0; k < nv; k++) {
     fsReal jp[3], jr[3], jac[6];
-    fsi_jac_col(d, chain[k], offset, jp, jr);
+    fsi_contact_jac_col(m, d, c, chain[k], offset, jp, jr);
     for (int i = 0; i < (dim > 1 ? 3 : 1); i++) jac[i] = fsi_frame_dot(f + 3 * i, jp);
     for (int i = 0; i < dim - 3; i++) jac[3 + i] = fsi_frame_dot(f + 3 * i, jr);
     fsReal* J = d->efc_J + (size_t)adr * m->njmax + k;

@@ -39,7 +39,7 @@ FS_HD fsReal fsi_body_moment(const fsModel* m, const fsData* d, int body, int j)
     } else if (ex == 1) {
       fsReal off[3], jp[3], jr[3];
       fsi_contact_offset(m, d, c, off);
-      fsi_jac_col(d, j, off, jp, jr);
+      fsi_contact_jac_col(m, d, c, j, off, jp, jr);
       gap += fsi_frame_dot(d->contact_frame + 9 * c, jp);
     }
   }

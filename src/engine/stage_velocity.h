@@ -100,7 +100,7 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
     if (m->pair_chainpos[d->contact_pair[c] * m->nv + i] < 0) continue;
     fsReal off[3], jp[3], jr[3];
     fsi_contact_offset(m, d, c, off);
-    fsi_jac_col(d, i, off, jp, jr);
+    fsi_contact_jac_col(m, d, c, i, off, jp, jr);
     s += fsi_frame_dot(d->contact_frame + 9 * c, jp) * -adhesion;
   }
   d->qfrc_adhesion[i] = s;

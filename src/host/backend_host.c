@@ -94,7 +94,7 @@ static void note_health(const Host* h, const fsModel* m, int w, const fsData* d,
   fsStepReport s;
   s.warnings = d->warning_number;
   s.made = d->ncon[0] + d->contact_overflow[0];
-  s.full = d->contact_overflow[0] != 0 || d->efc_overflow[0] != 0;
+  s.full = d->contact_overflow[0] != 0 || d->efc_overflow[0] != 0 || d->cand_overflow[0] != 0;
   s.limit = hit;
   s.failed = d->solver_error[0] != 0;
   s.newton = fs_solver_iterations(d, 0);

@@ -100,22 +100,30 @@ enum {
   X(nmeshpolyvert) /* their vertices */                                                            \
   X(nmeshpolymap)  /* entries of the vertex -> polygons map */                                     \
   X(nmeshextrema)  /* nmesh * 27 */                                                                \
-  X(nprecon)       /* contact slots of all pairs: sum of each pair's bound (flysim) */             \
-  X(nconmax)       /* contacts a world holds: nprecon unless lowered before allocating (flysim) */ \
-  X(npairdof)      /* entries of all pairs' dof chains (flysim) */                                 \
-  X(nefcmax)       /* constraint rows a world holds: the rows of every contact slot (flysim) */    \
-  X(njmax)         /* non-zeros of a constraint row at most: the longest pair chain (flysim) */    \
-  X(nefcJ)         /* nefcmax * njmax: the rows' non-zeros, a fixed njmax per row (flysim) */      \
-  X(ntree)         /* kinematic trees under the world */                                           \
-  X(ndesc)         /* nC - nv: the reduced layout's off-diagonal entries (flysim) */               \
-  X(ndlevel)       /* depths of the reduced layout's rows (flysim) */                              \
-  X(ndleveladr)    /* ndlevel + 1 */                                                               \
-  X(nH)         /* entries of the Hessian's layout: every dof's ancestors and itself (flysim) */   \
-  X(nHdesc)     /* nH - nv */                                                                      \
-  X(nhlevel)    /* depths of the dof tree (flysim) */                                              \
-  X(nhleveladr) /* nhlevel + 1 */                                                                  \
-  X(npairnv)    /* npair * nv when there are constraint rows, else 0 (flysim) */                   \
-  X(one)        /* 1 */
+  X(nprecon)       /* contact slots: ncandmax * nslot, a slot row per candidate pair (flysim) */   \
+  X(ncandmax)    /* candidate pairs a world tests in a step at most (flysim, src/engine/cull.h) */ \
+  X(nalways)     /* pairs every world tests every step: all but the culled (flysim) */             \
+  X(ncullgeom)   /* moving geoms with pairs against static geoms (culled pairs, flysim) */         \
+  X(ncullstatic) /* static geoms of those pairs (flysim) */                                        \
+  X(ncullpair)   /* ncullgeom * ncullstatic (flysim) */                                            \
+  X(ngrid)       /* cells of the static geoms' grid (flysim) */                                    \
+  X(ngridadr)    /* ngrid + 1 */                                                                   \
+  X(ngridentry)  /* (cell, static geom) entries of the grid (flysim) */                            \
+  X(nconmax)     /* contacts a world holds: nprecon unless lowered before allocating (flysim) */   \
+  X(npairdof)    /* entries of all pairs' dof chains (flysim) */                                   \
+  X(nefcmax)     /* constraint rows a world holds: the rows of every contact slot (flysim) */      \
+  X(njmax)       /* non-zeros of a constraint row at most: the longest pair chain (flysim) */      \
+  X(nefcJ)       /* nefcmax * njmax: the rows' non-zeros, a fixed njmax per row (flysim) */        \
+  X(ntree)       /* kinematic trees under the world */                                             \
+  X(ndesc)       /* nC - nv: the reduced layout's off-diagonal entries (flysim) */                 \
+  X(ndlevel)     /* depths of the reduced layout's rows (flysim) */                                \
+  X(ndleveladr)  /* ndlevel + 1 */                                                                 \
+  X(nH)          /* entries of the Hessian's layout: every dof's ancestors and itself (flysim) */  \
+  X(nHdesc)      /* nH - nv */                                                                     \
+  X(nhlevel)     /* depths of the dof tree (flysim) */                                             \
+  X(nhleveladr)  /* nhlevel + 1 */                                                                 \
+  X(npairnv)     /* npair * nv when there are constraint rows, else 0 (flysim) */                  \
+  X(one)         /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
 #define FS_MODEL_FIELDS_MJ(X)                                                                      \
@@ -227,9 +235,15 @@ enum {
   X(int, body_childnum, nbody, 1)     /* children of the body */                                   \
   X(int, body_childadr, nbody, 1)     /* first in body_child */                                    \
   X(int, body_child, nbody, 1)        /* children, increasing id */                                \
-  X(int, pair_maxcon, npair, 1)     /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */ \
-  X(int, pair_conadr, npair, 1)     /* its first slot in the precon_* scratch */                   \
-  X(int, precon_pair, nprecon, 1)   /* the pair of each slot */                                    \
+  X(int, pair_maxcon, npair, 1)   /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */   \
+  X(int, pair_moveside, npair, 1) /* 1: geom 2 (collision order) moves, 0: geom 1 (box pairs) */   \
+  X(int, always_pair, nalways, 1) /* the pairs tested every step (not culled), in order */         \
+  X(int, cull_geom, ncullgeom, 1) /* moving geoms with culled pairs */                             \
+  X(fsReal, cull_reach, ncullgeom, 1)  /* rbound + its culled pairs' largest margin + gap */       \
+  X(fsReal, cull_aabb, ncullstatic, 4) /* static geoms' world boxes: lo x, lo y, hi x, hi y */     \
+  X(int, cull_pair, ncullpair, 1) /* [i * ncullstatic + s]: pair of cull_geom i, static s; -1 */   \
+  X(int, grid_adr, ngridadr, 1)   /* cell c's static geoms: grid_static[adr[c]..adr[c+1]) */       \
+  X(int, grid_static, ngridentry, 1) /* static geoms (cull_aabb rows) overlapping each cell */     \
   X(int, pair_nv, npair, 1)         /* dofs its contacts move: geom 2's body chain (0: no rows) */ \
   X(int, pair_dofadr, npair, 1)     /* first in pair_dof */                                        \
   X(int, pair_dof, npairdof, 1)     /* the chains: increasing dof ids (MuJoCo's mj_mergeChain) */  \
@@ -286,6 +300,10 @@ typedef struct fsModel {
   int adhesion;            // flg_adhesion: contacts with adhesion pull (mj_passive)
   int ccd_iterations;      // opt.ccd_iterations: GJK and EPA iterations (convex pairs)
   double ccd_tolerance;    // opt.ccd_tolerance: their tolerance (the collider is double)
+  int nslot;               // contact slots per candidate pair: the largest pair_maxcon
+  fsReal grid_lo[2];       // static geoms' grid (src/engine/cull.h): its low corner in x, y,
+  fsReal grid_inv[2];      //   1 / cell size,
+  int grid_n[2];           //   cells along x, y (ngrid = grid_n[0] * grid_n[1])
 #define FS_X(type, name, size, cols) type* name;
   FS_MODEL_FIELDS(FS_X)
 #undef FS_X
@@ -346,38 +364,44 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
 
 // X(type, name, size, cols, stage, kind): per-world data.
 #define FS_DATA_FIELDS(X)                                                                          \
-  X(fsReal, qpos, nq, 1, STATE, MJ)                         /* position */                         \
-  X(fsReal, qvel, nv, 1, STATE, MJ)                         /* velocity */                         \
-  X(fsReal, ctrl, nu, 1, STATE, MJ)                         /* control */                          \
-  X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                 /* applied generalized force */        \
-  X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)               /* last qacc (solver warm start) */    \
-  X(double, time, one, 1, STATE, MJ)                        /* simulation time */                  \
-  X(fsReal, mocap_pos, nmocap, 3, STATE, MJ)                /* mocap bodies' position */           \
-  X(fsReal, mocap_quat, nmocap, 4, STATE, MJ)               /* ... and orientation */              \
-  X(int, warning_number, one, FS_NWARNING, STATE, OWN)      /* MuJoCo's warning counters */        \
-  X(fsReal, xpos, nbody, 3, KINEMATICS, MJ)                 /* body frame position */              \
-  X(fsReal, xquat, nbody, 4, KINEMATICS, MJ)                /* body frame orientation */           \
-  X(fsReal, xmat, nbody, 9, KINEMATICS, MJ)                 /* ... as a matrix */                  \
-  X(fsReal, xipos, nbody, 3, KINEMATICS, MJ)                /* centre of mass */                   \
-  X(fsReal, ximat, nbody, 9, KINEMATICS, MJ)                /* inertial frame orientation */       \
-  X(fsReal, xanchor, njnt, 3, KINEMATICS, MJ)               /* joint anchor */                     \
-  X(fsReal, xaxis, njnt, 3, KINEMATICS, MJ)                 /* joint axis */                       \
-  X(fsReal, geom_xpos, ngeom, 3, KINEMATICS, MJ)            /* geom position */                    \
-  X(fsReal, geom_xmat, ngeom, 9, KINEMATICS, MJ)            /* geom orientation */                 \
-  X(fsReal, site_xpos, nsite, 3, KINEMATICS, MJ)            /* site position */                    \
-  X(fsReal, site_xmat, nsite, 9, KINEMATICS, MJ)            /* site orientation */                 \
-  X(fsReal, subtree_com, nbody, 3, COM_POS, MJ)             /* centre of mass of each subtree */   \
-  X(fsReal, cinert, nbody, 10, COM_POS, MJ)                 /* com-based body inertia and mass */  \
-  X(fsReal, cdof, nv, 6, COM_POS, MJ)                       /* com-based motion axis (rot:lin) */  \
-  X(fsReal, crb, nbody, 10, MAKE_M, MJ)                     /* com-based composite inertia */      \
-  X(fsReal, M, nC, 1, MAKE_M, MJ)                           /* inertia, reduced sparse layout */   \
-  X(fsReal, qLD, nC, 1, FACTOR_M, MJ)                       /* L'*D*L factor of M, same layout */  \
-  X(fsReal, qLDiagInv, nv, 1, FACTOR_M, MJ)                 /* 1/diag(D) */                        \
-  X(int, pair_ncon, npair, 1, COLLISION, SCRATCH)           /* contacts each pair made */          \
-  X(int, pair_conout, npair, 1, COLLISION, SCRATCH)         /* its first contact in contact_* */   \
-  X(fsReal, precon_dist, nprecon, 1, COLLISION, SCRATCH)    /* each pair's contacts (slots of */   \
-  X(fsReal, precon_pos, nprecon, 3, COLLISION, SCRATCH)     /*  pair_conadr): MuJoCo's         */  \
-  X(fsReal, precon_normal, nprecon, 3, COLLISION, SCRATCH)  /*  mjPreContact: distance, point, */  \
+  X(fsReal, qpos, nq, 1, STATE, MJ)                        /* position */                          \
+  X(fsReal, qvel, nv, 1, STATE, MJ)                        /* velocity */                          \
+  X(fsReal, ctrl, nu, 1, STATE, MJ)                        /* control */                           \
+  X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                /* applied generalized force */         \
+  X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)              /* last qacc (solver warm start) */     \
+  X(double, time, one, 1, STATE, MJ)                       /* simulation time */                   \
+  X(fsReal, mocap_pos, nmocap, 3, STATE, MJ)               /* mocap bodies' position */            \
+  X(fsReal, mocap_quat, nmocap, 4, STATE, MJ)              /* ... and orientation */               \
+  X(int, warning_number, one, FS_NWARNING, STATE, OWN)     /* MuJoCo's warning counters */         \
+  X(fsReal, xpos, nbody, 3, KINEMATICS, MJ)                /* body frame position */               \
+  X(fsReal, xquat, nbody, 4, KINEMATICS, MJ)               /* body frame orientation */            \
+  X(fsReal, xmat, nbody, 9, KINEMATICS, MJ)                /* ... as a matrix */                   \
+  X(fsReal, xipos, nbody, 3, KINEMATICS, MJ)               /* centre of mass */                    \
+  X(fsReal, ximat, nbody, 9, KINEMATICS, MJ)               /* inertial frame orientation */        \
+  X(fsReal, xanchor, njnt, 3, KINEMATICS, MJ)              /* joint anchor */                      \
+  X(fsReal, xaxis, njnt, 3, KINEMATICS, MJ)                /* joint axis */                        \
+  X(fsReal, geom_xpos, ngeom, 3, KINEMATICS, MJ)           /* geom position */                     \
+  X(fsReal, geom_xmat, ngeom, 9, KINEMATICS, MJ)           /* geom orientation */                  \
+  X(fsReal, site_xpos, nsite, 3, KINEMATICS, MJ)           /* site position */                     \
+  X(fsReal, site_xmat, nsite, 9, KINEMATICS, MJ)           /* site orientation */                  \
+  X(fsReal, subtree_com, nbody, 3, COM_POS, MJ)            /* centre of mass of each subtree */    \
+  X(fsReal, cinert, nbody, 10, COM_POS, MJ)                /* com-based body inertia and mass */   \
+  X(fsReal, cdof, nv, 6, COM_POS, MJ)                      /* com-based motion axis (rot:lin) */   \
+  X(fsReal, crb, nbody, 10, MAKE_M, MJ)                    /* com-based composite inertia */       \
+  X(fsReal, M, nC, 1, MAKE_M, MJ)                          /* inertia, reduced sparse layout */    \
+  X(fsReal, qLD, nC, 1, FACTOR_M, MJ)                      /* L'*D*L factor of M, same layout */   \
+  X(fsReal, qLDiagInv, nv, 1, FACTOR_M, MJ)                /* 1/diag(D) */                         \
+  X(int, ncand, one, 1, COLLISION, OWN)                    /* candidate pairs tested */            \
+  X(int, cand_overflow, one, 1, COLLISION, OWN)            /* candidates dropped: ncandmax full */ \
+  X(int, cand_gnum, ncullgeom, 1, COLLISION, SCRATCH)      /* each moving geom's candidates */     \
+  X(int, cand_gadr, ncullgeom, 1, COLLISION, SCRATCH)      /* its first in cand_raw */             \
+  X(int, cand_raw, ncandmax, 1, COLLISION, SCRATCH)        /* candidates, by geom */               \
+  X(int, cand_pair, ncandmax, 1, COLLISION, SCRATCH)       /* candidates in pair order */          \
+  X(int, cand_ncon, ncandmax, 1, COLLISION, SCRATCH)       /* contacts each candidate made */      \
+  X(int, cand_conout, ncandmax, 1, COLLISION, SCRATCH)     /* its first contact in contact_* */    \
+  X(fsReal, precon_dist, nprecon, 1, COLLISION, SCRATCH)   /* each candidate's contacts (nslot */  \
+  X(fsReal, precon_pos, nprecon, 3, COLLISION, SCRATCH)    /*  slots a candidate): MuJoCo's   */   \
+  X(fsReal, precon_normal, nprecon, 3, COLLISION, SCRATCH) /*  mjPreContact: distance, point, */   \
   X(fsReal, precon_tangent, nprecon, 3, COLLISION, SCRATCH) /*  normal, first tangent or 0     */  \
   X(int, ncon, one, 1, COLLISION, CONTACT)                  /* contacts (pairs in model order) */  \
   X(int, contact_overflow, one, 1, COLLISION, OWN)          /* contacts dropped: nconmax full */   \

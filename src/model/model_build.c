@@ -6,6 +6,9 @@
 // world's bytes, and the descriptions of the fields (src/model/fields.h) and of the stages.
 #include "src/model/model.h"
 
+#include "src/engine/cull.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,16 +239,212 @@ static void derive_moments(const mjModel* mj, fsModel* m, int with_rows) {
   free(fill);
 }
 
-// Each pair's contact bound and slots in the precon scratch; the slots' pairs.
-// Without contacts (disabled) no slots: the collision stage returns none.
-static void derive_pairs(const mjModel* mj, fsModel* m) {
-  int adr = 0;
+// The static pair culling's plan (src/engine/cull.h), made with the sizes and written
+// into the model's arrays after they are allocated.
+typedef struct CullPlan {
+  int* pair_static; // (npair) the pair's static geom's row in the plan, -1: always tested
+  int* pair_moving; // (npair) its moving geom's row
+  int* geom_row;    // (ngeom) a geom's row: moving geoms' in cull_geom, static in cull_aabb
+  int* geoms;       // (ncullgeom) the moving geoms
+  int* statics;     // (ncullstatic) the static geoms
+  double* reach;    // (ncullgeom) rbound + the largest margin + gap of its culled pairs
+  fsReal* aabb;     // (ncullstatic x 4) world boxes in x, y (lo x, lo y, hi x, hi y), padded
+} CullPlan;
+
+static void cull_plan_free(CullPlan* c) {
+  free(c->pair_static);
+  free(c->pair_moving);
+  free(c->geom_row);
+  free(c->geoms);
+  free(c->statics);
+  free(c->reach);
+  free(c->aabb);
+  memset(c, 0, sizeof *c);
+}
+
+// Body b has dofs on its way to the world (its contacts' rows act on them).
+static int body_moves(const mjModel* mj, int b) {
+  for (; b > 0; b = mj->body_parentid[b])
+    if (mj->body_dofnum[b]) return 1;
+  return 0;
+}
+
+// Geom g never moves: its body is welded to the world and no mocap body is on the way.
+static int geom_static(const mjModel* mj, int g) {
+  int b = mj->geom_bodyid[g];
+  if (mj->body_weldid[b] != 0) return 0;
+  for (; b > 0; b = mj->body_parentid[b])
+    if (mj->body_mocapid[b] >= 0) return 0;
+  return 1;
+}
+
+// A pair culled: one geom static and bounded (not a plane), the other moving.
+static int pair_cullable(const mjModel* mj, int p, int* moving, int* fixed) {
+  int a = mj->pair_geom1[p], b = mj->pair_geom2[p];
+  int sa = geom_static(mj, a), sb = geom_static(mj, b);
+  if (sa == sb) return 0;
+  *fixed = sa ? a : b;
+  *moving = sa ? b : a;
+  int t = mj->geom_type[*fixed];
+  return t != mjGEOM_PLANE && t != mjGEOM_HFIELD && mj->geom_rbound[*fixed] > 0;
+}
+
+// Sizes of the culling and its plan: which pairs are culled, the moving and static geoms,
+// their reach and boxes, and the grid's placement (m->grid_*). No culled pairs (or contacts
+// off): ncullgeom 0 and every pair a candidate. Returns -1 when out of memory.
+static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
+  memset(c, 0, sizeof *c);
+  m->grid_n[0] = m->grid_n[1] = 1;
+  m->grid_inv[0] = m->grid_inv[1] = 1;
+  int np = (int)mj->npair, ng = (int)mj->ngeom;
+  c->pair_static = fs_calloc(err, "culled pairs", (unsigned long long)np + 1, sizeof(int));
+  c->pair_moving = fs_calloc(err, "culled pairs", (unsigned long long)np + 1, sizeof(int));
+  c->geom_row = fs_calloc(err, "culled geoms", (unsigned long long)ng + 1, sizeof(int));
+  c->geoms = fs_calloc(err, "moving geoms", (unsigned long long)ng + 1, sizeof(int));
+  c->statics = fs_calloc(err, "static geoms", (unsigned long long)ng + 1, sizeof(int));
+  c->reach = fs_calloc(err, "reach", (unsigned long long)ng + 1, sizeof(double));
+  c->aabb = fs_calloc(err, "static boxes", 4ull * ng + 4, sizeof(fsReal));
+  if (!c->pair_static || !c->pair_moving || !c->geom_row || !c->geoms || !c->statics || !c->reach ||
+      !c->aabb) {
+    cull_plan_free(c);
+    return -1;
+  }
+  for (int g = 0; g < ng; g++) c->geom_row[g] = -1;
+  int override = (mj->opt.enableflags & mjENBL_OVERRIDE) != 0;
+  for (int p = 0; p < np; p++) {
+    int mv, st;
+    c->pair_static[p] = -1;
+    if (!fs_model_contacts_enabled(mj) || !pair_cullable(mj, p, &mv, &st)) continue;
+    if (c->geom_row[mv] < 0) {
+      c->geom_row[mv] = m->ncullgeom;
+      c->geoms[m->ncullgeom] = mv;
+      c->reach[m->ncullgeom++] = mj->geom_rbound[mv];
+    }
+    if (c->geom_row[st] < 0) {
+      c->geom_row[st] = m->ncullstatic;
+      c->statics[m->ncullstatic++] = st;
+    }
+    double margin = (override ? mj->opt.o_margin : mj->pair_margin[p]) + mj->pair_gap[p];
+    double r = mj->geom_rbound[mv] + (margin > 0 ? margin : 0);
+    int i = c->geom_row[mv];
+    c->reach[i] = r > c->reach[i] ? r : c->reach[i];
+    c->pair_static[p] = c->geom_row[st];
+    c->pair_moving[p] = i;
+  }
+  m->ncullpair = m->ncullgeom * m->ncullstatic;
+  if (!m->ncullgeom) return 0;
+  // a second pair of the same two geoms is tested every step (the table holds one)
+  int* seen = fs_calloc(err, "culled pair table", (unsigned long long)m->ncullpair, sizeof(int));
+  if (!seen) {
+    cull_plan_free(c);
+    return -1;
+  }
+  for (int p = 0; p < np; p++) {
+    if (c->pair_static[p] < 0) continue;
+    int* e = seen + (long)c->pair_moving[p] * m->ncullstatic + c->pair_static[p];
+    if (*e) c->pair_static[p] = -1;
+    *e = 1;
+  }
+  free(seen);
+  // static boxes from the geoms' world frames (qpos-independent), padded outwards so
+  // that rounding them to fsReal keeps them holding the geoms
+  mjData* d = mj_makeData(mj);
+  if (!d) {
+    cull_plan_free(c);
+    return fs_fail(err, "out of memory placing the static geoms");
+  }
+  mj_kinematics(mj, d);
+  double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY}, ext[2] = {0, 0};
+  double pad_rel = sizeof(fsReal) == 4 ? 1e-5 : 1e-9;
+  for (int s = 0; s < m->ncullstatic; s++) {
+    int g = c->statics[s];
+    const mjtNum *pos = d->geom_xpos + 3 * g, *mat = d->geom_xmat + 9 * g;
+    const mjtNum* box = mj->geom_aabb + 6 * g; // local centre, half sizes
+    for (int a = 0; a < 2; a++) {
+      double cen = pos[a], half = 0;
+      for (int j = 0; j < 3; j++) {
+        cen += mat[3 * a + j] * box[j];
+        half += fabs(mat[3 * a + j]) * box[3 + j];
+      }
+      double pad = pad_rel * (1 + fabs(cen) + half);
+      c->aabb[4 * s + a] = (fsReal)(cen - half - pad);
+      c->aabb[4 * s + 2 + a] = (fsReal)(cen + half + pad);
+      lo[a] = fmin(lo[a], cen - half - pad);
+      hi[a] = fmax(hi[a], cen + half + pad);
+      ext[a] += 2 * (half + pad);
+    }
+  }
+  mj_deleteData(d);
+  // the grid: cells as large as the static boxes on average, along each axis
+  for (int a = 0; a < 2; a++) {
+    double cell = ext[a] / m->ncullstatic, span = hi[a] - lo[a];
+    if (!(cell > 0)) cell = 1;
+    double n = ceil(span / cell);
+    n = n < 1 ? 1 : (n > 1024 ? 1024 : n);
+    if (span > 0) cell = span / n;
+    m->grid_n[a] = (int)n;
+    m->grid_lo[a] = (fsReal)lo[a];
+    m->grid_inv[a] = (fsReal)(1 / cell);
+  }
+  m->ngrid = m->grid_n[0] * m->grid_n[1];
+  m->ngridadr = m->ngrid + 1;
+  for (int s = 0; s < m->ncullstatic; s++) {
+    const fsReal* b = c->aabb + 4 * s;
+    int nx = fsi_grid_cell(m, b[2], 0) - fsi_grid_cell(m, b[0], 0) + 1;
+    int ny = fsi_grid_cell(m, b[3], 1) - fsi_grid_cell(m, b[1], 1) + 1;
+    m->ngridentry += nx * ny;
+  }
+  return 0;
+}
+
+// Each pair's contact bound; the always-tested pairs; the culling's arrays and grid
+// (src/engine/cull.h) from the plan. Without contacts (disabled) no slots: the collision
+// stage returns none.
+static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
+  int na = 0;
   for (int p = 0; p < m->npair; p++) {
     m->pair_maxcon[p] = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
-    m->pair_conadr[p] = adr;
-    for (int j = 0; j < m->pair_maxcon[p]; j++) m->precon_pair[adr + j] = p;
-    adr += m->pair_maxcon[p];
+    int g1 = mj->pair_geom1[p], g2 = mj->pair_geom2[p]; // collision order: lower type first
+    if (mj->geom_type[g1] > mj->geom_type[g2]) {
+      int t = g1;
+      g1 = g2;
+      g2 = t;
+    }
+    m->pair_moveside[p] = !body_moves(mj, mj->geom_bodyid[g1]);
+    if (c->pair_static[p] < 0 && na < m->nalways) m->always_pair[na++] = p;
   }
+  if (!m->ncullgeom) return;
+  for (int i = 0; i < m->ncullgeom; i++) {
+    m->cull_geom[i] = c->geoms[i];
+    m->cull_reach[i] = (fsReal)c->reach[i];
+  }
+  for (int k = 0; k < 4 * m->ncullstatic; k++) m->cull_aabb[k] = c->aabb[k];
+  for (int k = 0; k < m->ncullpair; k++) m->cull_pair[k] = -1;
+  for (int p = 0; p < m->npair; p++) {
+    int s = c->pair_static[p];
+    if (s < 0) continue;
+    m->cull_pair[(long)c->pair_moving[p] * m->ncullstatic + s] = p;
+  }
+  // the grid's cells (CSR): each static box in every cell it overlaps
+  for (int pass = 0; pass < 2; pass++) {
+    int* count = m->grid_adr; // pass 0 counts into adr[c + 1], pass 1 fills
+    if (pass == 1) {
+      for (int k = 0; k < m->ngrid; k++) count[k + 1] += count[k];
+    }
+    for (int s = 0; s < m->ncullstatic; s++) {
+      const fsReal* b = m->cull_aabb + 4 * s;
+      for (int y = fsi_grid_cell(m, b[1], 1); y <= fsi_grid_cell(m, b[3], 1); y++)
+        for (int x = fsi_grid_cell(m, b[0], 0); x <= fsi_grid_cell(m, b[2], 0); x++) {
+          int cell = y * m->grid_n[0] + x;
+          if (pass == 0)
+            count[cell + 1]++;
+          else
+            m->grid_static[count[cell]++] = s;
+        }
+    }
+  }
+  for (int k = m->ngrid; k > 0; k--) m->grid_adr[k] = m->grid_adr[k - 1]; // back to starts
+  m->grid_adr[0] = 0;
 }
 
 // Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies,
@@ -295,13 +494,16 @@ static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
   m->jac_sparse = mj_isSparse(mj);
   if (!with_rows) return;
   int* chain = calloc((size_t)mj->nv + 1, sizeof(int));
+  int rows = 0; // the most rows a contact makes
   for (int p = 0; p < m->npair; p++) {
     int n = fs_model_pair_chain(mj, p, chain);
     m->npairdof += n;
     m->njmax = n > m->njmax ? n : m->njmax;
     m->nefcmax += fs_model_pair_maxcon(mj, p) * contact_rows(mj->pair_dim[p]);
+    rows = contact_rows(mj->pair_dim[p]) > rows ? contact_rows(mj->pair_dim[p]) : rows;
   }
   free(chain);
+  if (m->ncullgeom) m->nefcmax = m->nprecon * rows; // the candidates' slots, not every pair's
   m->nefcJ = m->nefcmax * m->njmax;
   m->npairnv = m->npair * m->nv;
 }
@@ -452,8 +654,12 @@ int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsErro
   return fs_model_build_for(mj, model_path, m, FS_BUILD_STEP, err);
 }
 
-// Sizes and options of the collision stage's model.
-static void collision_sizes(const mjModel* mj, fsModel* m) {
+// Candidates a world holds by default when pairs are culled: the always-tested pairs and
+// this many per moving geom (a geom near a few static boxes at once; more: a problem world).
+#define FS_CANDIDATES_PER_GEOM 8
+
+// Sizes and options of the collision stage's model; the culling's plan (cull_plan).
+static int collision_sizes(const mjModel* mj, fsModel* m, CullPlan* plan, fsError* err) {
   m->ngeom = (int)mj->ngeom;
   m->nsite = (int)mj->nsite;
   m->npair = (int)mj->npair;
@@ -464,8 +670,18 @@ static void collision_sizes(const mjModel* mj, fsModel* m) {
   m->nmeshpolyvert = (int)mj->nmeshpolyvert;
   m->nmeshpolymap = (int)mj->nmeshpolymap;
   m->nmeshextrema = 27 * (int)mj->nmesh;
-  for (int p = 0; p < m->npair; p++)
-    m->nprecon += fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
+  if (cull_plan(mj, m, plan, err)) return -1;
+  int nculled = 0;
+  for (int p = 0; p < m->npair; p++) {
+    int k = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
+    m->nslot = k > m->nslot ? k : m->nslot;
+    nculled += plan->pair_static[p] >= 0;
+  }
+  m->nalways = m->npair - nculled;
+  m->ncandmax = m->npair;
+  if (m->ncullgeom && nculled > FS_CANDIDATES_PER_GEOM * m->ncullgeom)
+    m->ncandmax = m->nalways + FS_CANDIDATES_PER_GEOM * m->ncullgeom;
+  m->nprecon = m->ncandmax * m->nslot;
   m->nconmax = m->nprecon;
   m->enableflags = mj->opt.enableflags;
   m->o_margin = (fsReal)mj->opt.o_margin;
@@ -474,6 +690,7 @@ static void collision_sizes(const mjModel* mj, fsModel* m) {
   for (int k = 0; k < 5; k++) m->o_friction[k] = (fsReal)mj->opt.o_friction[k];
   m->ccd_iterations = mj->opt.ccd_iterations;
   m->ccd_tolerance = mj->opt.ccd_tolerance;
+  return 0;
 }
 
 int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
@@ -497,13 +714,18 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   m->nlevel = body_depths(mj, depth);
   m->nleveladr = m->nlevel + 1;
   m->one = 1;
-  collision_sizes(mj, m);
+  CullPlan plan;
+  if (collision_sizes(mj, m, &plan, err)) {
+    free(depth);
+    return -1;
+  }
   int with_rows = use == FS_BUILD_STEP && fs_model_contacts_enabled(mj) && mj->npair > 0;
   constraint_sizes(mj, m, with_rows);
   solver_options(mj, m);
   int* dofs = fs_calloc(err, "moment dofs", (unsigned long long)mj->nv + 1, sizeof(int));
   if (!dofs) {
     free(depth);
+    cull_plan_free(&plan);
     return -1;
   }
   for (int a = 0; a < m->nu; a++) m->nJmom += moment_dofs(mj, a, with_rows, dofs);
@@ -513,6 +735,7 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   m->disableflags = mj->opt.disableflags;
   if (alloc_model(m, err)) {
     free(depth);
+    cull_plan_free(&plan);
     fs_model_free(m);
     return -1;
   }
@@ -522,10 +745,11 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   derive_tree(mj, m, depth);
   derive_dofs(mj, m);
   derive_moments(mj, m, with_rows);
-  derive_pairs(mj, m);
+  derive_pairs(mj, m, &plan);
   derive_chains(mj, m);
   derive_solver(mj, m);
   free(depth);
+  cull_plan_free(&plan);
   return 0;
 }
 

@@ -52,6 +52,12 @@ static void problem_found(Problems* p, const mjModel* m, const Found* f, int typ
 
 #define FS_STR2(x) #x
 #define FS_STR(x)  FS_STR2(x)
+// Body b has dofs on its way to the world.
+static int body_moves(const mjModel* m, int b) {
+  for (; b > 0; b = m->body_parentid[b])
+    if (m->body_dofnum[b]) return 1;
+  return 0;
+}
 
 static int disabled(const mjModel* m, int flag) {
   return (m->opt.disableflags & flag) != 0;
@@ -94,9 +100,12 @@ static void check_options(const mjModel* m, Problems* p) {
 }
 
 // Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the
-// pairs the stage implements (plane pairs; box-mesh under native CCD: 1 with multiccd
-// off, else 4, or 5 with a margin: the perturbation's extra contacts); 0 for the pairs
-// it does not.
+// pairs the stage implements (a plane against a sphere, capsule, ellipsoid, cylinder,
+// box or mesh; a box against a sphere or capsule; box-mesh under native CCD: 1 with
+// multiccd off, else 4, or 5 with a margin: the perturbation's extra contacts); 0 for
+// the pairs it does not. One
+// case per pair type, lower geom type first, as the stage's dispatch
+// (src/engine/stage_collision.h, fsi_collide_pair_at).
 int fs_model_pair_maxcon(const mjModel* m, int p) {
   int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
   if (t1 > t2) {
@@ -110,6 +119,8 @@ int fs_model_pair_maxcon(const mjModel* m, int p) {
     mjtNum margin = (m->opt.enableflags & mjENBL_OVERRIDE) ? m->opt.o_margin : m->pair_margin[p];
     return margin + m->pair_gap[p] > 0 ? 5 : 4;
   }
+  if (t1 == mjGEOM_SPHERE && t2 == mjGEOM_BOX) return 1;  // mjc_SphereBox
+  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_BOX) return 4; // mjc_CapsuleBox (makes 2 at most)
   if (t1 != mjGEOM_PLANE) return 0;
   switch (t2) {
   case mjGEOM_SPHERE:
@@ -142,7 +153,7 @@ static void check_constraint(const mjModel* m, Problems* p) {
   if (m->opt.enableflags & mjENBL_DIAGEXACT)
     problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
                "diagexact=\"enable\"/>");
-  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0};
+  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0}, both = {0, 0};
   for (int g = 0; g < m->ngeom; g++)
     for (int k = 0; k < 6; k++)
       if (m->geom_surfacevel[6 * g + k] != 0) {
@@ -152,6 +163,9 @@ static void check_constraint(const mjModel* m, Problems* p) {
   int* chain = calloc((size_t)m->nv + 1, sizeof(int));
   for (int k = 0; k < m->npair; k++) {
     if (!fs_model_pair_chain(m, k, chain)) found(&still, k);
+    if (body_moves(m, m->geom_bodyid[m->pair_geom1[k]]) &&
+        body_moves(m, m->geom_bodyid[m->pair_geom2[k]]))
+      found(&both, k);
     for (int s = 0; s < 2; s++) {
       int g = s ? m->pair_geom2[k] : m->pair_geom1[k];
       if (m->geom_type[g] == mjGEOM_PLANE && m->body_dofnum[m->body_weldid[m->geom_bodyid[g]]])
@@ -166,6 +180,11 @@ static void check_constraint(const mjModel* m, Problems* p) {
             "rows for them and marks their contacts exclude 3); fix: remove %s",
             still.count, still.count == 1 ? "" : "s", still.first,
             still.count == 1 ? "it" : "them");
+  if (both.count)
+    problem(p,
+            "%d contact pair%s between two moving bodies (first: id %d; the contact rows "
+            "implement pairs with one static geom); fix: pair moving geoms with static ones",
+            both.count, both.count == 1 ? "" : "s", both.first);
   if (moving.count)
     problem(p,
             "%d contact pair%s with a plane on a moving body (first: id %d); fix: planes in "
@@ -212,23 +231,26 @@ static void check_convex(const mjModel* m, Problems* p) {
                 "simplify the mesh");
 }
 
-// What the collision stage implements: explicit pairs of a
-// plane against a sphere, capsule, ellipsoid, cylinder, box or convex mesh, of a box
-// against a convex mesh, and no
-// other contacts (no broadphase).
+// What the collision stage implements: explicit pairs of a plane against a sphere,
+// capsule, ellipsoid, cylinder, box or convex mesh, or of a box against a sphere, capsule
+// or convex mesh, and no other contacts (no broadphase).
 static void check_collision(const mjModel* m, Problems* p) {
   if (!fs_model_contacts_enabled(m)) return;
   Found pair = {0, 0};
   for (int k = 0; k < m->npair; k++)
     if (!fs_model_pair_maxcon(m, k) && !box_mesh(m, k)) found(&pair, k);
   if (pair.count) {
+    static const char* types[] = {"plane",    "hfield", "sphere", "capsule", "ellipsoid",
+                                  "cylinder", "box",    "mesh",   "sdf"};
     int g1 = m->pair_geom1[pair.first], g2 = m->pair_geom2[pair.first];
+    int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
     problem(p,
             "contact pairs of geom types the collision stage does not implement on %d pair%s "
-            "(first: id %d, %s '%s' with %s '%s'); fix: pair a plane with a sphere, capsule, "
-            "ellipsoid, cylinder, box or mesh, or a box with a mesh",
+            "(first: id %d, %s '%s' with %s '%s': %s with %s); fix: pair a plane with a sphere, "
+            "capsule, ellipsoid, cylinder, box or mesh, or a box with a sphere, capsule or mesh",
             pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
-            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2));
+            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2),
+            t1 >= 0 && t1 < 9 ? types[t1] : "?", t2 >= 0 && t2 < 9 ? types[t2] : "?");
   }
   check_convex(m, p);
   long ng = colliding_geom_pairs(m);

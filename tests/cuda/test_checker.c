@@ -82,6 +82,10 @@ static void fly(void) {
   expect_ok(fs_test_asset("capsule.mjb"), 0);
   expect_ok(fs_test_asset("worlds/tethered.mjb"), 0);
   expect_ok(fs_test_asset("worlds/tethered_capsule.mjb"), 0);
+  // FlyGym's rough terrains: the capsule fly against the ground's boxes and planes
+  expect_ok(fs_test_asset("worlds/gapped_capsule.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/blocks_capsule.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/mixed_capsule.mjb"), 0);
   expect_ok(path, mjDSBL_CONTACT);
   expect_ok(path, mjDSBL_CONSTRAINT);
 }
@@ -93,9 +97,14 @@ static void expect_collision_ok(const char* path) {
   int rc = fs_model_build_for(m, path, &fm, FS_BUILD_COLLISION, &err);
   CHECK_MSG(rc == 0, "%s refused for the collision stage: %s", path, err.msg);
   if (!rc) {
-    int bound = 0; // every pair's contact bound, in slots
-    for (int p = 0; p < fm.npair; p++) bound += fm.pair_maxcon[p];
-    CHECK(fm.nprecon == bound && fm.nconmax == bound && bound > 0);
+    int bound = 0, most = 0; // every pair's contact bound; the largest
+    for (int p = 0; p < fm.npair; p++) {
+      bound += fm.pair_maxcon[p];
+      most = fm.pair_maxcon[p] > most ? fm.pair_maxcon[p] : most;
+    }
+    // every pair a candidate (nothing culled), the largest bound's slots each
+    CHECK(fm.ncandmax == fm.npair && fm.nslot == most);
+    CHECK(fm.nprecon == fm.npair * most && fm.nconmax == fm.nprecon && bound > 0);
     printf("%s: %d pairs, %d contact slots per world\n", path, fm.npair, fm.nconmax);
     fs_model_free(&fm);
   }
@@ -144,13 +153,24 @@ static void collision_build(void) {
   CHECK_CONTAINS(err.msg, "ccd_iterations 36 with box-mesh contact pairs");
   mj_deleteModel(m);
 
+  // the terrains' mesh fly: its box-mesh pairs accepted (the host stepper collides them)
+  const char* blocks = fs_test_asset("worlds/blocks.mjb");
+  m = fs_test_load_model(blocks);
+  CHECK(fs_model_check(m, blocks, &err) == 0);
+  mj_deleteModel(m);
+  const char* mixed = fs_test_asset("worlds/mixed.mjb");
+  m = fs_test_load_model(mixed);
+  CHECK(fs_model_check(m, mixed, &err) == 0);
+  mj_deleteModel(m);
+
   const char* path = fs_test_model("cuda_contact_unsupported.xml");
   m = fs_test_load_model(path);
   CHECK(fs_model_check_for(m, path, FS_BUILD_COLLISION, &err) == -1);
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, "does not implement 2 features");
-  CHECK_CONTAINS(err.msg, "contact pairs of geom types the collision stage does not implement on "
-                          "1 pair (first: id 1, geom 'ball' with geom 'pill')");
+  CHECK_CONTAINS(err.msg,
+                 "contact pairs of geom types the collision stage does not implement on "
+                 "1 pair (first: id 1, geom 'ball' with geom 'pill': sphere with capsule)");
   CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
   mj_deleteModel(m);
 }

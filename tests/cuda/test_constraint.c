@@ -1,7 +1,8 @@
 // The constraint rows of contacts (src/engine/stage_constraint.h: fs_make_constraint,
 // fs_reference_constraint) and adhesion through contacts (src/engine/stage_transmission.h:
 // body transmission; its velocity and force) against MuJoCo's
-// mj_forward on NeuroMechFly (meshes, capsules) and our own models
+// mj_forward on NeuroMechFly (meshes, capsules; capsules on FlyGym's gapped terrain: box
+// contacts whose moving geom is geom 1) and our own models
 // (tests/models/cuda_efc_walker.xml, cuda_contact_primitives.xml).
 //
 // For every case, in every world a different MuJoCo reference state (seeded noise,
@@ -273,11 +274,12 @@ int main(void) {
          "%g; counts, types, ids, addresses exactly\n",
          kTol.floor, kTol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
-  char walker[1024], prim[1024], fly[1024], flycap[1024];
+  char walker[1024], prim[1024], fly[1024], flycap[1024], gapped[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
   snprintf(flycap, sizeof flycap, "%s", fs_test_asset("capsule.mjb"));
+  snprintf(gapped, sizeof gapped, "%s", fs_test_asset("worlds/gapped_capsule.mjb"));
   // noise: hinge rad, free rotation rad, anchor distance [lo, hi], kmax, presets, boundary
   const fshContactNoise walk = {0.6, 0.4, -0.03, 0.012, 4, 0, 0};
   const fshContactNoise prim_noise = {0, 3.2, -0.03, 0.02, 2, 0, 0};
@@ -294,6 +296,8 @@ int main(void) {
       {"NeuroMechFly, meshes", fly, 0, 0, -1, 0, 12, 5.0, fly_noise},
       {"NeuroMechFly, meshes, impedance transition", fly, 0, 0, -1, 0, 8, 5.0, fly_imp},
       {"NeuroMechFly, capsules", flycap, 0, 0, -1, 0, 8, 5.0, fly_noise},
+      // FlyGym's gapped terrain: capsule-box contacts, the fly geom first (its rows negated)
+      {"gapped terrain, capsules", gapped, 0, 0, -1, 0, 8, 5.0, fly_noise},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)

@@ -1,0 +1,60 @@
+// Static pair culling (src/README.md, "Collision"): which of a world's explicit pairs of a
+// moving geom against a static geom are worth testing this step. The static geoms never
+// move, so the model build (src/model/model_build.c) puts their world bounding boxes in x
+// and y (cull_aabb) into a uniform grid once (grid_*); each step, per world, each moving
+// geom with such pairs (cull_geom) queries the grid with its bounding sphere grown by the
+// largest margin + gap of its pairs (cull_reach), and the pairs of the static geoms whose
+// boxes overlap that box (cull_pair) are its candidates. A static geom's box holds the
+// geom; the moving geom lies within its bounding sphere; so a pair left out cannot be
+// within margin + gap of touching: it makes no contact in MuJoCo either. The candidates
+// then go through MuJoCo's own pre-test and narrowphase (stage_collision.h), in pair
+// order, so the contacts are MuJoCo's.
+//
+// A static geom overlapping several cells is listed in each; a query counts it only in the
+// cell holding the low corner of the overlap of the two boxes, which is in both the query's
+// cells and the geom's (the cell function is monotonic, and the build registers the geom
+// with the same function on the same stored values): each candidate once, in every
+// precision, without marks or atomics.
+#ifndef FLYSIM_ENGINE_CULL_H
+#define FLYSIM_ENGINE_CULL_H
+
+#include "src/model/fields.h"
+
+/// The grid cell of coordinate x on axis a (0: x, 1: y), clamped to the grid.
+FS_HD int fsi_grid_cell(const fsModel* m, fsReal x, int a) {
+  fsReal t = (x - m->grid_lo[a]) * m->grid_inv[a];
+  if (!(t > 0)) return 0; // below the grid (or NaN)
+  int n = m->grid_n[a];
+  return t >= (fsReal)n ? n - 1 : (int)t;
+}
+
+/// Candidates of moving geom i (an index into cull_geom): the pairs of the static geoms
+/// whose boxes overlap geom i's reach box, in grid order, into out[0..limit) (out NULL:
+/// count only). Returns how many there are (also those beyond limit).
+FS_HD int fsi_cull_query(const fsModel* m, const fsData* d, int i, int* out, int limit) {
+  const fsReal* c = d->geom_xpos + 3 * m->cull_geom[i];
+  fsReal reach = m->cull_reach[i];
+  fsReal lo[2] = {c[0] - reach, c[1] - reach}, hi[2] = {c[0] + reach, c[1] + reach};
+  int x0 = fsi_grid_cell(m, lo[0], 0), x1 = fsi_grid_cell(m, hi[0], 0);
+  int y0 = fsi_grid_cell(m, lo[1], 1), y1 = fsi_grid_cell(m, hi[1], 1);
+  const int* row = m->cull_pair + (long)i * m->ncullstatic;
+  int n = 0;
+  for (int y = y0; y <= y1; y++)
+    for (int x = x0; x <= x1; x++) {
+      int cell = y * m->grid_n[0] + x;
+      for (int e = m->grid_adr[cell]; e < m->grid_adr[cell + 1]; e++) {
+        int s = m->grid_static[e];
+        const fsReal* a = m->cull_aabb + 4 * s; // lo x, lo y, hi x, hi y
+        if (a[0] > hi[0] || a[2] < lo[0] || a[1] > hi[1] || a[3] < lo[1]) continue;
+        fsReal rx = a[0] > lo[0] ? a[0] : lo[0], ry = a[1] > lo[1] ? a[1] : lo[1];
+        if (fsi_grid_cell(m, rx, 0) != x || fsi_grid_cell(m, ry, 1) != y) continue;
+        int p = row[s];
+        if (p < 0) continue;
+        if (out && n < limit) out[n] = p;
+        n++;
+      }
+    }
+  return n;
+}
+
+#endif
