@@ -698,13 +698,14 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k) {
     return t2 == FS_GEOM_BOX ? fsi_sphere_box_pair(m, d, k, g1, g2, margin) : 0;
   case FS_GEOM_CAPSULE:
     return t2 == FS_GEOM_BOX ? fsi_capsule_box(m, d, k, g1, g2, margin) : 0;
-  case FS_GEOM_BOX: // box-mesh (src/engine/stage_collision_convex.h)
+  // Box-mesh (src/engine/stage_collision_convex.h), not in the device build: the
+  // collider's scratch (17.5 KiB a lane) in the step kernels would spill every model's
+  // step; the cuda backend refuses box-mesh pairs (src/cuda/backend_cuda.cu) until they
+  // run in a kernel of their own.
+  case FS_GEOM_BOX:
 #ifndef __CUDA_ARCH__
     return t2 == FS_GEOM_MESH ? fsi_box_mesh(m, d, k, g1, g2, margin) : 0;
 #else
-                    // Not in the device build: the collider's scratch (17.5 KiB a lane) in the step
-    // kernels would spill every model's step; the cuda backend refuses box-mesh pairs
-    // (src/cuda/backend_cuda.cu) until they run in a kernel of their own.
     return 0;
 #endif
   default: // refused by the model check
