@@ -137,11 +137,11 @@ static void collision_build(void) {
   const char* convex = fs_test_model("cuda_contact_convex.xml");
   m = fs_test_load_model(convex);
   CHECK(fs_model_build_for(m, convex, &fm, FS_BUILD_COLLISION, &err) == 0);
-  CHECK(fm.npair == 8 && fm.nconmax == 4 * 4 + 4 * 5);
+  CHECK(fm.npair == 8 && fm.nslot == 5 && fm.nconmax == 8 * 5); // every pair a candidate
   fs_model_free(&fm);
   m->opt.disableflags |= mjDSBL_MULTICCD;
   CHECK(fs_model_build_for(m, convex, &fm, FS_BUILD_COLLISION, &err) == 0);
-  CHECK(fm.nconmax == 8);
+  CHECK(fm.nslot == 1 && fm.nconmax == 8);
   fs_model_free(&fm);
   m->opt.disableflags |= mjDSBL_NATIVECCD;
   m->opt.ccd_iterations = 36; // FS_CCD_ITERMAX + 1
