@@ -250,7 +250,11 @@ int main(void) {
   double worst_alone = 0, worst_chain = 0;
   int nbad = 0, rc = fs_worlds_alloc(&m, N, &b, &err);
   if (!rc) rc = r.open(r.self, &m, N, &err);
-  if (rc == FS_TEST_SKIP) {
+  if (rc == FS_TEST_SKIP) { // no GPU: free what was made (LeakSanitizer)
+    fs_worlds_free(&b);
+    fsh_free_worlds(ref, N);
+    fs_model_free(&m);
+    mj_deleteModel(mj);
     printf("skipped: no CUDA device\n");
     return FS_TEST_SKIP;
   }
