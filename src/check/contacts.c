@@ -165,6 +165,28 @@ static int count_contacts(const mjModel* mj, mjData* d, int mode) {
   return n;
 }
 
+int fsh_count_boundary(const mjModel* mj, mjData* a, mjData* b, int q, double za, double zb,
+                       int mode) {
+  a->qpos[q] = za;
+  int na = count_contacts(mj, a, mode);
+  a->qpos[q] = zb;
+  int nb = count_contacts(mj, a, mode);
+  if (na == nb) return 0;
+  while (nextafter(za, zb) < zb) {
+    double mid = za + (zb - za) / 2;
+    if (mid <= za || mid >= zb) break;
+    a->qpos[q] = mid;
+    if (count_contacts(mj, a, mode) == nb)
+      zb = mid;
+    else
+      za = mid;
+  }
+  mju_copy(b->qpos, a->qpos, mj->nq);
+  a->qpos[q] = za;
+  b->qpos[q] = zb;
+  return 1;
+}
+
 // Worlds a and b: world a's state with the first free joint's height za and zb,
 // adjacent doubles across which MuJoCo's count (mode) changes. 0 if none found.
 static int boundary_pair(const mjModel* mj, mjData* a, mjData* b, const fshContactNoise* nz,
@@ -175,25 +197,8 @@ static int boundary_pair(const mjModel* mj, mjData* a, mjData* b, const fshConta
   if (free < 0) return 0;
   double span = nz->hi - nz->lo, rmax = 0;
   for (int g = 0; g < mj->ngeom; g++) rmax = fmax(rmax, mj->geom_rbound[g]);
-  double za = a->qpos[free] - span, zb = a->qpos[free] + 2 * rmax + 2 * span;
-  a->qpos[free] = za;
-  int na = count_contacts(mj, a, mode);
-  a->qpos[free] = zb;
-  int nb = count_contacts(mj, a, mode);
-  if (na == nb) return 0;
-  while (nextafter(za, zb) < zb) {
-    double mid = za + (zb - za) / 2;
-    if (mid <= za || mid >= zb) break;
-    a->qpos[free] = mid;
-    if (count_contacts(mj, a, mode) == nb)
-      zb = mid;
-    else
-      za = mid;
-  }
-  mju_copy(b->qpos, a->qpos, mj->nq);
-  a->qpos[free] = za;
-  b->qpos[free] = zb;
-  return 1;
+  return fsh_count_boundary(mj, a, b, free, a->qpos[free] - span,
+                            a->qpos[free] + 2 * rmax + 2 * span, mode);
 }
 
 mjData** fsh_contact_worlds(const mjModel* mj_in, int nworld, uint64_t seed,

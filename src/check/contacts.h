@@ -22,6 +22,7 @@
 #define fsh_moving_contact_worlds FS_PREC(fsh_moving_contact_worlds)
 #define fsh_compare_contacts      FS_PREC(fsh_compare_contacts)
 #define fsh_contact_stats         FS_PREC(fsh_contact_stats)
+#define fsh_count_boundary        FS_PREC(fsh_count_boundary)
 
 /// How the reference worlds are made.
 typedef struct fshContactNoise {
@@ -35,6 +36,12 @@ typedef struct fshContactNoise {
 } fshContactNoise;
 
 /// nworld reference worlds (mj_forward done) for model mj with contacts.
+/// Worlds a and b: a's state with qpos[q] at za and zb, bisected to adjacent doubles
+/// across which MuJoCo's contact count changes (mode 0: every contact; 1: those not
+/// excluded). Returns 0 (a's qpos[q] left at zb) if the counts at za and zb agree.
+int fsh_count_boundary(const mjModel* mj, mjData* a, mjData* b, int q, double za, double zb,
+                       int mode);
+
 mjData** fsh_contact_worlds(const mjModel* mj, int nworld, uint64_t seed,
                             const fshContactNoise* noise);
 

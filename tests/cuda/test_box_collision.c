@@ -141,37 +141,11 @@ static void place(const mjModel* mj, mjData* d, int j, int g, int b, int gap_a, 
   mju_normalize4(q + 3);
 }
 
-static int count_contacts(const mjModel* mj, mjData* d, int mode) {
-  mj_kinematics(mj, d);
-  mj_collision(mj, d);
-  int n = 0;
-  for (int c = 0; c < d->ncon; c++) n += mode == 0 || !d->contact[c].exclude;
-  return n;
-}
-
 // Worlds a and b across a height of body 0 where MuJoCo's count (mode) changes: a's
 // state, heights adjacent doubles. 0 if the count does not change in the range.
 static int boundary_pair(const mjModel* mj, mjData* a, mjData* b, int mode) {
   int z = mj->jnt_qposadr[0] + 2;
-  double za = a->qpos[z] - 0.05, zb = a->qpos[z] + 0.5;
-  a->qpos[z] = za;
-  int na = count_contacts(mj, a, mode);
-  a->qpos[z] = zb;
-  int nb = count_contacts(mj, a, mode);
-  if (na == nb) return 0;
-  while (nextafter(za, zb) < zb) {
-    double mid = za + (zb - za) / 2;
-    if (mid <= za || mid >= zb) break;
-    a->qpos[z] = mid;
-    if (count_contacts(mj, a, mode) == nb)
-      zb = mid;
-    else
-      za = mid;
-  }
-  mju_copy(b->qpos, a->qpos, mj->nq);
-  a->qpos[z] = za;
-  b->qpos[z] = zb;
-  return 1;
+  return fsh_count_boundary(mj, a, b, z, a->qpos[z] - 0.05, a->qpos[z] + 0.5, mode);
 }
 
 static mjData** make_worlds(const mjModel* mj, int nworld, uint64_t seed) {
