@@ -36,8 +36,8 @@ static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
 static const double kTolBoundary = 0;
 #endif
 
-#define NWORLD    480 // placed worlds
-#define NBOUNDARY 24  // pairs of worlds across a count boundary (at the end)
+#define NWORLD    480 // placed worlds (96 in small mode)
+#define NBOUNDARY 24  // pairs of worlds across a count boundary, at the end (8 in small mode)
 
 static double sym(void) {
   return 2 * fs_random_uniform() - 1;
@@ -148,7 +148,7 @@ static int boundary_pair(const mjModel* mj, mjData* a, mjData* b, int mode) {
   return fsh_count_boundary(mj, a, b, z, a->qpos[z] - 0.05, a->qpos[z] + 0.5, mode);
 }
 
-static mjData** make_worlds(const mjModel* mj, int nworld, uint64_t seed) {
+static mjData** make_worlds(const mjModel* mj, int nworld, int nboundary, uint64_t seed) {
   fs_random_seed(seed);
   int gap_a = mj_name2id(mj, mjOBJ_GEOM, "block_a"), gap_b = mj_name2id(mj, mjOBJ_GEOM, "block_b");
   int nbox = 0, boxes[16];
@@ -163,7 +163,7 @@ static mjData** make_worlds(const mjModel* mj, int nworld, uint64_t seed) {
     }
   }
   int nbound = 0;
-  for (int i = 0; i < NBOUNDARY; i++) {
+  for (int i = 0; i < nboundary; i++) {
     int w = nworld - 2 * (i + 1);
     nbound += boundary_pair(mj, d[w], d[w + 1], i % 2);
   }
@@ -211,11 +211,12 @@ int main(void) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  int N = NWORLD + 2 * NBOUNDARY;
+  int nboundary = fs_test_small() ? 8 : NBOUNDARY;
+  int N = (fs_test_small() ? 96 : NWORLD) + 2 * nboundary;
   uint64_t seed = 4242;
   printf("box colliders (%s), %d pairs, %d worlds, seed %llu, %s\n", path, m.npair, N,
          (unsigned long long)seed, r.name);
-  mjData** ref = make_worlds(mj, N, seed);
+  mjData** ref = make_worlds(mj, N, nboundary, seed);
 #ifdef FS_REAL_FLOAT
   N = fs_test_keep_resolvable(mj, ref, N);
 #endif

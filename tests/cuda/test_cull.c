@@ -259,11 +259,15 @@ int main(void) {
       {"blocks, capsules", blocks, 0, 24},  {"blocks, capsules, margin 0.05", blocks, 0.05, 12},
       {"mixed, capsules", mixed, 0, 24},    {"mixed, capsules, margin 0.05", mixed, 0.05, 12},
   };
-  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
-    if (run_case(&r, cases[i].label, cases[i].path, cases[i].o_margin, cases[i].nworld,
+  // small mode (the GPU simulator): a sixth of the worlds, at least 2
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    int nworld =
+        fs_test_small() ? (cases[i].nworld / 6 > 2 ? cases[i].nworld / 6 : 2) : cases[i].nworld;
+    if (run_case(&r, cases[i].label, cases[i].path, cases[i].o_margin, nworld,
                  7000 + (uint64_t)i) == FS_TEST_SKIP) {
       printf("skipped: no CUDA device\n");
       return FS_TEST_SKIP;
     }
+  }
   return fs_test_finish("static pair culling");
 }
