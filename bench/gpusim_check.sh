@@ -51,6 +51,8 @@ logs="$b32/Testing/gpusim"
 work="$b32/gpusim-check"
 steps="$work/steps.jsonl"
 start_all=$SECONDS
+# the commit the trees are built from (the record names it, whatever lands meanwhile)
+rev="$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo " (with local changes)")"
 
 say() { printf 'gpusim_check: %s\n' "$*"; }
 "$root/scripts/setup.sh" >/dev/null || exit 1
@@ -281,7 +283,7 @@ head="$work/header.md"
 cat >"$head" <<MD
 # The device code under the GPU simulator
 
-\`bench/gpusim_check.sh\` at $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo " (with local changes)"), $(date -u +%Y-%m-%d), on $(nproc) cores of
+\`bench/gpusim_check.sh\` at $rev, $(date -u +%Y-%m-%d), on $(nproc) cores of
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'): GPGPU-Sim (accel-sim/gpgpu-sim_distribution 667834cf) with
 the CUDA 13 patch, functional mode, an sm_86 configuration running our sm_80 PTX. Small sizes (the test
 programs' small mode, 2 worlds of the replay for 8 steps from a settled keyframe): the
