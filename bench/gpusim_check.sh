@@ -18,7 +18,8 @@
 #    lanes a world with every intermediate on-chip), compare --backends host,cuda --stages,
 #    bench (one small point, both precisions), generate with per-world models (the
 #    per-world-model kernel) against the host stepper, FlyGym's blocks terrain (capsule
-#    fly, culled pairs) and tethered world against the host stepper; each result compared
+#    and mesh fly: culled pairs, box-capsule and box-mesh) and tethered world against the
+#    host stepper; each result compared
 #    with the host build's (bench/gpusim/compare_h5.py) or judged by the verb against its
 #    floor.
 # 4. Writes bench/results/gpusim.md (bench/gpusim/report.py): each step, its result and
@@ -60,7 +61,7 @@ if [ "$build_trees" = 1 ]; then
   common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON)
   say "building $b32 (sm_80, 32 threads a block) and $b128 (sm_80, 128 threads, -fmad=false)"
   targets=(flysim _flysim test_record test_batch cuda_stages_gpu cuda_collision_gpu
-    cuda_box_collision_gpu cuda_cull_gpu cuda_constraint_gpu
+    cuda_collision_convex_gpu cuda_box_collision_gpu cuda_cull_gpu cuda_constraint_gpu
     cuda_solver_gpu cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu
     cuda_replay_contacts_gpu_f64 cuda_contact_bound_gpu cuda_cusolver_gpu cuda_cusolver_gpu_f64)
   cmake -S "$root" -B "$b32" "${common[@]}" -DFLYSIM_BLOCK_THREADS=32 -DFLYSIM_CUDART_SHARED=ON \
@@ -195,7 +196,7 @@ done
 # FlyGym's worlds beside the flat one: the blocks terrain (capsule fly: box-capsule pairs,
 # the static pair culling on the device) and the tethered fly (a mocap thorax), each from
 # its own settled keyframe, host against cuda (the terrain's stages too, in float32)
-for w in blocks_capsule tethered; do
+for w in blocks_capsule blocks tethered; do
   "$py" "$root/bench/gpusim/settled_model.py" "$root/assets/worlds/$w.mjb" "$work/settled-$w.mjb" ||
     exit 1
 done
@@ -207,23 +208,10 @@ for p in f32 f64; do
     --worlds 2 --sim-steps 8 --warmup-sec 0 "${stages[@]}" --save "$work/compare-blocks-$p" \
     --no-plot --quiet
 done
-# The mesh fly on a terrain: the device step does not collide box against mesh yet, and
-# the cuda backend refuses such a model when it opens, naming the fix (the refusal comes
-# after the device check, so only a device, or the simulator, reaches it)
-FLYSIM_GPUSIM_NAME=refuse_box_mesh FLYSIM_GPUSIM_STEPS="$work/refuse.jsonl" \
-  FLYSIM_GPUSIM_WHAT="the cuda backend refuses box-mesh pairs (the mesh fly on blocks) with the fix" \
-  FLYSIM_GPUSIM_RESULT="box-mesh" "$root/bench/gpusim/ctest_run.sh" 1 "$logs" "$flysim" replay \
-  --world blocks --backend cuda --worlds 1 --sim-steps 1 --warmup-sec 0 --quiet \
-  >"$work/refuse_box_mesh.out" 2>&1
-"$py" - "$work/refuse.jsonl" >>"$steps" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    s = json.loads(line)
-    refused = s["rc"] == 1 and "box-mesh contact pair" in s["result"] and "fix:" in s["result"]
-    s["rc"] = 0 if refused else (s["rc"] or 1)
-    s["result"] = ("refused as it should: " if refused else "not refused as it should: ") + s["result"]
-    print(json.dumps(s))
-PY
+# The mesh fly on the blocks terrain: box-mesh pairs (GJK, EPA, multiccd) in the device step
+sim compare_blocks_mesh_f64 "compare --backends host,cuda on FlyGym's blocks terrain (mesh fly: box-mesh pairs)" \
+  -- "$flysim" compare --backends host,cuda --precision f64 --model "$work/settled-blocks.mjb" \
+  --worlds 2 --sim-steps 8 --warmup-sec 0 --save "$work/compare-blocks-mesh-f64" --no-plot --quiet
 sim compare_tethered_f64 "compare --backends host,cuda on FlyGym's tethered world (mocap thorax)" -- \
   "$flysim" compare --backends host,cuda --precision f64 --model "$work/settled-tethered.mjb" \
   --worlds 2 --sim-steps 8 --warmup-sec 0 --save "$work/compare-tethered-f64" --no-plot --quiet

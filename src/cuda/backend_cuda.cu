@@ -42,6 +42,7 @@
 #define fs_cuda_ops  FS_PREC(fs_cuda_ops)
 
 #include "src/cuda/step_kernels.cuh"
+#include "src/cuda/replay_convex.h"
 using namespace FS_KERNELS;
 
 //---------------------------------- the batch -----------------------------------------------------
@@ -131,8 +132,15 @@ struct DeviceScope {
 
 } // namespace
 
+// 1 if c's model has box-mesh pairs: its worlds step in replay_convex_kernel
+// (src/cuda/replay_convex.cu), the replay kernel with the box-mesh collider.
+static int convex(const Batch* c) {
+  return fs_device_model(c->dev)->nccdwork > 0;
+}
+
 // The replay kernel c launches: with each world's own model or with the batch's.
 static const void* kernel_of(const Batch* c) {
+  if (convex(c)) return replay_convex_kernel_ptr();
   return fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
                                         : (const void*)replay_kernel<0>;
 }
@@ -168,7 +176,9 @@ static int launch_steps(Batch* c, cudaStream_t stream, int nstep, fsError* err) 
   int lanes = fs_device_lanes(c->dev);
   size_t smem = fs_world_smem(lanes, plan->bytes);
   dim3 grid = fs_world_grid(c->N, lanes), block = fs_world_block(lanes);
-  if (models)
+  if (convex(c))
+    replay_convex_launch(grid, block, smem, stream, *m, *d, models, *plan, a, nstep);
+  else if (models)
     replay_kernel<1><<<grid, block, smem, stream>>>(*m, *d, models, *plan, a, nstep);
   else
     replay_kernel<0><<<grid, block, smem, stream>>>(*m, *d, NULL, *plan, a, nstep);
@@ -543,26 +553,6 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 
 // Build an mjModel of the batch's as the backend steps it: a check failure is the model's
 // (FS_ERR_MODEL).
-// Box-mesh contact pairs: the host stepper collides them (src/engine/stage_collision_convex.h);
-// the device build leaves that collider out of the step kernels (its 17.5 KiB of scratch a
-// lane would make every model's step spill), so the GPU refuses them for now.
-static int refuse_box_mesh(const mjModel* m, const char* name, fsError* err) {
-  int n = 0, first = -1;
-  for (int p = 0; p < m->npair; p++) {
-    int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
-    if ((t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) || (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX)) {
-      if (first < 0) first = p;
-      n++;
-    }
-  }
-  if (!n) return 0;
-  return fs_fail_status(err, FS_ERR_MODEL,
-                        "flysim: backend cuda: %s has %d box-mesh contact pair%s (first: id %d); "
-                        "the GPU step does not collide box against mesh yet (the host stepper "
-                        "does); fix: --backend host, or the capsule variant of the model",
-                        name ? name : "the model", n, n == 1 ? "" : "s", first);
-}
-
 static int build(const mjModel* m, const char* name, int max_contacts, fsModel* out, fsError* err) {
   if (!fs_model_build_bounded(m, name, max_contacts, out, err)) return 0;
   if (err && err->status != FS_ERR_MEMORY) err->status = FS_ERR_MODEL;
@@ -931,7 +921,6 @@ void* fs_cuda_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   c->use_graph = !(env && !strcmp(env, "1"));
   // the model check first: what the GPU stepper cannot run is worth knowing anywhere
   if (build(m, opt->model_name, opt->max_contacts, &c->hm, err)) goto fail;
-  if (refuse_box_mesh(m, opt->model_name, err)) goto fail;
   {
     int count = fs_cuda_device_count();
     if (count == 0) {

@@ -1,6 +1,8 @@
 // The batched stepper's device side: allocation and copies driven by the field
 // tables, and thin kernels (a group of a warp's lanes per world, src/exec/real.h) over
-// the stage functions.
+// the stage functions. Its kernels run the stage checks and the tests on any model, so
+// they collide box-mesh pairs too (FS_DEVICE_CONVEX, src/engine/stage_collision.h).
+#define FS_DEVICE_CONVEX 1
 #include "src/cuda/device.h"
 
 #include <cuda_runtime.h>

@@ -69,24 +69,30 @@ __device__ static void note_health(const StepArgs& a, const fsModel* m, const fs
   fs_health_note(&a.health, w, &r, step);
 }
 
+// The replay kernel's name: src/cuda/replay_convex.cu compiles it again, with the box-mesh
+// collider in the step, as replay_convex_kernel (and this file's other kernels not).
+#ifndef FS_REPLAY_KERNEL
+#define FS_REPLAY_KERNEL replay_kernel
+#endif
+
 // nstep steps of every world in one launch, a world's steps back to back (no grid-wide
 // wait between steps: a world whose solve takes more iterations delays only its own
 // warp): per step, ctrl of the sequence's actuators from the world's row of the table,
 // the step (mj_step), the recordings (the columns over the world's lanes, as the host
-// backend loops over them), and its health. kOwnModels: each world steps with its own
-// model (models[w]), else with m (the kernel's parameter: its arrays' addresses are read
+// backend loops over them), and its health. kOwnModels 1: each world steps with its own
+// model (models[w]); 0: with m (the kernel's parameter: its arrays' addresses are read
 // from the constant bank where they are used; through a pointer the compiler would hold
-// them in registers).
+// them in registers); -1: its own if models is not NULL (one kernel for both).
 template <int kOwnModels>
 static __global__ void __launch_bounds__(FS_BLOCK_THREADS, kOwnModels ? FS_MIN_BLOCKS_PER_SM_OWN
                                                                       : FS_MIN_BLOCKS_PER_SM)
-    replay_kernel(const __grid_constant__ fsModel m, const __grid_constant__ fsData base,
-                  const fsModel* models, const __grid_constant__ fsChipPlan plan,
-                  const __grid_constant__ StepArgs a, int nstep) {
+    FS_REPLAY_KERNEL(const __grid_constant__ fsModel m, const __grid_constant__ fsData base,
+                     const fsModel* models, const __grid_constant__ fsChipPlan plan,
+                     const __grid_constant__ StepArgs a, int nstep) {
   int w = fs_kernel_world();
   if (w >= a.N) return;
   fsData* d = fs_kernel_view(&m, &base, w, &plan);
-  const fsModel* mw = kOwnModels ? models + w : &m;
+  const fsModel* mw = kOwnModels > 0 || (kOwnModels < 0 && models) ? models + w : &m;
   for (int s = 0; s < nstep; s++) {
     if (a.table) {
       const fsReal* row =
@@ -101,6 +107,7 @@ static __global__ void __launch_bounds__(FS_BLOCK_THREADS, kOwnModels ? FS_MIN_B
   }
 }
 
+#ifndef FS_REPLAY_KERNEL_ONLY
 static __global__ void advance_kernel(Counter* counter, int nstep) {
   counter->step += nstep;
   counter->slot += nstep;
@@ -139,6 +146,7 @@ static __global__ void reset_kernel(const __grid_constant__ ResetArgs a) {
   }
   if (threadIdx.x == 0) fs_health_clear(&a.health, w);
 }
+#endif // FS_REPLAY_KERNEL_ONLY
 
 } // namespace FS_KERNELS
 

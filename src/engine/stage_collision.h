@@ -666,11 +666,31 @@ FS_HD int fsi_pair_filtered(const fsModel* m, const fsData* d, int p, fsReal mar
   return 0;
 }
 
+/// Box-mesh pairs in this build's step (FSI_CONVEX): the host builds always; on the device
+/// only the kernels compiled with FS_DEVICE_CONVEX (src/cuda/replay_convex.cu's replay
+/// kernel, src/cuda/device.cu's checker kernels), which the cuda backend launches for
+/// models with box-mesh pairs (nccdwork > 0). The collider is a call with a large register
+/// footprint: compiled into every model's replay kernel it cost that kernel spills around
+/// the call (ptxas, sm_90), so the other replay kernels leave it out, and trap if handed
+/// a model with box-mesh pairs (never silently without their contacts).
+#if !defined(__CUDA_ARCH__) || defined(FS_DEVICE_CONVEX)
+#define FSI_CONVEX 1
+#else
+#define FSI_CONVEX 0
+#endif
+
+/// 1 if pair p is box against mesh: MuJoCo's convex collider, with a lane's scratch.
+FS_HD int fsi_pair_convex(const fsModel* m, int p) {
+  int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
+  return (t1 == FS_GEOM_BOX && t2 == FS_GEOM_MESH) || (t1 == FS_GEOM_MESH && t2 == FS_GEOM_BOX);
+}
+
 /// Narrowphase of pair p into slots k.. (its bound, pair_maxcon[p]); returns the number
 /// of contacts. The pair is skipped by MuJoCo's bounding-sphere pre-test
 /// (fsi_pair_filtered), then collided with margin + gap by the collision function of
 /// its geom types (MuJoCo's mjCOLLISIONFUNC, lower type first): one case per pair type.
-FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k) {
+/// w: the lane's scratch for a box-mesh pair (fsi_pair_convex), else unused.
+FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdWork* w) {
   int g1, g2;
   fsi_pair_geoms(m, p, &g1, &g2);
   fsReal margin = fsi_pair_margin(m, p) + m->pair_gap[p];
@@ -698,15 +718,12 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k) {
     return t2 == FS_GEOM_BOX ? fsi_sphere_box_pair(m, d, k, g1, g2, margin) : 0;
   case FS_GEOM_CAPSULE:
     return t2 == FS_GEOM_BOX ? fsi_capsule_box(m, d, k, g1, g2, margin) : 0;
-  // Box-mesh (src/engine/stage_collision_convex.h), not in the device build: the
-  // collider's scratch (17.5 KiB a lane) in the step kernels would spill every model's
-  // step; the cuda backend refuses box-mesh pairs (src/cuda/backend_cuda.cu) until they
-  // run in a kernel of their own.
-  case FS_GEOM_BOX:
-#ifndef __CUDA_ARCH__
-    return t2 == FS_GEOM_MESH ? fsi_box_mesh(m, d, k, g1, g2, margin) : 0;
+  case FS_GEOM_BOX: // src/engine/stage_collision_convex.h
+#if FSI_CONVEX
+    return t2 == FS_GEOM_MESH ? fsi_box_mesh(m, d, k, g1, g2, margin, w) : 0;
 #else
-    return 0;
+    (void)w;
+    return 0; // not reached: fs_collision traps first
 #endif
   default: // refused by the model check
     return 0;
@@ -820,7 +837,27 @@ FS_HD FS_FORCEINLINE void fs_collision(const fsModel* m, fsData* d) {
   }
   fsi_candidates(m, d);
   int ncand = d->ncand[0], nslot = m->nslot;
-  FS_FOR_LANE(i, ncand) d->cand_ncon[i] = fsi_collide_pair_at(m, d, d->cand_pair[i], i * nslot);
+#if !FSI_CONVEX
+  if (m->nccdwork) __trap(); // a kernel without the box-mesh collider (FSI_CONVEX)
+#endif
+  if (!FSI_CONVEX || !m->nccdwork) {
+    FS_FOR_LANE(i, ncand) {
+      d->cand_ncon[i] = fsi_collide_pair_at(m, d, d->cand_pair[i], i * nslot, NULL);
+    }
+  } else { // box-mesh pairs on the first FS_CCD_LANES lanes, each with its scratch
+    FS_FOR_LANE(i, ncand) {
+      int p = d->cand_pair[i];
+      if (!fsi_pair_convex(m, p)) d->cand_ncon[i] = fsi_collide_pair_at(m, d, p, i * nslot, NULL);
+    }
+    int nl = FS_NLANE < FS_CCD_LANES ? FS_NLANE : FS_CCD_LANES;
+    if (FS_LANE < nl) {
+      fsiCcdWork* w = (fsiCcdWork*)(d->ccd_work + FS_LANE * FS_CCD_WORK_DOUBLES);
+      for (int i = FS_LANE; i < ncand; i += nl) {
+        int p = d->cand_pair[i];
+        if (fsi_pair_convex(m, p)) d->cand_ncon[i] = fsi_collide_pair_at(m, d, p, i * nslot, w);
+      }
+    }
+  }
   FS_SYNC();
   FS_LANE0 { // the candidates' first contacts, in pair order
     int n = 0;

@@ -21,8 +21,8 @@
 #define FS_DSBL_MULTICCD  (1 << 19) // mjDSBL_MULTICCD: one contact per convex pair
 
 // On the device the collider is a call, not inlined into the collision loop: its
-// registers and its 17.5 KiB of scratch stay out of the step kernels of models that do
-// not use it.
+// registers stay out of the step kernels' other stages; its 17.5 KiB of scratch
+// (fsiCcdWork) is the world's ccd_work (FS_CCD_LANES lanes'), not a lane's stack.
 #ifdef __CUDACC__
 #define FSI_CCD_NOINLINE __noinline__
 #else
@@ -661,7 +661,7 @@ FS_HD void fsi_ccd_multicontact(const fsiCcdVertex fv[3], fsiCcdStatus* st, cons
 
 //--------------------------------- mjc_ccd, mjc_Convex --------------------------------------------
 
-/// A lane's scratch for one convex pair.
+/// A lane's scratch for one convex pair (in the world's ccd_work: FS_CCD_WORK_DOUBLES).
 typedef struct fsiCcdWork {
   fsiCcdStatus st;
   union {
@@ -669,6 +669,11 @@ typedef struct fsiCcdWork {
     fsiCcdMulti multi; // after EPA (the face's data copied out first, as MuJoCo does)
   } u;
 } fsiCcdWork;
+#ifdef __cplusplus
+static_assert(sizeof(fsiCcdWork) <= 8 * FS_CCD_WORK_DOUBLES, "FS_CCD_WORK_DOUBLES too small");
+#else
+_Static_assert(sizeof(fsiCcdWork) <= 8 * FS_CCD_WORK_DOUBLES, "FS_CCD_WORK_DOUBLES too small");
+#endif
 
 /// MuJoCo's mjc_ccd without distances: GJK, then EPA if the shapes intersect, then the
 /// multi-contact step if max_contacts > 1. Returns the smallest witness distance
@@ -814,12 +819,12 @@ FS_HD int fsi_ccd_perturb(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcd
   return ncon;
 }
 
-/// Box g1 against convex mesh g2 with margin (margin + gap) into slots k...: skipped if
-/// their bounding spheres are beyond the margin (mj_filterSphere), else MuJoCo 3.16's
-/// mjc_Convex under native CCD. Returns the number of contacts (at most
-/// fs_model_pair_maxcon's bound: 1, 4 or 5).
+/// Box g1 against convex mesh g2 with margin (margin + gap) into slots k..., w the lane's
+/// scratch: skipped if their bounding spheres are beyond the margin (mj_filterSphere),
+/// else MuJoCo 3.16's mjc_Convex under native CCD. Returns the number of contacts (at
+/// most fs_model_pair_maxcon's bound: 1, 4 or 5).
 FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2,
-                                        fsReal margin_) {
+                                        fsReal margin_, fsiCcdWork* w) {
   const fsReal *p1 = d->geom_xpos + 3 * g1, *p2 = d->geom_xpos + 3 * g2;
   fsCcdReal margin = margin_;
   fsCcdReal dif[3] = {(fsCcdReal)p1[0] - p2[0], (fsCcdReal)p1[1] - p2[1], (fsCcdReal)p1[2] - p2[2]};
@@ -830,11 +835,10 @@ FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int 
   fsi_ccd_obj(&o2, m, d, g2, margin);
   int multi = !(m->disableflags & FS_DSBL_MULTICCD);
   int max_contacts = (margin > 0 || !multi) ? 1 : 4; // maxContacts
-  fsiCcdWork w;
   fsiCcdContact con[5];
-  int ncon = fsi_ccd_penetration(m, &w, &o1, &o2, max_contacts, margin, con);
+  int ncon = fsi_ccd_penetration(m, w, &o1, &o2, max_contacts, margin, con);
   if (max_contacts == 1 && ncon == 1 && multi)
-    ncon = fsi_ccd_perturb(m, &w, &o1, &o2, g1, g2, margin, con);
+    ncon = fsi_ccd_perturb(m, w, &o1, &o2, g1, g2, margin, con);
   for (int i = 0; i < ncon; i++) {
     fsReal pos[3], nrm[3];
     for (int j = 0; j < 3; j++) pos[j] = (fsReal)con[i].pos[j], nrm[j] = (fsReal)con[i].normal[j];

@@ -21,6 +21,13 @@
 #define FS_NWARNING 7  // mjNWARNING
 #define FS_NISLAND  20 // mjNISLAND: islands with solver statistics
 
+// The box-mesh collider's scratch (fsiCcdWork, src/engine/stage_collision_convex.h: GJK's
+// status, EPA's polytope or the multi-contact's polygons) lives in the world's data
+// (ccd_work), not on a lane's stack: FS_CCD_LANES lanes' of FS_CCD_WORK_DOUBLES each, in
+// models with box-mesh pairs only. A world's first FS_CCD_LANES lanes collide those pairs.
+#define FS_CCD_LANES        4
+#define FS_CCD_WORK_DOUBLES 2184 // sizeof(fsiCcdWork) / 8 at least (checked where defined)
+
 // MuJoCo's warning indices (mjtWarning) that the smooth step raises.
 enum {
   FS_WARN_CONTACTFULL = 1, // the collision stage (contact buffer full)
@@ -109,6 +116,7 @@ enum {
   X(ngrid)       /* cells of the static geoms' grid (flysim) */                                    \
   X(ngridadr)    /* ngrid + 1 */                                                                   \
   X(ngridentry)  /* (cell, static geom) entries of the grid (flysim) */                            \
+  X(nccdwork)    /* box-mesh collider's scratch a world, doubles: FS_CCD_LANES lanes', or 0 */     \
   X(nconmax)     /* contacts a world holds: nprecon unless lowered before allocating (flysim) */   \
   X(npairdof)    /* entries of all pairs' dof chains (flysim) */                                   \
   X(nefcmax)     /* constraint rows a world holds: the rows of every contact slot (flysim) */      \
@@ -399,6 +407,7 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(int, cand_pair, ncandmax, 1, COLLISION, SCRATCH)       /* candidates in pair order */          \
   X(int, cand_ncon, ncandmax, 1, COLLISION, SCRATCH)       /* contacts each candidate made */      \
   X(int, cand_conout, ncandmax, 1, COLLISION, SCRATCH)     /* its first contact in contact_* */    \
+  X(double, ccd_work, nccdwork, 1, COLLISION, SCRATCH)     /* box-mesh: GJK, EPA, multi-contact */ \
   X(fsReal, precon_dist, nprecon, 1, COLLISION, SCRATCH)   /* each candidate's contacts (nslot */  \
   X(fsReal, precon_pos, nprecon, 3, COLLISION, SCRATCH)    /*  slots a candidate): MuJoCo's   */   \
   X(fsReal, precon_normal, nprecon, 3, COLLISION, SCRATCH) /*  mjPreContact: distance, point, */   \

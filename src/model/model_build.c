@@ -671,12 +671,16 @@ static int collision_sizes(const mjModel* mj, fsModel* m, CullPlan* plan, fsErro
   m->nmeshpolymap = (int)mj->nmeshpolymap;
   m->nmeshextrema = 27 * (int)mj->nmesh;
   if (cull_plan(mj, m, plan, err)) return -1;
-  int nculled = 0;
+  int nculled = 0, nboxmesh = 0;
   for (int p = 0; p < m->npair; p++) {
     int k = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
     m->nslot = k > m->nslot ? k : m->nslot;
     nculled += plan->pair_static[p] >= 0;
+    int t1 = mj->geom_type[mj->pair_geom1[p]], t2 = mj->geom_type[mj->pair_geom2[p]];
+    nboxmesh += k > 0 && ((t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) ||
+                          (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX));
   }
+  m->nccdwork = nboxmesh ? FS_CCD_LANES * FS_CCD_WORK_DOUBLES : 0;
   m->nalways = m->npair - nculled;
   m->ncandmax = m->npair;
   if (m->ncullgeom && nculled > FS_CANDIDATES_PER_GEOM * m->ncullgeom)
