@@ -36,6 +36,8 @@ typedef struct Options {
   char peer[32];
   char model[4096], targets[4096], out[4096], profile[4096], ncu[4096];
   int threads, repeats, disable, quiet, plot, nstep, lanes, max_contacts;
+  int model_given, world_given; // --model, --world (one of them names the model)
+  char world[64];               // --world's name
   double warmup_sec;
   char command_line[8192];
 } Options;
@@ -67,6 +69,9 @@ static void print_help(void) {
          "  --repeat R              timed repeats per point (default 3)\n"
          "  --threads N             CPU threads of cpu and host (default: one per core)\n"
          "  --model PATH            model (default %s/mesh.mjb)\n"
+         "  --world NAME            one of FlyGym's worlds as exported (instead of --model):\n"
+         "                          flat, tethered, gapped, blocks, mixed, and their capsule\n"
+         "                          variants (flat_capsule, ...)\n"
          "  --targets PATH          clip (default %s/walking_clip.h5)\n"
          "  --disable NAME          a MuJoCo disable flag (repeatable)\n",
          fs_assets_dir(), fs_assets_dir());
@@ -153,6 +158,7 @@ enum {
   OPT_REPEAT,
   OPT_THREADS,
   OPT_MODEL,
+  OPT_WORLD,
   OPT_TARGETS,
   OPT_DISABLE,
   OPT_PEER,
@@ -198,7 +204,16 @@ static int parse_one(int c, void* arg, fsError* err) {
     o->threads = (int)v;
     return 0;
   case OPT_MODEL:
+    if (o->world_given)
+      return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
+    o->model_given = 1;
     return fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err);
+  case OPT_WORLD:
+    if (o->model_given)
+      return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
+    o->world_given = 1;
+    snprintf(o->world, sizeof o->world, "%s", optarg);
+    return fs_world_model_path(optarg, o->model, sizeof o->model, err);
   case OPT_TARGETS:
     return fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err);
   case OPT_DISABLE:
@@ -244,6 +259,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"threads", required_argument, NULL, OPT_THREADS},
       {"model", required_argument, NULL, OPT_MODEL},
+      {"world", required_argument, NULL, OPT_WORLD},
       {"targets", required_argument, NULL, OPT_TARGETS},
       {"disable", required_argument, NULL, OPT_DISABLE},
       {"peer", required_argument, NULL, OPT_PEER},
@@ -276,6 +292,12 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
   if (rc) return rc;
   if (!o->plot && !o->out[0])
     return fs_fail(err, "--no-plot only applies with --out DIR; fix: add --out DIR or drop it");
+  if (o->world_given && !strcmp(o->peer, "flygym") && strcmp(o->world, "flat") &&
+      strcmp(o->world, "flat_capsule"))
+    return fs_fail(err,
+                   "--peer flygym runs FlyGym's flat world, not '%s'; fix: drop --peer, or "
+                   "--world flat or flat_capsule",
+                   o->world);
   if (o->lanes && o->peer[0])
     return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
   if (o->lanes && o->max_contacts)

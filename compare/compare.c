@@ -202,6 +202,15 @@ static int perturb_floor(const fsCompareSpec* s, unsigned seed, fsError* err) {
   return fs_replay_perturb(s->floor.plan, s->floor.rb, how, seed, err);
 }
 
+// The floor run's perturbation inside its warm-up, where B's own arithmetic starts: ulp
+// and f32 once before the first warm-up step (seed 0), f32-step before every warm-up
+// step s (seed s + 1; compared step t then has seed nwarmup + t + 1).
+static int perturb_warmup(void* arg, const fsReplayBatch* rb, int step, fsError* err) {
+  const fsCompareSpec* s = arg;
+  (void)rb;
+  return perturb_floor(s, s->floor_mode == FS_FLOOR_F32_STEP ? (unsigned)step + 1 : 0, err);
+}
+
 static void progress(const fsCompareSpec* s, const fsCompareResult* r, int t, double t0,
                      double* last) {
   double now = fs_clock_s();
@@ -269,12 +278,17 @@ int fs_compare_run(const fsCompareSpec* s, fsCompareResult* res, fsError* err) {
     run[k].ncon = fs_calloc(err, "the worlds' state", (size_t)N, sizeof(int));
     if (!run[k].q || !run[k].ncon) rc = -1;
   }
-  for (int k = 0; k < NRUN && !rc; k++) rc = fs_replay_start(sides[k]->plan, sides[k]->rb, err);
-  if (!rc && s->floor_mode != FS_FLOOR_F32_STEP) rc = perturb_floor(s, 0, err);
+  // The floor is perturbed from the start of its warm-up: B runs its own arithmetic from
+  // the first warm-up step, so a floor perturbed only after it would miss what the warm-up
+  // amplifies (a landing on a block edge turns 1e-17 into 1e-13).
+  fsWarmupHook hook = {perturb_warmup, s->floor_mode == FS_FLOOR_F32_STEP, (void*)s};
+  for (int k = 0; k < NRUN && !rc; k++)
+    rc = fs_replay_start_hooked(sides[k]->plan, sides[k]->rb, k == RUN_F ? &hook : NULL, err);
   double t0 = fs_clock_s(), last = t0;
+  unsigned nwarmup = (unsigned)s->floor.plan->nwarmup;
   for (int t = 0; t < S && !rc; t++) {
     if (fs_interrupted()) break;
-    if (s->floor_mode == FS_FLOOR_F32_STEP && perturb_floor(s, (unsigned)t + 1, err)) {
+    if (s->floor_mode == FS_FLOOR_F32_STEP && perturb_floor(s, nwarmup + (unsigned)t + 1, err)) {
       rc = -1;
       break;
     }

@@ -18,12 +18,17 @@
 // with p = 0 for B vs A and p = 1 for F vs A. A world gone bad (NaN) counts as an
 // infinite difference. The floor is what MuJoCo (or whatever A is) does with a
 // float-sized change of its own state:
-//   FS_FLOOR_ULP       A's qpos and qvel moved one ulp of A's real after the warm-up
-//   FS_FLOOR_F32       rounded to float32 after the warm-up (one float32 ulp in a
-//                      float32 A)
-//   FS_FLOOR_F32_STEP  rounded to float32 before every step (the caller gives the floor
-//                      a model and clip rounded to float32): what holding them in
-//                      float32 does, the least error of a float32 stepper
+//   FS_FLOOR_ULP       A's qpos and qvel moved one ulp of A's real at the start of the
+//                      warm-up
+//   FS_FLOOR_F32       rounded to float32 there (one float32 ulp in a float32 A)
+//   FS_FLOOR_F32_STEP  rounded to float32 before every step, the warm-up's included
+//                      (the caller gives the floor a model and clip rounded to float32):
+//                      what holding them in float32 does, the least error of a float32
+//                      stepper
+// The floor starts where B does: every run goes through the same warm-up
+// (fs_replay_start) before step 0, B's arithmetic differs from A's from its first
+// warm-up step, and so the floor's perturbation starts there too (a landing during the
+// warm-up amplifies both alike).
 // The verdict: the ratio to the floor <= max_ratio, and B has no problem world
 // (warnings, solves at the iteration limit or failed) that A has not. The ratio is
 // the geometric mean over worlds and steps of B's |dq| in the world over the floor's

@@ -11,6 +11,8 @@ const char* fs_gen_example_spec(void) {
          "# threads, block sizes or how often it was resumed.\n"
          "\n"
          "# model: assets/mesh.mjb         # MJCF or MJB (default: the exported NeuroMechFly)\n"
+         "# world: blocks                  # or one of FlyGym's worlds as exported: flat,\n"
+         "#                                # tethered, gapped, blocks, mixed, *_capsule\n"
          "# targets: [assets/walking_clip.h5]   # one or more clips (vary.clip.file picks)\n"
          "# disable: [contact]             # MuJoCo disable flags\n"
          "backend: cpu                     # cpu (MuJoCo), host or cuda (flysim's stepper)\n"

@@ -69,6 +69,7 @@ typedef struct Ctx {
   const char* path;
   yaml_document_t* doc;
   fsError* err;
+  int model_given, world_given; // the model and world keys (one of them names the model)
 } Ctx;
 
 static int line_of(const yaml_node_t* n) {
@@ -307,7 +308,19 @@ static int parse_record(Ctx* c, const yaml_node_t* n, fsGenSpec* s) {
 
 static int parse_top(Ctx* c, const char* key, yaml_node_t* v, fsGenSpec* s) {
   long x = 0;
-  if (!strcmp(key, "model")) return to_path(c, v, key, s->model, sizeof s->model);
+  if (!strcmp(key, "model") || !strcmp(key, "world")) {
+    int world = key[0] == 'w';
+    if (world ? c->model_given : c->world_given)
+      return fail_at(c, v, key, "model and world both name the model; fix: keep one of them");
+    *(world ? &c->world_given : &c->model_given) = 1;
+    if (!world) return to_path(c, v, key, s->model, sizeof s->model);
+    const char* name = scalar(v);
+    fsError e;
+    if (!name) return fail_at(c, v, key, "expected a world's name; fix: e.g. world: blocks");
+    if (!fs_world_model_path(name, s->model, sizeof s->model, &e)) return 0;
+    const char* msg = e.msg; // "--world: ...": the key names it here
+    return fail_at(c, v, key, "%s", strncmp(msg, "--world: ", 9) ? msg : msg + 9);
+  }
   if (!strcmp(key, "targets")) {
     yaml_node_t* it[FS_GEN_MAX_TARGETS];
     int k = items(v, c->doc, it, FS_GEN_MAX_TARGETS);
@@ -365,9 +378,10 @@ static int parse_top(Ctx* c, const char* key, yaml_node_t* v, fsGenSpec* s) {
   if (!strcmp(key, "max_contacts"))
     return to_int(c, v, key, 1, 1L << 20, &x) ? -1 : (s->max_contacts = (int)x, 0);
   if (!strcmp(key, "vary")) return 1; // after the targets are known
-  return fail_at(c, v, key,
-                 "unknown key; fix: one of model, targets, disable, worlds, steps, record_every, "
-                 "block_worlds, seed, warmup_sec, record, backend, precision, max_contacts, vary");
+  return fail_at(
+      c, v, key,
+      "unknown key; fix: one of model, world, targets, disable, worlds, steps, record_every, "
+      "block_worlds, seed, warmup_sec, record, backend, precision, max_contacts, vary");
 }
 
 int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s, fsError* err) {
@@ -390,7 +404,7 @@ int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s
     yaml_parser_delete(&parser);
     return -1;
   }
-  Ctx c = {path, &doc, err};
+  Ctx c = {path, &doc, err, 0, 0};
   yaml_node_t* root = yaml_document_get_root_node(&doc);
   yaml_node_t* vary = NULL;
   if (!root || root->type != YAML_MAPPING_NODE) {

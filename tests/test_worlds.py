@@ -127,9 +127,49 @@ def test_errors():
               f"{verb} --world with --model: exit {rc}, {err!r}")
 
 
+def test_bench_generate(tmp):
+    """bench --world and generate's world key step the exported world; their errors."""
+    rc, out, err = flysim("bench", "--world", "blocks_capsule", "--backends", "host",
+                          "--worlds", "1", "--sim-steps", "20", "--repeat", "1",
+                          "--warmup-sec", "0", "--out", os.path.join(tmp, "bench"), "--no-plot",
+                          "--quiet")
+    s = summary(out)
+    check(rc == 0 and s.get("failed") == "0", f"bench --world blocks_capsule: exit {rc}: {err}")
+    with open(os.path.join(tmp, "bench", "bench.json")) as f:
+        meta = f.read()
+    check("worlds/blocks_capsule.mjb" in meta, "bench.json names the world's model file")
+    rc, _, err = flysim("bench", "--world", "blocks", "--peer", "flygym")
+    check(rc == 2 and "--peer flygym runs FlyGym's flat world, not 'blocks'" in err,
+          f"bench --world blocks --peer flygym: exit {rc}, {err!r}")
+    rc, _, err = flysim("bench", "--world", "blocks", "--model", "x.mjb")
+    check(rc == 2 and "--model and --world both name the model" in err,
+          f"bench --world with --model: exit {rc}, {err!r}")
+    spec = os.path.join(tmp, "spec.yaml")
+    with open(spec, "w") as f:
+        f.write("world: gapped_capsule\nbackend: host\nprecision: f64\nworlds: 2\n"
+                "steps: 10\nwarmup_sec: 0\nrecord: [qpos]\n")
+    rc, out, err = flysim("generate", spec, "--out", os.path.join(tmp, "gen"), "--quiet")
+    check(rc == 0, f"generate with world: gapped_capsule: exit {rc}: {err}")
+    with h5py.File(os.path.join(tmp, "gen", "dataset.h5")) as f:
+        model_file = f.attrs["model_file"]
+        model_file = model_file.decode() if isinstance(model_file, bytes) else str(model_file)
+        nq = f["worlds/qpos"].shape[-1]
+    gapped = mujoco.MjModel.from_binary_path(os.path.join(ASSETS, "worlds", "gapped_capsule.mjb"))
+    check(model_file.endswith("worlds/gapped_capsule.mjb") and nq == gapped.nq,
+          f"the dataset's model is the world's: {model_file}, nq {nq}")
+    for text, want in [("world: moon\n", "world: 'moon' is not an exported world"),
+                       ("model: a.mjb\nworld: blocks\n",
+                        "world: model and world both name the model; fix: keep one of them")]:
+        with open(spec, "w") as f:
+            f.write(text)
+        rc, _, err = flysim("generate", spec, "--out", os.path.join(tmp, "bad"))
+        check(rc == 2 and want in err, f"generate spec {text!r}: exit {rc}, {err!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_replay_tethered(tmp)
+        test_bench_generate(tmp)
     test_terrains()
     test_compare()
     test_errors()

@@ -294,8 +294,10 @@ static void print_progress(const char* label, const fsReplay* r, long long done,
 
 // Every world from the binding's keyframe with adhesion on (fs_replay_reset_world's state:
 // FlyGym's Simulation.reset + set_leg_adhesion_states(ones)), the plan's own start, then
-// the warm-up at those controls, a block at a time.
-static int warm_up(const fsReplay* r, fsReplayBatch* rb, int block, fsError* err) {
+// the warm-up at those controls, a block at a time (a step at a time when hook runs
+// before every step).
+static int warm_up(const fsReplay* r, fsReplayBatch* rb, int block, const fsWarmupHook* hook,
+                   fsError* err) {
   const int N = r->nworld, nu = (int)r->m->nu;
   rb->step0 = fs_batch_steps(rb->b);
   if (fs_batch_reset(rb->b, NULL, r->bind->key, err)) return -1;
@@ -316,8 +318,12 @@ static int warm_up(const fsReplay* r, fsReplayBatch* rb, int block, fsError* err
     if (rc) return -1;
   }
   if (r->init_worlds && r->init_worlds(r->arg, rb->b, err)) return -1;
-  for (int s = 0; s < r->nwarmup && !fs_interrupted(); s += block)
+  if (hook && !hook->every_step && hook->before(hook->arg, rb, 0, err)) return -1;
+  if (hook && hook->every_step) block = 1;
+  for (int s = 0; s < r->nwarmup && !fs_interrupted(); s += block) {
+    if (hook && hook->every_step && hook->before(hook->arg, rb, s, err)) return -1;
     if (fs_batch_step(rb->b, r->nwarmup - s < block ? r->nwarmup - s : block, err)) return -1;
+  }
   return fs_batch_sync(rb->b, err) ? -1 : 0;
 }
 
@@ -352,11 +358,17 @@ int fs_replay_step_block(const fsReplay* r, const fsReplayBatch* rb, fsBlock* b,
                                                                                               : 0;
 }
 
-int fs_replay_start(const fsReplay* r, fsReplayBatch* rb, fsError* err) {
+int fs_replay_start_hooked(const fsReplay* r, fsReplayBatch* rb, const fsWarmupHook* hook,
+                           fsError* err) {
   fs_nvtx_push(FS_NVTX_WARMUP);
-  int rc = warm_up(r, rb, fs_replay_block_steps(r->nworld, r->nstep), err) || set_clip(r, rb, err);
+  int rc =
+      warm_up(r, rb, fs_replay_block_steps(r->nworld, r->nstep), hook, err) || set_clip(r, rb, err);
   fs_nvtx_pop();
   return rc ? -1 : 0;
+}
+
+int fs_replay_start(const fsReplay* r, fsReplayBatch* rb, fsError* err) {
+  return fs_replay_start_hooked(r, rb, NULL, err);
 }
 
 int fs_replay_run(const fsReplay* r, fsReplayBatch* rb, const fsRunOptions* opt, fsRunResult* res,

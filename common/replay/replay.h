@@ -193,6 +193,21 @@ long fs_replay_run_launches(int nworld, int nstep);
 /// world w from row world_start[w]: the batch is ready for the replay's step 0.
 int fs_replay_start(const fsReplay* r, fsReplayBatch* rb, fsError* err);
 
+/// A change of the worlds' state inside fs_replay_start_hooked's warm-up (flysim compare's
+/// floor): before(arg, rb, s, err) runs before warm-up step s, between the batch's step
+/// calls. every_step 0: once, right after the reset and init_worlds, before the first step
+/// (s = 0, also when there is no warm-up); 1: before each of the r->nwarmup warm-up steps
+/// (none when there is no warm-up), which then step one at a time.
+typedef struct fsWarmupHook {
+  int (*before)(void* arg, const fsReplayBatch* rb, int step, fsError* err);
+  int every_step;
+  void* arg;
+} fsWarmupHook;
+
+/// fs_replay_start with hook (NULL: none) inside its warm-up.
+int fs_replay_start_hooked(const fsReplay* r, fsReplayBatch* rb, const fsWarmupHook* hook,
+                           fsError* err);
+
 /// n steps of the batch into block b's buffers (the series' and the video's that b has;
 /// none: nothing recorded). A cuda batch's data lands in b once a later step call or
 /// fs_batch_sync returns.

@@ -83,8 +83,22 @@ static void add_noise(const mjModel* mj, mjData* d, const fshNoise* nz) {
   }
 }
 
+mjData* fsh_make_data(const mjModel* mj) {
+  mjModel* big = mj_copyModel(NULL, mj);
+  if (!big) return NULL;
+  big->narena = mj->narena * FSH_ARENA_SCALE;
+  mjData* d = mj_makeData(big);
+  mj_deleteModel(big);
+  return d;
+}
+
+mjData* fsh_copy_data(const mjModel* mj, const mjData* src) {
+  mjData* d = fsh_make_data(mj);
+  return d ? mj_copyData(d, mj, src) : NULL;
+}
+
 mjData* fsh_keyframe_world(const mjModel* mj) {
-  mjData* d = mj_makeData(mj);
+  mjData* d = fsh_make_data(mj);
   if (mj->nkey)
     mj_resetDataKeyframe(mj, d, 0);
   else

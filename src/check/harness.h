@@ -22,6 +22,8 @@
 #define fsh_run            FS_PREC(fsh_run)
 #define fsh_make_worlds    FS_PREC(fsh_make_worlds)
 #define fsh_keyframe_world FS_PREC(fsh_keyframe_world)
+#define fsh_make_data      FS_PREC(fsh_make_data)
+#define fsh_copy_data      FS_PREC(fsh_copy_data)
 #define fsh_free_worlds    FS_PREC(fsh_free_worlds)
 #define fsh_compare_field  FS_PREC(fsh_compare_field)
 #define fsh_compare_stage  FS_PREC(fsh_compare_stage)
@@ -108,7 +110,23 @@ typedef struct fshNoise {
   int nsettle;
 } fshNoise;
 
-/// A new world at the model's first keyframe (or qpos0): where reference worlds start.
+/// The checker's arena: FSH_ARENA_SCALE times the model's. The checks' perturbed states
+/// (hinges off by tenths of a radian, the fly pressed into the ground) make far more
+/// contacts and constraint rows than a replay; on FlyGym's mesh terrains MuJoCo's own
+/// arena overflows there (mj_narrowphase's stack, the constraint buffer).
+#define FSH_ARENA_SCALE 8
+
+/// A new MuJoCo data for model mj with the checker's arena (made from a copy of mj with
+/// narena raised: every data of the check has the same arena, so that mj_copyData, which
+/// refuses datas whose arenas differ, copies between any two). Use it, or fsh_copy_data,
+/// for every data the check copies or steps; mj steps it as any (the arena is the data's).
+mjData* fsh_make_data(const mjModel* mj);
+
+/// A new copy of src (a data from fsh_make_data) with the checker's arena.
+mjData* fsh_copy_data(const mjModel* mj, const mjData* src);
+
+/// A new world at the model's first keyframe (or qpos0): where reference worlds start
+/// (fsh_make_data's arena).
 mjData* fsh_keyframe_world(const mjModel* mj);
 
 mjData** fsh_make_worlds(const mjModel* mj, int nworld, uint64_t seed, const fshNoise* noise);

@@ -69,7 +69,7 @@ static int stages_alone(Check* k) {
   fsh_note(" stages alone (inputs from MuJoCo, outputs poisoned):\n");
   mjData** eul = calloc((size_t)N, sizeof *eul);
   for (int w = 0; w < N; w++) {
-    eul[w] = mj_copyData(NULL, k->mj, k->ref[w]);
+    eul[w] = fsh_copy_data(k->mj, k->ref[w]);
     mj_Euler(k->mj, eul[w]);
   }
   for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE && nbad >= 0; s++) {
@@ -150,7 +150,7 @@ static int whole_steps(Check* k) {
   const mjModel* mj = k->mj;
   int nbad = 0, N = k->b.nworld, nstep = k->c->nstep;
   mjData** st = calloc((size_t)N, sizeof *st);
-  for (int w = 0; w < N; w++) st[w] = mj_copyData(NULL, mj, k->ref[w]);
+  for (int w = 0; w < N; w++) st[w] = fsh_copy_data(mj, k->ref[w]);
   if (N > 1 && mj->nu) st[1]->ctrl[0] = NAN;
   if (N > 2) st[2]->qvel[mj->nv - 1] = NAN;
   if (fsh_load_worlds(k->m, &k->b, mj, st, FS_STAGE_STATE)) nbad = -1;

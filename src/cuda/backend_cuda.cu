@@ -861,12 +861,7 @@ static int alloc_health(Batch* c, fsError* err) {
 static int alloc_reset(Batch* c, fsError* err) {
   for (int f = 0; f < fs_data_nfield; f++) {
     const fsFieldInfo* fi = &fs_data_fields[f];
-    if (fi->stage != FS_STAGE_STATE) continue;
-    if (c->nstate == FS_MAX_STATE)
-      return fs_fail(err,
-                     "the cuda backend resets at most %d state fields (FS_MAX_STATE); fix: "
-                     "raise it in src/cuda/backend_cuda.cu",
-                     FS_MAX_STATE);
+    if (fi->stage != FS_STAGE_STATE) continue; // (FS_MAX_STATE of them: the table's count)
     if (fs_field_bytes(&c->hm, fi) % sizeof(int))
       return fs_fail(err, "state field %s is not whole 4-byte words", fi->name);
     c->state[c->nstate++] = fi;

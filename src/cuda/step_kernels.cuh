@@ -5,8 +5,11 @@
 #ifndef FLYSIM_CUDA_STEP_KERNELS_CUH
 #define FLYSIM_CUDA_STEP_KERNELS_CUH
 
-/// The most data fields of the state (FS_STAGE_STATE) a reset uploads.
-#define FS_MAX_STATE 8
+/// The data fields of the state (FS_STAGE_STATE), counted off the table: the most a
+/// reset uploads.
+#define FSI_COUNT_STATE(type, name, size, cols, stage, kind) +(FS_STAGE_##stage == FS_STAGE_STATE)
+enum { FS_MAX_STATE = 0 FS_DATA_FIELDS(FSI_COUNT_STATE) };
+#undef FSI_COUNT_STATE
 
 namespace FS_KERNELS {
 

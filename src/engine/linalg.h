@@ -147,7 +147,8 @@ FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv)
 /// x = inv(L' D L) x over dofs [d0, d1) with MuJoCo's factor in layout L (qLD: L unit
 /// lower triangular, D on the diagonal; diaginv = 1/D), in mj_solveLD's order: x <- inv(L') x
 /// (each dof less its descendants' L x, deepest index first, zeros skipped), x <-
-/// inv(D) x, x <- inv(L) x (each dof less its row's L x, summed from the root). Rows of
+/// inv(D) x, x <- inv(L) x (each dof less its row's L x, summed from the root in
+/// mju_dotSparse's order: four running sums, (s0 + s2) + (s1 + s3), then the rest). Rows of
 /// one depth at once. Defined for x in the solver's real (fsi_solve_ld_levels) and in
 /// the step's (fsi_solve_ld_real, the same function in the float64 builds).
 #define FSI_DEFINE_SOLVE_LD_LEVELS(name, T)                                                        \
@@ -175,8 +176,18 @@ FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv)
       FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {                                                 \
         int k = L->levdof[a0 + t], adr = L->rowadr[k], pos = L->rownnz[k] - 1;                     \
         if (k < d0 || k >= d1) continue;                                                           \
-        T s = 0;                                                                                   \
-        for (int a = 0; a < pos; a++) s += LD[adr + a] * x[L->colind[adr + a]];                    \
+        const fsReal* v = LD + adr;                                                                \
+        const int* ind = L->colind + adr;                                                          \
+        int nb = pos / 4 * 4;                                                                      \
+        T s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                          \
+        for (int a = 0; a < nb; a += 4) {                                                          \
+          s0 += v[a] * x[ind[a]];                                                                  \
+          s1 += v[a + 1] * x[ind[a + 1]];                                                          \
+          s2 += v[a + 2] * x[ind[a + 2]];                                                          \
+          s3 += v[a + 3] * x[ind[a + 3]];                                                          \
+        }                                                                                          \
+        T s = (s0 + s2) + (s1 + s3);                                                               \
+        for (int a = nb; a < pos; a++) s += v[a] * x[ind[a]];                                      \
         x[k] -= s;                                                                                 \
       }                                                                                            \
       FS_SYNC();                                                                                   \

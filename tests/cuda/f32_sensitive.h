@@ -9,6 +9,7 @@
 #include <mujoco/mujoco.h>
 
 #include "src/base/random.h"
+#include "src/check/harness.h"
 
 // Does MuJoCo's own contact set move when its geom frames are perturbed as float32
 // perturbs them (each entry moved by up to 2e-6, of
@@ -42,7 +43,7 @@ static inline int fs_test_f32_sensitive(const mjModel* mj, const mjData* ref, mj
 
 // Keep the worlds whose contacts float32 can resolve (f32_sensitive); returns how many.
 static inline int fs_test_keep_resolvable(const mjModel* mj, mjData** ref, int n) {
-  mjData* tmp = mj_makeData(mj);
+  mjData* tmp = fsh_make_data(mj); // the arena of ref's (fsh_keyframe_world)
   int kept = 0;
   for (int w = 0; w < n; w++) {
     if (fs_test_f32_sensitive(mj, ref[w], tmp)) {

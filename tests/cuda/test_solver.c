@@ -108,7 +108,7 @@ static mjData** replay_worlds(const mjModel* mj, const char* path, int nworld) {
     exit(1);
   }
   mjData** out = calloc((size_t)nworld, sizeof *out);
-  mjData* d = mj_makeData(mj);
+  mjData* d = fsh_make_data(mj);
   fs_replay_reset_world(mj, &bind, d);
   int nwarmup = (int)lround(0.05 / mj->opt.timestep);
   for (int s = 0; s < nwarmup; s++) mj_step(mj, d);
@@ -117,7 +117,7 @@ static mjData** replay_worlds(const mjModel* mj, const char* path, int nworld) {
       d->ctrl[bind.actuator[a]] = t.value[(long)s * bind.nact + a];
     mj_step(mj, d);
     if ((s + 1) % 40) continue;
-    out[w] = mj_copyData(NULL, mj, d);
+    out[w] = fsh_copy_data(mj, d);
     mj_forward(mj, out[w]);
     w++;
   }
@@ -195,7 +195,7 @@ static mjData** run_other_layout(const mjModel* mj, mjData* const* ref, int nwor
   alt->opt.jacobian = mj_isSparse(mj) ? mjJAC_DENSE : mjJAC_SPARSE;
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
-    d[w] = mj_copyData(NULL, mj, ref[w]);
+    d[w] = fsh_copy_data(mj, ref[w]);
     mj_forward(alt, d[w]);
   }
   mj_deleteModel(alt);
@@ -208,7 +208,7 @@ static mjData** run_other_layout(const mjModel* mj, mjData* const* ref, int nwor
 static mjData** run_rounded_inputs(const mjModel* mj, mjData* const* ref, int nworld) {
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
-    mjData* x = d[w] = mj_copyData(NULL, mj, ref[w]);
+    mjData* x = d[w] = fsh_copy_data(mj, ref[w]);
     round_float(x->efc_J, mj_isSparse(mj) ? x->nJ : (long)x->nefc * mj->nv);
     round_float(x->efc_D, x->nefc);
     round_float(x->efc_R, x->nefc);
@@ -242,7 +242,7 @@ static void round_state(const mjModel* mj, mjData* d) {
 static mjData** run_steps(const mjModel* mj, mjData* const* ref, int nworld, int nstep, int how) {
   mjData** d = calloc((size_t)nworld, sizeof *d);
   for (int w = 0; w < nworld; w++) {
-    mjData* x = d[w] = mj_copyData(NULL, mj, ref[w]);
+    mjData* x = d[w] = fsh_copy_data(mj, ref[w]);
     if (how == 1) {
       for (int i = 0; i < mj->nq; i++)
         x->qpos[i] *= 1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-52;
@@ -443,7 +443,7 @@ static int noslip_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
   int N = g_batch.nworld, nbad = 0;
   mjData** newton = calloc((size_t)N, sizeof *newton);
   for (int w = 0; w < N; w++) {
-    newton[w] = mj_copyData(NULL, mj, ref[w]);
+    newton[w] = fsh_copy_data(mj, ref[w]);
     mj_forward(m0, newton[w]);
   }
   if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
