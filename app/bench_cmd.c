@@ -35,7 +35,7 @@ typedef struct Options {
   int worlds[MAX_LIST], nworlds; // 0: auto
   char peer[32];
   char model[4096], targets[4096], out[4096], profile[4096], ncu[4096];
-  int threads, repeats, disable, quiet, plot, nstep, lanes, max_contacts;
+  int threads, repeats, disable, quiet, plot, nstep, lanes, max_contacts, max_candidates;
   int model_given, world_given; // --model, --world (one of them names the model)
   char world[64];               // --world's name
   double warmup_sec;
@@ -168,7 +168,8 @@ enum {
   OPT_LANES,
   OPT_PROFILE,
   OPT_NCU,
-  OPT_MAX_CONTACTS
+  OPT_MAX_CONTACTS,
+  OPT_MAX_CANDIDATES
 };
 
 static int parse_one(int c, void* arg, fsError* err) {
@@ -241,6 +242,8 @@ static int parse_one(int c, void* arg, fsError* err) {
     return fs_copy_path_option("--ncu", optarg, o->ncu, sizeof o->ncu, err);
   case OPT_MAX_CONTACTS:
     return fs_parse_max_contacts(optarg, &o->max_contacts, err);
+  case OPT_MAX_CANDIDATES:
+    return fs_parse_max_candidates(optarg, &o->max_candidates, err);
   default:
     return fs_fail(err, "internal: option %d", c);
   }
@@ -270,6 +273,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
       {"profile", required_argument, NULL, OPT_PROFILE},
       {"ncu", required_argument, NULL, OPT_NCU},
       {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
+      {"max-candidates", required_argument, NULL, OPT_MAX_CANDIDATES},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -464,10 +468,10 @@ static int load(Session* s, fsError* err) {
   Options* o = &s->opt;
   if (fs_replay_inputs_load(o->model, o->targets, o->disable, &s->inputs, err)) return -1;
   s->in = (fsBenchInputs){
-      s->inputs.m,     o->model,   &s->inputs.targets,
-      &s->inputs.bind, o->nstep,   (int)lround(o->warmup_sec / s->inputs.m->opt.timestep),
-      o->threads,      o->repeats, record_dir(o),
-      o->max_contacts};
+      s->inputs.m,     o->model,         &s->inputs.targets,
+      &s->inputs.bind, o->nstep,         (int)lround(o->warmup_sec / s->inputs.m->opt.timestep),
+      o->threads,      o->repeats,       record_dir(o),
+      o->max_contacts, o->max_candidates};
   s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
   return s->rows ? 0 : -1;
 }

@@ -39,7 +39,7 @@ typedef struct Options {
   int backends_given;
   int precision; // flysim's steppers without a :f32 / :f64
   char model[4096], model_b[4096], targets[4096], targets_b[4096];
-  int worlds, threads, disable, quiet, stages, plot, max_contacts;
+  int worlds, threads, disable, quiet, stages, plot, max_contacts, max_candidates;
   int model_given; // bits: 1 --model seen, 2 --world seen
   long sim_steps;
   double sim_duration_sec, warmup_sec;
@@ -176,6 +176,7 @@ static int parse_floor(const char* s, Options* o, fsError* err) {
 enum {
   OPT_BACKENDS = 256,
   OPT_MAX_CONTACTS,
+  OPT_MAX_CANDIDATES,
   OPT_PRECISION,
   OPT_MODEL,
   OPT_WORLD,
@@ -244,6 +245,8 @@ static int parse_one(int c, void* arg, fsError* err) {
     return fs_parse_disable(optarg, &o->disable, err);
   case OPT_MAX_CONTACTS:
     return fs_parse_max_contacts(optarg, &o->max_contacts, err);
+  case OPT_MAX_CANDIDATES:
+    return fs_parse_max_candidates(optarg, &o->max_candidates, err);
   case OPT_FLOOR:
     return parse_floor(optarg, o, err);
   case OPT_MAX_RATIO:
@@ -286,6 +289,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
       {"warmup-sec", required_argument, NULL, OPT_WARMUP},
       {"disable", required_argument, NULL, OPT_DISABLE},
       {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
+      {"max-candidates", required_argument, NULL, OPT_MAX_CANDIDATES},
       {"floor", required_argument, NULL, OPT_FLOOR},
       {"max-ratio", required_argument, NULL, OPT_MAX_RATIO},
       {"angle-threshold", required_argument, NULL, OPT_ANGLE},
@@ -326,6 +330,10 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
     return fs_fail(err, "--max-contacts bounds the buffers of flysim's stepper, and both sides "
                         "are MuJoCo's cpu stepper; fix: drop --max-contacts, or compare with "
                         "host or cuda (e.g. --backends cpu,host)");
+  if (o->max_candidates && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
+    return fs_fail(err, "--max-candidates bounds the pairs flysim's stepper tests, and both "
+                        "sides are MuJoCo's cpu stepper; fix: drop --max-candidates, or compare "
+                        "with host or cuda (e.g. --backends cpu,host)");
   if (o->stages && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
     return fs_fail(err, "--stages checks flysim's stepper against MuJoCo, and both backends are "
                         "cpu (MuJoCo); fix: --backends cpu,host or cpu,cuda");
@@ -381,6 +389,7 @@ static int load_input(const Options* o, const char* model, const char* targets, 
                      o->worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
   in->plan.max_contacts = o->max_contacts; // host and cuda; the cpu's arena has no bound
+  in->plan.max_candidates = o->max_candidates;
   in->loaded = 1;
   if (in_float) fs_model_round_to_float(in->inputs.m); // after the plan: the clip keeps its rows
   return EXIT_OK;

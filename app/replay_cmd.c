@@ -73,6 +73,7 @@ static int prepare(Session* s, fsError* err) {
                      o->worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
   s->plan.max_contacts = o->max_contacts;
+  s->plan.max_candidates = o->max_candidates;
   // Recorded with --save-data; the grid video's worlds (cpu with one world: its
   // replay.mp4 already shows it).
   int grid = o->save_data[0] && o->video && (o->backend != FS_BACKEND_CPU || o->worlds > 1);

@@ -118,6 +118,7 @@ int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* o
     return 0;
   }
   plan.max_contacts = p->kind == FS_BACKEND_CPU ? 0 : in->max_contacts;
+  plan.max_candidates = p->kind == FS_BACKEND_CPU ? 0 : in->max_candidates;
   if (p->kind == FS_BACKEND_CUDA && !p->graph)
     setenv("FLYSIM_NO_GRAPH", "1", 1);
   else

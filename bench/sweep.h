@@ -29,6 +29,7 @@ typedef struct fsBenchInputs {
   int repeats;            // R
   const char* record_dir; // where a recording point writes its file (removed after)
   int max_contacts;       // host and cuda: contacts a world holds (0: every pair's slots)
+  int max_candidates;     // host and cuda: candidate pairs a world tests (0: the default)
 } fsBenchInputs;
 
 /// One row of the table.

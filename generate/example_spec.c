@@ -17,6 +17,8 @@ const char* fs_gen_example_spec(void) {
          "# disable: [contact]             # MuJoCo disable flags\n"
          "backend: cpu                     # cpu (MuJoCo), host or cuda (flysim's stepper)\n"
          "precision: f32                   # host and cuda: f32 or f64\n"
+         "# max_candidates: 600            # host and cuda, culled terrains: candidate pairs a\n"
+         "#                                # world tests (default: 8 per moving geom)\n"
          "# max_contacts: 32               # host and cuda: contacts a world holds (default:\n"
          "#                                # every pair's bound; beyond it: a problem world)\n"
          "worlds: 8                        # trajectories\n"

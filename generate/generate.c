@@ -140,6 +140,7 @@ static int run_block(Run* r, int k, fsGenResult* res, fsError* err) {
       fs_replay_set_record(&plan, s->record, 0, err))
     goto done;
   plan.max_contacts = s->max_contacts;
+  plan.max_candidates = s->max_candidates;
   fsGenInit gi = {s, r->m, &r->bind, r->params + (size_t)w0 * FS_NAXIS, w0, r->nb};
   plan.setup = r->varies_model ? fs_gen_setup : NULL;
   plan.init_worlds = fs_gen_init_worlds;

@@ -377,11 +377,14 @@ static int parse_top(Ctx* c, const char* key, yaml_node_t* v, fsGenSpec* s) {
   }
   if (!strcmp(key, "max_contacts"))
     return to_int(c, v, key, 1, 1L << 20, &x) ? -1 : (s->max_contacts = (int)x, 0);
+  if (!strcmp(key, "max_candidates"))
+    return to_int(c, v, key, 1, 1L << 24, &x) ? -1 : (s->max_candidates = (int)x, 0);
   if (!strcmp(key, "vary")) return 1; // after the targets are known
   return fail_at(
       c, v, key,
       "unknown key; fix: one of model, world, targets, disable, worlds, steps, record_every, "
-      "block_worlds, seed, warmup_sec, record, backend, precision, max_contacts, vary");
+      "block_worlds, seed, warmup_sec, record, backend, precision, max_contacts, max_candidates, "
+      "vary");
 }
 
 int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s, fsError* err) {
@@ -437,6 +440,14 @@ int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s
             "%s: max_contacts bounds the buffers of flysim's stepper, and backend is cpu "
             "(MuJoCo's mj_step, whose arena grows with the contacts); fix: drop max_contacts, "
             "or backend: host or cuda",
+            path);
+    goto done;
+  }
+  if (s->max_candidates && s->backend == FS_BACKEND_CPU) {
+    fs_fail(err,
+            "%s: max_candidates bounds the pairs flysim's stepper tests, and backend is cpu "
+            "(MuJoCo's mj_step, which tests every pair); fix: drop max_candidates, or backend: "
+            "host or cuda",
             path);
     goto done;
   }

@@ -66,10 +66,11 @@ typedef struct fsGenSpec {
   int worlds, steps, record_every, block_worlds;
   double warmup_sec;
   uint64_t seed;
-  unsigned record;  // fsSeriesId bits
-  int backend;      // fsBackendKind
-  int precision;    // 32 or 64 (host, cuda)
-  int max_contacts; // host, cuda: contacts a world holds (fsReplay.max_contacts; 0: all)
+  unsigned record;    // fsSeriesId bits
+  int backend;        // fsBackendKind
+  int precision;      // 32 or 64 (host, cuda)
+  int max_contacts;   // host, cuda: contacts a world holds (fsReplay.max_contacts; 0: all)
+  int max_candidates; // host, cuda: candidate pairs a world tests (0: the default bound)
   fsDist axis[FS_NAXIS];
 } fsGenSpec;
 

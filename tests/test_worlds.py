@@ -166,11 +166,36 @@ def test_bench_generate(tmp):
         check(rc == 2 and want in err, f"generate spec {text!r}: exit {rc}, {err!r}")
 
 
+def test_candidates():
+    """--max-candidates: a bound below a world's need flags it (never silent), with the fix;
+    below the pairs tested every step, and on the cpu backend, refused."""
+    rc, out, err = flysim("replay", "--world", "blocks_capsule", "--backend", "host",
+                          "--worlds", "2", "--sim-steps", "50", "--max-candidates", "3",
+                          "--quiet")
+    s = summary(out)
+    check(s.get("problem_worlds") == "2" and "fix: a larger --max-candidates" in err,
+          f"--max-candidates 3 on blocks: every world flagged with the fix: {s}, {err!r}")
+    rc, out, err = flysim("replay", "--world", "blocks_capsule", "--backend", "host",
+                          "--worlds", "2", "--sim-steps", "50", "--max-candidates", "600",
+                          "--quiet")
+    check(rc == 0 and summary(out).get("problem_worlds") == "0",
+          f"--max-candidates 600 on blocks: no problem world: exit {rc}, {err!r}")
+    flat = mujoco.MjModel.from_binary_path(os.path.join(ASSETS, "mesh.mjb"))
+    rc, _, err = flysim("replay", "--backend", "host", "--max-candidates", "2", "--sim-steps",
+                        "1", "--quiet")
+    check(rc != 0 and f"tests {flat.npair} of its pairs every step" in err and
+          f"fix: {flat.npair} or more" in err, f"--max-candidates 2 on the flat world: {err!r}")
+    rc, _, err = flysim("replay", "--backend", "cpu", "--max-candidates", "50")
+    check(rc == 2 and "--max-candidates bounds the pairs flysim's stepper tests" in err,
+          f"--max-candidates on cpu: exit {rc}, {err!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_replay_tethered(tmp)
         test_bench_generate(tmp)
     test_terrains()
+    test_candidates()
     test_compare()
     test_errors()
     cliutil.finish("test_worlds")

@@ -131,6 +131,13 @@ int fs_parse_max_contacts(const char* s, int* out, fsError* err) {
   return 0;
 }
 
+int fs_parse_max_candidates(const char* s, int* out, fsError* err) {
+  long v = 0;
+  if (fs_parse_positive_int("--max-candidates", s, 1L << 24, &v, err)) return -1;
+  *out = (int)v;
+  return 0;
+}
+
 int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsError* err) {
   if (!s[0]) return fs_fail(err, "%s: empty path", opt);
   if (strlen(s) >= n) return fs_fail(err, "%s: path longer than %zu characters", opt, n - 1);
@@ -233,7 +240,8 @@ enum {
   OPT_PLOT_LEG,
   OPT_RECORD,
   OPT_RENDER_WORLDS,
-  OPT_MAX_CONTACTS
+  OPT_MAX_CONTACTS,
+  OPT_MAX_CANDIDATES
 };
 
 // The outputs' options (--mujoco-timing, --no-video, --no-plots, --plot-leg): 1 if c
@@ -283,6 +291,10 @@ static int check_combinations(fsReplayOptions* o, fsError* err) {
     return fs_fail(err, "--max-contacts bounds the buffers of flysim's stepper; the cpu backend "
                         "is MuJoCo's own mj_step, whose arena grows with the contacts; fix: drop "
                         "--max-contacts, or add --backend cuda or --backend host");
+  if (o->max_candidates && o->backend == FS_BACKEND_CPU)
+    return fs_fail(err, "--max-candidates bounds the pairs flysim's stepper tests; the cpu "
+                        "backend is MuJoCo's own mj_step, which tests every pair; fix: drop "
+                        "--max-candidates, or add --backend cuda or --backend host");
   if (o->mujoco_timing && o->backend != FS_BACKEND_CPU)
     return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
                         "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
@@ -332,6 +344,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       {"record", required_argument, NULL, OPT_RECORD},
       {"render-worlds", required_argument, NULL, OPT_RENDER_WORLDS},
       {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
+      {"max-candidates", required_argument, NULL, OPT_MAX_CANDIDATES},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -429,6 +442,9 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
       break;
     case OPT_MAX_CONTACTS:
       if (fs_parse_max_contacts(optarg, &o->max_contacts, err)) return -1;
+      break;
+    case OPT_MAX_CANDIDATES:
+      if (fs_parse_max_candidates(optarg, &o->max_candidates, err)) return -1;
       break;
     case 'h':
       fs_print_replay_help();

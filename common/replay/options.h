@@ -33,6 +33,7 @@ typedef struct fsReplayOptions {
   int render_worlds_set;   // --render-worlds was given
   int disable;             // --disable NAME: mjtDisableBit flags added to the model's
   int max_contacts;        // --max-contacts N (host, cuda): contacts a world holds (0: all)
+  int max_candidates;      // --max-candidates N (host, cuda): candidate pairs (0: default)
   int quiet;               // --quiet: no progress line
   char command_line[8192]; // argv joined, for the HDF5 attributes
 } fsReplayOptions;
@@ -61,6 +62,8 @@ int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsE
 int fs_parse_disable(const char* s, int* mask, fsError* err);
 /// --max-contacts N: contacts a world of flysim's stepper holds (fsReplay.max_contacts).
 int fs_parse_max_contacts(const char* s, int* out, fsError* err);
+/// --max-candidates N: candidate pairs a world tests (fsReplay.max_candidates).
+int fs_parse_max_candidates(const char* s, int* out, fsError* err);
 
 /// --max-contacts in every verb's --help (two columns, as the verbs print theirs).
 #define FS_MAX_CONTACTS_HELP                                                                       \
@@ -68,7 +71,11 @@ int fs_parse_max_contacts(const char* s, int* out, fsError* err);
   "                          (default: every pair's bound, which no world can exceed);\n"          \
   "                          memory per world scales with N. A world that makes more keeps\n"      \
   "                          the first N in MuJoCo's order and is a problem world (MuJoCo's\n"     \
-  "                          CONTACTFULL warning). The cpu backend has no such bound\n"
+  "                          CONTACTFULL warning). The cpu backend has no such bound\n"            \
+  "  --max-candidates N      host, cuda, models whose pairs with static geoms are culled\n"        \
+  "                          (FlyGym's terrains): a world tests at most N candidate pairs a\n"     \
+  "                          step (default: those tested every step and 8 per moving geom);\n"     \
+  "                          one with more keeps the first N and is a problem world\n"
 
 struct option;
 

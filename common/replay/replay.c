@@ -104,6 +104,7 @@ int fs_replay_open(const fsReplay* r, fsBackendKind kind, int bits, int nthread,
   o.nworld = r->nworld;
   o.nthread = nthread;
   o.max_contacts = kind == FS_BACKEND_CPU ? 0 : r->max_contacts;
+  o.max_candidates = kind == FS_BACKEND_CPU ? 0 : r->max_candidates;
   o.model_name = r->model_path;
   if (fs_batch_open(r->m, &o, &out->b, err)) return -1;
   out->bits = o.precision == FS_PRECISION_F32 ? 32 : 64;
@@ -504,11 +505,16 @@ int fs_replay_report_worlds(const fsReplay* r, const fsWorldStatus* all, int ver
                 st.solver_error == 1 ? "" : "s");
       for (int i = 0; i < mjNWARNING; i++)
         if (st.warnings[i]) fprintf(stderr, " %s x%d", fs_warning_name(i), st.warnings[i]);
-      if (st.warnings[mjWARN_CONTACTFULL] && r->max_contacts)
+      if (st.warnings[mjWARN_CONTACTFULL] && r->max_contacts && st.peak_contacts > r->max_contacts)
         fprintf(stderr,
                 " (it made up to %d contacts in a step, --max-contacts keeps %d; fix: "
                 "--max-contacts %d or more)",
                 st.peak_contacts, r->max_contacts, st.peak_contacts);
+      else if (st.warnings[mjWARN_CONTACTFULL]) // not the contacts: the candidate pairs
+        fprintf(stderr,
+                " (its moving geoms were near more static geoms than a world's candidate "
+                "pairs hold%s; fix: a larger --max-candidates)",
+                r->max_candidates ? "" : ", the pairs tested every step and 8 per moving geom");
       if (st.first_warning >= 0 && st.first_warning_step != INT_MIN)
         fprintf(stderr, " (first: %s at %s step %d)", fs_warning_name(st.first_warning),
                 st.first_warning_step < 0 ? "warm-up" : "replay",

@@ -37,6 +37,8 @@ typedef struct fsReplay {
   int max_contacts;   // contacts a world of flysim's stepper (host, cuda) holds, and the
                       // rows they make (--max-contacts); 0: every pair's slots. MuJoCo's
                       // cpu stepper grows its arena instead (no such bound)
+  int max_candidates; // candidate pairs a world of flysim's stepper tests where pairs are
+                      // culled (--max-candidates); 0: the default bound
   // Per-world variation (flysim generate); NULL in a replay:
   int (*setup)(void* arg, fsBatch b, fsError* err);       // once, after the batch opens:
                                                           // per-world parameters

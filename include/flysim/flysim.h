@@ -115,6 +115,12 @@ typedef struct fsBatchOptions {
   void* stream;           // cuda: a cudaStream_t of the caller's for all the batch's work, or
                           // NULL (default): the batch's own
   const char* model_name; // how messages name the model, e.g. its file (default "the model")
+  int max_candidates;     // host, cuda: candidate pairs a world tests in a step where the
+                          // model's pairs with static geoms are culled (FlyGym's terrains);
+                          // 0 (default): the pairs tested every step plus 8 per moving
+                          // geom. A world with more keeps the first ones and is a problem
+                          // world (FS_PROBLEM_CONTACTS); below the pairs tested every step
+                          // is refused
 } fsBatchOptions;
 
 /// A batch, by value: {0, 0} is none. A closed batch's handle stays invalid (every

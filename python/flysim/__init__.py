@@ -150,6 +150,9 @@ class Batch:
         backend: "cpu", "host" or "cuda".
         precision: "f32" or "f64" (host, cuda; default f32); cpu is float64 only.
         max_contacts: host, cuda: contacts a world holds (None: every pair's bound).
+        max_candidates: host, cuda, where pairs with static geoms are culled (FlyGym's
+            terrains): candidate pairs a world tests in a step (None: those tested every
+            step and 8 per moving geom); a world with more is a problem world.
         threads: cpu, host: worker threads (None: one per core).
         device: cuda: the GPU's ordinal.
         stream: cuda: the caller's CUDA stream for all the batch's work (an int handle, or
@@ -167,13 +170,14 @@ class Batch:
               "solver_iterations": "solver_iterations"}
 
     def __init__(self, model, worlds=1, backend="cpu", precision=None, max_contacts=None,
-                 threads=None, device=0, stream=None):
+                 threads=None, device=0, stream=None, max_candidates=None):
         if backend not in _BACKENDS:
             raise ValueError(f"flysim: backend {backend!r}: fix: one of {sorted(_BACKENDS)}")
         if precision not in _PRECISIONS:
             raise ValueError(f"flysim: precision {precision!r}: fix: 'f32' or 'f64'")
         for name, v in (("worlds", worlds), ("max_contacts", max_contacts or 0),
-                        ("threads", threads or 0), ("device", device)):
+                        ("max_candidates", max_candidates or 0), ("threads", threads or 0),
+                        ("device", device)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
                 raise ValueError(f"flysim: {name}={v!r}: fix: an integer")
         self.stream = _stream_handle(stream, backend)
@@ -182,7 +186,7 @@ class Batch:
         self.backend = backend
         self._b = _flysim._Batch(self.model._address, self.worlds, _BACKENDS[backend],
                                  _PRECISIONS[precision], int(max_contacts or 0),
-                                 int(threads or 0), int(device), self.stream, str(name))
+                                 int(max_candidates or 0), int(threads or 0), int(device), self.stream, str(name))
         self.precision = self._b.info()["precision"]
         self._arrays = {}
         self._neutral = _mujoco.mj_name2id(self.model, _mujoco.mjtObj.mjOBJ_KEY, "neutral")

@@ -87,8 +87,8 @@ using F32Out = nb::ndarray<nb::numpy, float, nb::c_contig, nb::device::cpu>;
 
 class Batch {
 public:
-  Batch(uintptr_t model, int nworld, int backend, int precision, int max_contacts, int nthread,
-        int device, uintptr_t stream, const std::string& name)
+  Batch(uintptr_t model, int nworld, int backend, int precision, int max_contacts,
+        int max_candidates, int nthread, int device, uintptr_t stream, const std::string& name)
       : s_(std::make_shared<State>()), name_(name) {
     if (!model) throw nb::value_error("flysim: the model is NULL");
     fsBatchOptions o = fs_batch_default_options();
@@ -97,6 +97,7 @@ public:
     o.nworld = nworld;
     o.nthread = nthread;
     o.max_contacts = max_contacts;
+    o.max_candidates = max_candidates;
     o.device = device;
     o.stream = reinterpret_cast<void*>(stream); // cuda: the caller's cudaStream_t, 0: the batch's
     o.model_name = name_.c_str();
@@ -372,10 +373,10 @@ NB_MODULE(_flysim, m) {
     return nb::make_tuple(rc == FS_OK, rc == FS_OK ? std::string() : std::string(err.msg));
   });
   nb::class_<Batch>(m, "_Batch")
-      .def(nb::init<uintptr_t, int, int, int, int, int, int, uintptr_t, const std::string&>(),
+      .def(nb::init<uintptr_t, int, int, int, int, int, int, int, uintptr_t, const std::string&>(),
            nb::arg("model"), nb::arg("worlds"), nb::arg("backend"), nb::arg("precision"),
-           nb::arg("max_contacts"), nb::arg("threads"), nb::arg("device"), nb::arg("stream"),
-           nb::arg("name"))
+           nb::arg("max_contacts"), nb::arg("max_candidates"), nb::arg("threads"),
+           nb::arg("device"), nb::arg("stream"), nb::arg("name"))
       .def("close", &Batch::close)
       .def_prop_ro("closed", &Batch::closed)
       .def("view", &Batch::view, nb::arg("name"))

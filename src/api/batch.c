@@ -213,6 +213,16 @@ static int check_options(const mjModel* m, fsBatchOptions* o, fsError* err) {
                      "flysim: max_contacts %d: the cpu backend is MuJoCo's, which grows its "
                      "arena instead; fix: 0, or the host or cuda backend",
                      o->max_contacts);
+  if (o->max_candidates < 0)
+    return arg_error(err,
+                     "flysim: max_candidates %d: fix: 0 (the pairs tested every step and 8 per "
+                     "moving geom) or more",
+                     o->max_candidates);
+  if (o->max_candidates > 0 && o->backend == FS_BACKEND_CPU)
+    return arg_error(err,
+                     "flysim: max_candidates %d: the cpu backend is MuJoCo's, which tests every "
+                     "pair; fix: 0, or the host or cuda backend",
+                     o->max_candidates);
   if (!o->model_name) o->model_name = "the model";
   if (o->backend != FS_BACKEND_CUDA) return 0;
   if (fs_backend_available(FS_BACKEND_CUDA, err)) return -1;

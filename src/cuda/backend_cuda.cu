@@ -553,9 +553,11 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 
 // Build an mjModel of the batch's as the backend steps it: a check failure is the model's
 // (FS_ERR_MODEL).
-static int build(const mjModel* m, const char* name, int max_contacts, fsModel* out, fsError* err) {
-  if (!fs_model_build_bounded(m, name, max_contacts, out, err)) return 0;
-  if (err && err->status != FS_ERR_MEMORY) err->status = FS_ERR_MODEL;
+static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fsModel* out,
+                 fsError* err) {
+  if (!fs_model_build_bounded(m, name, o->max_contacts, o->max_candidates, out, err)) return 0;
+  if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)
+    err->status = FS_ERR_MODEL;
   return -1;
 }
 
@@ -573,7 +575,7 @@ static int cuda_set_world_model(void* self, int w, const mjModel* m, fsError* er
   fsModel fm;
   char name[600];
   snprintf(name, sizeof name, "world %d's model of %s", w, c->opt.model_name);
-  if (build(m, name, c->opt.max_contacts, &fm, err)) return -1;
+  if (build(m, name, &c->opt, &fm, err)) return -1;
 #define FS_X(size)                                                                                 \
   if (fm.size != c->hm.size) {                                                                     \
     fs_fail_status(err, FS_ERR_ARGUMENT,                                                           \
@@ -915,7 +917,7 @@ void* fs_cuda_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   const char* env = getenv("FLYSIM_NO_GRAPH");
   c->use_graph = !(env && !strcmp(env, "1"));
   // the model check first: what the GPU stepper cannot run is worth knowing anywhere
-  if (build(m, opt->model_name, opt->max_contacts, &c->hm, err)) goto fail;
+  if (build(m, opt->model_name, opt, &c->hm, err)) goto fail;
   {
     int count = fs_cuda_device_count();
     if (count == 0) {

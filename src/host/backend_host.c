@@ -37,7 +37,7 @@
 typedef struct Host {
   char name[512];    // the model's, for messages
   const mjModel* mj; // the batch's model (the library's copy, alive until close)
-  int N, nthread, max_contacts;
+  int N, nthread, max_contacts, max_candidates;
   fsModel m;             // the batch's model, built
   fsModel** wm;          // (N) each world's own model (set_world_model), NULL: m; or NULL
   const mjModel** wmj;   // (N) ... and the mjModel it was built from (reset reads it)
@@ -299,10 +299,11 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
 //---------------------------------- the worlds' models, the sequence, recordings ------------------
 
 // fs_model_build_bounded, its model check's failure FS_ERR_MODEL (every other failure of
-// the build is an allocation's, FS_ERR_MEMORY).
+// the build is an allocation's, FS_ERR_MEMORY, or the candidate bound's, FS_ERR_ARGUMENT).
 static int build_model(const Host* h, const mjModel* mj, fsModel* out, fsError* err) {
-  if (!fs_model_build_bounded(mj, h->name, h->max_contacts, out, err)) return 0;
-  if (err && err->status != FS_ERR_MEMORY) err->status = FS_ERR_MODEL;
+  if (!fs_model_build_bounded(mj, h->name, h->max_contacts, h->max_candidates, out, err)) return 0;
+  if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)
+    err->status = FS_ERR_MODEL;
   return -1;
 }
 
@@ -509,6 +510,7 @@ void* fs_host_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   h->mj = m;
   h->N = opt->nworld;
   h->max_contacts = opt->max_contacts;
+  h->max_candidates = opt->max_candidates;
   int nthread = opt->nthread > 0 ? opt->nthread : fs_cpu_count();
   h->nthread = nthread < 1 ? 1 : nthread > h->N ? h->N : nthread;
   if (fs_host_test_switches(err)) {

@@ -11,20 +11,21 @@
 #include "src/model/fields.h"
 
 // This build's names (src/exec/real.h FS_PREC): both precisions link into one program.
-#define fs_model_check          FS_PREC(fs_model_check)
-#define fs_model_check_for      FS_PREC(fs_model_check_for)
-#define fs_model_build          FS_PREC(fs_model_build)
-#define fs_model_build_for      FS_PREC(fs_model_build_for)
-#define fs_model_free           FS_PREC(fs_model_free)
-#define fs_model_fields         FS_PREC(fs_model_fields)
-#define fs_model_nfield         FS_PREC(fs_model_nfield)
-#define fs_data_fields          FS_PREC(fs_data_fields)
-#define fs_data_nfield          FS_PREC(fs_data_nfield)
-#define fs_stage_name           FS_PREC(fs_stage_name)
-#define fs_model_bytes          FS_PREC(fs_model_bytes)
-#define fs_world_bytes          FS_PREC(fs_world_bytes)
-#define fs_model_bound_contacts FS_PREC(fs_model_bound_contacts)
-#define fs_world_describe       FS_PREC(fs_world_describe)
+#define fs_model_check            FS_PREC(fs_model_check)
+#define fs_model_check_for        FS_PREC(fs_model_check_for)
+#define fs_model_build            FS_PREC(fs_model_build)
+#define fs_model_build_for        FS_PREC(fs_model_build_for)
+#define fs_model_free             FS_PREC(fs_model_free)
+#define fs_model_fields           FS_PREC(fs_model_fields)
+#define fs_model_nfield           FS_PREC(fs_model_nfield)
+#define fs_data_fields            FS_PREC(fs_data_fields)
+#define fs_data_nfield            FS_PREC(fs_data_nfield)
+#define fs_stage_name             FS_PREC(fs_stage_name)
+#define fs_model_bytes            FS_PREC(fs_model_bytes)
+#define fs_world_bytes            FS_PREC(fs_world_bytes)
+#define fs_model_bound_contacts   FS_PREC(fs_model_bound_contacts)
+#define fs_model_bound_candidates FS_PREC(fs_model_bound_candidates)
+#define fs_world_describe         FS_PREC(fs_world_describe)
 // ... and of what the check and the build share (below)
 #define fs_model_contacts_enabled FS_PREC(fs_model_contacts_enabled)
 #define fs_model_pair_maxcon      FS_PREC(fs_model_pair_maxcon)
@@ -81,12 +82,25 @@ void fs_model_free(fsModel* m);
 /// On built sizes, before allocating data; every model of one batch the same n.
 void fs_model_bound_contacts(fsModel* m, int n);
 
-/// fs_model_build, then fs_model_bound_contacts(m, max_contacts): how the host and cuda
-/// backends build each of their models (the batch's and every world's), so that all have
-/// one size.
+/// Bound a world's candidate pairs (src/engine/cull.h) to n where the model culls pairs
+/// (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the
+/// contact slots, contacts and rows follow (every candidate's slots). A world with more
+/// keeps the first n and counts the rest (cand_overflow, CONTACTFULL: a problem world).
+/// -1 (err says why) if n is below the pairs tested every step (nalways). On built
+/// sizes, before fs_model_bound_contacts and allocating.
+int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err);
+
+/// fs_model_build, then fs_model_bound_candidates(m, max_candidates) and
+/// fs_model_bound_contacts(m, max_contacts): how the host and cuda backends build each of
+/// their models (the batch's and every world's), so that all have one size.
 static inline int fs_model_build_bounded(const mjModel* mj, const char* model_path,
-                                         int max_contacts, fsModel* m, fsError* err) {
+                                         int max_contacts, int max_candidates, fsModel* m,
+                                         fsError* err) {
   if (fs_model_build(mj, model_path, m, err)) return -1;
+  if (fs_model_bound_candidates(m, max_candidates, model_path, err)) {
+    fs_model_free(m);
+    return -1;
+  }
   fs_model_bound_contacts(m, max_contacts);
   return 0;
 }

@@ -766,6 +766,26 @@ void fs_model_free(fsModel* m) {
   }
 }
 
+int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err) {
+  if (n <= 0 || n >= m->npair) return 0;
+  if (n < m->nalways)
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "flysim: max_candidates %d: %s tests %d of its pairs every step (those "
+                          "not culled); fix: %d or more, or 0 (those and 8 per moving geom)",
+                          n, name ? name : "the model", m->nalways, m->nalways);
+  if (!m->ncullgeom) return 0; // every pair tested every step: nothing to bound
+  m->ncandmax = n;
+  m->nprecon = m->ncandmax * m->nslot;
+  m->nconmax = m->nprecon;
+  if (!m->nefcmax) return 0; // no rows (built for the collision stage, or none to make)
+  int rows = 0;              // the most rows one contact makes
+  for (int p = 0; p < m->npair; p++)
+    rows = contact_rows(m->pair_dim[p]) > rows ? contact_rows(m->pair_dim[p]) : rows;
+  m->nefcmax = m->nprecon * rows;
+  m->nefcJ = m->nefcmax * m->njmax;
+  return 0;
+}
+
 void fs_model_bound_contacts(fsModel* m, int n) {
   if (n <= 0 || n >= m->nprecon) return;
   m->nconmax = n;
