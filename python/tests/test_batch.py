@@ -211,6 +211,10 @@ def test_errors(model):
         flysim.Batch("/nonexistent/model.xml", 2)
     with pytest.raises(ValueError, match="for the cuda backend only"):
         flysim.Batch(model, 2, backend="host", stream=7)
+    with pytest.raises(ValueError, match=r"max_candidates 2: .* of its pairs every step"):
+        flysim.Batch(model, 2, backend="host", max_candidates=2)
+    with pytest.raises(ValueError, match="max_candidates=1.5: fix: an integer"):
+        flysim.Batch(model, 2, backend="host", max_candidates=1.5)
     with pytest.raises(ValueError, match="a CUDA stream's handle"):
         flysim.Batch(model, 2, backend="cuda", stream="fast")
     ok, why = flysim.backend_available("cuda")
