@@ -140,7 +140,7 @@ static int convex(const Batch* c) {
 
 // The replay kernel c launches: with each world's own model or with the batch's.
 static const void* kernel_of(const Batch* c) {
-  if (convex(c)) return replay_convex_kernel_ptr();
+  if (convex(c)) return fs_replay_convex_kernel();
   return fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
                                         : (const void*)replay_kernel<0>;
 }
@@ -176,9 +176,10 @@ static int launch_steps(Batch* c, cudaStream_t stream, int nstep, fsError* err) 
   int lanes = fs_device_lanes(c->dev);
   size_t smem = fs_world_smem(lanes, plan->bytes);
   dim3 grid = fs_world_grid(c->N, lanes), block = fs_world_block(lanes);
-  if (convex(c))
-    replay_convex_launch(grid, block, smem, stream, *m, *d, models, *plan, a, nstep);
-  else if (models)
+  if (convex(c)) {
+    fsReplayLaunch l = {grid, block, smem, stream, m, d, models, plan, &a, nstep};
+    fs_replay_convex_launch(&l);
+  } else if (models)
     replay_kernel<1><<<grid, block, smem, stream>>>(*m, *d, models, *plan, a, nstep);
   else
     replay_kernel<0><<<grid, block, smem, stream>>>(*m, *d, NULL, *plan, a, nstep);

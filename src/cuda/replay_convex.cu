@@ -20,16 +20,11 @@
 #include "src/cuda/step_kernels.cuh"
 #include "src/cuda/replay_convex.h"
 
-namespace FS_KERNELS {
-
-const void* replay_convex_kernel_ptr(void) {
-  return (const void*)replay_convex_kernel<-1>;
+extern "C" const void* fs_replay_convex_kernel(void) {
+  return (const void*)FS_KERNELS::replay_convex_kernel<-1>;
 }
 
-void replay_convex_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const fsModel& m,
-                          const fsData& d, const fsModel* models, const fsChipPlan& plan,
-                          const StepArgs& a, int nstep) {
-  replay_convex_kernel<-1><<<grid, block, smem, stream>>>(m, d, models, plan, a, nstep);
+extern "C" void fs_replay_convex_launch(const fsReplayLaunch* l) {
+  FS_KERNELS::replay_convex_kernel<-1><<<l->grid, l->block, l->smem, l->stream>>>(
+      *l->m, *l->d, l->models, *l->plan, *l->a, l->nstep);
 }
-
-} // namespace FS_KERNELS
