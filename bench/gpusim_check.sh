@@ -283,6 +283,10 @@ How it is run, and why (the simulator's faults, worked around in how it runs):
   (nvcc stores every float64 1.0 through \`mov.u64 %rd, 4607182418800017408\`: the
   kinematics wrote 0 for the world's orientation, the replay's first step saw 167 contacts
   and NaN). Such literals become 0d literals of the same bits, which it reads whole.
+- It cannot load a \`trap\` (it asks the instruction for a type it has none of, and aborts
+  while loading the PTX): \`ptx_fix.py\` writes \`exit\` for it. Our kernels trap only where
+  the backend never goes (a replay kernel without the box-mesh collider handed a model with
+  box-mesh pairs); there a thread would exit instead of failing.
 - The simulator's \`shfl.sync\` reads and writes the threads of a block's first warp
   whichever warp executes it (its warp id is never set in functional mode): any kernel with
   more than one warp a block gets other worlds' lane sums, or aborts. build-gpusim runs one

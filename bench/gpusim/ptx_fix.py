@@ -17,6 +17,13 @@ which the parser cannot read (a syntax error after the last function; nothing it
 uses is in them).
 
 Address offsets outside a C int cannot be rewritten this way: the script stops.
+
+`trap` is rewritten as `exit`: the simulator asks every instruction but a few untyped
+ones (exit, ret, bra, nop, call...) for its type, and `trap` has none (an assertion in
+ptx_instruction::get_type aborts the program while it loads the PTX). Our kernels trap
+only where a model reaches a kernel built without what it needs (the replay kernels
+without the box-mesh collider, handed a model with box-mesh pairs), which the backend
+never launches: under the simulator such a thread would exit instead of failing.
 """
 import re
 import sys
@@ -67,11 +74,14 @@ def fix_line(line, lineno, path):
     return "".join(out), n
 
 
+TRAP = re.compile(r"(?<![\w.])trap;")
+
+
 def main():
     path = sys.argv[1]
     with open(path) as f:
         lines = f.read().split("\n")
-    out, nfix, skip, depth = [], 0, False, 0
+    out, nfix, ntraps, skip, depth = [], 0, 0, False, 0
     for i, line in enumerate(lines, 1):
         if not skip and re.match(r"\s*\.section\s+\.debug_", line):
             skip, depth = True, 0
@@ -82,10 +92,13 @@ def main():
             continue
         line, n = fix_line(line, i, path)
         nfix += n
+        line, ntrap = TRAP.subn("exit; // trap (GPGPU-Sim: no type)", line)
+        ntraps += ntrap
         out.append(line)
     with open(path, "w") as f:
         f.write("\n".join(out))
-    print(f"ptx_fix: {path}: {nfix} 64-bit integer literals rewritten as 0d bits")
+    print(f"ptx_fix: {path}: {nfix} 64-bit integer literals rewritten as 0d bits, {ntraps} "
+          "trap as exit")
 
 
 if __name__ == "__main__":
