@@ -92,6 +92,22 @@ for line in open(sys.argv[1]):
     print(json.dumps(s))
 PY
 
+# --- the simulator's own fault: a call reading its caller's locals through a pointer ---------
+# (bench/gpusim/probe_call_local.cu: right on a GPU; the box-mesh collider passes its locals
+# to a call, so where this is wrong its results under the simulator say nothing)
+nvcc -arch=sm_80 -cudart shared -O3 -o "$work/probe_call_local" \
+  "$root/bench/gpusim/probe_call_local.cu" || exit 1
+FLYSIM_GPUSIM_STEPS="$work/probe2.jsonl" FLYSIM_GPUSIM_RESULT="probe_call_local" \
+  FLYSIM_GPUSIM_WHAT="the simulator: a call reading its caller's local memory through a pointer" \
+  "$root/bench/gpusim/ctest_run.sh" 1 "$logs" "$work/probe_call_local" >"$work/probe_call_local.out" 2>&1
+"$py" - "$work/probe2.jsonl" >>"$steps" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    s = json.loads(line)
+    s["status"] = "the simulator's fault" if s["rc"] else "right"
+    print(json.dumps(s))
+PY
+
 # --- 2. the GPU test programs ---------------------------------------------------------------
 say "ctest -L gpusim -j $jobs (the GPU test programs, small mode)"
 ctest --test-dir "$b32" -L gpusim -j "$jobs" --output-on-failure >"$work/ctest.log" 2>&1

@@ -267,7 +267,7 @@ static void test_ctrl_sequence_replaced(void) {
   for (int r = 0; r < T; r++)
     for (int c = 0; c < A; c++) kept[r * A + c] = 0.25 * cos(0.3 * r + 2 * c);
   int act[3] = {5, 0, 3}, first_act[3] = {1, 2, 4};
-  int64_t row0[3] = {S - 1, 0, 7}, first_row0[3] = {0, 0, 0};
+  int64_t row0[3] = {S - 1, 0, S / 2}, first_row0[3] = {0, 0, 0}; // rows within T = 2S
   fsBatch a = open_n(g_m, N), b = open_n(g_m, N);
   CHECK(fs_batch_reset(a, NULL, key_neutral(), &err) == FS_OK);
   CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
@@ -282,9 +282,9 @@ static void test_ctrl_sequence_replaced(void) {
   for (int k = 0; k < T * A; k++) table[k] = 1e3; // the batch keeps its own copy
   act[0] = act[1] = act[2] = 1;
   row0[0] = row0[1] = row0[2] = 0;
-  CHECK(fs_batch_step(a, S, &err) == FS_OK);
+  CHECK_MSG(fs_batch_step(a, S, &err) == FS_OK, "step after a replaced sequence: %s", err.msg);
   const int act_kept[3] = {5, 0, 3};
-  const int64_t row_kept[3] = {S - 1, 0, 7};
+  const int64_t row_kept[3] = {S - 1, 0, S / 2};
   step_writing_ctrl(a, b, N, S, kept, A, act_kept, row_kept, "a replaced sequence");
   free(table), free(kept);
   fs_batch_close(a);
