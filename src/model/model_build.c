@@ -766,6 +766,14 @@ void fs_model_free(fsModel* m) {
   }
 }
 
+// The most rows one contact of the model's pairs makes.
+static int most_contact_rows(const fsModel* m) {
+  int rows = 0;
+  for (int p = 0; p < m->npair; p++)
+    rows = contact_rows(m->pair_dim[p]) > rows ? contact_rows(m->pair_dim[p]) : rows;
+  return rows;
+}
+
 int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err) {
   if (n <= 0 || n >= m->npair) return 0;
   if (n < m->nalways)
@@ -778,10 +786,7 @@ int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err)
   m->nprecon = m->ncandmax * m->nslot;
   m->nconmax = m->nprecon;
   if (!m->nefcmax) return 0; // no rows (built for the collision stage, or none to make)
-  int rows = 0;              // the most rows one contact makes
-  for (int p = 0; p < m->npair; p++)
-    rows = contact_rows(m->pair_dim[p]) > rows ? contact_rows(m->pair_dim[p]) : rows;
-  m->nefcmax = m->nprecon * rows;
+  m->nefcmax = m->nprecon * most_contact_rows(m);
   m->nefcJ = m->nefcmax * m->njmax;
   return 0;
 }
@@ -790,9 +795,7 @@ void fs_model_bound_contacts(fsModel* m, int n) {
   if (n <= 0 || n >= m->nprecon) return;
   m->nconmax = n;
   if (!m->nefcmax) return; // no rows (built for the collision stage, or none to make)
-  int rows = 0;            // the most rows one contact makes
-  for (int p = 0; p < m->npair; p++)
-    rows = contact_rows(m->pair_dim[p]) > rows ? contact_rows(m->pair_dim[p]) : rows;
+  int rows = most_contact_rows(m);
   if ((long)n * rows < m->nefcmax) m->nefcmax = n * rows;
   m->nefcJ = m->nefcmax * m->njmax;
 }
