@@ -14,11 +14,19 @@ static double sym_uniform(void) {
   return 2 * fs_random_uniform() - 1;
 }
 
-// The pair that made contact c (its geoms, in either order); -1 if none.
-static int pair_of(const mjModel* mj, const mjContact* c) {
-  for (int p = 0; p < mj->npair; p++) {
-    int a = mj->pair_geom1[p], b = mj->pair_geom2[p];
-    if ((a == c->geom[0] && b == c->geom[1]) || (a == c->geom[1] && b == c->geom[0])) return p;
+// Whether pair p is between contact c's geoms (in either order).
+static int pair_is(const mjModel* mj, int p, const mjContact* c) {
+  int a = mj->pair_geom1[p], b = mj->pair_geom2[p];
+  return (a == c->geom[0] && b == c->geom[1]) || (a == c->geom[1] && b == c->geom[0]);
+}
+
+// The pair that made contact c; -1 if none. The search starts at pair `from` and wraps:
+// mj_collision makes the pairs' contacts in pair order, so a caller walking the contacts
+// passes the last one's pair and finds each in a step or two (the terrains have 46,035).
+static int pair_of_from(const mjModel* mj, const mjContact* c, int from) {
+  for (int i = 0; i < mj->npair; i++) {
+    int p = (from + i) % mj->npair;
+    if (pair_is(mj, p, c)) return p;
   }
   return -1;
 }
@@ -44,9 +52,11 @@ static void pair_dists(mjModel* mj, mjData* d, double* dist) {
   mj_kinematics(mj, d);
   mj_collision(mj, d);
   for (int p = 0; p < mj->npair; p++) dist[p] = INFINITY;
-  for (int c = 0; c < d->ncon; c++) {
-    int p = pair_of(mj, &d->contact[c]);
-    if (p >= 0 && d->contact[c].dist < dist[p]) dist[p] = d->contact[c].dist;
+  for (int c = 0, last = 0; c < d->ncon; c++) {
+    int p = pair_of_from(mj, &d->contact[c], last);
+    if (p < 0) continue;
+    last = p;
+    if (d->contact[c].dist < dist[p]) dist[p] = d->contact[c].dist;
   }
   mj->opt = opt;
 }
@@ -230,13 +240,15 @@ fshContactStats fsh_contact_stats(const mjModel* mj, mjData* const* ref, int nwo
     s.ncon_min = d->ncon < s.ncon_min ? d->ncon : s.ncon_min;
     s.ncon_max = d->ncon > s.ncon_max ? d->ncon : s.ncon_max;
     s.ncon_sum += d->ncon;
-    int run = 0;
+    int run = 0, prev = -1;
     for (int c = 0; c < d->ncon; c++) {
       const mjContact* k = &d->contact[c];
       s.penetrating += k->dist < 0;
       s.within_margin += k->dist >= 0 && k->dist < k->includemargin;
       s.in_gap += k->dist >= k->includemargin;
-      run = (c && pair_of(mj, k) == pair_of(mj, &d->contact[c - 1])) ? run + 1 : 1;
+      int p = pair_of_from(mj, k, prev < 0 ? 0 : prev);
+      run = (c && p == prev) ? run + 1 : 1;
+      prev = p;
       if (run > s.max_per_pair) s.max_per_pair = run;
     }
   }
