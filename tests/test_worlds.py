@@ -6,7 +6,13 @@ within its bounds in float64 and float32 with `--stages` (mesh and capsule varia
 the option's errors named with their fix; FlyGym's rough terrains (capsule fly) replayed
 on host and compared with MuJoCo (test_terrains).
 
-Usage: test_worlds.py FLYSIM_BINARY ASSETS_DIR
+Usage: test_worlds.py FLYSIM_BINARY ASSETS_DIR PART
+  PART: tethered (replays and compares), one terrain (gapped_capsule, blocks_capsule,
+  mixed_capsule), or cli (bench, generate, --max-candidates and the option's errors); ctest
+  runs each part as its own test (test_worlds_PART), so that they share the cores. Under the
+  sanitizers (FLYSIM_TEST_SANITIZED=1: their build runs 5-20x slower) the replays and
+  compares run a quarter of the steps: the memory checks need every code path, not the
+  length; the Release run holds the full-length bounds.
 """
 
 import os
@@ -20,7 +26,13 @@ import numpy as np
 import cliutil
 from cliutil import check, summary
 
-FLYSIM, ASSETS = sys.argv[1], sys.argv[2]
+FLYSIM, ASSETS, PART = sys.argv[1], sys.argv[2], sys.argv[3]
+SANITIZED = os.environ.get("FLYSIM_TEST_SANITIZED") == "1"
+
+
+def steps(n):
+    """n steps, a quarter of them under the sanitizers."""
+    return n // 4 if SANITIZED else n
 
 
 def flysim(*args, timeout=600):
@@ -34,7 +46,7 @@ def test_replay_tethered(tmp):
     for backend, prec in [("cpu", "f64"), ("host", "f64"), ("host", "f32")]:
         out_dir = os.path.join(tmp, f"{backend}_{prec}")
         args = ["replay", "--world", "tethered", "--backend", backend, "--worlds", "3",
-                "--sim-steps", "1000", "--save-data", out_dir, "--record",
+                "--sim-steps", str(steps(1000)), "--save-data", out_dir, "--record",
                 "thorax,orientation,angles", "--no-video", "--no-plots", "--quiet"]
         if backend != "cpu":
             args += ["--precision", prec]
@@ -55,10 +67,10 @@ def test_replay_tethered(tmp):
 
 def test_compare():
     """cpu,host within compare's bounds (f64 and f32, stages), mesh and capsules."""
-    for world, prec, steps in [("tethered", "f64", 2000), ("tethered", "f32", 2000),
-                               ("tethered_capsule", "f64", 1000)]:
+    for world, prec, n in [("tethered", "f64", 2000), ("tethered", "f32", 2000),
+                           ("tethered_capsule", "f64", 1000)]:
         rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
-                              "--precision", prec, "--worlds", "3", "--sim-steps", str(steps),
+                              "--precision", prec, "--worlds", "3", "--sim-steps", str(steps(n)),
                               "--stages", "--quiet")
         check(rc == 0, f"compare --world {world} {prec}: exit {rc}: {err}\n{out}")
         s = summary(out)
@@ -74,7 +86,7 @@ def test_compare():
 # FlyGym's rough terrains with the capsule fly (the mesh fly's GJK/EPA costs more time than
 # the suite has for 2,000-step replays): steps per replay and compare (MuJoCo pays every explicit pair: about
 # 750 steps/s on blocks).
-TERRAINS = [("gapped_capsule", 2000), ("blocks_capsule", 2000), ("mixed_capsule", 2000)]
+TERRAINS = {"gapped_capsule": 2000, "blocks_capsule": 2000, "mixed_capsule": 2000}
 # The stages up to the solver (--stages): the solver's own stages (fwd_constraint and the
 # whole step) differ from MuJoCo's by up to 2e-8 on the flat capsule world as well (its
 # Newton iterations; not the terrains'), so they are printed, not held here.
@@ -83,34 +95,34 @@ HELD_STAGES = ["kinematics", "com_pos", "make_m", "factor_m", "collision", "make
                "reference_constraint", "rne", "fwd_actuation", "fwd_acceleration"]
 
 
-def test_terrains():
-    """Each terrain replays on host (f64 and f32) without problem worlds, with contacts on
+def test_terrain(world):
+    """The terrain replays on host (f64 and f32) without problem worlds, with contacts on
     the ground's boxes; compare cpu,host in float64: the legs as on MuJoCo within 1e-10 rad
     over 2,000 steps, the stages up to the solver within their bounds."""
-    for world, steps in TERRAINS:
-        for prec in ["f64", "f32"]:
-            rc, out, err = flysim("replay", "--world", world, "--backend", "host",
-                                  "--precision", prec, "--worlds", "2", "--sim-steps",
-                                  str(steps), "--quiet")
-            check(rc == 0, f"replay --world {world} host {prec}: exit {rc}: {err}")
-            s = summary(out)
-            check(s.get("problem_worlds") == "0" and int(s.get("peak_contacts", "0")) > 0,
-                  f"replay {world} host {prec}: contacts, no problem worlds: {s}")
-            print(f"replay {world} host {prec}: {s.get('world_steps_per_s')} world-steps/s, "
-                  f"peak contacts {s.get('peak_contacts')}")
-        rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
-                              "--precision", "f64", "--worlds", "2", "--sim-steps", str(steps),
-                              "--stages", "--quiet")
-        check(rc in (0, 3), f"compare --world {world} f64: exit {rc}: {err}\n{out}")
+    n = steps(TERRAINS[world])
+    for prec in ["f64", "f32"]:
+        rc, out, err = flysim("replay", "--world", world, "--backend", "host",
+                              "--precision", prec, "--worlds", "2", "--sim-steps",
+                              str(n), "--quiet")
+        check(rc == 0, f"replay --world {world} host {prec}: exit {rc}: {err}")
         s = summary(out)
-        check(s.get("new_problem_worlds") == "0" and float(s.get("max_dq_b", "inf")) < 1e-10,
-              f"compare {world} f64: legs as on MuJoCo within 1e-10 rad: {s}")
-        for line in out.splitlines():
-            words = line.split()
-            if words and words[0] in HELD_STAGES:
-                check("FAIL" not in line, f"compare {world} f64: stage beyond its bound: {line}")
-        print(f"compare {world} f64: max |dq| {s.get('max_dq_b')} rad, ratio {s.get('ratio')} "
-              f"(bound {s.get('max_ratio')}), stages {s.get('stages')}")
+        check(s.get("problem_worlds") == "0" and int(s.get("peak_contacts", "0")) > 0,
+              f"replay {world} host {prec}: contacts, no problem worlds: {s}")
+        print(f"replay {world} host {prec}: {s.get('world_steps_per_s')} world-steps/s, "
+              f"peak contacts {s.get('peak_contacts')}")
+    rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
+                          "--precision", "f64", "--worlds", "2", "--sim-steps", str(n),
+                          "--stages", "--quiet")
+    check(rc in (0, 3), f"compare --world {world} f64: exit {rc}: {err}\n{out}")
+    s = summary(out)
+    check(s.get("new_problem_worlds") == "0" and float(s.get("max_dq_b", "inf")) < 1e-10,
+          f"compare {world} f64: legs as on MuJoCo within 1e-10 rad: {s}")
+    for line in out.splitlines():
+        words = line.split()
+        if words and words[0] in HELD_STAGES:
+            check("FAIL" not in line, f"compare {world} f64: stage beyond its bound: {line}")
+    print(f"compare {world} f64: max |dq| {s.get('max_dq_b')} rad, ratio {s.get('ratio')} "
+          f"(bound {s.get('max_ratio')}), stages {s.get('stages')}")
 
 
 def test_errors():
@@ -191,14 +203,20 @@ def test_candidates():
 
 
 def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        test_replay_tethered(tmp)
-        test_bench_generate(tmp)
-    test_terrains()
-    test_candidates()
-    test_compare()
-    test_errors()
-    cliutil.finish("test_worlds")
+    if PART == "tethered":
+        with tempfile.TemporaryDirectory() as tmp:
+            test_replay_tethered(tmp)
+        test_compare()
+    elif PART in TERRAINS:
+        test_terrain(PART)
+    elif PART == "cli":
+        with tempfile.TemporaryDirectory() as tmp:
+            test_bench_generate(tmp)
+        test_candidates()
+        test_errors()
+    else:
+        sys.exit(f"test_worlds: unknown part {PART!r} (tethered, cli, {', '.join(TERRAINS)})")
+    cliutil.finish(f"test_worlds {PART}")
 
 
 if __name__ == "__main__":
