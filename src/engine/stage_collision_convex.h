@@ -21,7 +21,7 @@
 #define FS_DSBL_MULTICCD  (1 << 19) // mjDSBL_MULTICCD: one contact per convex pair
 
 // On the device the collider is a call, not inlined into the collision loop: its
-// registers stay out of the step kernels' other stages; its 17.5 KiB of scratch
+// registers stay out of the step kernels' other stages; its 17.6 KiB of scratch
 // (fsiCcdWork) is the world's ccd_work (FS_CCD_LANES lanes'), not a lane's stack.
 #ifdef __CUDACC__
 #define FSI_CCD_NOINLINE __noinline__
@@ -661,13 +661,22 @@ FS_HD void fsi_ccd_multicontact(const fsiCcdVertex fv[3], fsiCcdStatus* st, cons
 
 //--------------------------------- mjc_ccd, mjc_Convex --------------------------------------------
 
-/// A lane's scratch for one convex pair (in the world's ccd_work: FS_CCD_WORK_DOUBLES).
+/// A contact of the pair (MuJoCo's mjPreContact, tangent 0), in double.
+typedef struct fsiCcdContact {
+  fsCcdReal dist, pos[3], normal[3];
+} fsiCcdContact;
+
+/// A lane's scratch for one convex pair (in the world's ccd_work: FS_CCD_WORK_DOUBLES):
+/// the pair's shapes and contacts too, which the collider's calls reach through pointers
+/// (memory the world owns, not the calling lane's stack frame).
 typedef struct fsiCcdWork {
   fsiCcdStatus st;
   union {
     fsiCcdPolytope pt;
     fsiCcdMulti multi; // after EPA (the face's data copied out first, as MuJoCo does)
   } u;
+  fsiCcdObj o1, o2;     // the box and the mesh
+  fsiCcdContact con[5]; // the pair's contacts: 1, 4 (multicontact) or 5 (perturbation)
 } fsiCcdWork;
 #ifdef __cplusplus
 static_assert(sizeof(fsiCcdWork) <= 8 * FS_CCD_WORK_DOUBLES, "FS_CCD_WORK_DOUBLES too small");
@@ -712,11 +721,6 @@ FS_HD fsCcdReal fsi_ccd(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdOb
     if (st->dist[i] < min_dist) min_dist = st->dist[i];
   return min_dist;
 }
-
-/// A contact of the pair (MuJoCo's mjPreContact, tangent 0), in double.
-typedef struct fsiCcdContact {
-  fsCcdReal dist, pos[3], normal[3];
-} fsiCcdContact;
 
 /// MuJoCo's mjc_penetration (native): contacts from the witness points into con[...]:
 /// pos the midpoint, normal x1 - x2 normalized, dist = margin + witness distance.
@@ -830,15 +834,15 @@ FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int 
   fsCcdReal dif[3] = {(fsCcdReal)p1[0] - p2[0], (fsCcdReal)p1[1] - p2[1], (fsCcdReal)p1[2] - p2[2]};
   fsCcdReal bound = (fsCcdReal)m->geom_rbound[g1] + m->geom_rbound[g2] + margin;
   if (fsi_ccd_dot(dif, dif) > bound * bound) return 0; // mj_filterSphere
-  fsiCcdObj o1, o2;
-  fsi_ccd_obj(&o1, m, d, g1, margin);
-  fsi_ccd_obj(&o2, m, d, g2, margin);
+  fsiCcdObj *o1 = &w->o1, *o2 = &w->o2;
+  fsiCcdContact* con = w->con;
+  fsi_ccd_obj(o1, m, d, g1, margin);
+  fsi_ccd_obj(o2, m, d, g2, margin);
   int multi = !(m->disableflags & FS_DSBL_MULTICCD);
   int max_contacts = (margin > 0 || !multi) ? 1 : 4; // maxContacts
-  fsiCcdContact con[5];
-  int ncon = fsi_ccd_penetration(m, w, &o1, &o2, max_contacts, margin, con);
+  int ncon = fsi_ccd_penetration(m, w, o1, o2, max_contacts, margin, con);
   if (max_contacts == 1 && ncon == 1 && multi)
-    ncon = fsi_ccd_perturb(m, w, &o1, &o2, g1, g2, margin, con);
+    ncon = fsi_ccd_perturb(m, w, o1, o2, g1, g2, margin, con);
   for (int i = 0; i < ncon; i++) {
     fsReal pos[3], nrm[3];
     for (int j = 0; j < 3; j++) pos[j] = (fsReal)con[i].pos[j], nrm[j] = (fsReal)con[i].normal[j];

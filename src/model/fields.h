@@ -26,7 +26,7 @@
 // (ccd_work), not on a lane's stack: FS_CCD_LANES lanes' of FS_CCD_WORK_DOUBLES each, in
 // models with box-mesh pairs only. A world's first FS_CCD_LANES lanes collide those pairs.
 #define FS_CCD_LANES        4
-#define FS_CCD_WORK_DOUBLES 2184 // sizeof(fsiCcdWork) / 8 at least (checked where defined)
+#define FS_CCD_WORK_DOUBLES 2259 // sizeof(fsiCcdWork) / 8 at least (checked where defined)
 
 // MuJoCo's warning indices (mjtWarning) that the smooth step raises.
 enum {
