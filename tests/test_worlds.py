@@ -9,10 +9,7 @@ on host and compared with MuJoCo (test_terrains).
 Usage: test_worlds.py FLYSIM_BINARY ASSETS_DIR PART
   PART: tethered (replays and compares), one terrain (gapped_capsule, blocks_capsule,
   mixed_capsule), or cli (bench, generate, --max-candidates and the option's errors); ctest
-  runs each part as its own test (test_worlds_PART), so that they share the cores. Under the
-  sanitizers (FLYSIM_TEST_SANITIZED=1: their build runs 5-20x slower) the replays and
-  compares run a quarter of the steps: the memory checks need every code path, not the
-  length; the Release run holds the full-length bounds.
+  runs each part as its own test (test_worlds_PART), so that they share the cores.
 """
 
 import os
@@ -27,12 +24,6 @@ import cliutil
 from cliutil import check, summary
 
 FLYSIM, ASSETS, PART = sys.argv[1], sys.argv[2], sys.argv[3]
-SANITIZED = os.environ.get("FLYSIM_TEST_SANITIZED") == "1"
-
-
-def steps(n):
-    """n steps, a quarter of them under the sanitizers."""
-    return n // 4 if SANITIZED else n
 
 
 def flysim(*args, timeout=600):
@@ -46,7 +37,7 @@ def test_replay_tethered(tmp):
     for backend, prec in [("cpu", "f64"), ("host", "f64"), ("host", "f32")]:
         out_dir = os.path.join(tmp, f"{backend}_{prec}")
         args = ["replay", "--world", "tethered", "--backend", backend, "--worlds", "3",
-                "--sim-steps", str(steps(1000)), "--save-data", out_dir, "--record",
+                "--sim-steps", "1000", "--save-data", out_dir, "--record",
                 "thorax,orientation,angles", "--no-video", "--no-plots", "--quiet"]
         if backend != "cpu":
             args += ["--precision", prec]
@@ -70,7 +61,7 @@ def test_compare():
     for world, prec, n in [("tethered", "f64", 2000), ("tethered", "f32", 2000),
                            ("tethered_capsule", "f64", 1000)]:
         rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
-                              "--precision", prec, "--worlds", "3", "--sim-steps", str(steps(n)),
+                              "--precision", prec, "--worlds", "3", "--sim-steps", str(n),
                               "--stages", "--quiet")
         check(rc == 0, f"compare --world {world} {prec}: exit {rc}: {err}\n{out}")
         s = summary(out)
@@ -99,7 +90,7 @@ def test_terrain(world):
     """The terrain replays on host (f64 and f32) without problem worlds, with contacts on
     the ground's boxes; compare cpu,host in float64: the legs as on MuJoCo within 1e-10 rad
     over 2,000 steps, the stages up to the solver within their bounds."""
-    n = steps(TERRAINS[world])
+    n = TERRAINS[world]
     for prec in ["f64", "f32"]:
         rc, out, err = flysim("replay", "--world", world, "--backend", "host",
                               "--precision", prec, "--worlds", "2", "--sim-steps",
