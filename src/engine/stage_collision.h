@@ -781,6 +781,15 @@ FS_HD void fsi_set_contact(const fsModel* m, fsData* d, int c, int k, int p) {
   d->contact_pair[c] = p;
 }
 
+/// Set bits of x (the device's population count).
+FS_HD int fsi_popcount(unsigned x) {
+#ifdef __CUDA_ARCH__
+  return __popc(x);
+#else
+  return __builtin_popcount(x);
+#endif
+}
+
 /// The world's candidate pairs in pair order (cand_pair, ncand): every pair when the model
 /// culls none; else the pairs tested every step (always_pair) and those of each moving
 /// geom's static geoms near it (src/engine/cull.h), ranked by pair id. More than ncandmax:
@@ -814,12 +823,29 @@ FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
     int adr = d->cand_gadr[i];
     if (adr < m->ncandmax) fsi_cull_query(m, d, i, d->cand_raw + adr, m->ncandmax - adr);
   }
+  FS_FOR_LANE(w, m->ncandword) d->cand_bits[w] = 0;
   FS_SYNC();
+  // Pair order by a bitmap of the pair ids (distinct): each lane sets the bits of the
+  // words it owns (no two lanes write a word), the words' counts are summed in order, and
+  // a candidate's place is the candidates in the words before its word and below it in it.
   int ncand = d->ncand[0];
-  FS_FOR_LANE(i, ncand) { // pair ids are distinct: each candidate's rank is its place
-    int p = d->cand_raw[i], rank = 0;
-    for (int j = 0; j < ncand; j++) rank += d->cand_raw[j] < p;
-    d->cand_pair[rank] = p;
+  for (int i = 0; i < ncand; i++) {
+    int p = d->cand_raw[i];
+    if ((p >> 5) % FS_NLANE == FS_LANE) d->cand_bits[p >> 5] |= (int)(1u << (p & 31));
+  }
+  FS_SYNC();
+  FS_LANE0 {
+    int n = 0;
+    for (int w = 0; w < m->ncandword; w++) { // most words are empty: count the others
+      d->cand_below[w] = n;
+      if (d->cand_bits[w]) n += fsi_popcount((unsigned)d->cand_bits[w]);
+    }
+  }
+  FS_SYNC();
+  FS_FOR_LANE(i, ncand) {
+    int p = d->cand_raw[i], w = p >> 5;
+    unsigned below = (unsigned)d->cand_bits[w] & ((1u << (p & 31)) - 1u);
+    d->cand_pair[d->cand_below[w] + fsi_popcount(below)] = p;
   }
   FS_SYNC();
 }
