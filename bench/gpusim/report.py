@@ -38,6 +38,10 @@ def main():
     for s in steps:  # kernels named "f32 replay_kernel<0>" (bench/gpusim/launches.py)
         for k, n in s.get("kernels", {}).items():
             prec, _, name = k.partition(" ")
+            if prec not in ("f32", "f64"):
+                continue  # the probes' own kernels, not the project's
+            if (prec, name) not in kernels and (prec, name.split("<")[0]) in kernels:
+                name = name.split("<")[0]  # ptxas lists a kernel of one instance untemplated
             kernels[(prec, name)] = kernels.get((prec, name), 0) + n
 
     lines = [header.rstrip(), ""] if header else []
