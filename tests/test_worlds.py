@@ -4,7 +4,7 @@
 thorax series constant at the mocap pose to the bit; `flysim compare --backends cpu,host`
 within its bounds in float64 and float32 with `--stages` (mesh and capsule variants);
 the option's errors named with their fix; FlyGym's rough terrains (capsule fly) replayed
-on host and compared with MuJoCo (test_terrains).
+on host and compared with MuJoCo (test_terrain).
 
 Usage: test_worlds.py FLYSIM_BINARY ASSETS_DIR PART
   PART: tethered (replays and compares), one terrain (gapped_capsule, blocks_capsule,
@@ -58,10 +58,10 @@ def test_replay_tethered(tmp):
 
 def test_compare():
     """cpu,host within compare's bounds (f64 and f32, stages), mesh and capsules."""
-    for world, prec, n in [("tethered", "f64", 2000), ("tethered", "f32", 2000),
-                           ("tethered_capsule", "f64", 1000)]:
+    for world, prec, steps in [("tethered", "f64", 2000), ("tethered", "f32", 2000),
+                               ("tethered_capsule", "f64", 1000)]:
         rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
-                              "--precision", prec, "--worlds", "3", "--sim-steps", str(n),
+                              "--precision", prec, "--worlds", "3", "--sim-steps", str(steps),
                               "--stages", "--quiet")
         check(rc == 0, f"compare --world {world} {prec}: exit {rc}: {err}\n{out}")
         s = summary(out)
