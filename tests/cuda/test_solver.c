@@ -19,14 +19,19 @@
 //  4. whole steps (1, then 20) from the state: qpos, qvel, qacc_warmstart.
 //
 // Bounds. Every field's bound is the larger of the build's tolerance (float64 1e-9,
-// float32 1e-4 of the field's scale in the world) and kFloorRatio times MuJoCo's own
+// float32 1e-4 of the field's scale in the world) and FSH_FLOOR_RATIO times MuJoCo's own
 // spread for that computation, measured here on the same worlds (the harness's error
 // measure between two MuJoCo runs):
 //   float64, one solve: MuJoCo with its other Jacobian layout (dense vs sparse): the
 //     same solve in another order of summation -- what flysim's other orders (noslip's
-//     residuals, the dense-Jacobian models' Hessian) may differ by;
-//   float64, 20 steps: also MuJoCo from the state off by one float64 ulp (3 draws):
-//     contacts make the steps chaotic, and a solve stops within its tolerance;
+//     residuals, the dense-Jacobian models' Hessian) may differ by; and MuJoCo's noslip
+//     replayed from its Newton forces with the residuals summed in two other orders
+//     (src/check/spread.h: noslip keeps a pair's new forces only if the cost falls by
+//     more than 1e-10, which the last bits decide near it); the replay in MuJoCo's
+//     order is checked to give MuJoCo's bits;
+//   float64, whole steps: also MuJoCo from the state off by one float64 ulp (3 draws):
+//     contacts make the steps chaotic, and a solve stops within its tolerance; one step
+//     also with noslip replayed (two orders);
 //   float32: MuJoCo with the solver's inputs (rows, M and its factor, qacc_smooth,
 //     warm start) rounded to float32 (one solve), the state rounded (forward), the state
 //     rounded before every step (steps); forward and steps also from the rounded state
@@ -51,6 +56,7 @@
 #include "src/check/contacts.h"
 #include "src/check/efc.h"
 #include "src/check/harness.h"
+#include "src/check/spread.h"
 #include "tests/testutil.h"
 
 typedef struct Case {
@@ -129,79 +135,28 @@ static mjData** replay_worlds(const mjModel* mj, const char* path, int nworld) {
 
 //---------------------------------- MuJoCo's own spread
 //---------------------------------------------
+// Whole steps' and mj_forward's runs: src/check/spread.h; one solve's: here.
 
-enum { NFLOOR = 4 };
-static const double kFloorRatio = 4;
-
-/// MuJoCo runs that bound a comparison (NULL entries unused), and how they differ.
-typedef struct Floors {
-  mjData** run[NFLOOR];
-  const char* what[NFLOOR];
-} Floors;
-
-static void floors_free(Floors* f, int nworld) {
-  for (int k = 0; k < NFLOOR; k++)
-    if (f->run[k]) fsh_free_worlds(f->run[k], nworld);
-  memset(f, 0, sizeof *f);
+#ifndef FS_REAL_FLOAT
+// The noslip floor's replay (src/check/spread.h) summed in MuJoCo's order: MuJoCo's
+// efc_force to the bit where AR is sparse (mju_dot of a dense AR may take MuJoCo's
+// SIMD path: printed).
+static int check_noslip_replay(const mjModel* mj, mjData* const* ref, int nworld) {
+  double self_err = 0;
+  mjData** d = fsh_noslip_floor(mj, ref, nworld, FSH_SUM_MJ, &self_err);
+  if (!d) return 0;
+  fsh_free_worlds(d, nworld);
+  int bad = mj_isSparse(mj) && self_err != 0;
+  printf("  noslip replayed in MuJoCo's order (the floor's replay): efc_force %.2e from "
+         "MuJoCo's%s\n",
+         self_err, bad ? "  <-- FAIL" : "");
+  return bad;
 }
-
-// MuJoCo's values of a compared field in world d (n of them).
-static const mjtNum* mj_values(const mjModel* mj, const mjData* d, const char* name, int* n) {
-  *n = !strcmp(name, "qpos") ? (int)mj->nq : (int)mj->nv;
-  if (!strcmp(name, "efc_force") || !strcmp(name, "efc_b")) {
-    *n = d->nefc;
-    return !strcmp(name, "efc_force") ? d->efc_force : d->efc_b;
-  }
-  return fs_mj_field(d, name);
-}
-
-// The harness's error measure of runs a against the reference b for one field, worst
-// over the worlds (those skip leaves out excepted; worlds whose rows differ are left out).
-static double spread(const mjModel* mj, const char* name, mjData* const* a, mjData* const* b,
-                     int nworld, const char* skip) {
-  double worst = 0;
-  for (int w = 0; w < nworld; w++) {
-    int na, nb;
-    const mjtNum *x = mj_values(mj, a[w], name, &na), *y = mj_values(mj, b[w], name, &nb);
-    if ((skip && skip[w]) || na != nb || !x || !y) continue;
-    double scale = 0;
-    for (int k = 0; k < nb; k++) scale = fmax(scale, fabs(y[k]));
-    for (int k = 0; k < nb; k++) {
-      double den = fmax(fabs(y[k]), kTol.floor * scale), e = fabs(x[k] - y[k]);
-      if (e > 0) worst = fmax(worst, den > 0 ? e / den : INFINITY);
-    }
-  }
-  return worst;
-}
-
-// The bound of a field: the build's tolerance, or kFloorRatio x MuJoCo's largest spread.
-static double field_bound(const mjModel* mj, const char* name, const Floors* f, mjData* const* ref,
-                          int nworld, const char* skip, double* floor_out) {
-  double floor = 0;
-  for (int k = 0; k < NFLOOR; k++)
-    if (f->run[k]) floor = fmax(floor, spread(mj, name, f->run[k], ref, nworld, skip));
-  *floor_out = floor;
-  return fmax(kTol.rel, kFloorRatio * floor);
-}
-
+#else
 static void round_float(mjtNum* x, long n) {
   for (long k = 0; k < n; k++) x[k] = (float)x[k];
 }
 
-#ifndef FS_REAL_FLOAT
-// MuJoCo's solve from the same worlds with its other Jacobian layout.
-static mjData** run_other_layout(const mjModel* mj, mjData* const* ref, int nworld) {
-  mjModel* alt = mj_copyModel(NULL, mj);
-  alt->opt.jacobian = mj_isSparse(mj) ? mjJAC_DENSE : mjJAC_SPARSE;
-  mjData** d = calloc((size_t)nworld, sizeof *d);
-  for (int w = 0; w < nworld; w++) {
-    d[w] = fsh_copy_data(mj, ref[w]);
-    mj_forward(alt, d[w]);
-  }
-  mj_deleteModel(alt);
-  return d;
-}
-#else
 // MuJoCo's solve with its inputs rounded to float32: the rows (J, D, R, aref), M and
 // its factor, qacc_smooth, qfrc_smooth, the warm start; islands and the projection
 // made again from them, then mj_fwdConstraint.
@@ -226,47 +181,6 @@ static mjData** run_rounded_inputs(const mjModel* mj, mjData* const* ref, int nw
   return d;
 }
 #endif
-
-// The state (qpos, qvel, ctrl, warm start) rounded to float32.
-static void round_state(const mjModel* mj, mjData* d) {
-  round_float(d->qpos, mj->nq);
-  round_float(d->qvel, mj->nv);
-  round_float(d->ctrl, mj->nu);
-  round_float(d->qacc_warmstart, mj->nv);
-}
-
-// MuJoCo's steps (0: mj_forward) from the states ref, how = 0: as is; 1: the state off by
-// one float64 ulp (sign at random); 2: the state rounded to float32 before every step
-// (and before the forward); 3: as 2, the first rounded state moved by float32's epsilon
-// (sign at random); with model mj.
-static mjData** run_steps(const mjModel* mj, mjData* const* ref, int nworld, int nstep, int how) {
-  mjData** d = calloc((size_t)nworld, sizeof *d);
-  for (int w = 0; w < nworld; w++) {
-    mjData* x = d[w] = fsh_copy_data(mj, ref[w]);
-    if (how == 1) {
-      for (int i = 0; i < mj->nq; i++)
-        x->qpos[i] *= 1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-52;
-      for (int i = 0; i < mj->nv; i++)
-        x->qvel[i] *= 1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-52;
-    }
-    if (how == 3) { // rounded, then moved by float32's epsilon (2^-23 relative) up or down
-      round_state(mj, x);
-      for (int i = 0; i < mj->nq; i++)
-        x->qpos[i] = (float)(x->qpos[i] * (1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-23));
-      for (int i = 0; i < mj->nv; i++)
-        x->qvel[i] = (float)(x->qvel[i] * (1 + (fs_test_uniform() < 0.5 ? -1 : 1) * 0x1p-23));
-    }
-    if (nstep == 0) {
-      if (how == 2) round_state(mj, x);
-      mj_forward(mj, x);
-    }
-    for (int s = 0; s < nstep; s++) {
-      if (how >= 2) round_state(mj, x);
-      mj_step(mj, x);
-    }
-  }
-  return d;
-}
 
 //---------------------------------- comparisons
 //-------------------------------------------------------
@@ -377,15 +291,16 @@ static int compare_states(const char* label, const fsModel* m, mjData* const* re
 // One field against MuJoCo's within its bound (field_bound); its largest error into
 // *worst, over the bound into g_ratio.
 static int compare_field(const char* label, const fsModel* m, const mjModel* mj, mjData* const* ref,
-                         const char* name, const Floors* f, const char* skip, double* worst,
+                         const char* name, const fshFloors* f, const char* skip, double* worst,
                          double* bound_out) {
-  double floor, bound = field_bound(mj, name, f, ref, g_batch.nworld, skip, &floor), w[2] = {0, 0};
+  double floor, bound = fsh_floor_bound(mj, name, f, ref, g_batch.nworld, skip, &kTol, &floor),
+                w[2] = {0, 0};
   fshTol tol = {bound, kTol.floor, skip, NULL};
   const char* one[] = {name, NULL};
   const fsFieldInfo* fi = fsh_field(name);
   if (bound > kTol.rel)
     printf("  %-22s %-18s bound %.2e = %g x MuJoCo's spread %.2e\n", label, name, bound,
-           kFloorRatio, floor);
+           FSH_FLOOR_RATIO, floor);
   int bad;
   if (fi->kind == FS_KIND_EFC) {
     tol.only = one;
@@ -408,7 +323,7 @@ static int states_defined(const mjModel* mj) {
 // The solver's outputs against MuJoCo's: qacc, qfrc_constraint, efc_b, efc_force,
 // efc_state; islands and iterations. *worst: the largest error.
 static int compare_solver(const char* label, const fsModel* m, const mjModel* mj,
-                          mjData* const* ref, const Floors* f, const char* skip, int exact,
+                          mjData* const* ref, const fshFloors* f, const char* skip, int exact,
                           double* worst) {
   static const char* const fields[] = {"qacc", "qfrc_constraint", "efc_b", "efc_force", NULL};
   int nbad = 0;
@@ -423,7 +338,7 @@ static int compare_solver(const char* label, const fsModel* m, const mjModel* mj
 
 // 1. The solver alone from MuJoCo's inputs.
 static int solver_alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref,
-                        const Floors* f) {
+                        const fshFloors* f) {
   printf(" the solver alone (inputs from MuJoCo, outputs poisoned):\n");
   if (fsh_load_worlds(m, &g_batch, mj, ref, -1)) return 1;
   fs_worlds_poison(m, &g_batch, FS_STAGE_CONSTRAINT);
@@ -435,7 +350,7 @@ static int solver_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
 // with noslip (the same states): efc_force, efc_state, qfrc_constraint, qacc, and
 // the sweeps (MuJoCo's iterations with noslip less those without).
 static int noslip_alone(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref,
-                        const Floors* f) {
+                        const fshFloors* f) {
   if (mj->opt.noslip_iterations <= 0) return 0;
   printf(" noslip alone (MuJoCo's Newton forces in):\n");
   mjModel* m0 = mj_copyModel(NULL, mj);
@@ -479,7 +394,7 @@ static int noslip_alone(const fshRunner* r, const fsModel* m, const mjModel* mj,
 
 // 3. mj_forward from the state.
 static int forward_chained(const fshRunner* r, const fsModel* m, const mjModel* mj, mjData** ref,
-                           const Floors* f) {
+                           const fshFloors* f) {
   printf(" mj_forward from the state (all outputs poisoned):\n");
   if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE)) return 1;
   for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE; s++) fs_worlds_poison(m, &g_batch, s);
@@ -509,18 +424,9 @@ static int whole_steps(const fshRunner* r, const fsModel* m, const mjModel* mj, 
   printf(" whole steps from the state:\n");
   for (int k = 0; k < 2; k++) {
     int n = k ? nstep : 1;
-    mjData** st = run_steps(mj, ref, N, n, 0);
-    Floors f = {{NULL}, {NULL}};
-#ifdef FS_REAL_FLOAT
-    f.run[0] = run_steps(mj, ref, N, n, 2);
-    for (int j = 1; j < 4; j++) f.run[j] = run_steps(mj, ref, N, n, 3);
-#else
-    mjModel* alt = mj_copyModel(NULL, mj);
-    alt->opt.jacobian = mj_isSparse(mj) ? mjJAC_DENSE : mjJAC_SPARSE;
-    f.run[0] = run_steps(alt, ref, N, n, 0);
-    mj_deleteModel(alt);
-    for (int j = 1; j < 4; j++) f.run[j] = run_steps(mj, ref, N, n, 1);
-#endif
+    mjData** st = fsh_mj_steps(mj, ref, N, n, FSH_MJ_AS_IS);
+    fshFloors f;
+    fsh_step_floors(mj, ref, N, n, &f);
     if (fsh_load_worlds(m, &g_batch, mj, ref, FS_STAGE_STATE) || fsh_run(r, &g_batch, FSH_STEP, n))
       return 1;
     char label[32];
@@ -538,7 +444,7 @@ static int whole_steps(const fshRunner* r, const fsModel* m, const mjModel* mj, 
     for (int i = 0; state[i]; i++)
       nbad += compare_field(label, m, mj, st, state[i], &f, skip, &g_worst[3], NULL);
     free(skip);
-    floors_free(&f, N);
+    fsh_floors_free(&f, N);
     fsh_free_worlds(st, N);
   }
   return nbad;
@@ -600,20 +506,21 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
     fprintf(stderr, "%s\n", err.msg);
     nbad = 1;
   } else {
-    Floors f = {{NULL}, {NULL}}; // one solve, and mj_forward
+    fshFloors f = {{NULL}}; // one solve, and mj_forward
 #ifdef FS_REAL_FLOAT
     f.run[0] = run_rounded_inputs(mj, ref, c->nworld);
 #else
-    f.run[0] = run_other_layout(mj, ref, c->nworld);
+    fsh_solver_floors(mj, ref, c->nworld, &f);
+    nbad += check_noslip_replay(mj, ref, c->nworld);
 #endif
     nbad += solver_alone(r, &m, mj, ref, &f);
     nbad += noslip_alone(r, &m, mj, ref, &f);
 #ifdef FS_REAL_FLOAT
-    f.run[1] = run_steps(mj, ref, c->nworld, 0, 2);
-    for (int j = 2; j < 4; j++) f.run[j] = run_steps(mj, ref, c->nworld, 0, 3);
+    f.run[1] = fsh_mj_steps(mj, ref, c->nworld, 0, FSH_MJ_F32);
+    for (int j = 2; j < 4; j++) f.run[j] = fsh_mj_steps(mj, ref, c->nworld, 0, FSH_MJ_F32_EPS);
 #endif
     nbad += forward_chained(r, &m, mj, ref, &f);
-    floors_free(&f, c->nworld);
+    fsh_floors_free(&f, c->nworld);
     nbad += whole_steps(r, &m, mj, ref, c->nstep);
     r->close(r->self);
   }
@@ -631,7 +538,7 @@ int main(void) {
   g_one_lane = strstr(r.name, "host") && !strstr(r.name, "lanes");
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "max(%g, %g x MuJoCo's own spread)\n",
-         kTol.floor, kTol.rel, kFloorRatio);
+         kTol.floor, kTol.rel, FSH_FLOOR_RATIO);
   char walker[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
@@ -658,6 +565,8 @@ int main(void) {
       {"walker (dense Jacobian)", walker, 0, -1, 3, 12, 1.0, walk, 0, 20},
       {"primitives, sparse", prim, 0, mjJAC_SPARSE, 3, 12, 1.0, prim_noise, 0, 20},
       {"tethered limb (mocap), sparse", tethered, 0, mjJAC_SPARSE, 3, 12, 1.0, tether_noise, 0, 20},
+      // noslip's decisions at their threshold (src/check/spread.h)
+      {"NeuroMechFly, capsules", flycap, 0, -1, -1, 8, 5.0, fly_noise, 0, 20},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {
