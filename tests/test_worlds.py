@@ -78,18 +78,13 @@ def test_compare():
 # the suite has for 2,000-step replays): steps per replay and compare (MuJoCo pays every explicit pair: about
 # 750 steps/s on blocks).
 TERRAINS = {"gapped_capsule": 2000, "blocks_capsule": 2000, "mixed_capsule": 2000}
-# The stages up to the solver (--stages): the solver's own stages (fwd_constraint and the
-# whole step) differ from MuJoCo's by up to 2e-8 on the flat capsule world as well (its
-# Newton iterations; not the terrains'), so they are printed, not held here.
-HELD_STAGES = ["kinematics", "com_pos", "make_m", "factor_m", "collision", "make_constraint",
-               "transmission", "actuator_velocity", "com_vel", "passive",
-               "reference_constraint", "rne", "fwd_actuation", "fwd_acceleration"]
 
 
 def test_terrain(world):
     """The terrain replays on host (f64 and f32) without problem worlds, with contacts on
-    the ground's boxes; compare cpu,host in float64: the legs as on MuJoCo within 1e-10 rad
-    over 2,000 steps, the stages up to the solver within their bounds."""
+    the ground's boxes; compare cpu,host in float64 and float32 with every stage within
+    its bound (--stages); in float64 the whole compare passes, the legs as on MuJoCo
+    within 1e-10 rad over 2,000 steps."""
     n = TERRAINS[world]
     for prec in ["f64", "f32"]:
         rc, out, err = flysim("replay", "--world", world, "--backend", "host",
@@ -101,19 +96,23 @@ def test_terrain(world):
               f"replay {world} host {prec}: contacts, no problem worlds: {s}")
         print(f"replay {world} host {prec}: {s.get('world_steps_per_s')} world-steps/s, "
               f"peak contacts {s.get('peak_contacts')}")
-    rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
-                          "--precision", "f64", "--worlds", "2", "--sim-steps", str(n),
-                          "--stages", "--quiet")
-    check(rc in (0, 3), f"compare --world {world} f64: exit {rc}: {err}\n{out}")
-    s = summary(out)
-    check(s.get("new_problem_worlds") == "0" and float(s.get("max_dq_b", "inf")) < 1e-10,
-          f"compare {world} f64: legs as on MuJoCo within 1e-10 rad: {s}")
-    for line in out.splitlines():
-        words = line.split()
-        if words and words[0] in HELD_STAGES:
-            check("FAIL" not in line, f"compare {world} f64: stage beyond its bound: {line}")
-    print(f"compare {world} f64: max |dq| {s.get('max_dq_b')} rad, ratio {s.get('ratio')} "
-          f"(bound {s.get('max_ratio')}), stages {s.get('stages')}")
+    for prec in ["f64", "f32"]:
+        rc, out, err = flysim("compare", "--world", world, "--backends", "cpu,host",
+                              "--precision", prec, "--worlds", "2", "--sim-steps", str(n),
+                              "--stages", "--quiet")
+        s = summary(out)
+        check(rc in (0, 3) and s.get("stages") == "pass" and s.get("new_problem_worlds") == "0",
+              f"compare {world} {prec}: every stage within its bound: exit {rc}: {err}\n{out}")
+        if prec == "f64":
+            check(rc == 0 and s.get("verdict") == "pass"
+                  and float(s.get("max_dq_b", "inf")) < 1e-10,
+                  f"compare {world} f64: within its bounds, the legs as on MuJoCo within 1e-10 "
+                  f"rad: {s}")
+        # float32's trajectory is printed, not held: on the terrains our float32 contacts
+        # part from MuJoCo's sooner than MuJoCo's own float32-rounded run does (the floor
+        # rounds the state, not the collision's arithmetic; see the README's worlds)
+        print(f"compare {world} {prec}: max |dq| {s.get('max_dq_b')} rad, ratio {s.get('ratio')} "
+              f"(bound {s.get('max_ratio')}), verdict {s.get('verdict')}, stages {s.get('stages')}")
 
 
 def test_errors():

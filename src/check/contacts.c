@@ -323,14 +323,14 @@ static int match_world(const char* label, const fsModel* m, const fsData* d, con
   char* used = calloc((size_t)nours + 1, 1);
   for (int c = 0; c < ref->ncon; c++) {
     const mjContact* r = &ref->contact[c];
-    double best = 1e-4 * scale;
+    double best = 1e-4 * scale, best_e = INFINITY; // the nearest; of equals, the first
     for (int k = 0; k < nours; k++) {
       if (used[k] || d->contact_geom[2 * k] != r->geom[0] ||
           d->contact_geom[2 * k + 1] != r->geom[1])
         continue;
       double e = 0;
       for (int j = 0; j < 3; j++) e = fmax(e, fabs((double)d->contact_pos[3 * k + j] - r->pos[j]));
-      if (e <= best) best = e, map[c] = k;
+      if (e <= best && e < best_e) best_e = e, map[c] = k;
     }
     if (map[c] >= 0)
       used[map[c]] = 1;

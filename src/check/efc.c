@@ -120,9 +120,7 @@ int fsh_compare_efc(const char* label, const fsModel* m, const fsWorlds* b, cons
       }
     }
     int bad = !(w.err <= w.bound);
-    fshFieldReport r = {label,   f->name, w.err, w.bound > tol->rel ? w.bound : 0,
-                        w.world, w.row,   "",    w.ours,
-                        w.ref,   bad};
+    fshFieldReport r = {label, f->name, w.err, w.bound, w.world, w.row, "", w.ours, w.ref, bad};
     snprintf(r.where, sizeof r.where, "world %d row %d [%d]", w.world, w.row, w.col);
     fsh_report(&r);
     int imp =

@@ -8,6 +8,7 @@
 
 #include "src/check/contacts.h"
 #include "src/check/efc.h"
+#include "src/check/spread.h"
 
 fshTol fsh_stage_tolerance(double* tol_b) {
 #ifdef FS_REAL_FLOAT
@@ -27,7 +28,8 @@ typedef struct Check {
   const fshStageCheck* c;
   mjData** ref;
   fsWorlds b;
-  int contacts; // the model's contacts are on
+  int contacts;     // the model's contacts are on
+  fshFloors solver; // MuJoCo's own spread of the solver's outputs (src/check/spread.h)
 } Check;
 
 static int contacts_on(const mjModel* mj) {
@@ -62,6 +64,64 @@ static int has_rows(int stage) {
          stage == FS_STAGE_REFERENCE_CONSTRAINT || stage == FS_STAGE_CONSTRAINT;
 }
 
+// MuJoCo-layout fields `names` against MuJoCo's ref, each within the build's tolerance
+// or FSH_FLOOR_RATIO x MuJoCo's own spread in the runs f (src/check/spread.h; "time"
+// and the efc fields' other fields within the tolerance). efc_force through the rows.
+static int compare_bounded(Check* k, const char* label, const char* const* names,
+                           mjData* const* ref, const fshFloors* f) {
+  const fshTol* tol = &k->c->tol;
+  int nbad = 0;
+  for (int i = 0; names[i]; i++) {
+    fshTol t = *tol;
+    if (strcmp(names[i], "time"))
+      t.rel = fsh_floor_bound(k->mj, names[i], f, ref, k->b.nworld, NULL, tol, NULL);
+    const fsFieldInfo* fi = fsh_field(names[i]);
+    if (fi->kind == FS_KIND_EFC) { // rows: the worlds whose contacts differ left out
+      const char* one[] = {names[i], NULL};
+      t.only = one;
+      nbad += fsh_compare_efc(label, k->m, &k->b, k->mj, ref, &t, fi->stage, NULL);
+      continue;
+    }
+    fshWorst w = fsh_compare_field(k->m, &k->b, fi, ref, &t);
+    int bad = !(w.err <= t.rel);
+    fshFieldReport r = {label,  names[i], w.err, t.rel > tol->rel ? t.rel : 0, w.world, w.index, "",
+                        w.ours, w.ref,    bad};
+    snprintf(r.where, sizeof r.where, "world %d [%d]", w.world, w.index);
+    fsh_report(&r);
+    nbad += bad;
+  }
+  return nbad;
+}
+
+// The solver's outputs (fwd_constraint: qacc, qfrc_constraint, the rows' b, force and
+// state) against MuJoCo's; qacc, qfrc_constraint and efc_force within MuJoCo's own spread
+// (k->solver: the other Jacobian layout, noslip's decisions), the rest within the
+// tolerance. Worlds whose contacts differ at a threshold: as compare_rows.
+static int compare_solver(Check* k, const char* label) {
+  static const char* const spread[] = {"qacc", "qfrc_constraint", NULL};
+  int nbad = compare_bounded(k, label, spread, k->ref, &k->solver);
+  if (!k->contacts) return nbad;
+  char* skip = calloc((size_t)k->b.nworld, 1);
+  fshTol t = k->c->tol;
+  int nskip = fsh_contact_sets_differ(k->m, &k->b, k->ref, skip);
+  if (nskip) {
+    fsh_note("  %-22s %d world(s) with contacts that differ at a threshold: rows not compared\n",
+             label, nskip);
+    t.skip = skip;
+    nbad += k->c->tol_b == 0; // float64: never
+  }
+  static const char* const plain[] = {"efc_b", "efc_state", NULL};
+  t.only = plain;
+  nbad += fsh_compare_efc(label, k->m, &k->b, k->mj, k->ref, &t, FS_STAGE_CONSTRAINT, NULL);
+  const char* force[] = {"efc_force", NULL};
+  t.only = force;
+  t.rel =
+      fsh_floor_bound(k->mj, "efc_force", &k->solver, k->ref, k->b.nworld, skip, &k->c->tol, NULL);
+  nbad += fsh_compare_efc(label, k->m, &k->b, k->mj, k->ref, &t, FS_STAGE_CONSTRAINT, NULL);
+  free(skip);
+  return nbad;
+}
+
 // 1. Each stage alone, from MuJoCo's inputs.
 static int stages_alone(Check* k) {
   const fsModel* m = k->m;
@@ -92,6 +152,10 @@ static int stages_alone(Check* k) {
                                  NULL);
       continue;
     }
+    if (s == FS_STAGE_CONSTRAINT) {
+      nbad += compare_solver(k, label);
+      continue;
+    }
     nbad += fsh_compare_stage(label, m, &k->b, s, k->ref, &k->c->tol, NULL);
     if (k->contacts && has_rows(s)) nbad += compare_rows(k, label, s);
   }
@@ -110,8 +174,13 @@ static int forward_chained(Check* k) {
     if (s == FS_STAGE_NOSLIP) continue;
     char label[48];
     snprintf(label, sizeof label, "forward: %s", fs_stage_name(s));
-    int n = fsh_compare_stage(label, k->m, &k->b, s, k->ref, &k->c->tol, NULL);
-    if (k->contacts && has_rows(s)) n += compare_rows(k, label, s);
+    int n;
+    if (s == FS_STAGE_CONSTRAINT) {
+      n = compare_solver(k, label);
+    } else {
+      n = fsh_compare_stage(label, k->m, &k->b, s, k->ref, &k->c->tol, NULL);
+      if (k->contacts && has_rows(s)) n += compare_rows(k, label, s);
+    }
     if (n && first < 0) first = s;
     nbad += n;
   }
@@ -146,35 +215,35 @@ static int compare_warnings(Check* k, mjData* const* ref, const char* label) {
 // 3. Whole steps from the state, against mj_step. World 1 gets a NaN control,
 // world 2 a NaN velocity (when there are enough worlds).
 static int whole_steps(Check* k) {
-  static const char* state[] = {"qpos", "qvel", "qacc_warmstart", "time", NULL};
   const mjModel* mj = k->mj;
   int nbad = 0, N = k->b.nworld, nstep = k->c->nstep;
-  mjData** st = calloc((size_t)N, sizeof *st);
-  for (int w = 0; w < N; w++) st[w] = fsh_copy_data(mj, k->ref[w]);
-  if (N > 1 && mj->nu) st[1]->ctrl[0] = NAN;
-  if (N > 2) st[2]->qvel[mj->nv - 1] = NAN;
-  if (fsh_load_worlds(k->m, &k->b, mj, st, FS_STAGE_STATE)) nbad = -1;
-  for (int w = 0; w < N && nbad >= 0; w++) mj_step(mj, st[w]);
-  if (nbad >= 0 && fsh_run(k->r, &k->b, FSH_STEP, 1)) nbad = -1;
-  if (nbad >= 0) {
-    fsh_note(" one step (world 1: NaN ctrl, world 2: NaN qvel):\n");
-    nbad += fsh_compare_fields("step 1", k->m, &k->b, state, st, &k->c->tol, NULL);
-    nbad += compare_warnings(k, st, "step 1");
-  }
-  if (nbad >= 0 && nstep > 1) {
-    for (int w = 0; w < N; w++)
-      for (int s = 1; s < nstep; s++) mj_step(mj, st[w]);
-    if (fsh_run(k->r, &k->b, FSH_STEP, nstep - 1)) {
+  mjData** start = calloc((size_t)N, sizeof *start);
+  for (int w = 0; w < N; w++) start[w] = fsh_copy_data(mj, k->ref[w]);
+  if (N > 1 && mj->nu) start[1]->ctrl[0] = NAN;
+  if (N > 2) start[2]->qvel[mj->nv - 1] = NAN;
+  if (fsh_load_worlds(k->m, &k->b, mj, start, FS_STAGE_STATE)) nbad = -1;
+  const int counts[2] = {1, nstep}; // one step, then nstep from the start (nstep > 1)
+  for (int i = 0; i < (nstep > 1 ? 2 : 1) && nbad >= 0; i++) {
+    int n = counts[i];
+    if (fsh_run(k->r, &k->b, FSH_STEP, i ? n - 1 : 1)) {
       nbad = -1;
-    } else {
-      char label[32];
-      snprintf(label, sizeof label, "step %d", nstep);
-      fsh_note(" %d steps:\n", nstep);
-      nbad += fsh_compare_fields(label, k->m, &k->b, state, st, &k->c->tol, NULL);
-      nbad += compare_warnings(k, st, label);
+      break;
     }
+    mjData** st = fsh_mj_steps(mj, start, N, n, FSH_MJ_AS_IS);
+    fshFloors f;
+    fsh_step_floors(mj, start, N, n, &f);
+    char label[32];
+    snprintf(label, sizeof label, "step %d", n);
+    if (n == 1)
+      fsh_note(" one step (world 1: NaN ctrl, world 2: NaN qvel):\n");
+    else
+      fsh_note(" %d steps:\n", n);
+    static const char* const state[] = {"qpos", "qvel", "qacc_warmstart", "time", NULL};
+    nbad += compare_bounded(k, label, state, st, &f) + compare_warnings(k, st, label);
+    fsh_floors_free(&f, N);
+    fsh_free_worlds(st, N);
   }
-  fsh_free_worlds(st, N);
+  fsh_free_worlds(start, N);
   return nbad;
 }
 
@@ -187,7 +256,7 @@ int fsh_check_stages(const fshRunner* r, const mjModel* mj, const char* path,
                      const fshStageCheck* c, fsError* err) {
   fsModel m;
   if (fs_model_build(mj, path, &m, err)) return -1;
-  Check k = {r, &m, mj, c, NULL, {0}, contacts_on(mj)};
+  Check k = {r, &m, mj, c, NULL, {0}, contacts_on(mj), {{NULL}}};
   if (k.contacts) {
     // the fly's contact worlds of tests/cuda (test_constraint, test_solver)
     const fshContactNoise noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};
@@ -195,6 +264,7 @@ int fsh_check_stages(const fshRunner* r, const mjModel* mj, const char* path,
   } else {
     k.ref = fsh_make_worlds(mj, c->nworld, c->seed, &c->noise);
   }
+  fsh_solver_floors(mj, k.ref, c->nworld, &k.solver);
   int nbad = 0, rc = fs_worlds_alloc(&m, c->nworld, &k.b, err);
   if (!rc) rc = r->open(r->self, &m, c->nworld, err);
   if (rc == FSH_SKIP) {
@@ -209,6 +279,7 @@ int fsh_check_stages(const fshRunner* r, const mjModel* mj, const char* path,
     if (nbad < 0) fs_fail(err, "%s: the stage check could not run (see the messages above)", path);
   }
   fs_worlds_free(&k.b);
+  fsh_floors_free(&k.solver, c->nworld);
   fsh_free_worlds(k.ref, c->nworld);
   fs_model_free(&m);
   return nbad;
