@@ -18,7 +18,9 @@
 /// with error = |ours - MuJoCo| / max(|MuJoCo|, floor x the field's largest |MuJoCo| in the world;
 /// efc_pos: the world's largest contact coordinate), within tol->rel -- in float32, R, D and diagA
 /// also within what float32 inputs explain (their sensitivity to imp near 0 or 1 and to the
-/// position in the impedance's transition; see efc.c). A world whose nefc differs fails every field
+/// position in the impedance's transition; see efc.c), and efc_state may differ on a row whose
+/// MuJoCo force is within tol->rel of the world's largest of 0 (at its boundary). A world
+/// whose nefc differs fails every field
 /// (its rows cannot be paired). Prints per field the element nearest its bound; returns the number
 /// of failed fields. worst: the largest error (accumulated) of the real fields, [1] of R, D and
 /// diagA, [0] of the others.
