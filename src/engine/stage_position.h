@@ -151,7 +151,12 @@ FS_HD FS_FORCEINLINE void fs_kinematics(const fsModel* m, fsData* d) {
     FS_FOR_LANE(k, a1 - a0) fsi_body_frame(m, d, m->level_body[a0 + k]);
     FS_SYNC();
   }
-  FS_FOR_LANE(g, m->ngeom) {
+  FS_FOR_LANE(g, m->nstaticgeom) { // the world body's: the model's frames, made once
+    fsi_copy(d->geom_xpos + 3 * g, m->geom_static_xpos + 3 * g, 3);
+    fsi_copy(d->geom_xmat + 9 * g, m->geom_static_xmat + 9 * g, 9);
+  }
+  FS_FOR_LANE(t, m->ngeom - m->nstaticgeom) {
+    int g = m->nstaticgeom + t;
     fsi_local_to_global(d, d->geom_xpos + 3 * g, d->geom_xmat + 9 * g, m->geom_pos + 3 * g,
                         m->geom_quat + 4 * g, m->geom_bodyid[g], m->geom_sameframe[g]);
   }

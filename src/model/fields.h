@@ -114,6 +114,7 @@ enum {
   X(ncullstatic) /* static geoms of those pairs (flysim) */                                        \
   X(ncullpair)   /* ncullgeom * ncullstatic (flysim) */                                            \
   X(ncandword)   /* 32-pair words of the candidates' bitmap: ceil(npair / 32) if culled, else 0 */ \
+  X(nstaticgeom) /* the world body's geoms, the first ones: frames made once (flysim) */           \
   X(ngrid)       /* cells of the static geoms' grid (flysim) */                                    \
   X(ngridadr)    /* ngrid + 1 */                                                                   \
   X(ngridentry)  /* (cell, static geom) entries of the grid (flysim) */                            \
@@ -250,6 +251,8 @@ enum {
   X(int, cull_geom, ncullgeom, 1) /* moving geoms with culled pairs */                             \
   X(fsReal, cull_reach, ncullgeom, 1)  /* rbound + its culled pairs' largest margin + gap */       \
   X(fsReal, cull_aabb, ncullstatic, 4) /* static geoms' world boxes: lo x, lo y, hi x, hi y */     \
+  X(fsReal, geom_static_xpos, nstaticgeom, 3) /* the world body's geoms' geom_xpos */              \
+  X(fsReal, geom_static_xmat, nstaticgeom, 9) /* ... geom_xmat */                                  \
   X(int, cull_pair, ncullpair, 1) /* [i * ncullstatic + s]: pair of cull_geom i, static s; -1 */   \
   X(int, grid_adr, ngridadr, 1)   /* cell c's static geoms: grid_static[adr[c]..adr[c+1]) */       \
   X(int, grid_static, ngridentry, 1) /* static geoms (cull_aabb rows) overlapping each cell */     \
