@@ -70,7 +70,12 @@ typedef struct Case {
   fshContactNoise noise;
   int replay; // 1: NeuroMechFly replay states instead of contact worlds
   int nstep;  // steps of the multi-step comparison
+  int subset; // also run where time is short: SUBSET_LANES, SUBSET_SMALL (0: only in full)
 } Case;
+
+// The cases the lane emulation (ThreadSanitizer: the lane code, not the statistics) and the
+// GPU simulator's small mode run.
+enum { SUBSET_LANES = 1, SUBSET_SMALL = 2 };
 
 #ifdef FS_REAL_FLOAT
 static const fshTol kTol = {1e-4, 1.0, NULL, NULL};
@@ -550,23 +555,28 @@ int main(void) {
   const fshContactNoise fly_noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};
   const fshContactNoise tether_noise = {0.3, 0, 0, 0, 0, 0, 0}; // hinges only: no free body
   const Case cases[] = {
-      {"NeuroMechFly replay, meshes", fly, 0, -1, -1, 12, 0, fly_noise, 1, 20},
-      {"NeuroMechFly replay, meshes, no noslip", fly, 0, -1, 0, 6, 0, fly_noise, 1, 20},
-      {"NeuroMechFly replay, capsules", flycap, 0, -1, -1, 6, 0, fly_noise, 1, 20},
-      {"NeuroMechFly, meshes", fly, 0, -1, -1, 9, 5.0, fly_noise, 0, 20},
-      {"NeuroMechFly, meshes, no noslip", fly, 0, -1, 0, 9, 5.0, fly_noise, 0, 20},
+      {"NeuroMechFly replay, meshes", fly, 0, -1, -1, 12, 0, fly_noise, 1, 20,
+       SUBSET_LANES | SUBSET_SMALL},
+      {"NeuroMechFly replay, meshes, no noslip", fly, 0, -1, 0, 6, 0, fly_noise, 1, 20, 0},
+      {"NeuroMechFly replay, capsules", flycap, 0, -1, -1, 6, 0, fly_noise, 1, 20, 0},
+      {"NeuroMechFly, meshes", fly, 0, -1, -1, 9, 5.0, fly_noise, 0, 20,
+       SUBSET_LANES | SUBSET_SMALL},
+      {"NeuroMechFly, meshes, no noslip", fly, 0, -1, 0, 9, 5.0, fly_noise, 0, 20, 0},
       {"NeuroMechFly, capsules, islands off", flycap, mjDSBL_ISLAND, -1, -1, 6, 5.0, fly_noise, 0,
-       20},
-      {"walker, sparse Jacobian", walker, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20},
-      {"walker, sparse, noslip 3", walker, 0, mjJAC_SPARSE, 3, 12, 1.0, walk, 0, 20},
-      {"walker, sparse, islands off", walker, mjDSBL_ISLAND, mjJAC_SPARSE, 3, 9, 1.0, walk, 0, 20},
+       20, 0},
+      {"walker, sparse Jacobian", walker, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20, 0},
+      {"walker, sparse, noslip 3", walker, 0, mjJAC_SPARSE, 3, 12, 1.0, walk, 0, 20,
+       SUBSET_LANES | SUBSET_SMALL},
+      {"walker, sparse, islands off", walker, mjDSBL_ISLAND, mjJAC_SPARSE, 3, 9, 1.0, walk, 0, 20,
+       0},
       {"walker, sparse, no warm start", walker, mjDSBL_WARMSTART, mjJAC_SPARSE, -1, 6, 1.0, walk, 0,
-       20},
-      {"walker (dense Jacobian)", walker, 0, -1, 3, 12, 1.0, walk, 0, 20},
-      {"primitives, sparse", prim, 0, mjJAC_SPARSE, 3, 12, 1.0, prim_noise, 0, 20},
-      {"tethered limb (mocap), sparse", tethered, 0, mjJAC_SPARSE, 3, 12, 1.0, tether_noise, 0, 20},
+       20, 0},
+      {"walker (dense Jacobian)", walker, 0, -1, 3, 12, 1.0, walk, 0, 20, 0},
+      {"primitives, sparse", prim, 0, mjJAC_SPARSE, 3, 12, 1.0, prim_noise, 0, 20, SUBSET_SMALL},
+      {"tethered limb (mocap), sparse", tethered, 0, mjJAC_SPARSE, 3, 12, 1.0, tether_noise, 0, 20,
+       0},
       // noslip's decisions at their threshold (src/check/spread.h)
-      {"NeuroMechFly, capsules", flycap, 0, -1, -1, 8, 5.0, fly_noise, 0, 20},
+      {"NeuroMechFly, capsules", flycap, 0, -1, -1, 8, 5.0, fly_noise, 0, 20, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {
@@ -574,12 +584,12 @@ int main(void) {
 #ifdef FS_EMULATE_LANES
     // 32 threads per world under ThreadSanitizer: the lane code, not the statistics --
     // the fly (replay, contact worlds), one walker with islands and noslip, 3 worlds each
-    if (i != 0 && i != 3 && i != 7) continue;
+    if (!(c.subset & SUBSET_LANES)) continue;
     c.nworld = 3;
     c.nstep = 5;
 #endif
     if (fs_test_small()) { // the GPU simulator: the same cases and the primitives, 3 steps
-      if (i != 0 && i != 3 && i != 7 && i != 11) continue;
+      if (!(c.subset & SUBSET_SMALL)) continue;
       c.nworld = 3;
       c.nstep = 3;
     }
