@@ -39,21 +39,27 @@ static int contacts_on(const mjModel* mj) {
 // A stage's contact and row fields (collision, make_constraint, reference_constraint,
 // constraint): through the contact and row comparisons. Worlds whose contact sets
 // differ at a float32 threshold are left out of the rows (float64: a failure).
+// The worlds whose contact sets differ at a threshold (*skip, new; freed by the caller) left
+// out of t's row comparisons; returns the failures that makes (float64: one, never allowed).
+static int skip_threshold_worlds(Check* k, const char* label, fshTol* t, char** skip) {
+  *skip = calloc((size_t)k->b.nworld, 1);
+  int nskip = fsh_contact_sets_differ(k->m, &k->b, k->ref, *skip);
+  if (!nskip) return 0;
+  fsh_note("  %-22s %d world(s) with contacts that differ at a threshold: rows not compared\n",
+           label, nskip);
+  t->skip = *skip;
+  return k->c->tol_b == 0;
+}
+
 static int compare_rows(Check* k, const char* label, int stage) {
   const fshTol* tol = &k->c->tol;
   int nbad = 0;
   if (stage == FS_STAGE_COLLISION || stage == FS_STAGE_MAKE_CONSTRAINT)
     nbad += fsh_compare_contacts(label, k->m, &k->b, k->ref, tol, k->c->tol_b, stage, NULL);
   if (stage == FS_STAGE_COLLISION) return nbad;
-  char* skip = calloc((size_t)k->b.nworld, 1);
+  char* skip;
   fshTol t = *tol;
-  int nskip = fsh_contact_sets_differ(k->m, &k->b, k->ref, skip);
-  if (nskip) {
-    fsh_note("  %-22s %d world(s) with contacts that differ at a threshold: rows not compared\n",
-             label, nskip);
-    t.skip = skip;
-    nbad += k->c->tol_b == 0; // float64: never
-  }
+  nbad += skip_threshold_worlds(k, label, &t, &skip);
   nbad += fsh_compare_efc(label, k->m, &k->b, k->mj, k->ref, &t, stage, NULL);
   free(skip);
   return nbad;
@@ -64,9 +70,9 @@ static int has_rows(int stage) {
          stage == FS_STAGE_REFERENCE_CONSTRAINT || stage == FS_STAGE_CONSTRAINT;
 }
 
-// MuJoCo-layout fields `names` against MuJoCo's ref, each within the build's tolerance
-// or FSH_FLOOR_RATIO x MuJoCo's own spread in the runs f (src/check/spread.h; "time"
-// and the efc fields' other fields within the tolerance). efc_force through the rows.
+// MuJoCo-layout fields `names` (MJ kind: nq or nv wide, or time) against MuJoCo's ref, each
+// within the build's tolerance or FSH_FLOOR_RATIO x MuJoCo's own spread in the runs f
+// (src/check/spread.h; "time" within the tolerance).
 static int compare_bounded(Check* k, const char* label, const char* const* names,
                            mjData* const* ref, const fshFloors* f) {
   const fshTol* tol = &k->c->tol;
@@ -76,12 +82,6 @@ static int compare_bounded(Check* k, const char* label, const char* const* names
     if (strcmp(names[i], "time"))
       t.rel = fsh_floor_bound(k->mj, names[i], f, ref, k->b.nworld, NULL, tol, NULL);
     const fsFieldInfo* fi = fsh_field(names[i]);
-    if (fi->kind == FS_KIND_EFC) { // rows: the worlds whose contacts differ left out
-      const char* one[] = {names[i], NULL};
-      t.only = one;
-      nbad += fsh_compare_efc(label, k->m, &k->b, k->mj, ref, &t, fi->stage, NULL);
-      continue;
-    }
     fshWorst w = fsh_compare_field(k->m, &k->b, fi, ref, &t);
     int bad = !(w.err <= t.rel);
     fshFieldReport r = {label,  names[i], w.err, t.rel > tol->rel ? t.rel : 0, w.world, w.index, "",
@@ -101,22 +101,16 @@ static int compare_solver(Check* k, const char* label) {
   static const char* const spread[] = {"qacc", "qfrc_constraint", NULL};
   int nbad = compare_bounded(k, label, spread, k->ref, &k->solver);
   if (!k->contacts) return nbad;
-  char* skip = calloc((size_t)k->b.nworld, 1);
+  char* skip;
   fshTol t = k->c->tol;
-  int nskip = fsh_contact_sets_differ(k->m, &k->b, k->ref, skip);
-  if (nskip) {
-    fsh_note("  %-22s %d world(s) with contacts that differ at a threshold: rows not compared\n",
-             label, nskip);
-    t.skip = skip;
-    nbad += k->c->tol_b == 0; // float64: never
-  }
+  nbad += skip_threshold_worlds(k, label, &t, &skip);
   static const char* const plain[] = {"efc_b", "efc_state", NULL};
   t.only = plain;
   nbad += fsh_compare_efc(label, k->m, &k->b, k->mj, k->ref, &t, FS_STAGE_CONSTRAINT, NULL);
   const char* force[] = {"efc_force", NULL};
   t.only = force;
-  t.rel =
-      fsh_floor_bound(k->mj, "efc_force", &k->solver, k->ref, k->b.nworld, skip, &k->c->tol, NULL);
+  t.rel = fsh_floor_bound(k->mj, "efc_force", &k->solver, k->ref, k->b.nworld, t.skip, &k->c->tol,
+                          NULL);
   nbad += fsh_compare_efc(label, k->m, &k->b, k->mj, k->ref, &t, FS_STAGE_CONSTRAINT, NULL);
   free(skip);
   return nbad;
