@@ -354,6 +354,28 @@ FS_HD int fsi_plane_convex(const fsModel* m, fsData* d, int k, int g1, int g2, f
   return 1 + fsi_plane_mesh_face(m, d, k + 1, g2, v, n, pos1, margin);
 }
 
+/// Relative slack of fsi_beyond_box: far above the rounding of the box-frame coordinates
+/// and of the collision functions' own tests in either precision (float32's epsilon is
+/// 6e-8), far below any gap that matters to the early exit.
+#define FSI_BEYOND_SLACK ((fsReal)1e-4)
+
+/// 1 if the box-frame interval c +- ext on some axis of the box (half-sizes size) lies
+/// wholly outside the box's slab on that axis by more than reach plus a rounding slack:
+/// then a shape within reach of that interval is farther than the margin from the box,
+/// and MuJoCo's collision function makes no contact. Not in MuJoCo: an early exit that
+/// changes no result (fsi_capsule_box: the segment, reach radius + margin, and every
+/// sphere it tests lies on the segment; fsi_box_mesh: the mesh's centre, reach its
+/// bounding radius + margin). NaN coordinates never exit early.
+FS_HD int fsi_beyond_box(const fsReal c[3], const fsReal ext[3], const fsReal size[3],
+                         fsReal reach) {
+  fsReal scale = fs_abs(c[0]) + fs_abs(c[1]) + fs_abs(c[2]) + reach;
+  for (int j = 0; j < 3; j++) {
+    fsReal lim = size[j] + reach;
+    if (fs_abs(c[j]) - ext[j] > lim + (scale + ext[j] + lim) * FSI_BEYOND_SLACK) return 1;
+  }
+  return 0;
+}
+
 #include "src/engine/stage_collision_convex.h"
 /// x clipped to [-limit, limit] where limit > 0 (MuJoCo's mju_clip in mju_clampVec).
 FS_HD fsReal fsi_clamp_to(fsReal x, fsReal limit) {
@@ -423,7 +445,8 @@ FS_HD int fsi_sphere_box_pair(const fsModel* m, fsData* d, int k, int g1, int g2
 /// edges (clamped line-line distance) -- and, unless the capsule points at the closest
 /// corner or crosses the closest edge in a T, a second point along the segment where it
 /// leaves the box's face or edge; a sphere-box contact at each (fsi_sphere_box). At
-/// most 2 contacts.
+/// most 2 contacts. A segment wholly beyond a face slab exits first
+/// (fsi_beyond_box): most culled candidates on the terrains are such.
 FS_HD int fsi_capsule_box(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
   const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
   const fsReal *pos2 = d->geom_xpos + 3 * g2, *mat2 = d->geom_xmat + 9 * g2;
@@ -439,6 +462,8 @@ FS_HD int fsi_capsule_box(const fsModel* m, fsData* d, int k, int g1, int g2, fs
   for (int i = 0; i < 3; i++)
     axis[i] = mat2[i] * tmp1[0] + mat2[3 + i] * tmp1[1] + mat2[6 + i] * tmp1[2];
   for (int i = 0; i < 3; i++) halfaxis[i] = axis[i] * halflength;
+  fsReal ext[3] = {fs_abs(halfaxis[0]), fs_abs(halfaxis[1]), fs_abs(halfaxis[2])};
+  if (fsi_beyond_box(pos, ext, size2, size1[0] + margin)) return 0;
   int axisdir = (halfaxis[0] > 0) + 2 * (halfaxis[1] > 0) + 4 * (halfaxis[2] > 0);
   fsReal bestdistmax = margin + 2 * (size1[0] + halflength + size2[0] + size2[1] + size2[2]);
   fsReal bestdist = bestdistmax, bestsegmentpos = 0, bestboxpos = 0;

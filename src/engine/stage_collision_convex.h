@@ -823,8 +823,19 @@ FS_HD int fsi_ccd_perturb(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcd
   return ncon;
 }
 
+/// 1 if mesh g2's bounding sphere lies beyond a face slab of box g1 by more than margin
+/// (fsi_beyond_box with the mesh's centre in the box's frame and reach rbound + margin).
+FS_HD int fsi_mesh_beyond_box(const fsModel* m, const fsData* d, int g1, int g2, fsReal margin) {
+  const fsReal *p1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
+  const fsReal* p2 = d->geom_xpos + 3 * g2;
+  fsReal rel[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]}, c[3], ext[3] = {0, 0, 0};
+  for (int j = 0; j < 3; j++) c[j] = mat1[j] * rel[0] + mat1[3 + j] * rel[1] + mat1[6 + j] * rel[2];
+  return fsi_beyond_box(c, ext, m->geom_size + 3 * g1, m->geom_rbound[g2] + margin);
+}
+
 /// Box g1 against convex mesh g2 with margin (margin + gap) into slots k..., w the lane's
-/// scratch: skipped if their bounding spheres are beyond the margin (mj_filterSphere),
+/// scratch: skipped if their bounding spheres are beyond the margin (mj_filterSphere) or
+/// the mesh's bounding sphere is beyond a face slab of the box (fsi_mesh_beyond_box),
 /// else MuJoCo 3.16's mjc_Convex under native CCD. Returns the number of contacts (at
 /// most fs_model_pair_maxcon's bound: 1, 4 or 5).
 FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2,
@@ -834,6 +845,7 @@ FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int 
   fsCcdReal dif[3] = {(fsCcdReal)p1[0] - p2[0], (fsCcdReal)p1[1] - p2[1], (fsCcdReal)p1[2] - p2[2]};
   fsCcdReal bound = (fsCcdReal)m->geom_rbound[g1] + m->geom_rbound[g2] + margin;
   if (fsi_ccd_dot(dif, dif) > bound * bound) return 0; // mj_filterSphere
+  if (fsi_mesh_beyond_box(m, d, g1, g2, margin_)) return 0;
   fsiCcdObj *o1 = &w->o1, *o2 = &w->o2;
   fsiCcdContact* con = w->con;
   fsi_ccd_obj(o1, m, d, g1, margin);
