@@ -806,12 +806,25 @@ FS_HD void fsi_set_contact(const fsModel* m, fsData* d, int c, int k, int p) {
   d->contact_pair[c] = p;
 }
 
-/// Set bits of x (the device's population count).
+/// Set bits of x (the device's population count; on the host the bit-parallel sum, which
+/// compiles inline where __builtin_popcount without -mpopcnt is a library call).
 FS_HD int fsi_popcount(unsigned x) {
 #ifdef __CUDA_ARCH__
   return __popc(x);
 #else
-  return __builtin_popcount(x);
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0fu;
+  return (int)((x * 0x01010101u) >> 24);
+#endif
+}
+
+/// Index of x's lowest set bit, x != 0.
+FS_HD int fsi_lowest_bit(unsigned x) {
+#ifdef __CUDA_ARCH__
+  return __ffs((int)x) - 1;
+#else
+  return __builtin_ctz(x);
 #endif
 }
 
@@ -820,6 +833,13 @@ FS_HD int fsi_popcount(unsigned x) {
 /// geom's static geoms near it (src/engine/cull.h), ranked by pair id. More than ncandmax:
 /// the first ncandmax kept (by geom, not pair order), the rest counted in cand_overflow
 /// and MuJoCo's CONTACTFULL warning raised: a problem world, never silent.
+///
+/// Pair order through a bitmap of the pair ids (distinct): cand_bits, a bit a pair, and
+/// cand_used, a bit a word of it; a word's bits are valid only where its cand_used bit is
+/// set, so a step clears only cand_used (ncandblock words: 45 on blocks, not its 1,439).
+/// A lane owns the 32-word blocks b with b % FS_NLANE == its lane (no two lanes write a
+/// word); lane 0 visits the words in use in order, counting the candidates before each
+/// (cand_below); a candidate's place is that count plus the bits below its own.
 FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
   if (!m->ncullgeom) {
     FS_FOR_LANE(i, m->npair) d->cand_pair[i] = i;
@@ -848,22 +868,29 @@ FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
     int adr = d->cand_gadr[i];
     if (adr < m->ncandmax) fsi_cull_query(m, d, i, d->cand_raw + adr, m->ncandmax - adr);
   }
-  FS_FOR_LANE(w, m->ncandword) d->cand_bits[w] = 0;
+  FS_FOR_LANE(b, m->ncandblock) d->cand_used[b] = 0;
   FS_SYNC();
-  // Pair order by a bitmap of the pair ids (distinct): each lane sets the bits of the
-  // words it owns (no two lanes write a word), the words' counts are summed in order, and
-  // a candidate's place is the candidates in the words before its word and below it in it.
   int ncand = d->ncand[0];
   for (int i = 0; i < ncand; i++) {
-    int p = d->cand_raw[i];
-    if ((p >> 5) % FS_NLANE == FS_LANE) d->cand_bits[p >> 5] |= (int)(1u << (p & 31));
+    int p = d->cand_raw[i], w = p >> 5, b = p >> 10;
+    if (b % FS_NLANE != FS_LANE) continue;
+    unsigned wbit = 1u << (w & 31), bit = 1u << (p & 31);
+    if ((unsigned)d->cand_used[b] & wbit) {
+      d->cand_bits[w] |= (int)bit;
+    } else {
+      d->cand_used[b] |= (int)wbit;
+      d->cand_bits[w] = (int)bit;
+    }
   }
   FS_SYNC();
   FS_LANE0 {
     int n = 0;
-    for (int w = 0; w < m->ncandword; w++) { // most words are empty: count the others
-      d->cand_below[w] = n;
-      if (d->cand_bits[w]) n += fsi_popcount((unsigned)d->cand_bits[w]);
+    for (int b = 0; b < m->ncandblock; b++) {
+      for (unsigned u = (unsigned)d->cand_used[b]; u; u &= u - 1) {
+        int w = 32 * b + fsi_lowest_bit(u);
+        d->cand_below[w] = n;
+        n += fsi_popcount((unsigned)d->cand_bits[w]);
+      }
     }
   }
   FS_SYNC();

@@ -114,6 +114,7 @@ enum {
   X(ncullstatic) /* static geoms of those pairs (flysim) */                                        \
   X(ncullpair)   /* ncullgeom * ncullstatic (flysim) */                                            \
   X(ncandword)   /* 32-pair words of the candidates' bitmap: ceil(npair / 32) if culled, else 0 */ \
+  X(ncandblock)  /* 32-word blocks of that bitmap: ceil(ncandword / 32) */                         \
   X(nstaticgeom) /* the world body's geoms, the first ones: frames made once (flysim) */           \
   X(ngrid)       /* cells of the static geoms' grid (flysim) */                                    \
   X(ngridadr)    /* ngrid + 1 */                                                                   \
@@ -408,6 +409,7 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(int, cand_gnum, ncullgeom, 1, COLLISION, SCRATCH)      /* each moving geom's candidates */     \
   X(int, cand_gadr, ncullgeom, 1, COLLISION, SCRATCH)      /* its first in cand_raw */             \
   X(int, cand_raw, ncandmax, 1, COLLISION, SCRATCH)        /* candidates, by geom */               \
+  X(int, cand_used, ncandblock, 1, COLLISION, SCRATCH)     /* cand_bits' words in use (bits) */    \
   X(int, cand_bits, ncandword, 1, COLLISION, SCRATCH)      /* candidate pair ids' bitmap */        \
   X(int, cand_below, ncandword, 1, COLLISION, SCRATCH)     /* candidates in the words before */    \
   X(int, cand_pair, ncandmax, 1, COLLISION, SCRATCH)       /* candidates in pair order */          \

@@ -700,6 +700,7 @@ static int collision_sizes(const mjModel* mj, fsModel* m, CullPlan* plan, fsErro
   m->nccdwork = nboxmesh ? FS_CCD_LANES * FS_CCD_WORK_DOUBLES : 0;
   m->nalways = m->npair - nculled;
   m->ncandword = m->ncullgeom ? (m->npair + 31) / 32 : 0;
+  m->ncandblock = (m->ncandword + 31) / 32;
   while (m->nstaticgeom < m->ngeom && mj->geom_bodyid[m->nstaticgeom] == 0) m->nstaticgeom++;
   m->ncandmax = m->npair;
   if (m->ncullgeom && nculled > FS_CANDIDATES_PER_GEOM * m->ncullgeom)
