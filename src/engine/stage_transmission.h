@@ -14,36 +14,59 @@ FS_HD int fsi_chain_pos(const fsModel* m, int p, int j) {
   return -1;
 }
 
-/// Moment of body transmission on body `body` at dof j (mj_transmission,
-/// mjTRN_BODY): minus the average over the body's contacts of their normal
-/// Jacobians. A contact with rows counts the mean of its rows (each pyramid edge
-/// weighted 0.5 / (condim - 1), the condim-1 row 1), summed over all rows in order
-/// (mj_mulJacTVec); an excluded contact in the gap (exclude 1) its normal Jacobian,
-/// summed apart and added after. Divided by the number of these contacts; 0 if none.
-FS_HD fsReal fsi_body_moment(const fsModel* m, const fsData* d, int body, int j) {
-  fsReal rows = 0, gap = 0;
-  int counter = 0, ncon = d->ncon[0];
+/// 1 if contact c touches body `body` and counts for its body transmission (exclude 0:
+/// its rows; exclude 1: in the gap).
+FS_HD int fsi_body_contact(const fsModel* m, const fsData* d, int body, int c) {
+  const int* g = d->contact_geom + 2 * c;
+  int ex = d->contact_exclude[c];
+  return (m->geom_bodyid[g[0]] == body || m->geom_bodyid[g[1]] == body) && (ex == 0 || ex == 1);
+}
+
+/// Actuator a's body transmission (mj_transmission, mjTRN_BODY): at each dof j of its
+/// moment row, minus the average over the body's contacts of their normal Jacobians. A
+/// contact with rows counts the mean of its rows (each pyramid edge weighted 0.5 /
+/// (condim - 1), the condim-1 row 1), summed over all rows in contact order
+/// (mj_mulJacTVec); an excluded contact in the gap (exclude 1) its normal Jacobian, summed
+/// apart and added after. Divided by the number of these contacts; 0 if none. The
+/// contacts are visited once, the row's entries (lanes') summed in place, so that each
+/// entry sums the same terms in the same order as a pass over the contacts per entry.
+FS_HD void fsi_body_moment(const fsModel* m, fsData* d, int a) {
+  int adr = m->moment_rowadr[a], nnz = m->moment_rownnz[a], body = m->actuator_trnid[2 * a];
+  fsReal* row = d->actuator_moment + adr;
+  int counter = 0, ngap = 0, ncon = d->ncon[0];
+  FS_FOR_LANE(k, nnz) row[k] = 0;
   for (int c = 0; c < ncon; c++) {
-    const int* g = d->contact_geom + 2 * c;
-    int ex = d->contact_exclude[c];
-    if ((m->geom_bodyid[g[0]] != body && m->geom_bodyid[g[1]] != body) || (ex != 0 && ex != 1))
-      continue;
+    if (!fsi_body_contact(m, d, body, c)) continue;
     counter++;
-    int k = fsi_chain_pos(m, d->contact_pair[c], j), adr = d->contact_efc_address[c];
-    if (k < 0) continue;
-    if (ex == 0 && adr >= 0) {
-      int dim = d->contact_dim[c];
+    int efc = d->contact_efc_address[c];
+    if (d->contact_exclude[c] == 1) {
+      ngap++;
+    } else if (efc >= 0) {
+      int dim = d->contact_dim[c], p = d->contact_pair[c];
       fsReal w = dim == 1 ? 1 : (fsReal)0.5 / (fsReal)(dim - 1);
-      for (int r = adr; r < adr + fsi_contact_rows(dim); r++)
-        rows += d->efc_J[(size_t)r * m->njmax + k] * w;
-    } else if (ex == 1) {
+      FS_FOR_LANE(k, nnz) {
+        int pos = fsi_chain_pos(m, p, m->moment_colind[adr + k]);
+        if (pos < 0) continue;
+        fsReal rows = row[k];
+        for (int r = efc; r < efc + fsi_contact_rows(dim); r++)
+          rows += d->efc_J[(size_t)r * m->njmax + pos] * w;
+        row[k] = rows;
+      }
+    }
+  }
+  FS_FOR_LANE(k, nnz) {
+    int j = m->moment_colind[adr + k];
+    fsReal gap = 0;
+    for (int c = 0; ngap && c < ncon; c++) { // the contacts in the gap (rare)
+      if (d->contact_exclude[c] != 1 || !fsi_body_contact(m, d, body, c)) continue;
+      if (fsi_chain_pos(m, d->contact_pair[c], j) < 0) continue;
       fsReal off[3], jp[3], jr[3];
       fsi_contact_offset(m, d, c, off);
       fsi_contact_jac_col(m, d, c, j, off, jp, jr);
       gap += fsi_frame_dot(d->contact_frame + 9 * c, jp);
     }
+    row[k] = counter ? (row[k] + gap) * ((fsReal)-1 / (fsReal)counter) : 0;
   }
-  return counter ? (rows + gap) * ((fsReal)-1 / (fsReal)counter) : 0;
 }
 
 /// mj_transmission: actuator lengths and moments (sparsity fixed in the model).
@@ -62,13 +85,8 @@ FS_HD FS_FORCEINLINE void fs_transmission(const fsModel* m, fsData* d) {
       d->actuator_moment[m->moment_rowadr[i]] = gear;
     }
   }
-  for (int a = 0; a < m->nu; a++) { // body transmissions: lanes over the row's dofs
-    if (m->actuator_trntype[a] != FS_TRN_BODY) continue;
-    int adr = m->moment_rowadr[a], body = m->actuator_trnid[2 * a];
-    FS_FOR_LANE(k, m->moment_rownnz[a]) {
-      d->actuator_moment[adr + k] = fsi_body_moment(m, d, body, m->moment_colind[adr + k]);
-    }
-  }
+  for (int a = 0; a < m->nu; a++) // body transmissions: lanes over the row's dofs
+    if (m->actuator_trntype[a] == FS_TRN_BODY) fsi_body_moment(m, d, a);
   FS_SYNC();
 }
 
