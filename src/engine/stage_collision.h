@@ -819,10 +819,11 @@ FS_HD int fsi_popcount(unsigned x) {
 #endif
 }
 
-/// Index of x's lowest set bit, x != 0.
+/// Index of x's lowest set bit, x != 0: the bits below it counted (on the device not
+/// __ffs, whose bfind.shiftamt the GPU simulator cannot parse; the same few instructions).
 FS_HD int fsi_lowest_bit(unsigned x) {
 #ifdef __CUDA_ARCH__
-  return __ffs((int)x) - 1;
+  return __popc((x & (0u - x)) - 1u);
 #else
   return __builtin_ctz(x);
 #endif
