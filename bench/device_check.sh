@@ -33,7 +33,7 @@
 #       less than FLYSIM_CHECK_MIN_S (15; simulator 120) is left
 #   FLYSIM_SWEEP_WORLDS ("1024 4096 16384 65536"), FLYSIM_SWEEP_STEPS (200): the bench
 #   FLYSIM_CHECK_ONLY: sections to run, space-separated (device always runs): gpu_tests
-#       cusolver record compare onchip generate bench sanitizer nvtx lanes
+#       cusolver record compare onchip generate bench terrains sanitizer nvtx lanes
 #       bench_record ncu bounded cpu
 #   FLYSIM_CHECK_TIMEOUT_PCT (100; simulator 2000): every step's timeout in percent of
 #       its own (each step names its own below)
@@ -87,7 +87,7 @@ if [ -z "$sim" ]; then
   pct="${FLYSIM_CHECK_TIMEOUT_PCT:-100}"
   worlds_list="${FLYSIM_SWEEP_WORLDS:-1024 4096 16384 65536}" steps="${FLYSIM_SWEEP_STEPS:-200}"
   repeat=3 warm=0.005 big=16384 bounded_worlds=16384,65536 f64_worlds=1024,16384
-  replay_w=64 replay_s=400 gen_w=8 gen_s=500 cmp_w=8 cmp_s=2000 nvtx_w=256 nvtx_s=50
+  replay_w=64 replay_s=400 gen_w=8 gen_s=500 cmp_w=8 cmp_s=2000 nvtx_w=256 nvtx_s=50 tcmp_s=500
   cmp_warm=() bench_warm=() cpu_s=500 go_on="${FLYSIM_CHECK_GO_ON:-0}"
 else
   bundle_tar="${bundle_tar:-$root/build-device/bundle-sim.tar.xz}"
@@ -95,7 +95,7 @@ else
   pct="${FLYSIM_CHECK_TIMEOUT_PCT:-2000}"
   worlds_list="${FLYSIM_SWEEP_WORLDS:-4}" steps="${FLYSIM_SWEEP_STEPS:-8}"
   repeat=1 warm=0.0005 big=4 bounded_worlds=4 f64_worlds=4
-  replay_w=4 replay_s=8 gen_w=4 gen_s=10 cmp_w=1 cmp_s=8 nvtx_w=4 nvtx_s=10
+  replay_w=4 replay_s=8 gen_w=4 gen_s=10 cmp_w=1 cmp_s=8 nvtx_w=4 nvtx_s=10 tcmp_s=4
   cmp_warm=(--warmup-sec "$warm") bench_warm=(--warmup-sec "$warm") cpu_s=50
   go_on="${FLYSIM_CHECK_GO_ON:-1}"
   export FLYSIM_TEST_SMALL=1 # the GPU tests' few worlds and steps
@@ -467,6 +467,20 @@ if section bench "flysim bench: worlds $worlds_list, $steps steps x $repeat repe
     --worlds "$f64_worlds" --sim-steps "$steps" --repeat "$repeat" "${bench_warm[@]}" \
     --out "$res/bench-f64" --no-plot --quiet
   rows_from bench_f64 '^cuda'
+fi
+
+if section terrains "FlyGym's blocks terrain beside the flat world (bench_f32): the capsule fly (culled pairs, box-capsule) and the mesh fly (box-mesh: GJK, EPA, multiccd), float32, $big worlds; the mesh fly on host and cuda"; then
+  for w in blocks_capsule blocks; do
+    step "bench_$w" 120 "${gpu[@]}" "$flysim" bench --backends cuda --precision f32 --world "$w" \
+      --worlds "$big" --sim-steps "$steps" --repeat "$repeat" "${bench_warm[@]}" \
+      --out "$res/bench-$w" --no-plot --quiet
+    rows_from "bench_$w" '^cuda' "$w: "
+  done
+  step compare_blocks_mesh 120 "${gpu[@]}" "$flysim" compare --world blocks --backends host,cuda \
+    --precision f32 --worlds "$cmp_w" --sim-steps "$tcmp_s" "${cmp_warm[@]}" \
+    --save "$res/compare-blocks" --no-plot --quiet
+  line=$(grep -s '^summary ' "$logs/compare_blocks_mesh.log" | cut -c9-)
+  [ -n "$line" ] && row "  compare_blocks_mesh: $line"
 fi
 
 if section sanitizer "compute-sanitizer (a short replay with contacts)"; then

@@ -13,7 +13,8 @@
 #           (libresolv) breaks on a newer glibc; nor the CUDA math libraries the
 #           cuSOLVER tests load (libcusolver, libcublas, libcublasLt, libcusparse,
 #           libnvJitLink: about 900 MiB): device_check.sh finds the device's toolkit
-#   assets/ mesh.mjb, capsule.mjb, walking_clip.h5, walking_clip_330hz.h5
+#   assets/ mesh.mjb, capsule.mjb, walking_clip.h5, walking_clip_330hz.h5,
+#           worlds/blocks.mjb, worlds/blocks_capsule.mjb
 # Then, from the repository root:
 #   run(command="bench/device_check.sh", carry=["build-device/bundle.tar.xz"])
 # (device_check.sh unpacks it with Python's tarfile where xz is not installed.)
@@ -97,6 +98,12 @@ for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u | w
 done
 for f in mesh.mjb capsule.mjb walking_clip.h5 walking_clip_330hz.h5 manifest.json; do
   cp -L "$root/assets/$f" "$stage/bundle/assets/"
+done
+# FlyGym's blocks terrain for the terrains section (its meshes are mesh.mjb's: xz's
+# window stores them once)
+mkdir -p "$stage/bundle/assets/worlds"
+for f in blocks.mjb blocks_capsule.mjb; do
+  cp -L "$root/assets/worlds/$f" "$stage/bundle/assets/worlds/"
 done
 git -C "$root" rev-parse HEAD >"$stage/bundle/COMMIT" 2>/dev/null || true
 # the working tree may differ from HEAD: say so in the bundle (device_check.log shows it)
