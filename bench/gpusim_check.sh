@@ -324,6 +324,10 @@ How it is run, and why (the simulator's faults, worked around in how it runs):
   memory (probe_call_local). Worked around in our code, not in how it runs: the box-mesh
   collider keeps its shapes and contacts, which its calls read so, in its scratch in the
   world's \`ccd_work\` (global memory), with its GJK and EPA state.
+- Its PTX parser has no \`bfind.shiftamt\` (what nvcc makes of \`__ffs\`): a module holding it
+  fails to load and every program aborts (\`add_ptxinfo: Assertion s != NULL\`). Worked
+  around in our code: the candidates' lowest set bit is a population count of the bits
+  below it (\`fsi_lowest_bit\`), the same few instructions on a GPU.
 - What it cannot check: races and missing \`__syncwarp\`s (a warp runs in lockstep: the lane
   emulation under ThreadSanitizer is that check), out-of-bounds accesses (no faults),
   shared-memory limits and carveouts, occupancy and timing.
