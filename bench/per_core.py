@@ -17,8 +17,8 @@ standing in its neutral pose, so contacts, adhesion and noslip are at work; the 
 flat_capsule, assets/worlds/NAME.mjb: gapped_capsule, blocks_capsule, ...), the fly
 falling from its spawn onto the ground during the warm-up and then standing:
 
-  PYTHONPATH=build/python python3 bench/per_core.py --warmup 3000 \
-      --worlds flat_capsule,gapped_capsule,blocks_capsule,mixed_capsule \
+  PYTHONPATH=build/python python3 bench/per_core.py --warmup 1000 \
+      --worlds flat_capsule,gapped_capsule,blocks_capsule,mixed_capsule,flat,gapped,blocks,mixed \
       --csv bench/results/per-core-terrains.csv
 """
 
