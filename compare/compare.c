@@ -88,39 +88,48 @@ static double diff(double x, double y) {
   return isnan(d) ? INFINITY : d;
 }
 
-// Compare run X's worlds with A's after step t: pair p's series and world stats.
+// Compare run X's worlds with A's after step t: pair p's series and world stats. X holds
+// K copies of A's worlds (world k N + w is a copy of A's world w; K = 1 but for the floor).
 static void compare_pair(const fsCompareSpec* s, const Run* a, const Run* x, int p, int t,
                          fsCompareResult* res) {
   const fsReplay* plan = s->a.plan;
   const fsReplayBinding* b = plan->bind;
   int nq = (int)plan->m->nq, J = b->njoint, N = plan->nworld,
-      root = fs_compare_root_qposadr(plan->m);
+      root = fs_compare_root_qposadr(plan->m), K = x->side->plan->nworld / N;
   double dmax = 0, sum2 = 0, thorax = 0, logsum = 0;
   int ncon = 0;
   for (int w = 0; w < N; w++) {
-    const double *qa = a->q + (size_t)w * nq, *qx = x->q + (size_t)w * nq;
+    const double* qa = a->q + (size_t)w * nq;
     double wmax = 0;
-    for (int j = 0; j < J; j++) {
-      double d = diff(qx[b->joint_qposadr[j]], qa[b->joint_qposadr[j]]);
-      wmax = fmax(wmax, d);
-      sum2 += d * d;
+    int differ = 0;
+    for (int k = 0; k < K; k++) {
+      int wx = k * N + w;
+      const double* qx = x->q + (size_t)wx * nq;
+      double cmax = 0;
+      for (int j = 0; j < J; j++) {
+        double d = diff(qx[b->joint_qposadr[j]], qa[b->joint_qposadr[j]]);
+        cmax = fmax(cmax, d);
+        sum2 += d * d;
+      }
+      if (root >= 0) {
+        double d2 = 0;
+        for (int i = 0; i < 3; i++) d2 += pow(diff(qx[root + i], qa[root + i]), 2);
+        thorax = fmax(thorax, sqrt(d2));
+      }
+      differ |= x->ncon[wx] != a->ncon[w];
+      wmax = fmax(wmax, cmax);
     }
-    if (root >= 0) {
-      double d2 = 0;
-      for (int k = 0; k < 3; k++) d2 += pow(diff(qx[root + k], qa[root + k]), 2);
-      thorax = fmax(thorax, sqrt(d2));
-    }
-    ncon += x->ncon[w] != a->ncon[w];
+    double lg = log(fmax(wmax, FS_CMP_DQ_RESOLUTION));
+    ncon += differ;
     dmax = fmax(dmax, wmax);
     fsCompareWorld* cw = &res->worlds[w];
     cw->final_dq[p] = wmax;
     cw->max_dq[p] = fmax(cw->max_dq[p], wmax);
-    double lg = log(fmax(wmax, FS_CMP_DQ_RESOLUTION));
     cw->log_dq[p] += lg;
     logsum += lg;
   }
   res->dq_max[p][t] = dmax;
-  res->dq_rms[p][t] = sqrt(sum2 / ((double)N * (J ? J : 1)));
+  res->dq_rms[p][t] = sqrt(sum2 / ((double)N * K * (J ? J : 1)));
   res->dq_geo[p][t] = exp(logsum / N);
   res->thorax[p][t] = thorax;
   res->ncon[p][t] = ncon;
@@ -194,21 +203,35 @@ void fs_compare_result_free(fsCompareResult* r) {
   memset(r, 0, sizeof *r);
 }
 
-// The floor's perturbation of A's stepper: rounding to float32 is no change in a
-// float32 stepper, which moves one float32 ulp instead.
-static int perturb_floor(const fsCompareSpec* s, unsigned seed, fsError* err) {
-  int how =
-      s->floor_mode == FS_FLOOR_ULP || s->floor.bits == 32 ? FS_PERTURB_ULP : FS_PERTURB_ROUND_F32;
-  return fs_replay_perturb(s->floor.plan, s->floor.rb, how, seed, err);
+// The floor run: its spec and how each of its worlds is perturbed (fsPerturb; K N).
+typedef struct Floor {
+  const fsCompareSpec* s;
+  int* how;
+} Floor;
+
+// How the floor perturbs A's stepper: rounding to float32 is no change in a float32
+// stepper, which moves one float32 ulp instead; copies after the first round
+// stochastically (or move in their own ulp directions: the hash takes the world).
+static int* floor_how(const fsCompareSpec* s, fsError* err) {
+  int N = s->a.plan->nworld, NK = s->floor.plan->nworld;
+  int* how = fs_calloc(err, "the floor", (size_t)NK, sizeof(int));
+  int ulp = s->floor_mode == FS_FLOOR_ULP || s->floor.bits == 32;
+  for (int w = 0; how && w < NK; w++)
+    how[w] = ulp ? FS_PERTURB_ULP : w < N ? FS_PERTURB_ROUND_F32 : FS_PERTURB_STOCHASTIC_F32;
+  return how;
+}
+
+static int perturb_floor(const Floor* f, unsigned seed, fsError* err) {
+  return fs_replay_perturb(f->s->floor.plan, f->s->floor.rb, f->how, seed, err);
 }
 
 // The floor run's perturbation inside its warm-up, where B's own arithmetic starts: ulp
 // and f32 once before the first warm-up step (seed 0), f32-step before every warm-up
 // step s (seed s + 1; compared step t then has seed nwarmup + t + 1).
 static int perturb_warmup(void* arg, const fsReplayBatch* rb, int step, fsError* err) {
-  const fsCompareSpec* s = arg;
+  const Floor* f = arg;
   (void)rb;
-  return perturb_floor(s, s->floor_mode == FS_FLOOR_F32_STEP ? (unsigned)step + 1 : 0, err);
+  return perturb_floor(f, f->s->floor_mode == FS_FLOOR_F32_STEP ? (unsigned)step + 1 : 0, err);
 }
 
 static void progress(const fsCompareSpec* s, const fsCompareResult* r, int t, double t0,
@@ -272,23 +295,29 @@ int fs_compare_run(const fsCompareSpec* s, fsCompareResult* res, fsError* err) {
   double* track2[2] = {fs_calloc(err, "the comparison", (size_t)N, sizeof(double)),
                        fs_calloc(err, "the comparison", (size_t)N, sizeof(double))};
   int rc = track2[0] && track2[1] ? 0 : -1;
+  if (s->floor_runs < 1 || s->floor.plan->nworld != N * s->floor_runs)
+    rc = fs_fail(err, "internal: the floor has %d worlds for %d worlds and %d runs",
+                 s->floor.plan->nworld, N, s->floor_runs);
   for (int k = 0; k < NRUN && !rc; k++) {
+    int n = sides[k]->plan->nworld;
     run[k].side = sides[k];
-    run[k].q = fs_calloc(err, "the worlds' state", (size_t)N * nq, sizeof(double));
-    run[k].ncon = fs_calloc(err, "the worlds' state", (size_t)N, sizeof(int));
+    run[k].q = fs_calloc(err, "the worlds' state", (size_t)n * nq, sizeof(double));
+    run[k].ncon = fs_calloc(err, "the worlds' state", (size_t)n, sizeof(int));
     if (!run[k].q || !run[k].ncon) rc = -1;
   }
   // The floor is perturbed from the start of its warm-up: B runs its own arithmetic from
   // the first warm-up step, so a floor perturbed only after it would miss what the warm-up
   // amplifies (a landing on a block edge turns 1e-17 into 1e-13).
-  fsWarmupHook hook = {perturb_warmup, s->floor_mode == FS_FLOOR_F32_STEP, (void*)s};
+  Floor fl = {s, rc ? NULL : floor_how(s, err)};
+  if (!fl.how) rc = -1;
+  fsWarmupHook hook = {perturb_warmup, s->floor_mode == FS_FLOOR_F32_STEP, &fl};
   for (int k = 0; k < NRUN && !rc; k++)
     rc = fs_replay_start_hooked(sides[k]->plan, sides[k]->rb, k == RUN_F ? &hook : NULL, err);
   double t0 = fs_clock_s(), last = t0;
   unsigned nwarmup = (unsigned)s->floor.plan->nwarmup;
   for (int t = 0; t < S && !rc; t++) {
     if (fs_interrupted()) break;
-    if (s->floor_mode == FS_FLOOR_F32_STEP && perturb_floor(s, nwarmup + (unsigned)t + 1, err)) {
+    if (s->floor_mode == FS_FLOOR_F32_STEP && perturb_floor(&fl, nwarmup + (unsigned)t + 1, err)) {
       rc = -1;
       break;
     }
@@ -312,5 +341,6 @@ int fs_compare_run(const fsCompareSpec* s, fsCompareResult* res, fsError* err) {
   }
   free(track2[0]);
   free(track2[1]);
+  free(fl.how);
   return rc;
 }

@@ -2,17 +2,19 @@
 // own sensitivity (the floor).
 //
 // Three runs of one replay plan go in lockstep, one step at a time: A, B, and A
-// again with its state perturbed (the floor run F). After every step each run's
-// worlds are read back in double; the joint angles (the binding's J recorded
-// joints) of B and F are compared with A's, world by world:
+// again with its state perturbed (the floor run F, whose batch holds K copies of A's
+// worlds, each perturbed on its own: world k N + w is copy k of world w). After every
+// step each run's worlds are read back in double; the joint angles (the binding's J
+// recorded joints) of B and F are compared with A's, world by world:
 //
+// (a floor world's |dq|: the largest over its copies; dq_rms: over every copy)
 //   dq_max[p][t]  largest |q_X - q_A| over worlds and joints after step t (rad)
 //   dq_rms[p][t]  RMS of q_X - q_A over worlds and joints
 //   dq_geo[p][t]  geometric mean over worlds of the largest |q_X - q_A| over joints
 //                 (each at least FS_CMP_DQ_RESOLUTION)
 //   thorax[p][t]  largest distance between the root free joint's positions (model
 //                 length units; 0 when the model has no free joint)
-//   ncon[p][t]    worlds whose contact counts differ
+//   ncon[p][t]    worlds whose contact counts differ (the floor's: in any copy)
 //   track[r][t]   RMS |q - target| of run r over worlds and the driven joints
 //
 // with p = 0 for B vs A and p = 1 for F vs A. A world gone bad (NaN) counts as an
@@ -25,6 +27,16 @@
 //                      (the caller gives the floor a model and clip rounded to float32):
 //                      what holding them in float32 does, the least error of a float32
 //                      stepper
+// With K floor runs (floor_runs), copy 0 is perturbed as above and copies 1..K-1 at
+// random: a float32 rounding is stochastic there (up or down with the odds of the
+// distance, a fresh draw per world, element and step: Monte Carlo arithmetic's model of
+// float32 arithmetic, whose errors are independent from step to step), an ulp moves in
+// the copy's own directions. F's |dq| in a world after a step is the largest over its
+// copies. Rounding to nearest every step carries what float32 storage does to a state
+// that moves by less than half an ulp a step (the move is lost, as in a float32
+// stepper); the stochastic copies carry the independent errors of float32 arithmetic,
+// and with contacts the events they set off (a contact that touches or not within
+// float32's resolution): a float32 stepper has both.
 // The floor starts where B does: every run goes through the same warm-up
 // (fs_replay_start) before step 0, B's arithmetic differs from A's from its first
 // warm-up step, and so the floor's perturbation starts there too (a landing during the
@@ -43,7 +55,12 @@
 
 #include "common/replay/replay.h"
 
-typedef enum fsFloorMode { FS_FLOOR_ULP, FS_FLOOR_F32, FS_FLOOR_F32_STEP } fsFloorMode;
+typedef enum fsFloorMode {
+  FS_FLOOR_ULP,
+  FS_FLOOR_F32,
+  FS_FLOOR_F32_STEP,
+  FS_FLOOR_NMODE
+} fsFloorMode;
 
 /// "ulp", "f32", "f32-step".
 const char* fs_floor_name(fsFloorMode mode);
@@ -61,8 +78,11 @@ enum { FS_CMP_RUN_A = 0, FS_CMP_RUN_B = 1, FS_CMP_NRUN = 2 }; // tracking per ru
 enum { FS_CMP_ANGLE = 0, FS_CMP_THORAX = 1, FS_CMP_CONTACTS = 2, FS_CMP_NTHRESH = 3 };
 
 typedef struct fsCompareSpec {
-  fsCompareSide a, b, floor; // floor: a second instance of A's stepper
+  fsCompareSide a, b, floor; // floor: a second instance of A's stepper, with floor_runs
+                             // copies of A's worlds (its plan: K N worlds, world k N + w
+                             // starting where A's world w does)
   fsFloorMode floor_mode;
+  int floor_runs;                   // K >= 1
   double max_ratio;                 // the bound on the ratio to the floor
   double threshold[FS_CMP_NTHRESH]; // first steps over: rad, length, worlds (> value)
   int progress;                     // a progress line on stderr
@@ -107,7 +127,8 @@ typedef struct fsCompareResult {
 
 /// Warm up the three runs, perturb the floor, and compare step by step until the
 /// plan's end or an interrupt (result->interrupted; what was compared is kept).
-/// The plans must agree in worlds, steps and recorded joints (fs_compare_check_plans).
+/// The plans must agree in worlds (the floor's: floor_runs times A's), steps and recorded
+/// joints (fs_compare_check_plans).
 int fs_compare_run(const fsCompareSpec* spec, fsCompareResult* result, fsError* err);
 
 /// Two plans comparable world by world: the same model sizes, joints, actuators,

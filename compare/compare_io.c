@@ -42,17 +42,22 @@ static int write_pair(hid_t f, const char* path, const char* group, const fsComp
   FS_H5_TRY(err, path, g = H5Gcreate2(f, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   int n = r->ndone;
   if (doubles(g, path, "dq_max", r->dq_max[p], n, "rad",
-              "largest |joint angle - A's| over worlds and joints after each step", err) ||
+              "largest |joint angle - A's| over worlds (and the floor's runs) and joints after "
+              "each step",
+              err) ||
       doubles(g, path, "dq_rms", r->dq_rms[p], n, "rad",
-              "RMS of joint angle - A's over worlds and joints after each step", err) ||
+              "RMS of joint angle - A's over worlds (and the floor's runs) and joints after "
+              "each step",
+              err) ||
       doubles(g, path, "dq_geomean", r->dq_geo[p], n, "rad",
-              "geometric mean over worlds of the largest |dq| over joints (each at least "
-              "1e-15): the ratio to the floor is the geometric mean over the steps of "
-              "b_vs_a's over floor_vs_a's",
+              "geometric mean over worlds (and the floor's runs) of the largest |dq| over "
+              "joints (each at least 1e-15): the ratio to the floor is the geometric mean over "
+              "the steps of b_vs_a's over floor_vs_a's",
               err) ||
       doubles(g, path, "thorax", r->thorax[p], n, "model length (NeuroMechFly: mm)",
               "largest distance between the root free joint's positions over worlds", err) ||
-      ints(g, path, "ncon_mismatch", r->ncon[p], n, "worlds whose contact count differs", err) ||
+      ints(g, path, "ncon_mismatch", r->ncon[p], n,
+           "worlds whose contact count differs (the floor's: in any of its runs)", err) ||
       fs_h5_attr_double(g, path, "max_dq", r->max_dq[p], err) ||
       fs_h5_attr_int(g, path, "first_step_over_angle", r->first_over[p][FS_CMP_ANGLE], err) ||
       fs_h5_attr_int(g, path, "first_step_over_thorax", r->first_over[p][FS_CMP_THORAX], err) ||
@@ -172,6 +177,7 @@ static int write_attrs(hid_t f, const char* path, const fsCompareSpec* s, const 
   return fs_h5_attr_string(f, path, "backend_a", s->a.label, err) ||
                  fs_h5_attr_string(f, path, "backend_b", s->b.label, err) ||
                  fs_h5_attr_string(f, path, "floor", fs_floor_name(s->floor_mode), err) ||
+                 fs_h5_attr_int(f, path, "floor_runs", s->floor_runs, err) ||
                  fs_h5_attr_double(f, path, "ratio", r->ratio, err) ||
                  fs_h5_attr_double(f, path, "max_ratio", s->max_ratio, err) ||
                  fs_h5_attr_double(f, path, "max_dq_ratio", r->max_ratio, err) ||

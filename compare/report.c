@@ -31,7 +31,16 @@ void fs_compare_print_header(FILE* f, const fsCompareSpec* s, const fsCompareInp
   const fsCompareSide* side[2] = {&s->a, &s->b};
   for (int k = 0; k < 2; k++)
     fprintf(f, "%s       %s: %s (%s)\n", k ? "B" : "A", side[k]->label, in->what[k], in->desc[k]);
-  fprintf(f, "floor   %s again, %s\n", s->a.label, floor_words(s));
+  fprintf(f, "floor   %s again, %s", s->a.label, floor_words(s));
+  if (s->floor_runs > 1)
+    fprintf(f,
+            ";\n        %d runs of every world, the others perturbed at random (%s), the "
+            "largest |dq| of the %d (--floor-runs)",
+            s->floor_runs,
+            s->floor_mode == FS_FLOOR_ULP || s->a.bits == 32 ? "ulps in their own directions"
+                                                             : "float32 rounding stochastic",
+            s->floor_runs);
+  fprintf(f, "\n");
   fprintf(f, "model   %s%s%s\n", in->model, in->model_b[0] ? "; B: " : "", in->model_b);
   fprintf(f, "targets %s%s%s\n", in->targets, in->targets_b[0] ? "; B: " : "", in->targets_b);
   fprintf(f,
@@ -133,8 +142,9 @@ void fs_compare_print_verdict(FILE* f, const fsCompareSpec* s, const fsCompareRe
   }
   fprintf(f,
           "%s: %s differs from %s by %.3gx what %s's own %s perturbation causes (bound %g;\n"
-          "        geometric mean over worlds and steps of |dq|, B's over the floor's)",
-          r->ratio <= s->max_ratio ? "within" : "OUTSIDE", b, a, r->ratio, a, size, s->max_ratio);
+          "        geometric mean over worlds and steps of |dq|, B's over the floor's%s)",
+          r->ratio <= s->max_ratio ? "within" : "OUTSIDE", b, a, r->ratio, a, size, s->max_ratio,
+          s->floor_runs > 1 ? ", the largest of its runs" : "");
   fprintf(f, "%s\n", r->interrupted ? ", over the steps compared before the interrupt" : "");
   if (r->new_problem_worlds)
     fprintf(f, "OUTSIDE: %d world(s) with problems on %s that %s does not have (see above)\n",
@@ -146,11 +156,11 @@ void fs_compare_print_verdict(FILE* f, const fsCompareSpec* s, const fsCompareRe
 void fs_compare_print_summary(FILE* f, const fsCompareSpec* s, const fsCompareResult* r,
                               const fsStageReport* stages) {
   fprintf(f,
-          "summary backend_a=%s backend_b=%s worlds=%d steps=%d floor=%s max_dq_b=%.6g "
-          "max_dq_floor=%.6g ratio=%.6g max_dq_ratio=%.6g max_ratio=%g new_problem_worlds=%d "
-          "stages=%s verdict=%s interrupted=%d\n",
-          s->a.label, s->b.label, r->nworld, r->ndone, fs_floor_name(s->floor_mode), r->max_dq[0],
-          r->max_dq[1], r->ratio, r->max_ratio, s->max_ratio, r->new_problem_worlds,
+          "summary backend_a=%s backend_b=%s worlds=%d steps=%d floor=%s floor_runs=%d "
+          "max_dq_b=%.6g max_dq_floor=%.6g ratio=%.6g max_dq_ratio=%.6g max_ratio=%g "
+          "new_problem_worlds=%d stages=%s verdict=%s interrupted=%d\n",
+          s->a.label, s->b.label, r->nworld, r->ndone, fs_floor_name(s->floor_mode), s->floor_runs,
+          r->max_dq[0], r->max_dq[1], r->ratio, r->max_ratio, s->max_ratio, r->new_problem_worlds,
           !stages ? "not-run" : (stages->pass ? "pass" : "fail"), fs_compare_verdict(r, stages),
           r->interrupted ? 1 : 0);
   fflush(f);

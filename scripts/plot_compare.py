@@ -34,6 +34,7 @@ def main():
     with h5py.File(path, "r") as f:
         a, b = f.attrs["backend_a"], f.attrs["backend_b"]
         floor_mode = f.attrs["floor"]
+        runs = int(f.attrs.get("floor_runs", 1))  # files before --floor-runs: one run
         ratio, bound = float(f.attrs["ratio"]), float(f.attrs["max_ratio"])
         verdict = f.attrs["verdict"]
         t = f["time"][:] * 1e3  # ms
@@ -47,7 +48,9 @@ def main():
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True,
                                   gridspec_kw={"height_ratios": [3, 2]})
     ax.fill_between(t, positive(fgeo), positive(fmax), color="0.8",
-                    label=f"floor: {a} perturbed ({floor_mode}), geometric mean to max")
+                    label=f"floor: {a} perturbed ({floor_mode}"
+                    + (f", the largest of {runs} runs in a world" if runs > 1 else "")
+                    + "), geometric mean to max")
     ax.plot(t, positive(fgeo), color="0.4", lw=1.2)
     ax.plot(t, positive(bmax), color="C3", lw=0.8, label=f"{b} vs {a}: max over worlds, joints")
     ax.plot(t, positive(bgeo), color="C3", lw=1.6, label=f"{b} vs {a}: geometric mean over worlds")

@@ -34,7 +34,8 @@ def test_help_and_usage():
     rc, out, _ = run("--help")
     check(rc == 0, "compare --help exits 0")
     for opt in ["--backends", "--precision", "--model-b", "--targets-b", "--worlds", "--sim-steps",
-                "--floor", "--max-ratio", "--stages", "--save", "--no-plot", "Exit status"]:
+                "--floor", "--floor-runs", "--max-ratio", "--stages", "--save", "--no-plot",
+                "Exit status"]:
         check(opt in out, f"compare --help documents {opt}")
     cases = [
         (["--backends", "cpu"], "not two backends"),
@@ -42,6 +43,8 @@ def test_help_and_usage():
         (["--backends", "cpu:f32,host"], "cpu is MuJoCo's mj_step in float64"),
         (["--backends", "cpu,host:f16"], "'f16' is not a precision"),
         (["--floor", "f16"], "--floor ulp, f32 or f32-step"),
+        (["--floor-runs", "0"], "--floor-runs: '0' is not an integer in [1, 64]"),
+        (["--floor-runs", "65"], "--floor-runs: '65' is not an integer in [1, 64]"),
         (["--max-ratio", "0"], "--max-ratio"),
         (["--no-plot"], "--no-plot only applies with --save"),
         (["--backends", "cpu,cpu", "--stages"], "both backends are cpu"),
@@ -94,15 +97,29 @@ def test_f64(tmp):
     check(os.path.exists(png) and os.path.getsize(png) > 20000, "divergence.png written")
 
 
-def test_f32():
-    """cpu,host in float32 (the default floor f32-step, bound 10)."""
-    rc, out, err = run("--backends", "cpu,host", "--worlds", "3", "--sim-steps", "1500",
-                       "--quiet")
-    check(rc == 0, f"cpu,host f32: exit {rc}: {err}\n{out}")
-    s = summary(out)
-    check(s.get("backend_b") == "host:f32" and s.get("floor") == "f32-step"
-          and s.get("max_ratio") == "10" and s.get("verdict") == "pass", f"f32 summary: {s}")
-    check(float(s["max_dq_b"]) > 0, "float32 differs from MuJoCo")
+def test_f32(tmp):
+    """cpu,host in float32 (the default floor f32-step with 4 runs, bound 3). The floor's
+    first run is the one-run floor to the bit, so its |dq| is at least that run's after
+    every step; the stochastic runs differ from it."""
+    series = {}
+    for runs in ("default", "1"):
+        out_dir = os.path.join(tmp, f"f32-runs-{runs}")
+        extra = [] if runs == "default" else ["--floor-runs", runs]
+        rc, out, err = run("--backends", "cpu,host", "--worlds", "3", "--sim-steps", "1500",
+                           "--save", out_dir, "--no-plot", "--quiet", *extra)
+        check(rc == 0, f"cpu,host f32 (floor runs {runs}): exit {rc}: {err}\n{out}")
+        s = summary(out)
+        check(s.get("backend_b") == "host:f32" and s.get("floor") == "f32-step"
+              and s.get("floor_runs") == ("4" if runs == "default" else "1")
+              and s.get("max_ratio") == "3" and s.get("verdict") == "pass",
+              f"f32 summary (floor runs {runs}): {s}")
+        check(float(s["max_dq_b"]) > 0, "float32 differs from MuJoCo")
+        with h5py.File(os.path.join(out_dir, "compare.h5")) as f:
+            check(f.attrs["floor_runs"] == int(s["floor_runs"]), "compare.h5 floor_runs")
+            series[runs] = f["floor_vs_a/dq_max"][:]
+    many, one = series["default"], series["1"]
+    check(np.all(many >= one), "the floor of 4 runs is at least its first run's, every step")
+    check(np.any(many > one), "the stochastic runs differ from rounding to nearest")
 
 
 def test_broken_stepper(tmp):
@@ -205,7 +222,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="flysim-compare-") as tmp:
         test_help_and_usage()
         test_f64(tmp)
-        test_f32()
+        test_f32(tmp)
         test_broken_stepper(tmp)
         test_terrain(tmp)
         test_bad_input(tmp)

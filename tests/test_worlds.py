@@ -82,9 +82,9 @@ TERRAINS = {"gapped_capsule": 2000, "blocks_capsule": 2000, "mixed_capsule": 200
 
 def test_terrain(world):
     """The terrain replays on host (f64 and f32) without problem worlds, with contacts on
-    the ground's boxes; compare cpu,host in float64 and float32 with every stage within
-    its bound (--stages); in float64 the whole compare passes, the legs as on MuJoCo
-    within 1e-10 rad over 2,000 steps."""
+    the ground's boxes; compare cpu,host in float64 and float32 passes with every stage
+    within its bound (--stages); in float64 the legs as on MuJoCo within 1e-10 rad over
+    2,000 steps."""
     n = TERRAINS[world]
     for prec in ["f64", "f32"]:
         rc, out, err = flysim("replay", "--world", world, "--backend", "host",
@@ -101,16 +101,16 @@ def test_terrain(world):
                               "--precision", prec, "--worlds", "2", "--sim-steps", str(n),
                               "--stages", "--quiet")
         s = summary(out)
-        check(rc in (0, 3) and s.get("stages") == "pass" and s.get("new_problem_worlds") == "0",
-              f"compare {world} {prec}: every stage within its bound: exit {rc}: {err}\n{out}")
+        check(rc == 0 and s.get("verdict") == "pass" and s.get("stages") == "pass"
+              and s.get("new_problem_worlds") == "0",
+              f"compare {world} {prec}: within its bounds, every stage within its bound: exit "
+              f"{rc}: {err}\n{out}")
         if prec == "f64":
-            check(rc == 0 and s.get("verdict") == "pass"
-                  and float(s.get("max_dq_b", "inf")) < 1e-10,
-                  f"compare {world} f64: within its bounds, the legs as on MuJoCo within 1e-10 "
-                  f"rad: {s}")
-        # float32's trajectory is printed, not held: on the terrains our float32 contacts
-        # part from MuJoCo's sooner than MuJoCo's own float32-rounded run does (the floor
-        # rounds the state, not the collision's arithmetic; see the README's worlds)
+            check(float(s.get("max_dq_b", "inf")) < 1e-10,
+                  f"compare {world} f64: the legs as on MuJoCo within 1e-10 rad: {s}")
+        # float32: the floor's 4 runs (one rounding to nearest, three stochastically) carry
+        # the contact events that float32 sets off on the boxes' edges, as ours does (with
+        # the one run alone, gapped_capsule's ratio was 205: README, "FlyGym's worlds")
         print(f"compare {world} {prec}: max |dq| {s.get('max_dq_b')} rad, ratio {s.get('ratio')} "
               f"(bound {s.get('max_ratio')}), verdict {s.get('verdict')}, stages {s.get('stages')}")
 

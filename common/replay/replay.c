@@ -169,22 +169,35 @@ int fs_replay_read_worlds(const fsReplay* r, const fsReplayBatch* rb, double* qp
   return fs_batch_read(rb->b, "ncon", ncon, sizeof(int) * (size_t)r->nworld, err) ? -1 : 0;
 }
 
+// v stochastically rounded to float32 with u in [0, 1): to the float32 above with the odds
+// of v's distance from the one below (v itself where it is a float32, or beyond them).
+static double round_f32_stochastic(double v, double u) {
+  float f = (float)v;
+  if ((double)f == v || !isfinite(f)) return f;
+  float g = nextafterf(f, (double)f < v ? INFINITY : -INFINITY);
+  double lo = fmin(f, g), hi = fmax(f, g);
+  return u < (v - lo) / (hi - lo) ? hi : lo;
+}
+
 // x (n elements of world w's slice, from k0) perturbed in the batch's real.
 static void perturb(void* x, int bits, int n, int how, unsigned seed, unsigned w, unsigned k0) {
   for (int i = 0; i < n; i++) {
-    int up = fs_perturb_up(seed, w, k0 + (unsigned)i);
+    unsigned k = k0 + (unsigned)i;
     if (bits == 32) {
       float* v = (float*)x + i;
-      *v = how == FS_PERTURB_ROUND_F32 ? *v : nextafterf(*v, up ? INFINITY : -INFINITY);
+      if (how == FS_PERTURB_ULP)
+        *v = nextafterf(*v, fs_perturb_up(seed, w, k) ? INFINITY : -INFINITY);
     } else {
       double* v = (double*)x + i;
       *v = how == FS_PERTURB_ROUND_F32 ? (double)(float)*v
-                                       : nextafter(*v, up ? INFINITY : -INFINITY);
+           : how == FS_PERTURB_STOCHASTIC_F32
+               ? round_f32_stochastic(*v, fs_perturb_uniform(seed, w, k))
+               : nextafter(*v, fs_perturb_up(seed, w, k) ? INFINITY : -INFINITY);
     }
   }
 }
 
-int fs_replay_perturb(const fsReplay* r, const fsReplayBatch* rb, int how, unsigned seed,
+int fs_replay_perturb(const fsReplay* r, const fsReplayBatch* rb, const int* how, unsigned seed,
                       fsError* err) {
   const int N = r->nworld, nq = (int)r->m->nq, nv = (int)r->m->nv;
   size_t es = rb->bits == 32 ? sizeof(float) : sizeof(double);
@@ -193,8 +206,8 @@ int fs_replay_perturb(const fsReplay* r, const fsReplayBatch* rb, int how, unsig
   int rc = -1;
   if (q && v) {
     for (int w = 0; w < N; w++) {
-      perturb(q + (size_t)w * nq * es, rb->bits, nq, how, seed, (unsigned)w, 0);
-      perturb(v + (size_t)w * nv * es, rb->bits, nv, how, seed, (unsigned)w, (unsigned)nq);
+      perturb(q + (size_t)w * nq * es, rb->bits, nq, how[w], seed, (unsigned)w, 0);
+      perturb(v + (size_t)w * nv * es, rb->bits, nv, how[w], seed, (unsigned)w, (unsigned)nq);
     }
     rc = fs_batch_write(rb->b, "qpos", q, (size_t)N * nq * es, err) ||
                  fs_batch_write(rb->b, "qvel", v, (size_t)N * nv * es, err)

@@ -111,23 +111,43 @@ int fs_replay_read_worlds(const fsReplay* r, const fsReplayBatch* rb, double* qp
 
 /// How flysim compare perturbs a stepper's state for its floor (fs_replay_perturb).
 typedef enum fsPerturb {
-  FS_PERTURB_ROUND_F32 = 0, // rounded to float32 (in a float32 stepper: no change)
-  FS_PERTURB_ULP = 1        // moved one ulp of the stepper's real, up or down
+  FS_PERTURB_ROUND_F32 = 0,     // rounded to the nearest float32 (in a float32 stepper: no
+                                // change)
+  FS_PERTURB_ULP = 1,           // moved one ulp of the stepper's real, up or down
+  FS_PERTURB_STOCHASTIC_F32 = 2 // rounded to one of the two float32 values around it, the
+                                // upper with the odds of its distance from the lower
+                                // (stochastic rounding: unbiased; in a float32 stepper: no
+                                // change)
 } fsPerturb;
 
-/// Perturb every world's qpos and qvel as `how` in the batch's real, element k of world w
-/// up if fs_perturb_up(seed, w, k) else down (qvel's elements after qpos's).
-int fs_replay_perturb(const fsReplay* r, const fsReplayBatch* rb, int how, unsigned seed,
+/// Perturb world w's qpos and qvel as how[w] (fsPerturb; N) in the batch's real, element k
+/// of world w up if fs_perturb_up(seed, w, k) else down, or rounded up if
+/// fs_perturb_uniform(seed, w, k) is below its distance from the float32 below over their
+/// gap (qvel's elements after qpos's).
+int fs_replay_perturb(const fsReplay* r, const fsReplayBatch* rb, const int* how, unsigned seed,
                       fsError* err);
 
-/// 1 if element k of world w moves up (else down) in perturbation number seed: a
-/// hash, so that every backend moves the same elements the same way.
-static inline int fs_perturb_up(unsigned seed, unsigned w, unsigned k) {
+/// A hash of perturbation number seed, world w and element k, so that every backend moves
+/// the same elements the same way.
+static inline unsigned fs_perturb_hash(unsigned seed, unsigned w, unsigned k) {
   unsigned h = seed * 0x9E3779B1u ^ w * 0x85EBCA77u ^ k * 0xC2B2AE3Du;
   h ^= h >> 15;
   h *= 0x2C1B3C6Du;
   h ^= h >> 12;
-  return (int)(h >> 31);
+  return h;
+}
+
+/// 1 if element k of world w moves up (else down) in perturbation number seed.
+static inline int fs_perturb_up(unsigned seed, unsigned w, unsigned k) {
+  return (int)(fs_perturb_hash(seed, w, k) >> 31);
+}
+
+/// A number in [0, 1) for element k of world w in perturbation number seed (24 bits).
+static inline double fs_perturb_uniform(unsigned seed, unsigned w, unsigned k) {
+  unsigned h = fs_perturb_hash(seed, w, k);
+  h *= 0x297A2D39u; // one more round: the low bits of the hash above mix less
+  h ^= h >> 15;
+  return (double)(h >> 8) * (1.0 / 16777216.0);
 }
 
 /// What a run measured.
