@@ -273,8 +273,24 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
     for (int k = nb; k < n; k++) res += J[k] * x[col[k]];
     return res;
   }
-  fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
   int nb = ncol / 4 * 4, nt = ncol - nb;
+  if (n == ncol && n > 0 && col[0] == c0) { // every column (a chain increases): no gaps, the
+    const fsSol* xc = x + c0;               // sums in scalars, in the same order
+    fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int k = 0; k < nb; k += 4) {
+      s0 += J[k] * xc[k];
+      s1 += J[k + 1] * xc[k + 1];
+      s2 += J[k + 2] * xc[k + 2];
+      s3 += J[k + 3] * xc[k + 3];
+    }
+    res = (s0 + s2) + (s1 + s3);
+    fsSol t0 = nt > 0 ? J[nb] * xc[nb] : 0, t1 = nt > 1 ? J[nb + 1] * xc[nb + 1] : 0;
+    if (nt == 3) res += t0 + t1 + J[nb + 2] * xc[nb + 2];
+    if (nt == 2) res += t0 + t1;
+    if (nt == 1) res += t0;
+    return res;
+  }
+  fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
   for (int k = 0; k < n; k++) { // the other columns add zeros
     int j = col[k] - c0;
     fsSol v = J[k] * x[col[k]];

@@ -128,13 +128,12 @@ FS_HD fsSol fsi_noslip_pair(const fsModel* m, fsData* d, int j) {
 /// sweeps, stopping when the scaled improvement falls below noslip_tolerance; the
 /// rows' dual states into efc_state; its iterations added to the island's count.
 FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland* is) {
-  int nefc = d->nefc[0];
   FS_FOR_LANE(t, is->d1 - is->d0) {
     int j = is->d0 + t;
     d->noslip_sqrtinv[j] = 1 / sqrt(d->qLD[m->M_rowadr[j] + m->M_rownnz[j] - 1]);
   }
   FS_SYNC();
-  FS_FOR_LANE(r, nefc) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (fsi_in_island(d, is, r)) fsi_noslip_row_Y(m, d, r);
   }
   FS_SYNC();
@@ -146,7 +145,8 @@ FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland
       s += d->noslip_Y[d->efc_JT_adr[q]] * d->sol_force[d->efc_JT_row[q]];
     d->noslip_u[j] = s;
   }
-  FS_FOR_LANE(r, nefc) { // pyramid edge pairs' blocks: (AR - R) diagonal clamped, AR_r,r+1
+  // pyramid edge pairs' blocks: (AR - R) diagonal clamped, AR_r,r+1
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (!fsi_in_island(d, is, r) || d->efc_type[r] != FS_CNSTR_CONTACT_PYRAMIDAL) continue;
     fsSol R = d->efc_R[r], diag = fsi_noslip_YY(m, d, r, r) + R - R;
     d->noslip_A[2 * r] = diag > 1e-10 ? diag : 1e-10;
@@ -160,19 +160,19 @@ FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland
     fsSol improvement = 0;
     if (iter == 0) { // the cost change of the first sweep starts from 0.5 f' R f
       fsSol part = 0;
-      FS_FOR_LANE(r, nefc) {
+      FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
         if (fsi_in_island(d, is, r)) part += 0.5 * d->sol_force[r] * d->sol_force[r] * d->efc_R[r];
       }
       improvement = fs_lane_sum(part);
     }
-    for (int r = 0; r < nefc; r++) { // contacts in row order, their edge pairs in turn
+    for (int r = is->r0; r < is->r1; r++) { // contacts in row order, their edge pairs in turn
       if (!fsi_in_island(d, is, r) || d->efc_type[r] != FS_CNSTR_CONTACT_PYRAMIDAL) continue;
       int c = d->efc_id[r];
       if (d->contact_efc_address[c] != r) continue;
       for (int j = r; j < r + 2 * (d->contact_dim[c] - 1); j += 2)
         improvement -= fsi_noslip_pair(m, d, j);
     }
-    FS_FOR_LANE(r, nefc) { // dualStateChange
+    FS_FOR_LANE_RANGE(r, is->r0, is->r1) { // dualStateChange
       if (fsi_in_island(d, is, r))
         d->efc_state[r] = d->sol_force[r] <= 0 ? FS_CNSTRSTATE_SATISFIED : FS_CNSTRSTATE_QUADRATIC;
     }

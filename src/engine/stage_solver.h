@@ -36,10 +36,14 @@
 
 /// An island being solved: dofs [d0, d1), the rows of tree `tree` (-1: every row, as
 /// when islands are off or one island holds them all), the improvement and gradient
-/// scale, its index (statistics).
+/// scale, its index (statistics), and rows [r0, r1): from its first row to its last, the
+/// range its row loops visit (rows of other trees in it are skipped), so that an island
+/// costs its own rows and not every island's (contacts come in pair order, which keeps a
+/// tree's rows together where the model lists its pairs so).
 typedef struct fsIsland {
   int d0, d1, tree, index;
   fsSol scale;
+  int r0, r1;
 } fsIsland;
 
 FS_HD int fsi_in_island(const fsData* d, const fsIsland* is, int r) {
@@ -238,7 +242,7 @@ FS_HD void fsi_islands(const fsModel* m, fsData* d) {
 /// (mju_mulMatVecSparse of the transpose for sparse Jacobians, mju_mulMatTVec for
 /// dense). The costs are not needed: the line search works with differences.
 FS_HD void fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
-  FS_FOR_LANE(r, d->nefc[0]) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (fsi_in_island(d, is, r))
       fsi_row_update(d, r, d->sol_Jaref[r], d->sol_force + r, d->sol_state + r);
   }
@@ -265,8 +269,7 @@ FS_HD void fsi_primal_grad(fsData* d, const fsIsland* is) {
 /// tree's path to a static geom) H's row is the chain's prefix, one dense loop; else
 /// each j's place comes from pair_chainpos. The same terms in the same order per entry.
 FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
-  int nefc = d->nefc[0];
-  FS_FOR_LANE(r, nefc) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (fsi_in_island(d, is, r))
       d->sol_D[r] = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC ? d->efc_D[r] : 0;
   }
@@ -301,7 +304,7 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
 /// update) or left (downdate) the quadratic set, in row order; refactored from scratch
 /// if an update loses rank. Returns 1 if the refactored Hessian is rank-deficient.
 FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* is) {
-  for (int r = 0; r < d->nefc[0]; r++) {
+  for (int r = is->r0; r < is->r1; r++) {
     if (!fsi_in_island(d, is, r)) continue;
     int was = d->sol_oldstate[r] == FS_CNSTRSTATE_QUADRATIC;
     int now = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC;
@@ -334,7 +337,7 @@ typedef struct fsLineSearch {
 FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
   fsSol alpha = p->alpha, cost = 0, q0 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
-  FS_FOR_LANE(r, d->nefc[0]) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (!fsi_in_island(d, is, r)) continue;
     const fsSol* quad = d->sol_quad + 3 * r;
     fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
@@ -409,21 +412,21 @@ FS_HD fsSol fsi_ls_done(const fsLinePoint* p, fsSol* improvement) {
 /// most ls_iterations evaluations. Returns the step (0: none) and the improvement.
 FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fsIsland* is,
                                            fsSol tolerance, int ls_iterations, fsSol* improvement) {
-  int d0 = is->d0, nvi = is->d1 - is->d0, nefc = d->nefc[0];
+  int d0 = is->d0, nvi = is->d1 - is->d0;
   *improvement = 0;
   fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
   if (snorm < FS_SOL_MINVAL) return 0;
   fsLineSearch ls = {0, 0, tolerance * snorm / is->scale, 0};
   fsLayout LM = fsi_layout_M(m);
   fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
-  FS_FOR_LANE(r, nefc) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (fsi_in_island(d, is, r)) d->sol_Jv[r] = fsi_efc_dot_range(m, d, r, d->sol_search, d0, nvi);
   }
   FS_SYNC();
   const fsSol* v = d->sol_search + d0;
   ls.qg1 = fsi_lane_dot(v, d->sol_Ma + d0, nvi) - fsi_lane_dot(d->sol_vec + d0, v, nvi);
   ls.qg2 = 0.5 * fsi_lane_dot(v, d->sol_Mv + d0, nvi);
-  FS_FOR_LANE(r, nefc) { // PrimalPrepare: each row's quadratic along the search
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) { // PrimalPrepare: each row's quadratic along the search
     if (!fsi_in_island(d, is, r)) continue;
     fsSol D = d->efc_D[r], Jaref = d->sol_Jaref[r], Jv = d->sol_Jv[r], DJ0 = D * Jaref;
     fsSol* quad = d->sol_quad + 3 * r;
@@ -489,12 +492,12 @@ FS_HD fsSol fsi_newton_decrement(fsData* d, const fsIsland* is) {
 /// when the warm start is certified (the duality gap and the gradient below tolerance) or the first
 /// Newton decrement is.
 FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
-  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0, nefc = d->nefc[0];
+  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0;
   fsSol scale = is->scale, tol = m->tolerance;
   fsLayout LM = fsi_layout_M(m), LH = fsi_layout_H(m);
   fsi_sol_vec(m, d, d->qfrc_smooth); // for the line search
   fsi_mul_sym(&LM, d->M, d->sol_qacc, d->sol_Ma, d0, d1);
-  FS_FOR_LANE(r, nefc) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (fsi_in_island(d, is, r))
       d->sol_Jaref[r] = fsi_efc_dot_range(m, d, r, d->sol_qacc, d0, nvi) - d->efc_aref[r];
   }
@@ -529,7 +532,7 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
       d->sol_qacc[i] += d->sol_search[i] * alpha;
       d->sol_Ma[i] += d->sol_Mv[i] * alpha;
     }
-    FS_FOR_LANE(r, nefc) {
+    FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
       if (!fsi_in_island(d, is, r)) continue;
       d->sol_Jaref[r] += d->sol_Jv[r] * alpha;
       d->sol_oldstate[r] = d->sol_state[r];
@@ -562,7 +565,7 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
 /// Island k of the world (k < nisland), or with islands disabled (k = 0) every dof
 /// and row as one.
 FS_HD fsIsland fsi_island(const fsModel* m, const fsData* d, int k) {
-  fsIsland is = {0, m->nv, -1, 0, 0};
+  fsIsland is = {0, m->nv, -1, 0, 0, 0, d->nefc[0]};
   if (d->nisland[0] == 0) {
     is.scale = 1 / (m->meaninertia * (fsSol)(m->nv > 1 ? m->nv : 1));
     return is;
@@ -575,7 +578,12 @@ FS_HD fsIsland fsi_island(const fsModel* m, const fsData* d, int k) {
   fsSol inertia = 0; // the island's diagonal of M, summed in dof order
   for (int i = is.d0; i < is.d1; i++) inertia += d->M[m->M_rowadr[i] + m->M_rownnz[i] - 1];
   is.scale = 1 / inertia;
-  if (d->nisland[0] == 1) is.tree = -1; // the one island holds every row: no row tests
+  if (d->nisland[0] == 1) {
+    is.tree = -1; // the one island holds every row: no row tests
+    return is;
+  }
+  while (is.r0 < is.r1 && d->efc_tree[is.r0] != is.tree) is.r0++;
+  while (is.r1 > is.r0 && d->efc_tree[is.r1 - 1] != is.tree) is.r1--;
   return is;
 }
 

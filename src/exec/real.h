@@ -133,6 +133,10 @@ enum {
 /// for (i over [0, n)) split across the world's lanes.
 #define FS_FOR_LANE(i, n) for (int i = FS_LANE; i < (n); i += FS_NLANE)
 
+/// The same over [a, b): each index on the lane FS_FOR_LANE gives it (i mod FS_NLANE).
+#define FS_FOR_LANE_RANGE(i, a, b)                                                                 \
+  for (int i = (a) + (FS_LANE - (a) % FS_NLANE + FS_NLANE) % FS_NLANE; i < (b); i += FS_NLANE)
+
 /// The statement or block that follows runs on lane 0 only.
 #define FS_LANE0 if (FS_LANE == 0)
 
