@@ -274,6 +274,7 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
     return res;
   }
   int nb = ncol / 4 * 4, nt = ncol - nb;
+#ifndef __CUDA_ARCH__ // host only: the same sums, and the device kernels keep their registers
   if (n == ncol && n > 0 && col[0] == c0) { // every column (a chain increases): no gaps, the
     const fsSol* xc = x + c0;               // sums in scalars, in the same order
     fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -290,6 +291,7 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
     if (nt == 1) res += t0;
     return res;
   }
+#endif
   fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
   for (int k = 0; k < n; k++) { // the other columns add zeros
     int j = col[k] - c0;
