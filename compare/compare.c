@@ -203,6 +203,10 @@ void fs_compare_result_free(fsCompareResult* r) {
   memset(r, 0, sizeof *r);
 }
 
+int fs_floor_moves_ulps(const fsCompareSpec* s) {
+  return s->floor_mode == FS_FLOOR_ULP || s->floor.bits == 32;
+}
+
 // The floor run: its spec and how each of its worlds is perturbed (fsPerturb; K N).
 typedef struct Floor {
   const fsCompareSpec* s;
@@ -215,7 +219,7 @@ typedef struct Floor {
 static int* floor_how(const fsCompareSpec* s, fsError* err) {
   int N = s->a.plan->nworld, NK = s->floor.plan->nworld;
   int* how = fs_calloc(err, "the floor", (size_t)NK, sizeof(int));
-  int ulp = s->floor_mode == FS_FLOOR_ULP || s->floor.bits == 32;
+  int ulp = fs_floor_moves_ulps(s);
   for (int w = 0; how && w < NK; w++)
     how[w] = ulp ? FS_PERTURB_ULP : w < N ? FS_PERTURB_ROUND_F32 : FS_PERTURB_STOCHASTIC_F32;
   return how;

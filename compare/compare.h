@@ -125,6 +125,10 @@ typedef struct fsCompareResult {
   int pass;               // ratio <= max_ratio and no new problem worlds
 } fsCompareResult;
 
+/// 1 if the floor moves A's state by ulps (--floor ulp, or a float32 A, which rounding to
+/// float32 would not change), 0 if it rounds it to float32.
+int fs_floor_moves_ulps(const fsCompareSpec* s);
+
 /// Warm up the three runs, perturb the floor, and compare step by step until the
 /// plan's end or an interrupt (result->interrupted; what was compared is kept).
 /// The plans must agree in worlds (the floor's: floor_runs times A's), steps and recorded

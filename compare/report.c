@@ -37,8 +37,7 @@ void fs_compare_print_header(FILE* f, const fsCompareSpec* s, const fsCompareInp
             ";\n        %d runs of every world, the others perturbed at random (%s), the "
             "largest |dq| of the %d (--floor-runs)",
             s->floor_runs,
-            s->floor_mode == FS_FLOOR_ULP || s->a.bits == 32 ? "ulps in their own directions"
-                                                             : "float32 rounding stochastic",
+            fs_floor_moves_ulps(s) ? "ulps in their own directions" : "float32 rounding stochastic",
             s->floor_runs);
   fprintf(f, "\n");
   fprintf(f, "model   %s%s%s\n", in->model, in->model_b[0] ? "; B: " : "", in->model_b);
