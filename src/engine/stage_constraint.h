@@ -248,6 +248,30 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
+#ifndef __CUDA_ARCH__
+/// fsi_efc_dot_range's dense sums for a row over every column of the range (a chain
+/// increases, so no gaps: J[k] is column k's entry, xc the range's x), in scalars and in
+/// the same order. Host only, and out of line, so that the sparse rows' product stays
+/// inlined where it is called.
+static __attribute__((noinline)) fsSol fsi_efc_dot_full_row(const fsReal* J, const fsSol* xc,
+                                                            int ncol) {
+  int nb = ncol / 4 * 4, nt = ncol - nb;
+  fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (int k = 0; k < nb; k += 4) {
+    s0 += J[k] * xc[k];
+    s1 += J[k + 1] * xc[k + 1];
+    s2 += J[k + 2] * xc[k + 2];
+    s3 += J[k + 3] * xc[k + 3];
+  }
+  fsSol res = (s0 + s2) + (s1 + s3);
+  fsSol t0 = nt > 0 ? J[nb] * xc[nb] : 0, t1 = nt > 1 ? J[nb + 1] * xc[nb + 1] : 0;
+  if (nt == 3) res += t0 + t1 + J[nb + 2] * xc[nb + 2];
+  if (nt == 2) res += t0 + t1;
+  if (nt == 1) res += t0;
+  return res;
+}
+#endif
+
 /// Row r of the constraint Jacobian times x in MuJoCo's order, over the columns
 /// [c0, c0 + ncol) that MuJoCo's dense rows span (all nv in mj_mulJacVec; an island's
 /// dofs in its solver). Sparse Jacobian (mju_dotSparse): the row's non-zeros k in 4
@@ -275,22 +299,7 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
   }
   int nb = ncol / 4 * 4, nt = ncol - nb;
 #ifndef __CUDA_ARCH__ // host only: the same sums, and the device kernels keep their registers
-  if (n == ncol && n > 0 && col[0] == c0) { // every column (a chain increases): no gaps, the
-    const fsSol* xc = x + c0;               // sums in scalars, in the same order
-    fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (int k = 0; k < nb; k += 4) {
-      s0 += J[k] * xc[k];
-      s1 += J[k + 1] * xc[k + 1];
-      s2 += J[k + 2] * xc[k + 2];
-      s3 += J[k + 3] * xc[k + 3];
-    }
-    res = (s0 + s2) + (s1 + s3);
-    fsSol t0 = nt > 0 ? J[nb] * xc[nb] : 0, t1 = nt > 1 ? J[nb + 1] * xc[nb + 1] : 0;
-    if (nt == 3) res += t0 + t1 + J[nb + 2] * xc[nb + 2];
-    if (nt == 2) res += t0 + t1;
-    if (nt == 1) res += t0;
-    return res;
-  }
+  if (n == ncol && n > 0 && col[0] == c0) return fsi_efc_dot_full_row(J, x + c0, ncol);
 #endif
   fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
   for (int k = 0; k < n; k++) { // the other columns add zeros
