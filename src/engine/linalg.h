@@ -45,6 +45,26 @@ FS_HD fsLayout fsi_layout_H(const fsModel* m) {
   return l;
 }
 
+/// Tree passes: the block that follows runs for each dof `a` of [d0, d1) of layout L, a
+/// dof's descendants before it (FSI_FOR_DOF_UP) or its ancestors before it
+/// (FSI_FOR_DOF_DOWN). Many lanes: by depth, the rows of a level on the lanes, a sync
+/// after each level, the dofs outside [d0, d1) skipped. One lane: dofs in decreasing
+/// (up) or increasing (down) order, a dof's ancestors having lower indices (MuJoCo's
+/// dof_parentid[j] < j): only the range's dofs visited, the same work per dof.
+#ifdef FS_ONE_LANE
+#define FSI_FOR_DOF_UP(L, a, d0, d1)   for (int a = (d1)-1; a >= (d0); a--)
+#define FSI_FOR_DOF_DOWN(L, a, d0, d1) for (int a = (d0); a < (d1); a++)
+#else
+#define FSI_FOR_DOF_UP(L, a, d0, d1)                                                               \
+  for (int lev_ = (L)->nlevel - 1; lev_ >= 0; FS_SYNC(), lev_--)                                   \
+    FS_FOR_LANE(t_, (L)->levdofadr[lev_ + 1] - (L)->levdofadr[lev_])                               \
+  for (int a = (L)->levdof[(L)->levdofadr[lev_] + t_], one_ = a >= (d0) && a < (d1); one_; one_ = 0)
+#define FSI_FOR_DOF_DOWN(L, a, d0, d1)                                                             \
+  for (int lev_ = 0; lev_ < (L)->nlevel; FS_SYNC(), lev_++)                                        \
+    FS_FOR_LANE(t_, (L)->levdofadr[lev_ + 1] - (L)->levdofadr[lev_])                               \
+  for (int a = (L)->levdof[(L)->levdofadr[lev_] + t_], one_ = a >= (d0) && a < (d1); one_; one_ = 0)
+#endif
+
 /// mju_dot's order: four running sums over the leading multiple of 4, (s0 + s2) +
 /// (s1 + s3), then the 1-3 left (summed, then added). One lane.
 FS_HD fsSol fsi_dot_mj(const fsSol* x, const fsSol* y, int n) {
@@ -121,23 +141,20 @@ FS_HD void fsi_mul_sym(const fsLayout* L, const fsReal* M, const fsSol* x, fsSol
 /// of its descendants' rows); the rows are scaled at the end (a lane per row). The host
 /// float64 build thus gives mj_factorI's bits.
 FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv) {
-  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
-    int a0 = L->levdofadr[lev];
-    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
-      int r = L->levdof[a0 + t], pos = L->rownnz[r] - 1;
-      fsReal* row = mat + L->rowadr[r];
-      const int* desc = L->desc + L->descadr[r];
-      for (int q = L->descnum[r] - 1; q >= 0; q--) {
-        int c = desc[q];
-        const fsReal* crow = mat + L->rowadr[c];
-        fsReal s = -crow[pos] * diaginv[c];
-        for (int k = 0; k <= pos; k++) row[k] += crow[k] * s;
-      }
-      diaginv[r] = 1 / row[pos];
+  int nv = L->levdofadr[L->nlevel];
+  FSI_FOR_DOF_UP(L, r, 0, nv) {
+    int pos = L->rownnz[r] - 1;
+    fsReal* row = mat + L->rowadr[r];
+    const int* desc = L->desc + L->descadr[r];
+    for (int q = L->descnum[r] - 1; q >= 0; q--) {
+      int c = desc[q];
+      const fsReal* crow = mat + L->rowadr[c];
+      fsReal s = -crow[pos] * diaginv[c];
+      for (int k = 0; k <= pos; k++) row[k] += crow[k] * s;
     }
-    FS_SYNC();
+    diaginv[r] = 1 / row[pos];
   }
-  FS_FOR_LANE(r, L->levdofadr[L->nlevel]) {
+  FS_FOR_LANE(r, nv) {
     fsReal* row = mat + L->rowadr[r];
     for (int k = 0; k < L->rownnz[r] - 1; k++) row[k] *= diaginv[r];
   }
@@ -154,43 +171,33 @@ FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv)
 #define FSI_DEFINE_SOLVE_LD_LEVELS(name, T)                                                        \
   FS_HD void name(const fsLayout* L, const fsReal* LD, const fsReal* diaginv, T* x, int d0,        \
                   int d1) {                                                                        \
-    for (int lev = L->nlevel - 1; lev >= 0; lev--) {                                               \
-      int a0 = L->levdofadr[lev];                                                                  \
-      FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {                                                 \
-        int a = L->levdof[a0 + t], pos = L->rownnz[a] - 1;                                         \
-        if (a < d0 || a >= d1) continue;                                                           \
-        const int* desc = L->desc + L->descadr[a];                                                 \
-        T xa = x[a];                                                                               \
-        for (int q = L->descnum[a] - 1; q >= 0; q--) {                                             \
-          T xc = x[desc[q]];                                                                       \
-          if (xc != 0) xa -= LD[L->rowadr[desc[q]] + pos] * xc;                                    \
-        }                                                                                          \
-        x[a] = xa;                                                                                 \
+    FSI_FOR_DOF_UP(L, a, d0, d1) {                                                                 \
+      int pos = L->rownnz[a] - 1;                                                                  \
+      const int* desc = L->desc + L->descadr[a];                                                   \
+      T xa = x[a];                                                                                 \
+      for (int q = L->descnum[a] - 1; q >= 0; q--) {                                               \
+        T xc = x[desc[q]];                                                                         \
+        if (xc != 0) xa -= LD[L->rowadr[desc[q]] + pos] * xc;                                      \
       }                                                                                            \
-      FS_SYNC();                                                                                   \
+      x[a] = xa;                                                                                   \
     }                                                                                              \
     FS_FOR_LANE(t, d1 - d0) x[d0 + t] *= diaginv[d0 + t];                                          \
     FS_SYNC();                                                                                     \
-    for (int lev = 0; lev < L->nlevel; lev++) {                                                    \
-      int a0 = L->levdofadr[lev];                                                                  \
-      FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {                                                 \
-        int k = L->levdof[a0 + t], adr = L->rowadr[k], pos = L->rownnz[k] - 1;                     \
-        if (k < d0 || k >= d1) continue;                                                           \
-        const fsReal* v = LD + adr;                                                                \
-        const int* ind = L->colind + adr;                                                          \
-        int nb = pos / 4 * 4;                                                                      \
-        T s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                          \
-        for (int a = 0; a < nb; a += 4) {                                                          \
-          s0 += v[a] * x[ind[a]];                                                                  \
-          s1 += v[a + 1] * x[ind[a + 1]];                                                          \
-          s2 += v[a + 2] * x[ind[a + 2]];                                                          \
-          s3 += v[a + 3] * x[ind[a + 3]];                                                          \
-        }                                                                                          \
-        T s = (s0 + s2) + (s1 + s3);                                                               \
-        for (int a = nb; a < pos; a++) s += v[a] * x[ind[a]];                                      \
-        x[k] -= s;                                                                                 \
+    FSI_FOR_DOF_DOWN(L, k, d0, d1) {                                                               \
+      int adr = L->rowadr[k], pos = L->rownnz[k] - 1;                                              \
+      const fsReal* v = LD + adr;                                                                  \
+      const int* ind = L->colind + adr;                                                            \
+      int nb = pos / 4 * 4;                                                                        \
+      T s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                            \
+      for (int a = 0; a < nb; a += 4) {                                                            \
+        s0 += v[a] * x[ind[a]];                                                                    \
+        s1 += v[a + 1] * x[ind[a + 1]];                                                            \
+        s2 += v[a + 2] * x[ind[a + 2]];                                                            \
+        s3 += v[a + 3] * x[ind[a + 3]];                                                            \
       }                                                                                            \
-      FS_SYNC();                                                                                   \
+      T s = (s0 + s2) + (s1 + s3);                                                                 \
+      for (int a = nb; a < pos; a++) s += v[a] * x[ind[a]];                                        \
+      x[k] -= s;                                                                                   \
     }                                                                                              \
   }
 FSI_DEFINE_SOLVE_LD_LEVELS(fsi_solve_ld_levels, fsSol)
@@ -209,29 +216,24 @@ FSI_DEFINE_SOLVE_LD_LEVELS(fsi_solve_ld_real, fsReal)
 /// lane) if a diagonal was clamped: MuJoCo's rank-deficient Hessian.
 FS_HD int fsi_chol_factor(const fsLayout* L, const fsSol* H, fsSol* F, int d0, int d1) {
   int bad = 0;
-  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
-    int a0 = L->levdofadr[lev];
-    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
-      int r = L->levdof[a0 + t], adr = L->rowadr[r], pos = L->rownnz[r] - 1;
-      if (r < d0 || r >= d1) continue;
-      fsSol* row = F + adr;
-      for (int k = 0; k <= pos; k++) row[k] = H[adr + k];
-      const int* desc = L->desc + L->descadr[r];
-      for (int q = 0; q < L->descnum[r]; q++) {
-        const fsSol* crow = F + L->rowadr[desc[q]];
-        fsSol f = crow[pos];
-        for (int k = 0; k <= pos; k++) row[k] -= crow[k] * f;
-      }
-      fsSol dd = row[pos];
-      if (dd < FS_SOL_MINVAL) {
-        dd = FS_SOL_MINVAL;
-        bad = 1;
-      }
-      fsSol Lrr = sqrt(dd);
-      for (int k = 0; k < pos; k++) row[k] = row[k] * (1 / Lrr);
-      row[pos] = Lrr;
+  FSI_FOR_DOF_UP(L, r, d0, d1) {
+    int adr = L->rowadr[r], pos = L->rownnz[r] - 1;
+    fsSol* row = F + adr;
+    for (int k = 0; k <= pos; k++) row[k] = H[adr + k];
+    const int* desc = L->desc + L->descadr[r];
+    for (int q = 0; q < L->descnum[r]; q++) {
+      const fsSol* crow = F + L->rowadr[desc[q]];
+      fsSol f = crow[pos];
+      for (int k = 0; k <= pos; k++) row[k] -= crow[k] * f;
     }
-    FS_SYNC();
+    fsSol dd = row[pos];
+    if (dd < FS_SOL_MINVAL) {
+      dd = FS_SOL_MINVAL;
+      bad = 1;
+    }
+    fsSol Lrr = sqrt(dd);
+    for (int k = 0; k < pos; k++) row[k] = row[k] * (1 / Lrr);
+    row[pos] = Lrr;
   }
   return FS_ANY(bad);
 }
@@ -246,32 +248,22 @@ FS_HD void fsi_chol_solve(const fsLayout* L, const fsSol* F, const fsSol* vec, f
     FS_FOR_LANE(t, d1 - d0) res[d0 + t] = vec[d0 + t];
     FS_SYNC();
   }
-  for (int lev = L->nlevel - 1; lev >= 0; lev--) {
-    int a0 = L->levdofadr[lev];
-    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
-      int a = L->levdof[a0 + t], pos = L->rownnz[a] - 1;
-      if (a < d0 || a >= d1) continue;
-      const int* desc = L->desc + L->descadr[a];
-      fsSol x = res[a];
-      for (int q = L->descnum[a] - 1; q >= 0; q--) {
-        fsSol xc = res[desc[q]];
-        if (xc != 0) x -= F[L->rowadr[desc[q]] + pos] * xc;
-      }
-      if (x != 0) x /= F[L->rowadr[a] + pos];
-      res[a] = x;
+  FSI_FOR_DOF_UP(L, a, d0, d1) {
+    int pos = L->rownnz[a] - 1;
+    const int* desc = L->desc + L->descadr[a];
+    fsSol x = res[a];
+    for (int q = L->descnum[a] - 1; q >= 0; q--) {
+      fsSol xc = res[desc[q]];
+      if (xc != 0) x -= F[L->rowadr[desc[q]] + pos] * xc;
     }
-    FS_SYNC();
+    if (x != 0) x /= F[L->rowadr[a] + pos];
+    res[a] = x;
   }
-  for (int lev = 0; lev < L->nlevel; lev++) {
-    int a0 = L->levdofadr[lev];
-    FS_FOR_LANE(t, L->levdofadr[lev + 1] - a0) {
-      int k = L->levdof[a0 + t], adr = L->rowadr[k], pos = L->rownnz[k] - 1;
-      if (k < d0 || k >= d1) continue;
-      fsSol x = res[k];
-      if (pos > 0) x -= fsi_dot_sparse(F + adr, res, L->colind + adr, pos);
-      res[k] = x / F[adr + pos];
-    }
-    FS_SYNC();
+  FSI_FOR_DOF_DOWN(L, k, d0, d1) {
+    int adr = L->rowadr[k], pos = L->rownnz[k] - 1;
+    fsSol x = res[k];
+    if (pos > 0) x -= fsi_dot_sparse(F + adr, res, L->colind + adr, pos);
+    res[k] = x / F[adr + pos];
   }
 }
 

@@ -34,8 +34,9 @@
 #include "src/engine/linalg.h"
 #include "src/engine/stage_constraint.h"
 
-/// An island being solved: dofs [d0, d1), the rows of tree `tree` (-1: every row, as
-/// when islands are off or one island holds them all), the improvement and gradient
+/// An island being solved: dofs [d0, d1), the rows of tree `tree` in [r0, r1) (-1: every
+/// row of the range, as when islands are off, one island holds them all, or the island's
+/// rows are one run), the improvement and gradient
 /// scale, its index (statistics), and rows [r0, r1): from its first row to its last, the
 /// range its row loops visit (rows of other trees in it are skipped), so that an island
 /// costs its own rows and not every island's (contacts come in pair order, which keeps a
@@ -584,6 +585,9 @@ FS_HD fsIsland fsi_island(const fsModel* m, const fsData* d, int k) {
   }
   while (is.r0 < is.r1 && d->efc_tree[is.r0] != is.tree) is.r0++;
   while (is.r1 > is.r0 && d->efc_tree[is.r1 - 1] != is.tree) is.r1--;
+  int run = 1; // its rows one run, no other tree's between: the range alone, no row tests
+  for (int r = is.r0; r < is.r1 && run; r++) run = d->efc_tree[r] == is.tree;
+  if (run) is.tree = -1;
   return is;
 }
 
