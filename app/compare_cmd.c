@@ -377,8 +377,9 @@ typedef struct Session {
   Options opt;
   Input in[3];   // loaded inputs: A's, and B's or the floor's where they differ from A's
   Input* use[3]; // what A, B and the floor run: &in[0] unless B has its own model or clip,
-                 // or the floor needs A's model and clip in float32 (f32-step) or runs
-                 // copies of the worlds (--floor-runs)
+                 // or the floor needs A's model and clip in float32 (f32-step: loaded
+                 // again) or runs copies of the worlds (--floor-runs: its own plan over
+                 // in[0]'s inputs, in[2].inputs left empty)
   fsReplayBatch rb[3];
   char label[3][64];
   fsCompareSpec spec;
@@ -395,27 +396,36 @@ static long steps_of(const Options* o, const fsTargets* t) {
   return 2000;
 }
 
-// Load model and clip, bind and plan: `copies` times --worlds worlds, world k N + w
-// starting where world w does (the floor's runs). Returns an exit status.
-static int load_input(const Options* o, const char* model, const char* targets, int in_float,
-                      int copies, Input* in, fsError* err) {
-  if (fs_replay_inputs_load(model, targets, o->disable, &in->inputs, err)) return EXIT_RUNTIME;
-  if (in_float) // what a float32 stepper holds: the clip, and (below) the model
-    for (long k = 0; k < (long)in->inputs.targets.nstep * in->inputs.targets.ndof; k++)
-      in->inputs.targets.value[k] = (float)in->inputs.targets.value[k];
-  long nstep = steps_of(o, &in->inputs.targets);
+// Plan over loaded inputs `src` (in's own or A's): `copies` times --worlds worlds, world
+// k N + w starting where world w does (the floor's runs). Returns an exit status.
+static int plan_input(const Options* o, const char* model, const fsReplayInputs* src, int copies,
+                      Input* in, fsError* err) {
+  long nstep = steps_of(o, &src->targets);
   if (nstep > (1L << 26)) nstep = 1L << 26;
-  int nwarmup = (int)lround(o->warmup_sec / in->inputs.m->opt.timestep);
-  if (fs_replay_plan(&in->plan, in->inputs.m, model, &in->inputs.targets, &in->inputs.bind,
-                     o->worlds * copies, (int)nstep, nwarmup, err))
+  int nwarmup = (int)lround(o->warmup_sec / src->m->opt.timestep);
+  if (fs_replay_plan(&in->plan, src->m, model, &src->targets, &src->bind, o->worlds * copies,
+                     (int)nstep, nwarmup, err))
     return EXIT_USAGE;
   for (int w = o->worlds; w < o->worlds * copies; w++)
     in->plan.world_start[w] = in->plan.world_start[w % o->worlds];
   in->plan.max_contacts = o->max_contacts; // host and cuda; the cpu's arena has no bound
   in->plan.max_candidates = o->max_candidates;
   in->loaded = 1;
-  if (in_float) fs_model_round_to_float(in->inputs.m); // after the plan: the clip keeps its rows
   return EXIT_OK;
+}
+
+// Load model and clip (in float32 where in_float), bind and plan (plan_input). Returns an
+// exit status.
+static int load_input(const Options* o, const char* model, const char* targets, int in_float,
+                      int copies, Input* in, fsError* err) {
+  if (fs_replay_inputs_load(model, targets, o->disable, &in->inputs, err)) return EXIT_RUNTIME;
+  if (in_float) // what a float32 stepper holds: the clip, and (below) the model
+    for (long k = 0; k < (long)in->inputs.targets.nstep * in->inputs.targets.ndof; k++)
+      in->inputs.targets.value[k] = (float)in->inputs.targets.value[k];
+  int rc = plan_input(o, model, &in->inputs, copies, in, err);
+  if (!rc && in_float)
+    fs_model_round_to_float(in->inputs.m); // after the plan: the clip keeps its rows
+  return rc;
 }
 
 static void input_free(Input* in) {
@@ -446,9 +456,10 @@ static int open_all(Session* s, fsError* err) {
   s->use[0] = s->use[1] = s->use[2] = &s->in[0];
   int rc = load_input(o, o->model, o->targets, 0, 1, &s->in[0], err);
   if (!rc && own_b) rc = load_input(o, model_b, targets_b, 0, 1, s->use[1] = &s->in[1], err);
-  if (!rc && (floor_in_float || o->floor_runs > 1))
-    rc = load_input(o, o->model, o->targets, floor_in_float, o->floor_runs, s->use[2] = &s->in[2],
-                    err);
+  if (!rc && floor_in_float) // A's model and clip again, rounded to float32
+    rc = load_input(o, o->model, o->targets, 1, o->floor_runs, s->use[2] = &s->in[2], err);
+  else if (!rc && o->floor_runs > 1) // A's loaded model and clip, the worlds copied
+    rc = plan_input(o, o->model, &s->in[0].inputs, o->floor_runs, s->use[2] = &s->in[2], err);
   if (rc) return rc;
   if (fs_compare_check_plans(&s->use[0]->plan, &s->use[1]->plan, err)) return EXIT_RUNTIME;
   const Side* side[3] = {&o->side[0], &o->side[1], &o->side[0]};

@@ -122,6 +122,28 @@ def test_f32(tmp):
     check(np.any(many > one), "the stochastic runs differ from rounding to nearest")
 
 
+def test_f64_runs(tmp):
+    """--floor-runs 2 in float64 (the ulp floor: its runs plan over A's loaded model and
+    clip, nothing read twice): the first run is the one-run floor to the bit, the second
+    moves its ulps in its own directions."""
+    series = {}
+    for runs in ("2", "1"):
+        out_dir = os.path.join(tmp, f"f64-runs-{runs}")
+        rc, out, err = run("--backends", "cpu,host", "--precision", "f64", "--worlds", "3",
+                           "--sim-steps", "300", "--floor-runs", runs, "--save", out_dir,
+                           "--no-plot", "--quiet")
+        check(rc == 0, f"cpu,host f64 (floor runs {runs}): exit {rc}: {err}\n{out}")
+        s = summary(out)
+        check(s.get("floor") == "ulp" and s.get("floor_runs") == runs
+              and s.get("verdict") == "pass", f"f64 summary (floor runs {runs}): {s}")
+        with h5py.File(os.path.join(out_dir, "compare.h5")) as f:
+            series[runs] = f["floor_vs_a/dq_max"][:]
+    two, one = series["2"], series["1"]
+    check(two.shape == one.shape == (300,), "one row per step")
+    check(np.all(two >= one), "the floor of 2 runs is at least its first run's, every step")
+    check(np.any(two > one), "the second run's ulps move in their own directions")
+
+
 def test_broken_stepper(tmp):
     """A deliberately broken stepper: the host's passive forces off by 1e-3 (relative)
     in every step. It must fail (exit 3) in both precisions, and keep its file."""
@@ -228,6 +250,7 @@ def main():
         test_help_and_usage()
         test_f64(tmp)
         test_f32(tmp)
+        test_f64_runs(tmp)
         test_broken_stepper(tmp)
         test_terrain(tmp)
         test_bad_input(tmp)
