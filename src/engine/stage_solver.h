@@ -34,13 +34,13 @@
 #include "src/engine/linalg.h"
 #include "src/engine/stage_constraint.h"
 
-/// An island being solved: dofs [d0, d1), the rows of tree `tree` in [r0, r1) (-1: every
-/// row of the range, as when islands are off, one island holds them all, or the island's
-/// rows are one run), the improvement and gradient
-/// scale, its index (statistics), and rows [r0, r1): from its first row to its last, the
-/// range its row loops visit (rows of other trees in it are skipped), so that an island
-/// costs its own rows and not every island's (contacts come in pair order, which keeps a
-/// tree's rows together where the model lists its pairs so).
+/// An island being solved: dofs [d0, d1); rows [r0, r1), from its first row to its last,
+/// the range its row loops visit, so that an island costs its own rows and not every
+/// island's (contacts come in pair order, which keeps a tree's rows together where the
+/// model lists its pairs so); `tree`, the tree whose rows in the range are its own (the
+/// others skipped), or -1 where every row of the range is (islands off, one island
+/// holding every row, or the island's rows one run); the improvement and gradient scale;
+/// its index (statistics).
 typedef struct fsIsland {
   int d0, d1, tree, index;
   fsSol scale;
