@@ -28,7 +28,8 @@
 # The worlds start from a settled keyframe (bench/gpusim/settled_model.py: MuJoCo's state
 # after FlyGym's 0.05 s warm-up) so that they touch the ground from step 0 without 500
 # simulated warm-up steps. Each simulator run prints its own log under
-# build-gpusim/Testing/gpusim/. About 20 minutes on 2 cores.
+# build-gpusim/Testing/gpusim/. About an hour on 2 cores, the two trees' builds first
+# (15-20 minutes after source changes; setup.sh --no-build leaves build/ alone).
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dest=${1:?usage: bench/gpusim_check.sh DEST [--no-build] [--jobs N]}
@@ -56,7 +57,7 @@ start_all=$SECONDS
 rev="$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo " (with local changes)")"
 
 say() { printf 'gpusim_check: %s\n' "$*"; }
-"$root/scripts/setup.sh" >/dev/null || exit 1
+"$root/scripts/setup.sh" --no-build >/dev/null || exit 1 # packages, venv, assets: not build/
 if [ "$build_trees" = 1 ]; then
   common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON)
   say "building $b32 (sm_80, 32 threads a block) and $b128 (sm_80, 128 threads, -fmad=false)"

@@ -29,9 +29,9 @@
 #                                             build-device/bundle-sim.tar.xz, for
 #                                             bench/device_check.sh --simulator DEST
 # FLYSIM_BUILD_DIR=dir packs an existing build instead of building (it must hold every
-# target below). Needs what scripts/setup.sh installs (the venv's MuJoCo, the assets,
-# h5diff from hdf5-tools); this script does not run setup.sh, whose last step builds
-# build/ in full.
+# target below). Runs scripts/setup.sh --no-build first: the packages (h5diff from
+# hdf5-tools), the venv's MuJoCo and the assets, without building build/ (its CUDA tree
+# for every architecture: 15-20 minutes this bundle does not use).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$root/build-device"
@@ -46,9 +46,12 @@ stage="$out/stage$suffix" # the tarball's top folder is bundle/ in both modes
 mkdir -p "$out"
 tarball="$out/bundle$suffix.tar.xz"
 
-# What setup.sh provides: say what is missing rather than build without it.
+# What setup.sh provides (a no-op when present); then say what is still missing rather
+# than build without it.
+"$root/scripts/setup.sh" --no-build >/dev/null ||
+  { echo "make_device_bundle: scripts/setup.sh --no-build failed (run it to see why)" >&2; exit 1; }
 if [ ! -x "$root/.venv/bin/python" ] || [ ! -f "$root/assets/mesh.mjb" ]; then
-  echo "make_device_bundle: no venv or assets; run scripts/setup.sh first" >&2
+  echo "make_device_bundle: no venv or assets after scripts/setup.sh --no-build" >&2
   exit 1
 fi
 # device_check.sh's bit-equality rows (on-chip plan, lanes, generate vs host) compare

@@ -4,6 +4,8 @@
 # is missing, so running it twice costs a few seconds.
 #
 #   scripts/setup.sh              everything, Release build in build/
+#   scripts/setup.sh --no-build   packages, venv and assets only (for scripts that build
+#                                 their own trees: bench/gpusim_check.sh)
 #   FLYSIM_BUILD_DIR=dir ...      build somewhere else
 #   FLYSIM_CMAKE_ARGS="..."       extra configure arguments (first configure only)
 set -euo pipefail
@@ -15,6 +17,14 @@ build="${FLYSIM_BUILD_DIR:-$root/build}"
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+build_tree=1
+for arg in "$@"; do
+  case $arg in
+    --no-build) build_tree=0 ;;
+    *) die "unknown argument '$arg' (usage: scripts/setup.sh [--no-build])" ;;
+  esac
+done
 
 # --- 1. Debian packages -------------------------------------------------------
 # compilers and CMake, HDF5 (library, headers and h5dump), ffmpeg (video),
@@ -95,6 +105,10 @@ else
 fi
 
 # --- 4. Configure and build -------------------------------------------------------
+if [ "$build_tree" = 0 ]; then
+  say "done (--no-build: $build not built)"
+  exit 0
+fi
 if [ ! -f "$build/CMakeCache.txt" ]; then
   say "configuring $build"
   # shellcheck disable=SC2086
