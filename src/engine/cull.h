@@ -1,12 +1,14 @@
 // Static pair culling (src/README.md, "Collision"): which of a world's explicit pairs of a
 // moving geom against a static geom are worth testing this step. The static geoms never
-// move, so the model build (src/model/model_build.c) puts their world bounding boxes in x
-// and y (cull_aabb) into a uniform grid once (grid_*); each step, per world, each moving
-// geom with such pairs (cull_geom) queries the grid with its bounding sphere grown by the
-// largest margin + gap of its pairs (cull_reach), and the pairs of the static geoms whose
-// boxes overlap that box (cull_pair) are its candidates. A static geom's box holds the
-// geom; the moving geom lies within its bounding sphere; so a pair left out cannot be
-// within margin + gap of touching: it makes no contact in MuJoCo either. The candidates
+// move, so the model build (src/model/model_build.c) computes their world bounding boxes
+// (cull_aabb) and puts them, by x and y, into a uniform grid once (grid_*); each step, per
+// world, each moving geom with such pairs (cull_geom) queries the grid with its bounding
+// sphere grown by the largest margin + gap of its pairs (cull_reach), and the pairs of the
+// static geoms whose boxes overlap that sphere's box in x, y and z (cull_pair) are its
+// candidates: the grid finds the boxes below or above it, z drops those it is clear of (a
+// fly's body over the terrain's blocks). A static geom's box holds the geom; the moving
+// geom lies within its bounding sphere; so a pair left out cannot be within margin + gap
+// of touching: it makes no contact in MuJoCo either. The candidates
 // then go through MuJoCo's own pre-test and narrowphase (stage_collision.h), in pair
 // order, so the contacts are MuJoCo's.
 //
@@ -34,7 +36,8 @@ FS_HD int fsi_grid_cell(const fsModel* m, fsReal x, int a) {
 FS_HD int fsi_cull_query(const fsModel* m, const fsData* d, int i, int* out, int limit) {
   const fsReal* c = d->geom_xpos + 3 * m->cull_geom[i];
   fsReal reach = m->cull_reach[i];
-  fsReal lo[2] = {c[0] - reach, c[1] - reach}, hi[2] = {c[0] + reach, c[1] + reach};
+  fsReal lo[3] = {c[0] - reach, c[1] - reach, c[2] - reach};
+  fsReal hi[3] = {c[0] + reach, c[1] + reach, c[2] + reach};
   int x0 = fsi_grid_cell(m, lo[0], 0), x1 = fsi_grid_cell(m, hi[0], 0);
   int y0 = fsi_grid_cell(m, lo[1], 1), y1 = fsi_grid_cell(m, hi[1], 1);
   const int* row = m->cull_pair + (long)i * m->ncullstatic;
@@ -44,8 +47,9 @@ FS_HD int fsi_cull_query(const fsModel* m, const fsData* d, int i, int* out, int
       int cell = y * m->grid_n[0] + x;
       for (int e = m->grid_adr[cell]; e < m->grid_adr[cell + 1]; e++) {
         int s = m->grid_static[e];
-        const fsReal* a = m->cull_aabb + 4 * s; // lo x, lo y, hi x, hi y
+        const fsReal* a = m->cull_aabb + 6 * s; // lo x, lo y, hi x, hi y, lo z, hi z
         if (a[0] > hi[0] || a[2] < lo[0] || a[1] > hi[1] || a[3] < lo[1]) continue;
+        if (a[4] > hi[2] || a[5] < lo[2]) continue;
         fsReal rx = a[0] > lo[0] ? a[0] : lo[0], ry = a[1] > lo[1] ? a[1] : lo[1];
         if (fsi_grid_cell(m, rx, 0) != x || fsi_grid_cell(m, ry, 1) != y) continue;
         int p = row[s];

@@ -829,6 +829,14 @@ FS_HD int fsi_lowest_bit(unsigned x) {
 #endif
 }
 
+/// ncand and cand_overflow from the candidates found (total, the always-tested pairs
+/// included): those beyond ncandmax dropped, counted and warned (CONTACTFULL). One lane.
+FS_HD void fsi_cand_count(const fsModel* m, fsData* d, int total) {
+  d->ncand[0] = total < m->ncandmax ? total : m->ncandmax;
+  d->cand_overflow[0] = total - d->ncand[0];
+  if (d->cand_overflow[0]) d->warning_number[FS_WARN_CONTACTFULL]++;
+}
+
 /// The world's candidate pairs in pair order (cand_pair, ncand): every pair when the model
 /// culls none; else the pairs tested every step (always_pair) and those of each moving
 /// geom's static geoms near it (src/engine/cull.h), ranked by pair id. More than ncandmax:
@@ -851,17 +859,24 @@ FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
     FS_SYNC();
     return;
   }
+#ifdef FS_ONE_LANE // one pass: each geom's candidates where the ones before it ended
+  int total = m->nalways;
+  for (int i = 0; i < m->nalways; i++) d->cand_raw[i] = m->always_pair[i];
+  for (int i = 0; i < m->ncullgeom; i++) {
+    int room = m->ncandmax - total;
+    total += fsi_cull_query(m, d, i, room > 0 ? d->cand_raw + total : NULL, room);
+  }
+  fsi_cand_count(m, d, total);
+#else // lanes count each geom's, lane 0 places each geom's first, lanes write them
   FS_FOR_LANE(i, m->ncullgeom) d->cand_gnum[i] = fsi_cull_query(m, d, i, 0, 0);
   FS_SYNC();
-  FS_LANE0 { // each moving geom's first candidate, after the always-tested pairs
+  FS_LANE0 {
     int n = m->nalways;
     for (int i = 0; i < m->ncullgeom; i++) {
       d->cand_gadr[i] = n;
       n += d->cand_gnum[i];
     }
-    d->ncand[0] = n < m->ncandmax ? n : m->ncandmax;
-    d->cand_overflow[0] = n - d->ncand[0];
-    if (d->cand_overflow[0]) d->warning_number[FS_WARN_CONTACTFULL]++;
+    fsi_cand_count(m, d, n);
   }
   FS_SYNC();
   FS_FOR_LANE(i, m->nalways) d->cand_raw[i] = m->always_pair[i];
@@ -869,6 +884,7 @@ FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
     int adr = d->cand_gadr[i];
     if (adr < m->ncandmax) fsi_cull_query(m, d, i, d->cand_raw + adr, m->ncandmax - adr);
   }
+#endif
   FS_FOR_LANE(b, m->ncandblock) d->cand_used[b] = 0;
   FS_SYNC();
   int ncand = d->ncand[0];

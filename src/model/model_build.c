@@ -249,7 +249,7 @@ typedef struct CullPlan {
   int* geoms;       // (ncullgeom) the moving geoms
   int* statics;     // (ncullstatic) the static geoms
   double* reach;    // (ncullgeom) rbound + the largest margin + gap of its culled pairs
-  fsReal* aabb;     // (ncullstatic x 4) world boxes in x, y (lo x, lo y, hi x, hi y), padded
+  fsReal* aabb;     // (ncullstatic x 6) world boxes: lo x, lo y, hi x, hi y, lo z, hi z; padded
 } CullPlan;
 
 static void cull_plan_free(CullPlan* c) {
@@ -304,7 +304,7 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
   c->geoms = fs_calloc(err, "moving geoms", (unsigned long long)ng + 1, sizeof(int));
   c->statics = fs_calloc(err, "static geoms", (unsigned long long)ng + 1, sizeof(int));
   c->reach = fs_calloc(err, "reach", (unsigned long long)ng + 1, sizeof(double));
-  c->aabb = fs_calloc(err, "static boxes", 4ull * ng + 4, sizeof(fsReal));
+  c->aabb = fs_calloc(err, "static boxes", 6ull * ng + 6, sizeof(fsReal));
   if (!c->pair_static || !c->pair_moving || !c->geom_row || !c->geoms || !c->statics || !c->reach ||
       !c->aabb) {
     cull_plan_free(c);
@@ -361,15 +361,18 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
     int g = c->statics[s];
     const mjtNum *pos = d->geom_xpos + 3 * g, *mat = d->geom_xmat + 9 * g;
     const mjtNum* box = mj->geom_aabb + 6 * g; // local centre, half sizes
-    for (int a = 0; a < 2; a++) {
+    // x and y place the box in the grid; z bounds its height (cull.h's test in z)
+    for (int a = 0; a < 3; a++) {
       double cen = pos[a], half = 0;
       for (int j = 0; j < 3; j++) {
         cen += mat[3 * a + j] * box[j];
         half += fabs(mat[3 * a + j]) * box[3 + j];
       }
       double pad = pad_rel * (1 + fabs(cen) + half);
-      c->aabb[4 * s + a] = (fsReal)(cen - half - pad);
-      c->aabb[4 * s + 2 + a] = (fsReal)(cen + half + pad);
+      int lo_at = a < 2 ? a : 4, hi_at = a < 2 ? a + 2 : 5; // the row's layout (fields.h)
+      c->aabb[6 * s + lo_at] = (fsReal)(cen - half - pad);
+      c->aabb[6 * s + hi_at] = (fsReal)(cen + half + pad);
+      if (a == 2) continue;
       lo[a] = fmin(lo[a], cen - half - pad);
       hi[a] = fmax(hi[a], cen + half + pad);
       ext[a] += 2 * (half + pad);
@@ -390,7 +393,7 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
   m->ngrid = m->grid_n[0] * m->grid_n[1];
   m->ngridadr = m->ngrid + 1;
   for (int s = 0; s < m->ncullstatic; s++) {
-    const fsReal* b = c->aabb + 4 * s;
+    const fsReal* b = c->aabb + 6 * s;
     int nx = fsi_grid_cell(m, b[2], 0) - fsi_grid_cell(m, b[0], 0) + 1;
     int ny = fsi_grid_cell(m, b[3], 1) - fsi_grid_cell(m, b[1], 1) + 1;
     m->ngridentry += nx * ny;
@@ -419,7 +422,7 @@ static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
     m->cull_geom[i] = c->geoms[i];
     m->cull_reach[i] = (fsReal)c->reach[i];
   }
-  for (int k = 0; k < 4 * m->ncullstatic; k++) m->cull_aabb[k] = c->aabb[k];
+  for (int k = 0; k < 6 * m->ncullstatic; k++) m->cull_aabb[k] = c->aabb[k];
   for (int k = 0; k < m->ncullpair; k++) m->cull_pair[k] = -1;
   for (int p = 0; p < m->npair; p++) {
     int s = c->pair_static[p];
@@ -433,7 +436,7 @@ static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
       for (int k = 0; k < m->ngrid; k++) count[k + 1] += count[k];
     }
     for (int s = 0; s < m->ncullstatic; s++) {
-      const fsReal* b = m->cull_aabb + 4 * s;
+      const fsReal* b = m->cull_aabb + 6 * s;
       for (int y = fsi_grid_cell(m, b[1], 1); y <= fsi_grid_cell(m, b[3], 1); y++)
         for (int x = fsi_grid_cell(m, b[0], 0); x <= fsi_grid_cell(m, b[2], 0); x++) {
           int cell = y * m->grid_n[0] + x;
