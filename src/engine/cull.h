@@ -47,10 +47,10 @@ FS_HD int fsi_cull_query(const fsModel* m, const fsData* d, int i, int* out, int
       int cell = y * m->grid_n[0] + x;
       for (int e = m->grid_adr[cell]; e < m->grid_adr[cell + 1]; e++) {
         int s = m->grid_static[e];
-        const fsReal* a = m->cull_aabb + 6 * s; // lo x, lo y, hi x, hi y, lo z, hi z
-        if (a[0] > hi[0] || a[2] < lo[0] || a[1] > hi[1] || a[3] < lo[1]) continue;
-        if (a[4] > hi[2] || a[5] < lo[2]) continue;
-        fsReal rx = a[0] > lo[0] ? a[0] : lo[0], ry = a[1] > lo[1] ? a[1] : lo[1];
+        const fsReal *alo = m->cull_aabb + 6 * s, *ahi = alo + 3; // lo x, y, z; hi x, y, z
+        if (alo[0] > hi[0] || ahi[0] < lo[0] || alo[1] > hi[1] || ahi[1] < lo[1]) continue;
+        if (alo[2] > hi[2] || ahi[2] < lo[2]) continue;
+        fsReal rx = alo[0] > lo[0] ? alo[0] : lo[0], ry = alo[1] > lo[1] ? alo[1] : lo[1];
         if (fsi_grid_cell(m, rx, 0) != x || fsi_grid_cell(m, ry, 1) != y) continue;
         int p = row[s];
         if (p < 0) continue;

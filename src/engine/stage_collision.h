@@ -859,9 +859,9 @@ FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
     FS_SYNC();
     return;
   }
+  FS_FOR_LANE(i, m->nalways) d->cand_raw[i] = m->always_pair[i];
 #ifdef FS_ONE_LANE // one pass: each geom's candidates where the ones before it ended
   int total = m->nalways;
-  for (int i = 0; i < m->nalways; i++) d->cand_raw[i] = m->always_pair[i];
   for (int i = 0; i < m->ncullgeom; i++) {
     int room = m->ncandmax - total;
     total += fsi_cull_query(m, d, i, room > 0 ? d->cand_raw + total : NULL, room);
@@ -879,7 +879,6 @@ FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
     fsi_cand_count(m, d, n);
   }
   FS_SYNC();
-  FS_FOR_LANE(i, m->nalways) d->cand_raw[i] = m->always_pair[i];
   FS_FOR_LANE(i, m->ncullgeom) {
     int adr = d->cand_gadr[i];
     if (adr < m->ncandmax) fsi_cull_query(m, d, i, d->cand_raw + adr, m->ncandmax - adr);

@@ -251,7 +251,7 @@ enum {
   X(int, always_pair, nalways, 1) /* the pairs tested every step (not culled), in order */         \
   X(int, cull_geom, ncullgeom, 1) /* moving geoms with culled pairs */                             \
   X(fsReal, cull_reach, ncullgeom, 1)  /* rbound + its culled pairs' largest margin + gap */       \
-  X(fsReal, cull_aabb, ncullstatic, 6) /* static boxes: lo x, lo y, hi x, hi y, lo z, hi z */      \
+  X(fsReal, cull_aabb, ncullstatic, 6) /* static boxes: lo x, y, z, then hi x, y, z */             \
   X(fsReal, geom_static_xpos, nstaticgeom, 3) /* the world body's geoms' geom_xpos */              \
   X(fsReal, geom_static_xmat, nstaticgeom, 9) /* ... geom_xmat */                                  \
   X(int, cull_pair, ncullpair, 1) /* [i * ncullstatic + s]: pair of cull_geom i, static s; -1 */   \

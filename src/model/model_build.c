@@ -249,7 +249,7 @@ typedef struct CullPlan {
   int* geoms;       // (ncullgeom) the moving geoms
   int* statics;     // (ncullstatic) the static geoms
   double* reach;    // (ncullgeom) rbound + the largest margin + gap of its culled pairs
-  fsReal* aabb;     // (ncullstatic x 6) world boxes: lo x, lo y, hi x, hi y, lo z, hi z; padded
+  fsReal* aabb;     // (ncullstatic x 6) world boxes: lo x, y, z, then hi x, y, z; padded
 } CullPlan;
 
 static void cull_plan_free(CullPlan* c) {
@@ -288,6 +288,15 @@ static int pair_cullable(const mjModel* mj, int p, int* moving, int* fixed) {
   *moving = sa ? b : a;
   int t = mj->geom_type[*fixed];
   return t != mjGEOM_PLANE && t != mjGEOM_HFIELD && mj->geom_rbound[*fixed] > 0;
+}
+
+/// The grid cells [x[0], x[1]] x [y[0], y[1]] a static box (cull_aabb's row) overlaps:
+/// one function for the sizing of the grid and its filling.
+static void static_cells(const fsModel* m, const fsReal* box, int x[2], int y[2]) {
+  for (int k = 0; k < 2; k++) {
+    x[k] = fsi_grid_cell(m, box[3 * k], 0);
+    y[k] = fsi_grid_cell(m, box[3 * k + 1], 1);
+  }
 }
 
 // Sizes of the culling and its plan: which pairs are culled, the moving and static geoms,
@@ -369,9 +378,8 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
         half += fabs(mat[3 * a + j]) * box[3 + j];
       }
       double pad = pad_rel * (1 + fabs(cen) + half);
-      int lo_at = a < 2 ? a : 4, hi_at = a < 2 ? a + 2 : 5; // the row's layout (fields.h)
-      c->aabb[6 * s + lo_at] = (fsReal)(cen - half - pad);
-      c->aabb[6 * s + hi_at] = (fsReal)(cen + half + pad);
+      c->aabb[6 * s + a] = (fsReal)(cen - half - pad);
+      c->aabb[6 * s + 3 + a] = (fsReal)(cen + half + pad);
       if (a == 2) continue;
       lo[a] = fmin(lo[a], cen - half - pad);
       hi[a] = fmax(hi[a], cen + half + pad);
@@ -393,10 +401,9 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
   m->ngrid = m->grid_n[0] * m->grid_n[1];
   m->ngridadr = m->ngrid + 1;
   for (int s = 0; s < m->ncullstatic; s++) {
-    const fsReal* b = c->aabb + 6 * s;
-    int nx = fsi_grid_cell(m, b[2], 0) - fsi_grid_cell(m, b[0], 0) + 1;
-    int ny = fsi_grid_cell(m, b[3], 1) - fsi_grid_cell(m, b[1], 1) + 1;
-    m->ngridentry += nx * ny;
+    int x[2], y[2];
+    static_cells(m, c->aabb + 6 * s, x, y);
+    m->ngridentry += (x[1] - x[0] + 1) * (y[1] - y[0] + 1);
   }
   return 0;
 }
@@ -436,9 +443,10 @@ static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
       for (int k = 0; k < m->ngrid; k++) count[k + 1] += count[k];
     }
     for (int s = 0; s < m->ncullstatic; s++) {
-      const fsReal* b = m->cull_aabb + 6 * s;
-      for (int y = fsi_grid_cell(m, b[1], 1); y <= fsi_grid_cell(m, b[3], 1); y++)
-        for (int x = fsi_grid_cell(m, b[0], 0); x <= fsi_grid_cell(m, b[2], 0); x++) {
+      int xr[2], yr[2];
+      static_cells(m, m->cull_aabb + 6 * s, xr, yr);
+      for (int y = yr[0]; y <= yr[1]; y++)
+        for (int x = xr[0]; x <= xr[1]; x++) {
           int cell = y * m->grid_n[0] + x;
           if (pass == 0)
             count[cell + 1]++;
