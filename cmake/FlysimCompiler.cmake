@@ -17,3 +17,19 @@ if(FLYSIM_SANITIZE)
   add_compile_options("$<$<COMPILE_LANGUAGE:C>:${_san}>")
   add_link_options(${_san})
 endif()
+
+# The host code's instruction set: x86-64 with AVX (VEX encoding: three-operand arithmetic,
+# 256-bit vectors), the level MuJoCo's own builds require (the mujoco wheel that flysim
+# links is built with it), so that the cpu backend and the host stepper run on the same
+# CPUs. Never FMA nor -march=native: a fused multiply-add rounds once where MuJoCo rounds
+# twice, and the host stepper's float64 results are MuJoCo's bit for bit; contraction is
+# held off explicitly. OFF (or a compiler or CPU family without -mavx): the compiler's
+# default instruction set. The device code is nvcc's and does not change.
+option(FLYSIM_AVX "Compile the host C code for x86-64 with AVX (as MuJoCo's builds), without FMA" ON)
+if(FLYSIM_AVX AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  include(CheckCCompilerFlag)
+  check_c_compiler_flag(-mavx FLYSIM_CC_HAS_MAVX)
+  if(FLYSIM_CC_HAS_MAVX)
+    add_compile_options("$<$<COMPILE_LANGUAGE:C>:-mavx;-ffp-contract=off>")
+  endif()
+endif()
