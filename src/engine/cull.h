@@ -6,7 +6,8 @@
 // sphere grown by the largest margin + gap of its pairs (cull_reach), and the pairs of the
 // static geoms whose boxes overlap that sphere's box in x, y and z (cull_pair) are its
 // candidates: the grid finds the boxes below or above it, z drops those it is clear of (a
-// fly's body over the terrain's blocks). A static geom's box holds the geom; the moving
+// fly's body over the terrain's blocks), and a geom clear of every box in z (grid_z: most
+// of a standing fly's geoms) skips the grid. A static geom's box holds the geom; the moving
 // geom lies within its bounding sphere; so a pair left out cannot be within margin + gap
 // of touching: it makes no contact in MuJoCo either. The candidates
 // then go through MuJoCo's own pre-test and narrowphase (stage_collision.h), in pair
@@ -38,6 +39,7 @@ FS_HD int fsi_cull_query(const fsModel* m, const fsData* d, int i, int* out, int
   fsReal reach = m->cull_reach[i];
   fsReal lo[3] = {c[0] - reach, c[1] - reach, c[2] - reach};
   fsReal hi[3] = {c[0] + reach, c[1] + reach, c[2] + reach};
+  if (lo[2] > m->grid_z[1] || hi[2] < m->grid_z[0]) return 0; // above or below every box
   int x0 = fsi_grid_cell(m, lo[0], 0), x1 = fsi_grid_cell(m, hi[0], 0);
   int y0 = fsi_grid_cell(m, lo[1], 1), y1 = fsi_grid_cell(m, hi[1], 1);
   const int* row = m->cull_pair + (long)i * m->ncullstatic;

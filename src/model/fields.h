@@ -316,7 +316,8 @@ typedef struct fsModel {
   int nslot;               // contact slots per candidate pair: the largest pair_maxcon
   fsReal grid_lo[2];       // static geoms' grid (src/engine/cull.h): its low corner in x, y,
   fsReal grid_inv[2];      //   1 / cell size,
-  int grid_n[2];           //   cells along x, y (ngrid = grid_n[0] * grid_n[1])
+  int grid_n[2];           //   cells along x, y (ngrid = grid_n[0] * grid_n[1]),
+  fsReal grid_z[2];        //   the lowest and highest z of its boxes (cull_aabb)
 #define FS_X(type, name, size, cols) type* name;
   FS_MODEL_FIELDS(FS_X)
 #undef FS_X

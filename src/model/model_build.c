@@ -387,6 +387,13 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
     }
   }
   mj_deleteData(d);
+  // the boxes' span in z, from their stored bounds: a query clear of it has no candidates
+  m->grid_z[0] = c->aabb[2];
+  m->grid_z[1] = c->aabb[5];
+  for (int s = 1; s < m->ncullstatic; s++) {
+    m->grid_z[0] = c->aabb[6 * s + 2] < m->grid_z[0] ? c->aabb[6 * s + 2] : m->grid_z[0];
+    m->grid_z[1] = c->aabb[6 * s + 5] > m->grid_z[1] ? c->aabb[6 * s + 5] : m->grid_z[1];
+  }
   // the grid: cells as large as the static boxes on average, along each axis
   for (int a = 0; a < 2; a++) {
     double cell = ext[a] / m->ncullstatic, span = hi[a] - lo[a];
