@@ -364,7 +364,8 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
     return fs_fail(err, "out of memory placing the static geoms");
   }
   mj_kinematics(mj, d);
-  double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY}, ext[2] = {0, 0};
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  double ext[2] = {0, 0};
   double pad_rel = sizeof(fsReal) == 4 ? 1e-5 : 1e-9;
   for (int s = 0; s < m->ncullstatic; s++) {
     int g = c->statics[s];
@@ -380,20 +381,16 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
       double pad = pad_rel * (1 + fabs(cen) + half);
       c->aabb[6 * s + a] = (fsReal)(cen - half - pad);
       c->aabb[6 * s + 3 + a] = (fsReal)(cen + half + pad);
-      if (a == 2) continue;
       lo[a] = fmin(lo[a], cen - half - pad);
       hi[a] = fmax(hi[a], cen + half + pad);
-      ext[a] += 2 * (half + pad);
+      if (a < 2) ext[a] += 2 * (half + pad);
     }
   }
   mj_deleteData(d);
-  // the boxes' span in z, from their stored bounds: a query clear of it has no candidates
-  m->grid_z[0] = c->aabb[2];
-  m->grid_z[1] = c->aabb[5];
-  for (int s = 1; s < m->ncullstatic; s++) {
-    m->grid_z[0] = c->aabb[6 * s + 2] < m->grid_z[0] ? c->aabb[6 * s + 2] : m->grid_z[0];
-    m->grid_z[1] = c->aabb[6 * s + 5] > m->grid_z[1] ? c->aabb[6 * s + 5] : m->grid_z[1];
-  }
+  // the boxes' span in z: a query clear of it has no candidates (rounding is monotonic, so
+  // these are the least and greatest of the stored bounds)
+  m->grid_z[0] = (fsReal)lo[2];
+  m->grid_z[1] = (fsReal)hi[2];
   // the grid: cells as large as the static boxes on average, along each axis
   for (int a = 0; a < 2; a++) {
     double cell = ext[a] / m->ncullstatic, span = hi[a] - lo[a];
