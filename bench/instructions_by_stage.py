@@ -284,7 +284,9 @@ def main():
         for i, r in enumerate(STAGES):  # a function renamed (a new MuJoCo) or inlined away
             if runs[1].get(i) == 0 and r[2 if side == "flysim" else 3] != "=rest":
                 print(f"warning: {k} {r[0]} {r[1]}: none of {r[2 if side == 'flysim' else 3]!r} "
-                      "ran; fix: the row's functions in STAGES", file=sys.stderr)
+                      "ran (expected where the model does not use it, e.g. noslip with "
+                      "noslip_iterations 0); else fix: the row's functions in STAGES",
+                      file=sys.stderr)
     names = ["host_f32", "host_f64", "mujoco"]
     rows = []
     for i, r in enumerate(STAGES):

@@ -11,17 +11,41 @@
 # up to date (the flysim target).
 #   bench/instructions_by_stage.sh [S]   (default 200; 6 runs, about 2 minutes in all)
 # Prints the table and writes bench/results/instructions-by-stage.csv.
+#
+# --model PATH instead counts one world of any model the host stepper takes (the test
+# suite's held models: tests/models/NAME.xml) as bench/per_core.py runs it: from its first
+# keyframe, controls included, W warm-up steps (--warmup, default 1000), then S or 2S
+# (bench/step_one.c, through the public API); the table goes to
+# bench/results/instructions-by-stage-NAME.csv.
+#   bench/instructions_by_stage.sh [S] --model tests/models/walker.xml [--warmup W]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="${FLYSIM_BUILD_DIR:-$root/build-cg}"
 flysim="$build/flysim"
-s=${1:-200}
+s=200
+model=""
+warmup=1000
+while (($#)); do
+  case "$1" in
+    --model) model="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    [0-9]*) s="$1"; shift ;;
+    *) echo "usage: bench/instructions_by_stage.sh [S] [--model PATH [--warmup W]]" >&2; exit 2 ;;
+  esac
+done
 csv="$root/bench/results/instructions-by-stage.csv"
+if [ -n "$model" ]; then
+  [ -f "$model" ] || { echo "instructions_by_stage: $model: no such model file" >&2; exit 1; }
+  name=$(basename "$model")
+  csv="$root/bench/results/instructions-by-stage-${name%.*}.csv"
+fi
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g \
     -DCMAKE_CXX_FLAGS=-g -DFLYSIM_CUDA=OFF -DFLYSIM_MPI=OFF >/dev/null
 fi
-cmake --build "$build" --target flysim >/dev/null
+target=flysim
+[ -n "$model" ] && target=step_one && flysim="$build/bench/step_one"
+cmake --build "$build" --target "$target" >/dev/null
 if ! readelf -S -W "$flysim" | grep -q '\.debug_info'; then
   echo "instructions_by_stage: $flysim has no debug information; fix: a build with -g" \
     "(unset FLYSIM_BUILD_DIR: this script makes build-cg)" >&2
@@ -32,9 +56,11 @@ trap 'rm -rf "$tmp"' EXIT
 run() { # backend precision steps -> $tmp/backend-precision-steps.out
   local prec=()
   [ "$1" = host ] && prec=(--precision "$2")
+  local cmd=("$flysim" replay --backend "$1" "${prec[@]}" --worlds 1 --threads 1 --sim-steps "$3"
+    --warmup-sec 0.005 --quiet)
+  [ -n "$model" ] && cmd=("$flysim" "$model" "$1" "$2" "$warmup" "$3")
   valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$tmp/$1-$2-$3.out" \
-    "$flysim" replay --backend "$1" "${prec[@]}" --worlds 1 --threads 1 --sim-steps "$3" \
-    --warmup-sec 0.005 --quiet >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+    "${cmd[@]}" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 }
 for v in "cpu f64" "host f32" "host f64"; do
   read -r backend prec <<<"$v"
