@@ -10,7 +10,10 @@
 // accumulated by one lane in that order (the descendants through the layout's
 // transpose). So the host float64 build gives MuJoCo's bits and the device runs the
 // legs of a tree side by side (NeuroMechFly: 11 leg levels of 6 rows, then the 6
-// levels of the free joint). Vectors and the Hessian are in the solver's real (fsSol,
+// levels of the free joint). On one lane (the host build) M x and the triangular
+// solves' first passes run MuJoCo's own loops instead, each row's terms scattered into
+// its ancestors: the same terms in the same order, without a lookup of the descendant's
+// row per entry. Vectors and the Hessian are in the solver's real (fsSol,
 // double); M, its factor and the constraint Jacobian are read in fsReal.
 //
 // Functions restricted to an island's dofs [d0, d1) (one tree's dofs are
@@ -116,6 +119,15 @@ FS_HD fsSol fsi_dot_sparse(const fsSol* v, const fsSol* x, const int* ind, int n
 /// then the entries (i, j) of its descendants i in increasing order. Lanes over dofs.
 FS_HD void fsi_mul_sym(const fsLayout* L, const fsReal* M, const fsSol* x, fsSol* res, int d0,
                        int d1) {
+#ifdef FS_ONE_LANE // mju_mulSymVecSparse's own loop: a row's own sum, then into its ancestors
+  for (int j = d0; j < d1; j++) { // (a dof's descendants come after it, in increasing order)
+    int adr = L->rowadr[j], pos = L->rownnz[j] - 1;
+    fsSol s = M[adr + pos] * x[j];
+    for (int k = pos - 1; k >= 0; k--) s += M[adr + k] * x[L->colind[adr + k]];
+    res[j] = s;
+    for (int k = 0; k < pos; k++) res[L->colind[adr + k]] += M[adr + k] * x[j];
+  }
+#else // each dof gathers its descendants' terms, in the same order
   FS_FOR_LANE(t, d1 - d0) {
     int j = d0 + t, adr = L->rowadr[j], pos = L->rownnz[j] - 1;
     fsSol s = M[adr + pos] * x[j];
@@ -128,6 +140,7 @@ FS_HD void fsi_mul_sym(const fsLayout* L, const fsReal* M, const fsSol* x, fsSol
     res[j] = s;
   }
   FS_SYNC();
+#endif
 }
 
 /// mat = its L'DL factor in place, in layout L (mj_factorI: L unit lower triangular
@@ -168,19 +181,31 @@ FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv)
 /// mju_dotSparse's order: four running sums, (s0 + s2) + (s1 + s3), then the rest). Rows of
 /// one depth at once. Defined for x in the solver's real (fsi_solve_ld_levels) and in
 /// the step's (fsi_solve_ld_real, the same function in the float64 builds).
+#ifdef FS_ONE_LANE // mj_solveLD's own loop: each row, deepest index first, into its ancestors
+#define FSI_SOLVE_LD_UP(T)                                                                         \
+  for (int c = d1 - 1; c >= d0; c--) {                                                             \
+    T xc = x[c];                                                                                   \
+    if (xc == 0) continue;                                                                         \
+    int adr = L->rowadr[c];                                                                        \
+    for (int k = 0; k < L->rownnz[c] - 1; k++) x[L->colind[adr + k]] -= LD[adr + k] * xc;          \
+  }
+#else // each dof gathers its descendants' terms, in the same order
+#define FSI_SOLVE_LD_UP(T)                                                                         \
+  FSI_FOR_DOF_UP(L, a, d0, d1) {                                                                   \
+    int pos = L->rownnz[a] - 1;                                                                    \
+    const int* desc = L->desc + L->descadr[a];                                                     \
+    T xa = x[a];                                                                                   \
+    for (int q = L->descnum[a] - 1; q >= 0; q--) {                                                 \
+      T xc = x[desc[q]];                                                                           \
+      if (xc != 0) xa -= LD[L->rowadr[desc[q]] + pos] * xc;                                        \
+    }                                                                                              \
+    x[a] = xa;                                                                                     \
+  }
+#endif
 #define FSI_DEFINE_SOLVE_LD_LEVELS(name, T)                                                        \
   FS_HD void name(const fsLayout* L, const fsReal* LD, const fsReal* diaginv, T* x, int d0,        \
                   int d1) {                                                                        \
-    FSI_FOR_DOF_UP(L, a, d0, d1) {                                                                 \
-      int pos = L->rownnz[a] - 1;                                                                  \
-      const int* desc = L->desc + L->descadr[a];                                                   \
-      T xa = x[a];                                                                                 \
-      for (int q = L->descnum[a] - 1; q >= 0; q--) {                                               \
-        T xc = x[desc[q]];                                                                         \
-        if (xc != 0) xa -= LD[L->rowadr[desc[q]] + pos] * xc;                                      \
-      }                                                                                            \
-      x[a] = xa;                                                                                   \
-    }                                                                                              \
+    FSI_SOLVE_LD_UP(T)                                                                             \
     FS_FOR_LANE(t, d1 - d0) x[d0 + t] *= diaginv[d0 + t];                                          \
     FS_SYNC();                                                                                     \
     FSI_FOR_DOF_DOWN(L, k, d0, d1) {                                                               \
@@ -248,6 +273,15 @@ FS_HD void fsi_chol_solve(const fsLayout* L, const fsSol* F, const fsSol* vec, f
     FS_FOR_LANE(t, d1 - d0) res[d0 + t] = vec[d0 + t];
     FS_SYNC();
   }
+#ifdef FS_ONE_LANE // mju_cholSolveSparse's own loop: each row final, then into its ancestors
+  for (int c = d1 - 1; c >= d0; c--) {
+    int adr = L->rowadr[c], pos = L->rownnz[c] - 1;
+    fsSol xc = res[c];
+    if (xc == 0) continue;
+    res[c] = xc /= F[adr + pos];
+    for (int k = 0; k < pos; k++) res[L->colind[adr + k]] -= F[adr + k] * xc;
+  }
+#else // each dof gathers its descendants' terms, in the same order
   FSI_FOR_DOF_UP(L, a, d0, d1) {
     int pos = L->rownnz[a] - 1;
     const int* desc = L->desc + L->descadr[a];
@@ -259,6 +293,7 @@ FS_HD void fsi_chol_solve(const fsLayout* L, const fsSol* F, const fsSol* vec, f
     if (x != 0) x /= F[L->rowadr[a] + pos];
     res[a] = x;
   }
+#endif
   FSI_FOR_DOF_DOWN(L, k, d0, d1) {
     int adr = L->rowadr[k], pos = L->rownnz[k] - 1;
     fsSol x = res[k];
