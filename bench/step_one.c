@@ -13,6 +13,8 @@
 
 #include <flysim/flysim.h>
 
+#include "common/inputs/model.h"
+
 static int usage(void) {
   fprintf(stderr, "usage: step_one MODEL cpu|host f32|f64 WARMUP STEPS\n");
   return 2;
@@ -26,12 +28,10 @@ int main(int argc, char** argv) {
   if ((!cpu && strcmp(argv[2], "host")) || (!f32 && strcmp(argv[3], "f64")) || warmup < 0 ||
       steps < 1)
     return usage();
-  char msg[1000] = "";
-  size_t n = strlen(path);
-  mjModel* m = n > 4 && strcmp(path + n - 4, ".mjb") == 0 ? mj_loadModel(path, NULL)
-                                                          : mj_loadXML(path, NULL, msg, sizeof msg);
+  fsError err;
+  mjModel* m = fs_model_load(path, &err);
   if (!m) {
-    fprintf(stderr, "step_one: %s: cannot load the model: %s\n", path, msg);
+    fprintf(stderr, "step_one: %s\n", err.msg);
     return 1;
   }
   fsBatchOptions opt = fs_batch_default_options();
@@ -40,7 +40,6 @@ int main(int argc, char** argv) {
   opt.nworld = 1;
   opt.nthread = 1;
   fsBatch b;
-  fsError err;
   int rc = 1;
   if (fs_batch_open(m, &opt, &b, &err)) {
     fprintf(stderr, "step_one: %s: %s\n", path, err.msg);
