@@ -214,6 +214,24 @@ FS_HD void fsi_contact_impedance(const fsModel* m, fsData* d, int c, int adr) {
   }
 }
 
+/// The rows [r0, r1) of efc_J into efc_Jd (nv columns each, zeros off a row's chain): the
+/// dense rows MuJoCo keeps where its Jacobians are dense (nv < 60), which the host's row
+/// products run through as MuJoCo's dense loops do (the lanes read efc_J's chains). One
+/// lane: fs_make_constraint's on the host (a contact's rows), the loader of MuJoCo's rows.
+FS_HD void fsi_dense_rows(const fsModel* m, fsData* d, int r0, int r1) {
+  int nv = m->nv, most = 256 / nv > 1 ? 256 / nv : 1; // rows zeroed at once: 2 KiB at most
+  double* Jd = d->efc_Jd + (size_t)r0 * nv;           // (r1 - r0, nv)
+  for (int r = r0; r < r1; r += most) {               // a short memset, not a string store per byte
+    size_t n = (size_t)(r1 - r < most ? r1 - r : most) * nv;
+    for (size_t k = 0; k < n; k++) Jd[(size_t)(r - r0) * nv + k] = 0;
+  }
+  for (int r = r0; r < r1; r++, Jd += nv) {
+    const fsReal* J = d->efc_J + (size_t)r * m->njmax;
+    const int* col = m->pair_dof + d->efc_J_coladr[r];
+    for (int k = 0; k < d->efc_J_rownnz[r]; k++) Jd[col[k]] = J[k];
+  }
+}
+
 /// mj_makeConstraint for contacts: each contact not excluded gets its rows (its
 /// efc_address), in d->contact order; then their Jacobians and impedances. With
 /// nefcmax from the pairs' contact bounds the rows always fit; a caller that
@@ -244,28 +262,29 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
     if (adr < 0) continue;
     fsi_contact_jacobian(m, d, c, adr);
     fsi_contact_impedance(m, d, c, adr);
+#ifdef FS_ONE_LANE
+    if (m->nefcD) fsi_dense_rows(m, d, adr, adr + fsi_contact_rows(d->contact_dim[c]));
+#endif
   }
   FS_SYNC();
 }
 
-#ifndef __CUDA_ARCH__
-/// fsi_efc_dot_range's dense sums for a row over every column of the range (a chain
-/// increases, so no gaps: J[k] is column k's entry, xc the range's x), in scalars and in
-/// the same order. Host only, and out of line, so that the sparse rows' product stays
-/// inlined where it is called.
-static __attribute__((noinline)) fsSol fsi_efc_dot_full_row(const fsReal* J, const fsSol* xc,
-                                                            int ncol) {
+#ifdef FS_ONE_LANE
+/// mju_dot over ncol columns (a dense row's range): column k in running sum k % 4 below
+/// the last multiple of 4, (s0 + s2) + (s1 + s3), then the 1-3 columns left summed and
+/// added.
+static inline fsSol fsi_dot_dense(const double* J, const fsSol* x, int ncol) {
   int nb = ncol / 4 * 4, nt = ncol - nb;
   fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   for (int k = 0; k < nb; k += 4) {
-    s0 += J[k] * xc[k];
-    s1 += J[k + 1] * xc[k + 1];
-    s2 += J[k + 2] * xc[k + 2];
-    s3 += J[k + 3] * xc[k + 3];
+    s0 += J[k] * x[k];
+    s1 += J[k + 1] * x[k + 1];
+    s2 += J[k + 2] * x[k + 2];
+    s3 += J[k + 3] * x[k + 3];
   }
   fsSol res = (s0 + s2) + (s1 + s3);
-  fsSol t0 = nt > 0 ? J[nb] * xc[nb] : 0, t1 = nt > 1 ? J[nb + 1] * xc[nb + 1] : 0;
-  if (nt == 3) res += t0 + t1 + J[nb + 2] * xc[nb + 2];
+  fsSol t0 = nt > 0 ? J[nb] * x[nb] : 0, t1 = nt > 1 ? J[nb + 1] * x[nb + 1] : 0;
+  if (nt == 3) res += t0 + t1 + J[nb + 2] * x[nb + 2];
   if (nt == 2) res += t0 + t1;
   if (nt == 1) res += t0;
   return res;
@@ -277,7 +296,9 @@ static __attribute__((noinline)) fsSol fsi_efc_dot_full_row(const fsReal* J, con
 /// dofs in its solver). Sparse Jacobian (mju_dotSparse): the row's non-zeros k in 4
 /// running sums by k % 4 up to the last multiple of 4, (s0 + s2) + (s1 + s3), then the
 /// rest one by one. Dense (mju_dot over the columns): column j in sum (j - c0) % 4
-/// below the last multiple of 4 of ncol, the 1-3 columns left summed, then added.
+/// below the last multiple of 4 of ncol, the 1-3 columns left summed, then added; on one
+/// lane over the dense row itself (efc_Jd), on lanes over the chain's entries (the columns
+/// off the chain add zeros: the same sums).
 FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fsSol* x, int c0,
                               int ncol) {
   const fsReal* J = d->efc_J + (size_t)r * m->njmax;
@@ -297,10 +318,10 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
     for (int k = nb; k < n; k++) res += J[k] * x[col[k]];
     return res;
   }
+#ifdef FS_ONE_LANE // the host's models keep the rows dense (nefcD) wherever jac_sparse is 0
+  return fsi_dot_dense(d->efc_Jd + (size_t)r * m->nv + c0, x + c0, ncol);
+#else
   int nb = ncol / 4 * 4, nt = ncol - nb;
-#ifndef __CUDA_ARCH__ // host only: the same sums, and the device kernels keep their registers
-  if (n == ncol && n > 0 && col[0] == c0) return fsi_efc_dot_full_row(J, x + c0, ncol);
-#endif
   fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
   for (int k = 0; k < n; k++) { // the other columns add zeros
     int j = col[k] - c0;
@@ -315,6 +336,7 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
   if (nt == 2) res += t[0] + t[1];
   if (nt == 1) res += t[0];
   return res;
+#endif
 }
 
 /// Row r of the constraint Jacobian times x (nv) in MuJoCo's order (mj_mulJacVec).

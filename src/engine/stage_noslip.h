@@ -194,7 +194,13 @@ FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland
 /// skipped), qacc = qacc_smooth + inv(M) qfrc_constraint (mj_solveM), into sol_qfrc and
 /// sol_qacc.
 FS_HD FS_FORCEINLINE void fsi_dual_finish(const fsModel* m, fsData* d) {
-  fsi_mul_jt(d, d->sol_force, d->sol_qfrc, 0, m->nv, 0);
+#ifdef FS_ONE_LANE
+  fsIsland all = {0, m->nv, -1, 0, 0, 0, d->nefc[0]}; // every dof and row
+  if (m->nefcD)
+    fsi_mul_jt_dense(m, d, &all, d->sol_force, d->sol_qfrc);
+  else
+#endif
+    fsi_mul_jt(d, d->sol_force, d->sol_qfrc, 0, m->nv, 0);
   FS_FOR_LANE(i, m->nv) d->sol_qacc[i] = d->sol_qfrc[i];
   FS_SYNC();
   fsLayout LM = fsi_layout_M(m);

@@ -159,6 +159,23 @@ FS_HD void fsi_mul_jt(const fsData* d, const fsSol* f, fsSol* res, int d0, int d
   fsi_mul_xt(d, d->efc_J, f, res, d0, d1, dotsparse);
 }
 
+#ifdef FS_ONE_LANE
+/// res = J' f over the island's dofs from the dense rows (efc_Jd, one lane), as MuJoCo's
+/// dense loop (mju_mulMatTVec) and fsi_mul_xt's scatter: rows in order, zero forces
+/// skipped, each adding f_r J_r over the dofs (the columns off its chain add zeros).
+FS_HD void fsi_mul_jt_dense(const fsModel* m, const fsData* d, const fsIsland* is, const fsSol* f,
+                            fsSol* res) {
+  int d0 = is->d0, n = is->d1 - is->d0;
+  for (int j = 0; j < n; j++) res[d0 + j] = 0;
+  for (int r = is->r0; r < is->r1; r++) {
+    fsSol fr = f[r];
+    if (fr == 0 || !fsi_in_island(d, is, r)) continue;
+    const double* J = d->efc_Jd + (size_t)r * m->nv + d0; // (n)
+    for (int j = 0; j < n; j++) res[d0 + j] += J[j] * fr;
+  }
+}
+#endif
+
 //---------------------------------- warm start
 //------------------------------------------------------
 
@@ -248,6 +265,12 @@ FS_HD void fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
       fsi_row_update(d, r, d->sol_Jaref[r], d->sol_force + r, d->sol_state + r);
   }
   FS_SYNC();
+#ifdef FS_ONE_LANE
+  if (m->nefcD) {
+    fsi_mul_jt_dense(m, d, is, d->sol_force, d->sol_qfrc);
+    return;
+  }
+#endif
   fsi_mul_jt(d, d->sol_force, d->sol_qfrc, is->d0, is->d1, m->jac_sparse);
 }
 
@@ -289,6 +312,11 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
       fsSol DJi = D * J[pi];
       if (pi + 1 == hn) {
         for (int k = 0; k < hn; k++) H[k] += DJi * J[k];
+#ifdef FS_ONE_LANE
+      } else if (m->nefcD) { // the dense row: the columns' entries without their places
+        const double* Jd = d->efc_Jd + (size_t)r * m->nv; // (nv)
+        for (int k = 0; k < hn; k++) H[k] += DJi * Jd[cols[k]];
+#endif
       } else {
         for (int k = 0; k < hn; k++) H[k] += DJi * J[fsi_row_place(m, d, r, cols[k])];
       }

@@ -125,6 +125,7 @@ enum {
   X(nefcmax)     /* constraint rows a world holds: the rows of every contact slot (flysim) */      \
   X(njmax)       /* non-zeros of a constraint row at most: the longest pair chain (flysim) */      \
   X(nefcJ)       /* nefcmax * njmax: the rows' non-zeros, a fixed njmax per row (flysim) */        \
+  X(nefcD)       /* nefcmax * nv where MuJoCo's Jacobians are dense (host: efc_Jd), else 0 */      \
   X(ntree)       /* kinematic trees under the world */                                             \
   X(ndesc)       /* nC - nv: the reduced layout's off-diagonal entries (flysim) */                 \
   X(ndlevel)     /* depths of the reduced layout's rows (flysim) */                                \
@@ -438,15 +439,16 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(int, contact_pair, nconmax, 1, COLLISION, OWN)        /* the pair that made it */              \
   X(int, contact_efc_address, nconmax, 1, MAKE_CONSTRAINT, CONTACT) /* first row, -1: none */      \
   X(fsReal, contact_mu, nconmax, 1, MAKE_CONSTRAINT, CONTACT) /* regularized cone's friction */    \
-  X(int, nefc, one, 1, MAKE_CONSTRAINT, EFC)              /* rows: contacts in d->contact order */ \
-  X(int, efc_overflow, one, 1, MAKE_CONSTRAINT, OWN)      /* rows dropped: nefcmax full */         \
-  X(int, efc_type, nefcmax, 1, MAKE_CONSTRAINT, EFC)      /* mjtConstraint */                      \
-  X(int, efc_id, nefcmax, 1, MAKE_CONSTRAINT, EFC)        /* the contact */                        \
-  X(int, efc_J_rownnz, nefcmax, 1, MAKE_CONSTRAINT, EFC)  /* non-zeros: the pair's pair_nv */      \
-  X(int, efc_J_coladr, nefcmax, 1, MAKE_CONSTRAINT, OWN)  /* columns: pair_dof[adr..adr+rownnz) */ \
-  X(fsReal, efc_J, nefcJ, 1, MAKE_CONSTRAINT, EFC)        /* row r: [r*njmax, r*njmax + rownnz) */ \
-  X(fsReal, efc_pos, nefcmax, 1, MAKE_CONSTRAINT, EFC)    /* position: the contact's distance */   \
-  X(fsReal, efc_margin, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* inclusion margin */                   \
+  X(int, nefc, one, 1, MAKE_CONSTRAINT, EFC)             /* rows: contacts in d->contact order */  \
+  X(int, efc_overflow, one, 1, MAKE_CONSTRAINT, OWN)     /* rows dropped: nefcmax full */          \
+  X(int, efc_type, nefcmax, 1, MAKE_CONSTRAINT, EFC)     /* mjtConstraint */                       \
+  X(int, efc_id, nefcmax, 1, MAKE_CONSTRAINT, EFC)       /* the contact */                         \
+  X(int, efc_J_rownnz, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* non-zeros: the pair's pair_nv */       \
+  X(int, efc_J_coladr, nefcmax, 1, MAKE_CONSTRAINT, OWN) /* columns: pair_dof[adr..adr+rownnz) */  \
+  X(fsReal, efc_J, nefcJ, 1, MAKE_CONSTRAINT, EFC)       /* row r: [r*njmax, r*njmax + rownnz) */  \
+  X(double, efc_Jd, nefcD, 1, MAKE_CONSTRAINT, SCRATCH) /* the rows dense: row r at [r*nv, +nv) */ \
+  X(fsReal, efc_pos, nefcmax, 1, MAKE_CONSTRAINT, EFC)  /* position: the contact's distance */     \
+  X(fsReal, efc_margin, nefcmax, 1, MAKE_CONSTRAINT, EFC)       /* inclusion margin */             \
   X(fsReal, efc_frictionloss, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* 0: no friction-loss rows */     \
   X(fsReal, efc_diagA, nefcmax, 1, MAKE_CONSTRAINT, EFC)        /* R * imp / (1 - imp) */          \
   X(fsReal, efc_KBIP, nefcmax, 4, MAKE_CONSTRAINT, EFC)      /* stiffness, damping, imp, imp' */   \

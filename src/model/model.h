@@ -24,6 +24,7 @@
 #define fs_model_bytes            FS_PREC(fs_model_bytes)
 #define fs_world_bytes            FS_PREC(fs_world_bytes)
 #define fs_model_bound_contacts   FS_PREC(fs_model_bound_contacts)
+#define fs_model_row_sizes        FS_PREC(fs_model_row_sizes)
 #define fs_model_bound_candidates FS_PREC(fs_model_bound_candidates)
 #define fs_world_describe         FS_PREC(fs_world_describe)
 // ... and of what the check and the build share (below)
@@ -66,8 +67,8 @@ int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsErro
 /// fs_model_build for a use (fs_model_build is FS_BUILD_STEP). The contact buffer
 /// (nprecon, nconmax) is sized from the pairs when contacts are enabled, else 0;
 /// for FS_BUILD_STEP also the rows (nefcmax: every contact slot's pyramidal
-/// rows; njmax, nefcJ) and the pairs' dof chains, else 0. A caller may lower
-/// m->nconmax (or m->nefcmax, with nefcJ = nefcmax * njmax) before allocating data:
+/// rows; njmax, nefcJ, nefcD) and the pairs' dof chains, else 0. A caller may lower
+/// m->nconmax (or m->nefcmax, then fs_model_row_sizes) before allocating data:
 /// the collision stage then drops (and counts, in contact_overflow) the contacts
 /// beyond it, fs_make_constraint the rows beyond it (efc_overflow).
 int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
@@ -81,6 +82,10 @@ void fs_model_free(fsModel* m);
 /// (contact_overflow, MuJoCo's CONTACTFULL warning: a problem world, never silent).
 /// On built sizes, before allocating data; every model of one batch the same n.
 void fs_model_bound_contacts(fsModel* m, int n);
+
+/// The rows' storage from nefcmax: nefcJ (each row's chain, njmax values) and nefcD (each
+/// row dense, nv values, where MuJoCo's Jacobians are dense: the host's row products).
+void fs_model_row_sizes(fsModel* m);
 
 /// Bound a world's candidate pairs (src/engine/cull.h) to n where the model culls pairs
 /// (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the

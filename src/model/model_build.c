@@ -520,7 +520,7 @@ static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
   }
   free(chain);
   if (m->ncullgeom) m->nefcmax = m->nprecon * rows; // the candidates' slots, not every pair's
-  m->nefcJ = m->nefcmax * m->njmax;
+  fs_model_row_sizes(m);
   m->npairnv = m->npair * m->nv;
 }
 
@@ -823,7 +823,7 @@ int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err)
   m->nconmax = m->nprecon;
   if (!m->nefcmax) return 0; // no rows (built for the collision stage, or none to make)
   m->nefcmax = m->nprecon * most_contact_rows(m);
-  m->nefcJ = m->nefcmax * m->njmax;
+  fs_model_row_sizes(m);
   return 0;
 }
 
@@ -833,7 +833,12 @@ void fs_model_bound_contacts(fsModel* m, int n) {
   if (!m->nefcmax) return; // no rows (built for the collision stage, or none to make)
   int rows = most_contact_rows(m);
   if ((long)n * rows < m->nefcmax) m->nefcmax = n * rows;
+  fs_model_row_sizes(m);
+}
+
+void fs_model_row_sizes(fsModel* m) {
   m->nefcJ = m->nefcmax * m->njmax;
+  m->nefcD = m->jac_sparse ? 0 : m->nefcmax * m->nv;
 }
 
 size_t fs_model_bytes(const fsModel* m) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/engine/stage_constraint.h"
 #include "src/model/model.h"
 
 int fs_worlds_alloc(const fsModel* m, int nworld, fsWorlds* b, fsError* err) {
@@ -262,6 +263,7 @@ static int efc_from_mj(const fsModel* m, fsData* d, const mjModel* mj, const mjD
       int p = fs_contact_pair(m, &md->contact[md->efc_id[r]]);
       d->efc_J_coladr[r] = p < 0 ? 0 : m->pair_dofadr[p];
     }
+    if (m->nefcD) fsi_dense_rows(m, d, 0, md->nefc); // dense too, as fs_make_constraint's
   }
   free(buf);
   return rc;

@@ -174,7 +174,7 @@ static int overflow(const fshRunner* r, const fsModel* m0, const mjModel* mj, mj
   if (most < 2) return 0;
   fsModel m = *m0;
   m.nefcmax = most - 1;
-  m.nefcJ = m.nefcmax * m.njmax;
+  fs_model_row_sizes(&m);
   fsError err;
   int rc = fs_worlds_alloc(&m, N, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, N, &err);
