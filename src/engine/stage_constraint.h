@@ -18,6 +18,7 @@
 #define FLYSIM_ENGINE_STAGE_CONSTRAINT_H
 
 #include "src/model/fields.h"
+#include "src/engine/linalg.h"
 #include "src/engine/spatial.h"
 
 #define FS_MINIMP ((fsReal)0.0001) // mjMINIMP: smallest impedance
@@ -269,28 +270,6 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
-#ifdef FS_ONE_LANE
-/// mju_dot over ncol columns (a dense row's range): column k in running sum k % 4 below
-/// the last multiple of 4, (s0 + s2) + (s1 + s3), then the 1-3 columns left summed and
-/// added.
-static inline fsSol fsi_dot_dense(const double* J, const fsSol* x, int ncol) {
-  int nb = ncol / 4 * 4, nt = ncol - nb;
-  fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (int k = 0; k < nb; k += 4) {
-    s0 += J[k] * x[k];
-    s1 += J[k + 1] * x[k + 1];
-    s2 += J[k + 2] * x[k + 2];
-    s3 += J[k + 3] * x[k + 3];
-  }
-  fsSol res = (s0 + s2) + (s1 + s3);
-  fsSol t0 = nt > 0 ? J[nb] * x[nb] : 0, t1 = nt > 1 ? J[nb + 1] * x[nb + 1] : 0;
-  if (nt == 3) res += t0 + t1 + J[nb + 2] * x[nb + 2];
-  if (nt == 2) res += t0 + t1;
-  if (nt == 1) res += t0;
-  return res;
-}
-#endif
-
 /// Row r of the constraint Jacobian times x in MuJoCo's order, over the columns
 /// [c0, c0 + ncol) that MuJoCo's dense rows span (all nv in mj_mulJacVec; an island's
 /// dofs in its solver). Sparse Jacobian (mju_dotSparse): the row's non-zeros k in 4
@@ -319,7 +298,7 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
     return res;
   }
 #ifdef FS_ONE_LANE // the host's models keep the rows dense (nefcD) wherever jac_sparse is 0
-  return fsi_dot_dense(d->efc_Jd + (size_t)r * m->nv + c0, x + c0, ncol);
+  return fsi_dot_mj(d->efc_Jd + (size_t)r * m->nv + c0, x + c0, ncol); // mju_dot
 #else
   int nb = ncol / 4 * 4, nt = ncol - nb;
   fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
