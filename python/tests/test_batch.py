@@ -341,3 +341,28 @@ def test_mocap_pose_per_world(backend, precision):
         for w in (0, 2):
             assert np.array_equal(a.qpos[w], b.qpos[w]) and np.array_equal(a.xpos[w], b.xpos[w])
         assert np.min(np.linalg.norm(b.xpos[1, 1:] - a.xpos[1, 1:], axis=1)) > 0.05
+
+
+# Where MuJoCo's Jacobian is dense (nv < 60), the host keeps the rows and the Newton
+# Hessian dense and runs MuJoCo's loops over them (sqrMatTD, cholFactor, cholUpdate,
+# cholSolve): without noslip, whose sums differ in order, its float64 steps are MuJoCo's
+# to the bit (the tree factor's order drifted from step 90-282 of these runs).
+@pytest.mark.parametrize("name", ["cuda_efc_walker", "cuda_contact_primitives",
+                                  "cuda_contact_mesh"])
+def test_host_f64_is_mujoco_where_jacobians_are_dense(name):
+    path = os.path.join(ROOT, "tests", "models", name + ".xml")
+    m = mujoco.MjModel.from_xml_path(path)
+    assert m.nv < 60 and m.opt.jacobian != mujoco.mjtJacobian.mjJAC_SPARSE
+    assert m.opt.noslip_iterations == 0
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, 0)
+    with flysim.Batch(path, 1, backend="host", precision="f64", threads=1) as b:
+        b.qpos[0], b.qvel[0], b.ctrl[0] = d.qpos, d.qvel, d.ctrl
+        rows = 0
+        for i in range(600):
+            mujoco.mj_step(m, d)
+            b.step(1)
+            rows = max(rows, d.nefc)
+            assert np.array_equal(b.qpos[0], d.qpos) and np.array_equal(b.qvel[0], d.qvel), \
+                f"{name}: step {i}: qpos or qvel differs from MuJoCo's"
+        assert rows > 0  # the solver ran

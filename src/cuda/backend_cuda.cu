@@ -553,11 +553,13 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 //---------------------------------- models, sequences, recordings ---------------------------------
 
 // Build an mjModel of the batch's as the backend steps it: a check failure is the model's
-// (FS_ERR_MODEL). The lanes read the rows' chains (efc_J), so no world holds them dense.
+// (FS_ERR_MODEL). The lanes read the rows' chains (efc_J) and factor the Hessian in its
+// tree layout, so no world holds the rows or the Hessian dense.
 static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fsModel* out,
                  fsError* err) {
   if (!fs_model_build_bounded(m, name, o->max_contacts, o->max_candidates, out, err)) {
     out->nefcD = 0;
+    out->nL = out->nH;
     return 0;
   }
   if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)

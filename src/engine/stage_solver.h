@@ -6,9 +6,10 @@
 //
 // MuJoCo's operations and orders of summation, so that the host float64 build gives
 // MuJoCo's bits where MuJoCo's Jacobian is sparse (jacobian="auto" from nv 60 on, so
-// for NeuroMechFly); for dense Jacobians MuJoCo factors the Hessian densely and the
-// results agree to rounding. Comments name MuJoCo's functions (engine_solver.c,
-// engine_forward.c, engine_core_constraint.c).
+// for NeuroMechFly); for dense Jacobians MuJoCo factors the Hessian densely, and so
+// does the host (over its dense rows: the same bits), while the lanes keep the tree
+// factor (the results agree to rounding). Comments name MuJoCo's functions
+// (engine_solver.c, engine_forward.c, engine_core_constraint.c).
 //
 // Islands (mj_island): the rows of contacts with static planes move one tree each,
 // so an island is a tree with rows, islands come in increasing tree order, and an
@@ -283,6 +284,89 @@ FS_HD void fsi_primal_grad(fsData* d, const fsIsland* is) {
   FS_SYNC();
 }
 
+#ifdef FS_ONE_LANE
+/// Where MuJoCo's Jacobian is dense (nefcD: the host keeps the rows dense too), its
+/// solver's dense Hessian and factor, MuJoCo's loops and orders. The island's n dofs
+/// [d0, d1) are consecutive, so its rows' columns are efc_Jd's [d0, d1) and the factor
+/// is sol_L as (n, n), row-major, lower triangle (H = L L'). H = J' D J (mju_sqrMatTD:
+/// rows in order, each non-zero J_ri adding (J_ri D_r) J_r. to row i's columns up to
+/// i), then M's entries added (mju_addToSymSparse); factored by mju_cholFactor (column
+/// by column, row dots in mju_dot's order, a diagonal under mjMINVAL clamped: returns
+/// 1).
+static inline int fsi_hessian_factor_dense(const fsModel* m, fsData* d, const fsIsland* is) {
+  int d0 = is->d0, n = is->d1 - is->d0, nv = m->nv;
+  fsSol* L = d->sol_L; // (n, n)
+  for (int k = 0; k < n * n; k++) L[k] = 0;
+  for (int r = is->r0; r < is->r1; r++) {
+    if (!fsi_in_island(d, is, r) || d->sol_D[r] == 0) continue;
+    const double* J = d->efc_Jd + (size_t)r * nv + d0; // (n)
+    for (int i = 0; i < n; i++) {
+      if (J[i] == 0) continue;
+      fsSol s = J[i] * d->sol_D[r], *Li = L + i * n;
+      for (int k = 0; k <= i; k++) Li[k] += J[k] * s;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    int adr = m->M_rowadr[d0 + i];
+    for (int k = 0; k < m->M_rownnz[d0 + i]; k++)
+      L[i * n + m->M_colind[adr + k] - d0] += d->M[adr + k];
+  }
+  int bad = 0;
+  for (int j = 0; j < n; j++) {
+    fsSol* Lj = L + j * n;
+    fsSol t = Lj[j];
+    if (j) t -= fsi_dot_mj(Lj, Lj, j);
+    int deficient = t < FS_SOL_MINVAL;
+    if (deficient) {
+      t = FS_SOL_MINVAL;
+      bad = 1;
+    }
+    Lj[j] = sqrt(t);
+    fsSol inv = 1 / Lj[j];
+    for (int i = j + 1; i < n; i++)
+      L[i * n + j] = deficient ? 0 : (L[i * n + j] - fsi_dot_mj(L + i * n, Lj, j)) * inv;
+  }
+  return bad;
+}
+
+/// L L' +- x x' (mju_cholUpdate) in place, x (n) overwritten: each k with x_k non-zero
+/// rotates column k. Returns 1 if a diagonal was clamped at mjMINVAL (MuJoCo's rank
+/// loss).
+static inline int fsi_chol_update_dense(fsSol* L, fsSol* x, int n, int plus) {
+  int bad = 0;
+  for (int k = 0; k < n; k++) {
+    if (x[k] == 0) continue;
+    fsSol Lkk = L[k * (n + 1)];
+    fsSol t = Lkk * Lkk + (plus ? x[k] * x[k] : -x[k] * x[k]);
+    if (t < FS_SOL_MINVAL) {
+      t = FS_SOL_MINVAL;
+      bad = 1;
+    }
+    fsSol r = sqrt(t), c = r / Lkk, cinv = 1 / c, s = x[k] / Lkk;
+    L[k * (n + 1)] = r;
+    for (int i = k + 1; i < n; i++)
+      L[i * n + k] = (plus ? L[i * n + k] + s * x[i] : L[i * n + k] - s * x[i]) * cinv;
+    for (int i = k + 1; i < n; i++) x[i] = c * x[i] - s * L[i * n + k];
+  }
+  return bad;
+}
+
+/// res = inv(L L') vec over n entries (mju_cholSolve): forward with row dots in
+/// mju_dot's order, backward by columns. res may be vec.
+static inline void fsi_chol_solve_dense(const fsSol* L, const fsSol* vec, fsSol* res, int n) {
+  for (int i = 0; i < n; i++) {
+    fsSol x = vec[i];
+    if (i) x -= fsi_dot_mj(L + i * n, res, i);
+    res[i] = x / L[i * (n + 1)];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    fsSol x = res[i];
+    for (int j = i + 1; j < n; j++) x -= L[j * n + i] * res[j];
+    res[i] = x / L[i * (n + 1)];
+  }
+}
+#endif
+
 /// The Hessian H = M + J' D J over the island's dofs (D = efc_D on quadratic rows, else
 /// 0) in the Hessian's layout (the rows' chains are ancestor chains: nothing outside
 /// it), as mju_sqrMatTDSparseNumeric sums each entry (rows in order, (D J_r) J_c) and
@@ -298,6 +382,9 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
       d->sol_D[r] = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC ? d->efc_D[r] : 0;
   }
   FS_SYNC();
+#ifdef FS_ONE_LANE
+  if (m->nefcD) return fsi_hessian_factor_dense(m, d, is);
+#endif
   FS_FOR_LANE(t, is->d1 - is->d0) {
     int i = is->d0 + t, hn = m->H_rownnz[i], a = d->efc_JT_rowadr[i], n = d->efc_JT_rownnz[i];
     fsSol* H = d->sol_H + m->H_rowadr[i]; // (hn): row i's ancestors, then (i, i)
@@ -333,6 +420,21 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
 /// update) or left (downdate) the quadratic set, in row order; refactored from scratch
 /// if an update loses rank. Returns 1 if the refactored Hessian is rank-deficient.
 FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* is) {
+#ifdef FS_ONE_LANE
+  if (m->nefcD) { // the dense factor: x = J_r sqrt(D_r) over the island's columns (mju_scl)
+    int n = is->d1 - is->d0;
+    for (int r = is->r0; r < is->r1; r++) {
+      if (!fsi_in_island(d, is, r)) continue;
+      int now = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC;
+      if ((d->sol_oldstate[r] == FS_CNSTRSTATE_QUADRATIC) == now) continue;
+      const double* J = d->efc_Jd + (size_t)r * m->nv + is->d0; // (n)
+      fsSol s = sqrt(d->efc_D[r]), *x = d->sol_dense;           // (n)
+      for (int k = 0; k < n; k++) x[k] = J[k] * s;
+      if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is);
+    }
+    return 0;
+  }
+#endif
   for (int r = is->r0; r < is->r1; r++) {
     if (!fsi_in_island(d, is, r)) continue;
     int was = d->sol_oldstate[r] == FS_CNSTRSTATE_QUADRATIC;
@@ -345,6 +447,19 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
       return fsi_hessian_factor(m, d, is);
   }
   return 0;
+}
+
+/// Mgrad = inv(H) grad over the island's dofs, by the factor (dense where nefcD).
+FS_HD void fsi_hessian_solve(const fsModel* m, fsData* d, const fsIsland* is) {
+#ifdef FS_ONE_LANE
+  if (m->nefcD) {
+    int d0 = is->d0;
+    fsi_chol_solve_dense(d->sol_L, d->sol_grad + d0, d->sol_Mgrad + d0, is->d1 - d0);
+    return;
+  }
+#endif
+  fsLayout LH = fsi_layout_H(m);
+  fsi_chol_solve(&LH, d->sol_L, d->sol_grad, d->sol_Mgrad, is->d0, is->d1);
 }
 
 /// A point of the line search: step, cost change from step 0, first and second
@@ -523,7 +638,7 @@ FS_HD fsSol fsi_newton_decrement(fsData* d, const fsIsland* is) {
 FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
   int d0 = is->d0, d1 = is->d1, nvi = d1 - d0;
   fsSol scale = is->scale, tol = m->tolerance;
-  fsLayout LM = fsi_layout_M(m), LH = fsi_layout_H(m);
+  fsLayout LM = fsi_layout_M(m);
   fsi_sol_vec(m, d, d->qfrc_smooth); // for the line search
   fsi_mul_sym(&LM, d->M, d->sol_qacc, d->sol_Ma, d0, d1);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
@@ -543,7 +658,7 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
     FSI_MARK(FS_MARK_HESSIAN);
     error |= fsi_hessian_factor(m, d, is);
     FSI_MARK(FS_MARK_NEWTON);
-    fsi_chol_solve(&LH, d->sol_L, d->sol_grad, d->sol_Mgrad, d0, d1);
+    fsi_hessian_solve(m, d, is);
     done = small_grad && fsi_newton_decrement(d, is) < tol;
   }
   if (!done) fsi_newton_direction(d, is);
@@ -572,7 +687,7 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
     error |= fsi_hessian_incremental(m, d, is);
     FSI_MARK(FS_MARK_NEWTON);
     fsi_primal_grad(d, is);
-    fsi_chol_solve(&LH, d->sol_L, d->sol_grad, d->sol_Mgrad, d0, d1);
+    fsi_hessian_solve(m, d, is);
     improvement = scale * ls_improvement;
     gradient = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi));
     fsSol decrement = fsi_newton_decrement(d, is);

@@ -132,6 +132,7 @@ enum {
   X(ndleveladr)  /* ndlevel + 1 */                                                                 \
   X(nH)          /* entries of the Hessian's layout: every dof's ancestors and itself (flysim) */  \
   X(nHdesc)      /* nH - nv */                                                                     \
+  X(nL)          /* the Hessian factor's entries: nH, or nv * nv where efc_Jd is (host: dense) */  \
   X(nhlevel)     /* depths of the dof tree (flysim) */                                             \
   X(nhleveladr)  /* nhlevel + 1 */                                                                 \
   X(npairnv)     /* npair * nv when there are constraint rows, else 0 (flysim) */                  \
@@ -506,7 +507,7 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(double, sol_search, nv, 1, CONSTRAINT, SCRATCH)     /* search direction */                     \
   X(double, sol_dense, nv, 1, CONSTRAINT, SCRATCH)      /* Cholesky scratch (dense row, diag) */   \
   X(double, sol_H, nH, 1, CONSTRAINT, SCRATCH)          /* Hessian M + J'DJ (H_* layout) */        \
-  X(double, sol_L, nH, 1, CONSTRAINT, SCRATCH)          /* its Cholesky factor H = L'L */          \
+  X(double, sol_L, nL, 1, CONSTRAINT, SCRATCH)          /* its factor (L'L; nefcD: LL') */         \
   X(double, noslip_Y, nefcJ, 1, CONSTRAINT, SCRATCH)    /* rows of J * M^-1/2 (efc_J's layout) */  \
   X(double, noslip_u, nv, 1, CONSTRAINT, SCRATCH)       /* Y' * force */                           \
   X(double, noslip_sqrtinv, nv, 1, CONSTRAINT, SCRATCH) /* 1 / sqrt(D) of M's L'DL factor */       \

@@ -84,7 +84,8 @@ void fs_model_free(fsModel* m);
 void fs_model_bound_contacts(fsModel* m, int n);
 
 /// The rows' storage from nefcmax: nefcJ (each row's chain, njmax values) and nefcD (each
-/// row dense, nv values, where MuJoCo's Jacobians are dense: the host's row products).
+/// row dense, nv values, where MuJoCo's Jacobians are dense: the host's row products);
+/// there the host's Hessian factor is dense as well (nL: nv x nv, else the layout's nH).
 void fs_model_row_sizes(fsModel* m);
 
 /// Bound a world's candidate pairs (src/engine/cull.h) to n where the model culls pairs

@@ -568,6 +568,7 @@ static void hessian_sizes(const mjModel* mj, fsModel* m) {
     if (dep + 1 > m->nhlevel) m->nhlevel = dep + 1;
   }
   m->nHdesc = m->nH - m->nv;
+  m->nL = m->nH; // fs_model_row_sizes: nv * nv where the host keeps the Hessian dense
   m->nhleveladr = m->nhlevel + 1;
 }
 
@@ -839,6 +840,7 @@ void fs_model_bound_contacts(fsModel* m, int n) {
 void fs_model_row_sizes(fsModel* m) {
   m->nefcJ = m->nefcmax * m->njmax;
   m->nefcD = m->jac_sparse ? 0 : m->nefcmax * m->nv;
+  m->nL = m->nefcD ? m->nv * m->nv : m->nH; // nv * nv >= nH
 }
 
 size_t fs_model_bytes(const fsModel* m) {
