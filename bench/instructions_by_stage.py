@@ -69,8 +69,10 @@ STAGES = [
     ("fwd_constraint", "newton: hessian", "fsi_hessian_factor fsi_hessian_incremental",
      "FactorizeHessian HessianCone mju_cholUpdateSparse mj_solPrimal>mju_cholFactorSymbolic "
      "mj_solPrimal>mju_sqrMatTDSparseSymbolic mj_solPrimal>mju_sqrMatTDSparseNumeric "
-     "mj_solPrimal>mju_transposeSparse mj_solPrimal>mju_addToMatSparse",
-     "H = M + J'DJ, its factor and rank-1 updates; MuJoCo: + H's symbolic structure"),
+     "mj_solPrimal>mju_transposeSparse mj_solPrimal>mju_addToMatSparse "
+     "mju_cholUpdate mj_solPrimal>mju_sqrMatTD_impl mj_solPrimal>mju_addToSymSparse",
+     "H = M + J'DJ, its factor and rank-1 updates (sparse, or dense where the Jacobian is); "
+     "MuJoCo: + H's symbolic structure"),
     ("fwd_constraint", "newton: line search", "fsi_line_search", "PrimalEval",
      "MuJoCo: its evaluations only (Mv, Jv and the quadratics are inlined in mj_solPrimal)"),
     ("fwd_constraint", "newton: gradient, direction, rest", "fsi_newton -others",
