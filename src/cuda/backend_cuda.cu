@@ -558,8 +558,7 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fsModel* out,
                  fsError* err) {
   if (!fs_model_build_bounded(m, name, o->max_contacts, o->max_candidates, out, err)) {
-    out->nefcD = 0;
-    out->nL = out->nH;
+    fs_model_for_lanes(out);
     return 0;
   }
   if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)

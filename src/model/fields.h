@@ -303,6 +303,7 @@ typedef struct fsModel {
   fsReal o_friction[5];
   fsReal impratio;         // opt.impratio: friction-to-normal impedance ratio of contacts
   int jac_sparse;          // MuJoCo's mj_isSparse: its Jacobians are sparse (sets sums' order)
+  int dense_rows;          // rows, Hessian dense where jac_sparse is 0 (host; fs_model_for_lanes)
   int iterations;          // opt.iterations: Newton iterations at most (per island)
   double tolerance;        // opt.tolerance: the solver's convergence tolerance
   int ls_iterations;       // opt.ls_iterations: line-search evaluations at most

@@ -25,6 +25,7 @@
 #define fs_world_bytes            FS_PREC(fs_world_bytes)
 #define fs_model_bound_contacts   FS_PREC(fs_model_bound_contacts)
 #define fs_model_row_sizes        FS_PREC(fs_model_row_sizes)
+#define fs_model_for_lanes        FS_PREC(fs_model_for_lanes)
 #define fs_model_bound_candidates FS_PREC(fs_model_bound_candidates)
 #define fs_world_describe         FS_PREC(fs_world_describe)
 // ... and of what the check and the build share (below)
@@ -84,9 +85,15 @@ void fs_model_free(fsModel* m);
 void fs_model_bound_contacts(fsModel* m, int n);
 
 /// The rows' storage from nefcmax: nefcJ (each row's chain, njmax values) and nefcD (each
-/// row dense, nv values, where MuJoCo's Jacobians are dense: the host's row products);
-/// there the host's Hessian factor is dense as well (nL: nv x nv, else the layout's nH).
+/// row dense, nv values, where MuJoCo's Jacobians are dense and m->dense_rows: the host's
+/// row products); there the host's Hessian factor is dense as well (nL: nv x nv, else the
+/// layout's nH).
 void fs_model_row_sizes(fsModel* m);
+
+/// A built model for the lanes (the GPU's step, which reads the rows' chains and factors
+/// the Hessian in its tree layout): no rows held dense (dense_rows 0, nefcD 0, nL = nH).
+/// On built sizes, before allocating data; bounds applied after it keep it.
+void fs_model_for_lanes(fsModel* m);
 
 /// Bound a world's candidate pairs (src/engine/cull.h) to n where the model culls pairs
 /// (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the

@@ -508,6 +508,7 @@ static int contact_rows(int dim) {
 static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
   m->impratio = (fsReal)mj->opt.impratio;
   m->jac_sparse = mj_isSparse(mj);
+  m->dense_rows = 1; // the host's; the cuda backend's models: fs_model_for_lanes
   if (!with_rows) return;
   int* chain = calloc((size_t)mj->nv + 1, sizeof(int));
   int rows = 0; // the most rows a contact makes
@@ -839,8 +840,13 @@ void fs_model_bound_contacts(fsModel* m, int n) {
 
 void fs_model_row_sizes(fsModel* m) {
   m->nefcJ = m->nefcmax * m->njmax;
-  m->nefcD = m->jac_sparse ? 0 : m->nefcmax * m->nv;
+  m->nefcD = m->dense_rows && !m->jac_sparse ? m->nefcmax * m->nv : 0;
   m->nL = m->nefcD ? m->nv * m->nv : m->nH; // nv * nv >= nH
+}
+
+void fs_model_for_lanes(fsModel* m) {
+  m->dense_rows = 0;
+  fs_model_row_sizes(m);
 }
 
 size_t fs_model_bytes(const fsModel* m) {

@@ -203,6 +203,18 @@ static void constraint_build(void) {
       CHECK(fm.nefcmax == 4 * fm.nconmax && fm.njmax == 17);
       CHECK(fm.nJmom == 42 + 6 * 17);
     }
+    // the rows and the Hessian's factor dense where MuJoCo's Jacobians are (nv < 60: the
+    // held models), for the host; a model for the lanes keeps the chains and the tree
+    // layout, and a bound applied after keeps it so
+    int dense = !mj_isSparse(m);
+    CHECK(dense == (i >= 2));
+    CHECK(fm.dense_rows == 1 && fm.nefcJ == fm.nefcmax * fm.njmax);
+    CHECK(fm.nefcD == (dense ? fm.nefcmax * fm.nv : 0));
+    CHECK(fm.nL == (dense ? fm.nv * fm.nv : fm.nH));
+    fs_model_for_lanes(&fm);
+    CHECK(fm.dense_rows == 0 && fm.nefcD == 0 && fm.nL == fm.nH);
+    fs_model_bound_contacts(&fm, 2);
+    CHECK(fm.nconmax == 2 && fm.nefcD == 0 && fm.nL == fm.nH);
     fs_model_free(&fm);
     mj_deleteModel(m);
   }
