@@ -420,30 +420,26 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
 /// update) or left (downdate) the quadratic set, in row order; refactored from scratch
 /// if an update loses rank. Returns 1 if the refactored Hessian is rank-deficient.
 FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* is) {
-#ifdef FS_ONE_LANE
-  if (m->nefcD) { // the dense factor: x = J_r sqrt(D_r) over the island's columns (mju_scl)
-    int n = is->d1 - is->d0;
-    for (int r = is->r0; r < is->r1; r++) {
-      if (!fsi_in_island(d, is, r)) continue;
-      int now = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC;
-      if ((d->sol_oldstate[r] == FS_CNSTRSTATE_QUADRATIC) == now) continue;
-      const double* J = d->efc_Jd + (size_t)r * m->nv + is->d0; // (n)
-      fsSol s = sqrt(d->efc_D[r]), *x = d->sol_dense;           // (n)
-      for (int k = 0; k < n; k++) x[k] = J[k] * s;
-      if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is);
-    }
-    return 0;
-  }
-#endif
   for (int r = is->r0; r < is->r1; r++) {
     if (!fsi_in_island(d, is, r)) continue;
     int was = d->sol_oldstate[r] == FS_CNSTRSTATE_QUADRATIC;
     int now = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC;
     if (was == now) continue;
+    fsSol s = sqrt(d->efc_D[r]);
+#ifdef FS_ONE_LANE
+    if (m->nefcD) { // the dense factor: x = J_r sqrt(D_r) over the island's columns (mju_scl)
+      int n = is->d1 - is->d0;
+      const double* J = d->efc_Jd + (size_t)r * m->nv + is->d0; // (n)
+      fsSol* x = d->sol_dense;                                  // (n)
+      for (int k = 0; k < n; k++) x[k] = J[k] * s;
+      if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is);
+      continue;
+    }
+#endif
     const int* cols = m->pair_dof + d->efc_J_coladr[r];
     fsLayout LH = fsi_layout_H(m);
-    if (fsi_chol_update(&LH, d->sol_L, d->efc_J + (size_t)r * m->njmax, sqrt(d->efc_D[r]), cols,
-                        d->efc_J_rownnz[r], now, d->sol_dense, is->d0))
+    if (fsi_chol_update(&LH, d->sol_L, d->efc_J + (size_t)r * m->njmax, s, cols, d->efc_J_rownnz[r],
+                        now, d->sol_dense, is->d0))
       return fsi_hessian_factor(m, d, is);
   }
   return 0;
