@@ -49,7 +49,9 @@ static void print_help(void) {
          "steppers, precisions, CUDA graph on/off and numbers of worlds: R timed repeats a\n"
          "point (median, min, max world-steps/s; x realtime), memory per world, and for\n"
          "the GPU the step kernel's registers, spills and occupancy. Optionally a peer\n"
-         "(what a user would run instead) in the same run.\n"
+         "(what a user would run instead) in the same run. The CPU steppers' points (cpu,\n"
+         "host) of one number of worlds are measured together, their repeats taking turns,\n"
+         "so that a busy machine slows each alike; the table gives the host's ratio to cpu.\n"
          "\n"
          "options:\n"
          "  --backends LIST         cpu, host, cuda, comma-separated (default: cuda where\n"
@@ -432,6 +434,63 @@ static void sweep_worlds(Session* s, const fsBenchPoint* base) {
   }
 }
 
+// The CPU steppers' points (cpu, host), a number of worlds at a time: that number's
+// points open together and their repeats take turns (repeat r of each before repeat r + 1
+// of any), so that a shared machine's slower and faster spells fall on each alike and the
+// ratios between them hold. Rows in the order of --backends, --precision and --record.
+static void sweep_cpu(Session* s) {
+  enum { MAX_CPU_POINTS = 16 };
+  const Options* o = &s->opt;
+  fsBenchPoint pts[MAX_CPU_POINTS];
+  int np = 0;
+  for (int b = 0; b < o->nbackend; b++) {
+    fsBackendKind kind = (fsBackendKind)o->backend[b];
+    if (kind == FS_BACKEND_CUDA) continue;
+    int nbits = kind == FS_BACKEND_CPU ? 1 : o->nbits;
+    for (int k = 0; k < nbits; k++)
+      for (int rec = 0; rec < o->nrecord && np < MAX_CPU_POINTS; rec++)
+        pts[np++] =
+            (fsBenchPoint){kind, kind == FS_BACKEND_CPU ? 64 : o->bits[k], 0, 0, o->record[rec]};
+  }
+  if (!np) return;
+  int list[MAX_LIST], n = o->nworlds ? o->nworlds : auto_worlds(s, FS_BACKEND_CPU, list);
+  if (o->nworlds) memcpy(list, o->worlds, sizeof(int) * (size_t)n);
+  fsBenchRun runs[MAX_CPU_POINTS];
+  for (int i = 0; i < n && !s->interrupted; i++) {
+    int first = s->nrow, nrun = 0;
+    for (int j = 0; j < np; j++) {
+      fsBenchRow* r = next_row(s);
+      if (!r) break;
+      fsBenchPoint p = pts[j];
+      p.nworld = list[i];
+      fs_bench_open(&s->in, &p, r, &runs[nrun++]);
+    }
+    for (int rep = 0; rep < s->in.repeats && !s->interrupted; rep++) {
+      if (!o->quiet && isatty(STDERR_FILENO)) {
+        fprintf(stderr,
+                "\rflysim bench: %d CPU point%s, %d worlds, repeat %d of %d (%d steps) ...   ",
+                nrun, nrun == 1 ? "" : "s", list[i], rep + 1, s->in.repeats, s->in.nstep);
+        fflush(stderr);
+      }
+      for (int j = 0; j < nrun && !s->interrupted; j++) {
+        int sig = fs_bench_repeat(&runs[j]);
+        s->interrupted = sig ? sig : fs_interrupted();
+      }
+    }
+    clear_progress(s);
+    for (int j = 0; j < nrun; j++) fs_bench_close(&runs[j]);
+    if (s->interrupted) {
+      s->nrow = first; // not measured
+      return;
+    }
+    for (int j = first; j < s->nrow; j++) {
+      fs_bench_print_row(stdout, &s->rows[j]);
+      s->failed += !s->rows[j].ok;
+    }
+    fflush(stdout);
+  }
+}
+
 // The peer at the worlds of the points it stands beside: flygym at the CPU ones (at
 // most 16: it builds a Simulation a world), mjx at the GPU ones (at most 65536).
 static void run_peer(Session* s) {
@@ -518,15 +577,13 @@ static int run(Session* s, fsError* err) {
          s->in.nstep, s->in.repeats, s->in.nwarmup,
          s->inputs.m->opt.disableflags & mjDSBL_CONTACT ? "off" : "on", bound);
   fs_bench_print_header(stdout);
+  sweep_cpu(s);
   for (int b = 0; b < o->nbackend && !s->interrupted; b++) {
-    fsBackendKind kind = (fsBackendKind)o->backend[b];
-    int nbits = kind == FS_BACKEND_CPU ? 1 : o->nbits;
-    int ngraph = kind == FS_BACKEND_CUDA ? o->ngraph : 1;
-    for (int k = 0; k < nbits && !s->interrupted; k++)
-      for (int g = 0; g < ngraph && !s->interrupted; g++)
+    if (o->backend[b] != FS_BACKEND_CUDA) continue;
+    for (int k = 0; k < o->nbits && !s->interrupted; k++)
+      for (int g = 0; g < o->ngraph && !s->interrupted; g++)
         for (int rec = 0; rec < o->nrecord && !s->interrupted; rec++) {
-          fsBenchPoint p = {kind, kind == FS_BACKEND_CPU ? 64 : o->bits[k],
-                            kind == FS_BACKEND_CUDA ? o->graph[g] : 0, 0, o->record[rec]};
+          fsBenchPoint p = {FS_BACKEND_CUDA, o->bits[k], o->graph[g], 0, o->record[rec]};
           sweep_worlds(s, &p);
         }
   }

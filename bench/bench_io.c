@@ -50,6 +50,25 @@ void fs_bench_print_row(FILE* f, const fsBenchRow* r) {
 
 void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n) {
   int header = 0;
+  for (int i = 0; i < n; i++) { // the host stepper over MuJoCo's mj_step (cpu)
+    const fsBenchRow* cpu = &rows[i];
+    if (cpu->peer || !cpu->ok || cpu->p.kind != FS_BACKEND_CPU || cpu->p.record) continue;
+    for (int j = 0; j < n; j++) {
+      const fsBenchRow* r = &rows[j];
+      if (r->peer || !r->ok || r->p.kind != FS_BACKEND_HOST || r->p.record ||
+          r->p.nworld != cpu->p.nworld || r->nthread != cpu->nthread)
+        continue;
+      if (!header)
+        fprintf(f, "\nagainst MuJoCo's mj_step (cpu), in this run (same worlds, threads and "
+                   "steps, repeats taking turns):\n");
+      header = 1;
+      fprintf(f, "  %-10s %8d world%s, %d thread%s: %.3gx cpu (%.4g vs %.4g world-steps/s)\n",
+              r->stepper, r->p.nworld, r->p.nworld == 1 ? "" : "s", r->nthread,
+              r->nthread == 1 ? "" : "s", r->wsps_median / cpu->wsps_median, r->wsps_median,
+              cpu->wsps_median);
+    }
+  }
+  header = 0;
   for (int i = 0; i < n; i++) {
     const fsBenchRow* peer = &rows[i];
     if (!peer->peer || !peer->ok) continue;

@@ -44,97 +44,110 @@ static int count_problems(const fsReplay* r, const fsReplayBatch* rb, fsError* e
   return n;
 }
 
-// R timed repeats of the open stepper; the figures into out. Returns the signal
-// that stopped it, or 0.
-static int time_repeats(const fsBenchInputs* in, const fsReplay* plan, fsReplayBatch* rb,
-                        fsBenchRow* out) {
-  double* wsps = calloc((size_t)in->repeats, sizeof(double));
-  if (!wsps) {
-    fs_bench_row_error(out, "out of memory");
-    return 0;
+int fs_bench_open(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* out,
+                  fsBenchRun* run) {
+  memset(out, 0, sizeof *out);
+  memset(run, 0, sizeof *run);
+  out->p = *p;
+  out->nstep = in->nstep;
+  out->repeats = in->repeats;
+  fs_bench_stepper_name(p, out->stepper, sizeof out->stepper);
+  run->in = in;
+  run->out = out;
+  fsError err = {{0}, FS_OK};
+  if (fs_replay_plan(&run->plan, in->m, in->model_path, in->targets, in->bind, p->nworld, in->nstep,
+                     in->nwarmup, &err) ||
+      fs_replay_set_record(&run->plan, p->record ? FS_RECORD_ALL : 0, 0, &err)) {
+    fs_bench_row_error(out, "%s", err.msg);
+    run->failed = 1;
+    return -1;
   }
-  int block = fs_replay_block_steps(plan->nworld, plan->nstep);
+  run->planned = 1;
+  run->plan.max_contacts = p->kind == FS_BACKEND_CPU ? 0 : in->max_contacts;
+  run->plan.max_candidates = p->kind == FS_BACKEND_CPU ? 0 : in->max_candidates;
+  if (!(run->wsps = calloc((size_t)in->repeats, sizeof(double)))) {
+    fs_bench_row_error(out, "out of memory");
+    run->failed = 1;
+    return -1;
+  }
+  if (fs_replay_open(&run->plan, p->kind, p->bits, in->threads, &run->rb, &err)) {
+    fs_bench_row_error(out, "%s", err.msg);
+    run->failed = 1;
+    return -1;
+  }
+  run->opened = 1;
+  out->nthread = run->rb.info.nthread;
+  snprintf(out->desc, sizeof out->desc, "%s", run->rb.info.description);
+  out->cost = run->rb.info;
+  return 0;
+}
+
+int fs_bench_repeat(fsBenchRun* run) {
+  if (run->failed || !run->opened || run->done == run->in->repeats) return 0;
+  const fsBenchInputs* in = run->in;
+  fsBenchRow* out = run->out;
+  int block = fs_replay_block_steps(run->plan.nworld, run->plan.nstep);
   fsRunOptions ropt = {NULL, block, 0, "bench", NULL, NULL, NULL, NULL, NULL, NULL};
   char path[4200];
   snprintf(path, sizeof path, "%s/bench-record-%d.h5", in->record_dir ? in->record_dir : ".",
            (int)getpid());
-  int done = 0, sig = 0;
-  double lo = 0, hi = 0;
-  for (int r = 0; r < in->repeats; r++) {
-    fsRunResult res;
-    fsError err = {{0}, FS_OK};
-    fsReplayMeta meta = {fs_backend_name(rb->info.backend), out->p.bits == 32 ? "f32" : "f64",
-                         "flysim bench", rb->info.nthread};
-    if (out->p.record &&
-        !(ropt.recorder = fs_replay_recorder_open(plan, path, block, &meta, &err))) {
-      fs_bench_row_error(out, "%s", err.msg);
-      break;
-    }
-    int failed = fs_replay_run(plan, rb, &ropt, &res, &err);
-    // The file is closed as is (not compressed: that is after the run, not in it).
-    if (ropt.recorder) fs_recorder_finish(ropt.recorder, failed ? NULL : "completed", NULL);
-    ropt.recorder = NULL;
-    if (out->p.record) unlink(path);
-    if (failed) {
-      fs_bench_row_error(out, "%s", err.msg);
-      break;
-    }
-    if (res.interrupted) {
-      sig = res.interrupted;
-      break;
-    }
-    wsps[done++] = res.world_steps_per_s;
-    lo = done == 1 || res.world_steps_per_s < lo ? res.world_steps_per_s : lo;
-    hi = res.world_steps_per_s > hi ? res.world_steps_per_s : hi;
+  fsRunResult res;
+  fsError err = {{0}, FS_OK};
+  fsReplayMeta meta = {fs_backend_name(run->rb.info.backend), out->p.bits == 32 ? "f32" : "f64",
+                       "flysim bench", run->rb.info.nthread};
+  if (out->p.record &&
+      !(ropt.recorder = fs_replay_recorder_open(&run->plan, path, block, &meta, &err))) {
+    fs_bench_row_error(out, "%s", err.msg);
+    run->failed = 1;
+    return 0;
   }
-  if (done == in->repeats) {
-    out->wsps_median = fs_median(wsps, done);
-    out->wsps_min = lo;
-    out->wsps_max = hi;
-    out->realtime_median = out->wsps_median * plan->m->opt.timestep;
+  int failed = fs_replay_run(&run->plan, &run->rb, &ropt, &res, &err);
+  // The file is closed as is (not compressed: that is after the run, not in it).
+  if (ropt.recorder) fs_recorder_finish(ropt.recorder, failed ? NULL : "completed", NULL);
+  if (out->p.record) unlink(path);
+  if (failed) {
+    fs_bench_row_error(out, "%s", err.msg);
+    run->failed = 1;
+    return 0;
+  }
+  if (res.interrupted) return res.interrupted;
+  double v = res.world_steps_per_s;
+  run->lo = run->done == 0 || v < run->lo ? v : run->lo;
+  run->hi = v > run->hi ? v : run->hi;
+  run->wsps[run->done++] = v;
+  return 0;
+}
+
+void fs_bench_close(fsBenchRun* run) {
+  fsBenchRow* out = run->out;
+  if (!run->failed && run->opened && run->done == run->in->repeats) {
+    out->wsps_median = fs_median(run->wsps, run->done);
+    out->wsps_min = run->lo;
+    out->wsps_max = run->hi;
+    out->realtime_median = out->wsps_median * run->plan.m->opt.timestep;
     fsError err;
-    out->problem_worlds = count_problems(plan, rb, &err);
+    out->problem_worlds = count_problems(&run->plan, &run->rb, &err);
     if (out->problem_worlds < 0)
       fs_bench_row_error(out, "%s", err.msg);
     else
       out->ok = 1;
   }
-  free(wsps);
-  return sig;
+  if (run->opened) fs_replay_close(&run->rb);
+  if (run->planned) fs_replay_plan_free(&run->plan);
+  free(run->wsps);
+  memset(run, 0, sizeof *run);
 }
 
 int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* out) {
-  memset(out, 0, sizeof *out);
-  out->p = *p;
-  out->nstep = in->nstep;
-  out->repeats = in->repeats;
-  fs_bench_stepper_name(p, out->stepper, sizeof out->stepper);
-  fsReplay plan;
-  fsError err = {{0}, FS_OK};
-  if (fs_replay_plan(&plan, in->m, in->model_path, in->targets, in->bind, p->nworld, in->nstep,
-                     in->nwarmup, &err) ||
-      fs_replay_set_record(&plan, p->record ? FS_RECORD_ALL : 0, 0, &err)) {
-    fs_bench_row_error(out, "%s", err.msg);
-    return 0;
-  }
-  plan.max_contacts = p->kind == FS_BACKEND_CPU ? 0 : in->max_contacts;
-  plan.max_candidates = p->kind == FS_BACKEND_CPU ? 0 : in->max_candidates;
   if (p->kind == FS_BACKEND_CUDA && !p->graph)
     setenv("FLYSIM_NO_GRAPH", "1", 1);
   else
     unsetenv("FLYSIM_NO_GRAPH");
-  fsReplayBatch rb;
+  fsBenchRun run;
   int sig = 0;
-  if (fs_replay_open(&plan, p->kind, p->bits, in->threads, &rb, &err)) {
-    fs_bench_row_error(out, "%s", err.msg);
-  } else {
-    out->nthread = rb.info.nthread;
-    snprintf(out->desc, sizeof out->desc, "%s", rb.info.description);
-    out->cost = rb.info;
-    sig = time_repeats(in, &plan, &rb, out);
-    fs_replay_close(&rb);
-  }
+  if (!fs_bench_open(in, p, out, &run))
+    for (int r = 0; r < in->repeats && !sig && !run.failed; r++) sig = fs_bench_repeat(&run);
+  fs_bench_close(&run);
   unsetenv("FLYSIM_NO_GRAPH");
-  fs_replay_plan_free(&plan);
   return sig ? sig : fs_interrupted();
 }

@@ -52,6 +52,32 @@ typedef struct fsBenchRow {
 /// (ok 0 with the error when it failed). Returns 0, or the signal that interrupted it.
 int fs_bench_point(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* out);
 
+/// A point measured a repeat at a time, so that the repeats of several points can take
+/// turns (fs_bench_point is open, R repeats, close): the CPU steppers' points of one
+/// number of worlds run that way, so that a shared machine's slower and faster spells
+/// fall on each of them alike and their ratios hold.
+typedef struct fsBenchRun {
+  const fsBenchInputs* in;
+  fsBenchRow* out;
+  fsReplay plan;
+  fsReplayBatch rb;
+  int planned, opened, failed; // what to undo; failed: out->error says why
+  double* wsps;                // (R) world-steps/s of the repeats done
+  int done;
+  double lo, hi;
+} fsBenchRun;
+
+/// Open point p's stepper into run (its row: out). 0, or -1 with the row's error (close
+/// the run all the same).
+int fs_bench_open(const fsBenchInputs* in, const fsBenchPoint* p, fsBenchRow* out, fsBenchRun* run);
+
+/// One timed repeat (warm-up + timed steps) of an open run: 0, or the signal that
+/// interrupted it. A failure goes into the row (run->failed) and ends the run's repeats.
+int fs_bench_repeat(fsBenchRun* run);
+
+/// The row's figures from the repeats (ok 1 when all R ran), then the stepper closed.
+void fs_bench_close(fsBenchRun* run);
+
 /// The row's error (printf-style; truncated to fit).
 void fs_bench_row_error(fsBenchRow* r, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -51,11 +51,16 @@ def test_sweep(tmp):
     check(rc == 0, f"bench cpu,host: exit {rc}: {err}\n{out}")
     s = summary(out)
     check(s.get("points") == "8" and s.get("failed") == "0", f"bench summary: {s}")
-    for text in ["world-steps/s", "host:f64", "flygym", "against the peers", "x flygym"]:
+    for text in ["world-steps/s", "host:f64", "flygym", "against the peers", "x flygym",
+                 "against MuJoCo's mj_step (cpu)", "x cpu"]:
         check(text in out, f"bench table shows {text!r}")
     with open(os.path.join(out_dir, "bench.csv")) as f:
         rows = list(csv.DictReader(f))
     check(len(rows) == 8, f"bench.csv rows: {len(rows)}")
+    # the CPU steppers' points of one number of worlds are measured together: rows by worlds
+    order = [(r["stepper"], r["worlds"]) for r in rows if r["peer"] == "0"]
+    check(order == [(st, w) for w in ("1", "2") for st in ("cpu", "host:f32", "host:f64")],
+          f"the CPU points by worlds, then stepper: {order}")
     for r in rows:
         check(r["ok"] == "1" and float(r["world_steps_per_s"]) > 100
               and float(r["world_steps_per_s_min"]) <= float(r["world_steps_per_s"])
