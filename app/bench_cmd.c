@@ -25,7 +25,7 @@
 #include "common/replay/options.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
-enum { MAX_LIST = 32, MAX_ROWS = 512 };
+enum { MAX_LIST = 32, MAX_ROWS = 512, MAX_REPEATS = 100 };
 
 typedef struct Options {
   int backend[3], nbackend;      // fsBackendKind
@@ -199,7 +199,7 @@ static int parse_one(int c, void* arg, fsError* err) {
   case OPT_WARMUP:
     return fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err);
   case OPT_REPEAT:
-    if (fs_parse_positive_int("--repeat", optarg, 100, &v, err)) return -1;
+    if (fs_parse_positive_int("--repeat", optarg, MAX_REPEATS, &v, err)) return -1;
     o->repeats = (int)v;
     return 0;
   case OPT_THREADS:
@@ -434,6 +434,25 @@ static void sweep_worlds(Session* s, const fsBenchPoint* base) {
   }
 }
 
+// Each host point's ratio to the cpu point of its turns (record off both): the median of
+// the repeats' ratios, each repeat against the cpu repeat just before it, so that what
+// slowed the machine for a moment slowed both sides of a ratio.
+static void paired_ratios(fsBenchRun* runs, int nrun) {
+  const fsBenchRun* cpu = NULL;
+  for (int j = 0; j < nrun; j++)
+    if (runs[j].out->p.kind == FS_BACKEND_CPU && !runs[j].out->p.record) cpu = &runs[j];
+  if (!cpu || cpu->failed || cpu->done == 0) return;
+  for (int j = 0; j < nrun; j++) {
+    fsBenchRun* r = &runs[j];
+    if (r->out->p.kind != FS_BACKEND_HOST || r->out->p.record || r->failed || r->done != cpu->done)
+      continue;
+    double x[MAX_REPEATS];
+    int n = 0;
+    for (int k = 0; k < r->done && n < MAX_REPEATS; k++) x[n++] = r->wsps[k] / cpu->wsps[k];
+    r->out->cpu_ratio = fs_median(x, n);
+  }
+}
+
 // The CPU steppers' points (cpu, host), a number of worlds at a time: that number's
 // points open together and their repeats take turns (repeat r of each before repeat r + 1
 // of any), so that a shared machine's slower and faster spells fall on each alike and the
@@ -478,6 +497,7 @@ static void sweep_cpu(Session* s) {
       }
     }
     clear_progress(s);
+    paired_ratios(runs, nrun);
     for (int j = 0; j < nrun; j++) fs_bench_close(&runs[j]);
     if (s->interrupted) {
       s->nrow = first; // not measured

@@ -60,12 +60,15 @@ void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n) {
         continue;
       if (!header)
         fprintf(f, "\nagainst MuJoCo's mj_step (cpu), in this run (same worlds, threads and "
-                   "steps, repeats taking turns):\n");
+                   "steps; the median of each turn's ratio, the repeats taking turns):\n");
       header = 1;
-      fprintf(f, "  %-10s %8d world%s, %d thread%s: %.3gx cpu (%.4g vs %.4g world-steps/s)\n",
+      fprintf(f,
+              "  %-10s %8d world%s, %d thread%s: %.3gx cpu (medians %.4g vs %.4g "
+              "world-steps/s: %.3gx)\n",
               r->stepper, r->p.nworld, r->p.nworld == 1 ? "" : "s", r->nthread,
-              r->nthread == 1 ? "" : "s", r->wsps_median / cpu->wsps_median, r->wsps_median,
-              cpu->wsps_median);
+              r->nthread == 1 ? "" : "s",
+              r->cpu_ratio > 0 ? r->cpu_ratio : r->wsps_median / cpu->wsps_median, r->wsps_median,
+              cpu->wsps_median, r->wsps_median / cpu->wsps_median);
     }
   }
   header = 0;

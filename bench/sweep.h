@@ -44,6 +44,8 @@ typedef struct fsBenchRow {
   double realtime_median;
   fsBatchInfo cost;   // what the batch is and costs
   int problem_worlds; // in the last repeat
+  double cpu_ratio;   // host points: the median over repeats of this repeat's world-steps/s
+                      // over the cpu point's in the same turn (0: no cpu point beside it)
   int ok;             // 0: failed, error says why
   char error[512];
 } fsBenchRow;
