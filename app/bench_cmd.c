@@ -435,7 +435,7 @@ static void sweep_worlds(Session* s, const fsBenchPoint* base) {
 }
 
 // Each host point's ratio to the cpu point of its turns (record off both): the median of
-// the repeats' ratios, each repeat against the cpu repeat just before it, so that what
+// the repeats' ratios, each repeat against the cpu repeat of the same turn, so that what
 // slowed the machine for a moment slowed both sides of a ratio.
 static void paired_ratios(fsBenchRun* runs, int nrun) {
   const fsBenchRun* cpu = NULL;
