@@ -44,6 +44,10 @@ def test_help():
         check(opt in out, f"--help documents {opt}")
     rc, out, _ = run("--version")
     check(rc == 0 and "MuJoCo 3.16" in out, "--version names MuJoCo's version")
+    # the version and the commit built from (".dirty": tracked files changed), refreshed by
+    # every build (cmake/FlysimVersion.cmake)
+    check(re.match(r"flysim \d+\.\d+\.\d+(\+g[0-9a-f]{4,}(\.dirty)?)? \(", out) is not None,
+          f"--version: 'flysim X.Y.Z+g<commit>[.dirty] (...)': {out!r}")
 
 
 def test_usage_errors():

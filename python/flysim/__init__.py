@@ -46,7 +46,8 @@ _PRECISIONS = {None: 0, "f32": 32, "f64": 64, "float32": 32, "float64": 64}
 
 
 def version():
-    """The library's version and commit ("0.2.0+g<commit>")."""
+    """The library's version and the commit it was built from ("0.2.0+g<commit>", with
+    ".dirty" when the tree had local changes)."""
     return _flysim.version()
 
 
