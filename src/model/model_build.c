@@ -509,7 +509,10 @@ static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
   m->impratio = (fsReal)mj->opt.impratio;
   m->jac_sparse = mj_isSparse(mj);
   m->dense_rows = 1; // the host's; the cuda backend's models: fs_model_for_lanes
-  if (!with_rows) return;
+  if (!with_rows) {
+    fs_model_row_sizes(m); // none: nefcJ and nefcD 0, nL = nH
+    return;
+  }
   int* chain = calloc((size_t)mj->nv + 1, sizeof(int));
   int rows = 0; // the most rows a contact makes
   for (int p = 0; p < m->npair; p++) {
@@ -569,7 +572,6 @@ static void hessian_sizes(const mjModel* mj, fsModel* m) {
     if (dep + 1 > m->nhlevel) m->nhlevel = dep + 1;
   }
   m->nHdesc = m->nH - m->nv;
-  m->nL = m->nH; // fs_model_row_sizes: nv * nv where the host keeps the Hessian dense
   m->nhleveladr = m->nhlevel + 1;
 }
 
