@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,14 +387,24 @@ static int out_of_memory(const fsBenchRow* r) {
   return !r->ok && strstr(r->error, "of device memory");
 }
 
-static void progress(const Session* s, const fsBenchPoint* p) {
+// A progress line on a terminal (not with --quiet): "flysim bench: " and fmt's text.
+__attribute__((format(printf, 2, 3))) static void progress(const Session* s, const char* fmt, ...) {
   if (s->opt.quiet || !isatty(STDERR_FILENO)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("\rflysim bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs(" ...   ", stderr);
+  fflush(stderr);
+}
+
+static void progress_point(const Session* s, const fsBenchPoint* p) {
   char name[32];
   fs_bench_stepper_name(p, name, sizeof name);
-  fprintf(stderr, "\rflysim bench: %s%s, %d worlds, %d x %d steps ...   ", name,
-          p->kind == FS_BACKEND_CUDA ? (p->graph ? " graph" : " no graph") : "", p->nworld,
-          s->in.repeats, s->in.nstep);
-  fflush(stderr);
+  progress(s, "%s%s, %d worlds, %d x %d steps", name,
+           p->kind == FS_BACKEND_CUDA ? (p->graph ? " graph" : " no graph") : "", p->nworld,
+           s->in.repeats, s->in.nstep);
 }
 
 static void clear_progress(const Session* s) {
@@ -415,7 +426,7 @@ static void sweep_worlds(Session* s, const fsBenchPoint* base) {
     p.nworld = list[i];
     fsBenchRow* r = next_row(s);
     if (!r) return;
-    progress(s, &p);
+    progress_point(s, &p);
     s->interrupted = fs_bench_point(&s->in, &p, r);
     clear_progress(s);
     if (s->interrupted) {
@@ -485,12 +496,8 @@ static void sweep_cpu(Session* s) {
       fs_bench_open(&s->in, &p, r, &runs[nrun++]);
     }
     for (int rep = 0; rep < s->in.repeats && !s->interrupted; rep++) {
-      if (!o->quiet && isatty(STDERR_FILENO)) {
-        fprintf(stderr,
-                "\rflysim bench: %d CPU point%s, %d worlds, repeat %d of %d (%d steps) ...   ",
-                nrun, nrun == 1 ? "" : "s", list[i], rep + 1, s->in.repeats, s->in.nstep);
-        fflush(stderr);
-      }
+      progress(s, "%d CPU point%s, %d worlds, repeat %d of %d (%d steps)", nrun,
+               nrun == 1 ? "" : "s", list[i], rep + 1, s->in.repeats, s->in.nstep);
       for (int j = 0; j < nrun && !s->interrupted; j++) {
         int sig = fs_bench_repeat(&runs[j]);
         s->interrupted = sig ? sig : fs_interrupted();
@@ -527,8 +534,7 @@ static void run_peer(Session* s) {
   for (int i = 0; i < n && !s->interrupted && list[i] <= most; i++) {
     fsBenchRow* r = next_row(s);
     if (!r) return;
-    if (!s->opt.quiet && isatty(STDERR_FILENO))
-      fprintf(stderr, "\rflysim bench: peer %s, %d worlds ...   ", s->opt.peer, list[i]);
+    progress(s, "peer %s, %d worlds", s->opt.peer, list[i]);
     fs_bench_peer(s->opt.peer, list[i], s->in.nstep, model, dir, r);
     clear_progress(s);
     s->interrupted = fs_interrupted();
