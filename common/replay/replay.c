@@ -83,7 +83,8 @@ static int add_recording(fsBatch b, const fsReplay* r, int c0, int n, int render
       index[c] = render ? c : r->rec.index[c0 + c];
     }
     fsRecordOptions o = {
-        n, src, index, render ? NULL : r->rec.geom_leg, 0, render ? r->nrender : 0, cap};
+        n,   src,           index, render ? NULL : r->rec.geom_leg, 0, render ? r->nrender : 0,
+        cap, FS_MEMORY_HOST};
     rc = fs_batch_add_recording(b, &o, id, err) ? -1 : 0;
   }
   free(src);

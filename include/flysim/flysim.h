@@ -231,6 +231,15 @@ FLYSIM_API int64_t fs_batch_steps(fsBatch b);
 /// health. The other worlds are left as they are, to the bit.
 FLYSIM_API int fs_batch_reset(fsBatch b, const uint8_t* mask, int key, fsError* err);
 
+/// fs_batch_reset with the mask (N) in device memory of a cuda batch's device, read on the
+/// device in the order of the batch's stream: a kernel of the caller's that writes it (a
+/// policy's termination test) and is ordered before this call's work on that stream needs
+/// no round trip through the host. The first call for a keyframe (and the first after
+/// fs_batch_set_param) packs every world's reset state and uploads it once; later calls
+/// only launch the copy of the masked worlds. cuda only: a cpu or host batch's memory is
+/// the host's (fs_batch_reset).
+FLYSIM_API int fs_batch_reset_device(fsBatch b, const uint8_t* mask, int key, fsError* err);
+
 /// A world's model parameter, as MuJoCo names its mjModel array (a real-valued one:
 /// "actuator_gainprm", "actuator_biasprm", "body_mass", "body_inertia", "geom_friction",
 /// "pair_friction", "dof_damping", "jnt_stiffness", ...) or "opt.gravity": world
@@ -272,16 +281,21 @@ typedef struct fsRecordOptions {
   int world0;                // first world recorded
   int nworld;                // worlds recorded from world0 (0: to the last)
   int capacity;              // the most steps one fs_batch_step_recorded records
+  fsMemory memory;           // where fs_batch_step_recorded's out[id] is: FS_MEMORY_HOST
+                             // (default), or FS_MEMORY_DEVICE (cuda only): device memory of
+                             // the batch's device, written in the order of the batch's
+                             // stream (a caller's kernel queued after the call on that
+                             // stream, or anything after fs_batch_sync, sees it), no host copy
 } fsRecordOptions;
 
 /// Add a recording (16 at most); *id numbers it for fs_batch_step_recorded (0, 1, ...).
 FLYSIM_API int fs_batch_add_recording(fsBatch b, const fsRecordOptions* opt, int* id, fsError* err);
 
-/// fs_batch_step, recording into out[id] (nstep x nworld x C float32 of recording id,
-/// host memory; NULL: not this time) every recording's columns after each step. On the
-/// cuda backend the copy to out lands once a later fs_batch_step(_recorded) or
-/// fs_batch_sync returns, so that a caller alternating two buffers writes one while the
-/// next steps run.
+/// fs_batch_step, recording into out[id] (nstep x nworld x C float32 of recording id, in
+/// the recording's memory; NULL: not this time) every recording's columns after each step.
+/// On the cuda backend a host recording's copy to out lands once a later
+/// fs_batch_step(_recorded) or fs_batch_sync returns, so that a caller alternating two
+/// buffers writes one while the next steps run; a device recording's is in stream order.
 FLYSIM_API int fs_batch_step_recorded(fsBatch b, int nstep, float* const* out, fsError* err);
 
 //---------------------------------- health and cost -----------------------------------------------

@@ -36,6 +36,7 @@ extern "C" {
 typedef struct fsRecordSpec {
   fsRecordCols cols; // host arrays (src, index, geom_group), owned by the library
   int capacity;      // the most steps one step call records
+  fsMemory memory;   // where the step's out[id] is (FS_MEMORY_DEVICE: cuda only)
 } fsRecordSpec;
 
 /// The control sequence, checked (every actuator in range, every world's first row in
@@ -118,6 +119,8 @@ typedef struct fsBackendOps {
   /// The worlds whose mask entry is non-zero (NULL: all) to keyframe key of their model
   /// (-1: qpos0), their health from zero; the others untouched.
   int (*reset)(void* self, const uint8_t* mask, int key, fsError* err);
+  /// reset with the mask in device memory, read in stream order (cuda; NULL elsewhere).
+  int (*reset_device)(void* self, const uint8_t* mask, int key, fsError* err);
 
   /// The view of data field `name` (MuJoCo's mjData name) or of extra view `extra`
   /// (fsExtraView, name NULL): its address, dtype, memory and shape (worlds first). A

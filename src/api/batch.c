@@ -427,6 +427,25 @@ int fs_batch_reset(fsBatch b, const uint8_t* mask, int key, fsError* err) {
   return x->ops->reset(x->self, mask, key, err) ? status_of(err) : FS_OK;
 }
 
+int fs_batch_reset_device(fsBatch b, const uint8_t* mask, int key, fsError* err) {
+  FS_ERR_LOCAL(err);
+  FS_GET(b, x, err);
+  if (!x->ops->reset_device)
+    return arg_error(err,
+                     "flysim: fs_batch_reset_device: a %s batch's memory is the host's; fix: "
+                     "fs_batch_reset with a host mask",
+                     x->ops->name);
+  if (!mask)
+    return arg_error(err, "flysim: fs_batch_reset_device: the mask is NULL; fix: N bytes of "
+                          "device memory (or fs_batch_reset(b, NULL, key) for every world)");
+  if (key < -1 || key >= x->m->nkey)
+    return arg_error(err,
+                     "flysim: fs_batch_reset_device: keyframe %d, but %s has %d keyframe%s; fix: "
+                     "-1 (qpos0) or a keyframe's index (mj_name2id(m, mjOBJ_KEY, name))",
+                     key, x->model_name, (int)x->m->nkey, x->m->nkey == 1 ? "" : "s");
+  return x->ops->reset_device(x->self, mask, key, err) ? status_of(err) : FS_OK;
+}
+
 //---------------------------------- parameters ----------------------------------------------------
 
 // A real-valued array of mjModel by name: its address in m and its size (rows x cols).
@@ -603,6 +622,14 @@ int fs_batch_add_recording(fsBatch b, const fsRecordOptions* o, int* id, fsError
   if (o->capacity < 1)
     return arg_error(err, "%s: capacity %d; fix: the most steps a call records, 1 or more", f,
                      o->capacity);
+  if (o->memory != FS_MEMORY_HOST && o->memory != FS_MEMORY_DEVICE)
+    return arg_error(err, "%s: memory %d; fix: FS_MEMORY_HOST or FS_MEMORY_DEVICE", f,
+                     (int)o->memory);
+  if (o->memory == FS_MEMORY_DEVICE && x->opt.backend != FS_BACKEND_CUDA)
+    return arg_error(err,
+                     "%s: memory FS_MEMORY_DEVICE, but a %s batch's memory is the host's; fix: "
+                     "FS_MEMORY_HOST",
+                     f, x->ops->name);
   int ngroup = 0;
   if (o->geom_group)
     for (int g = 0; g < x->m->ngeom; g++) {
@@ -647,6 +674,7 @@ int fs_batch_add_recording(fsBatch b, const fsRecordOptions* o, int* id, fsError
   if (group) memcpy(group, o->geom_group, sizeof(int) * (size_t)x->m->ngeom);
   r->cols = (fsRecordCols){o->ncol, src, index, group, o->world0, nw};
   r->capacity = o->capacity;
+  r->memory = o->memory;
   if (x->ops->add_recording(x->self, x->nrec, r, err)) {
     free(src), free(index), free(group);
     memset(r, 0, sizeof *r);

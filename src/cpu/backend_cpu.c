@@ -569,6 +569,7 @@ const fsBackendOps fs_cpu_ops = {
     .step = cpu_step,
     .sync = cpu_sync,
     .reset = cpu_reset,
+    .reset_device = NULL,
     .view = cpu_view,
     .copy = NULL,
     .set_world_model = cpu_set_world_model,

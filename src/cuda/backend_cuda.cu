@@ -52,9 +52,10 @@ namespace {
 // A recording (fs_batch_add_recording).
 struct Recording {
   int capacity;
-  size_t row;   // floats a step: nworld x ncol
-  float* d_buf; // (2 x capacity x row) on the device
-  float* h_buf; // its pinned copy
+  fsMemory memory; // of the caller's buffers
+  size_t row;      // floats a step: nworld x ncol
+  float* d_buf;    // (2 x capacity x row) on the device
+  float* h_buf;    // its pinned copy
   int *d_src, *d_index, *d_group;
 };
 
@@ -106,7 +107,11 @@ struct Batch {
   size_t state_bytes; // a world's state
   mjData* md;
   fsWorlds one;
-  char* d_reset;   // (N x state_bytes, then N ints)
+  char* d_reset; // (N x state_bytes, then N ints)
+  char* d_image; // a device mask's reset: every world's state for keyframe image_key, as
+                 // d_reset's (allocated at the first such reset)
+  int image_key; // -2: none (a world's model changed since)
+  size_t image_off[FS_MAX_STATE];
   void* write_buf; // fs_batch_write's staging copy (pageable)
   size_t write_cap;
 };
@@ -319,8 +324,12 @@ static int cuda_step(void* self, int64_t step, int nstep, float* const* out, fsE
   FS_ON_DEVICE(c, err);
   if (prepare(c, err)) return -1;
   int mask = 0, h = c->half;
+  int host_mask = 0; // the recorded ones copied through the pinned buffers
   for (int r = 0; out && r < c->nrec; r++)
-    if (out[r]) mask |= 1 << r;
+    if (out[r]) {
+      mask |= 1 << r;
+      if (c->rec[r].memory == FS_MEMORY_HOST) host_mask |= 1 << r;
+    }
   // never write a half whose copy to the host is pending
   if (mask) FS_CUDA_TRY(cudaStreamWaitEvent(c->stream, c->copied[h], 0), err);
   if (mask || c->cnt_mask || c->cnt_step != (long long)step) {
@@ -334,12 +343,20 @@ static int cuda_step(void* self, int64_t step, int nstep, float* const* out, fsE
   c->cnt_mask = mask;
   Pending prev = c->pend;
   memset(&c->pend, 0, sizeof c->pend);
-  if (mask) {
+  for (int r = 0; r < c->nrec; r++) { // device recordings: copied in stream order
+    const Recording* q = &c->rec[r];
+    if (!((mask >> r) & 1) || q->memory != FS_MEMORY_DEVICE) continue;
+    FS_CUDA_TRY(cudaMemcpyAsync(out[r], q->d_buf + (size_t)h * q->capacity * q->row,
+                                (size_t)nstep * q->row * sizeof(float), cudaMemcpyDeviceToDevice,
+                                c->stream),
+                err);
+  }
+  if (host_mask) {
     FS_CUDA_TRY(cudaEventRecord(c->stepped, c->stream), err);
     FS_CUDA_TRY(cudaStreamWaitEvent(c->copy, c->stepped, 0), err);
     for (int r = 0; r < c->nrec; r++) {
       const Recording* q = &c->rec[r];
-      if (!((mask >> r) & 1)) continue;
+      if (!((host_mask >> r) & 1)) continue;
       size_t off = (size_t)h * q->capacity * q->row;
       FS_CUDA_TRY(cudaMemcpyAsync(q->h_buf + off, q->d_buf + off,
                                   (size_t)nstep * q->row * sizeof(float), cudaMemcpyDeviceToHost,
@@ -350,9 +367,9 @@ static int cuda_step(void* self, int64_t step, int nstep, float* const* out, fsE
     c->pend.active = 1;
     c->pend.half = h;
     c->pend.nstep = nstep;
-    for (int r = 0; r < c->nrec; r++) c->pend.out[r] = out[r];
-    c->half = h ^ 1;
+    for (int r = 0; r < c->nrec; r++) c->pend.out[r] = (host_mask >> r) & 1 ? out[r] : NULL;
   }
+  if (mask) c->half = h ^ 1;
   return land(c, &prev, err); // the previous call's, while this call's steps run
 }
 
@@ -367,25 +384,27 @@ static int cuda_sync(void* self, fsError* err) {
 
 //---------------------------------- reset ---------------------------------------------------------
 
-// The masked worlds' state from MuJoCo's reset of their model (keyframe key, -1: qpos0),
-// packed field after field on the host, uploaded and scattered by reset_kernel, which
-// clears their health too; all in stream order.
-static int reset_worlds(Batch* c, const uint8_t* mask, int key, fsError* err) {
+// The masked worlds' (mask NULL: every world's) state from MuJoCo's reset of their model
+// (keyframe key, -1: qpos0), packed on the host field after field (field f of the k-th
+// world at off[f] + k x its bytes), then the worlds' indices: n x state_bytes + n ints,
+// allocated (free it).
+static char* pack_reset(Batch* c, const uint8_t* mask, int key, int* n_out, size_t* off,
+                        fsError* err) {
   int n = 0;
   for (int w = 0; w < c->N; w++) n += !mask || mask[w];
-  if (n == 0) return 0;
-  size_t bytes = (size_t)n * (c->state_bytes + sizeof(int));
+  *n_out = n;
+  if (n == 0) return NULL;
+  size_t bytes = (size_t)n * (c->state_bytes + sizeof(int)), fb[FS_MAX_STATE];
   char* pack = (char*)fs_calloc(err, "the worlds' reset state", bytes, 1);
-  if (!pack) return -1;
+  if (!pack) return NULL;
   int* worlds = (int*)(void*)(pack + (size_t)n * c->state_bytes);
-  size_t off[FS_MAX_STATE], fb[FS_MAX_STATE];
   for (int f = 0, at = 0; f < c->nstate; f++) {
     fb[f] = fs_field_bytes(&c->hm, c->state[f]);
     off[f] = (size_t)at * n;
     at += (int)fb[f];
   }
-  int rc = 0, kbase = -1;
-  for (int w = 0, k = 0; w < c->N && !rc; w++) {
+  int kbase = -1;
+  for (int w = 0, k = 0; w < c->N; w++) {
     if (mask && !mask[w]) continue;
     const mjModel* mm = c->wmj && c->wmj[w] ? c->wmj[w] : c->m;
     worlds[k] = w;
@@ -399,30 +418,47 @@ static int reset_worlds(Batch* c, const uint8_t* mask, int key, fsError* err) {
       mj_resetDataKeyframe(mm, c->md, key);
     else
       mj_resetData(mm, c->md);
-    rc = fs_worlds_from_mj(&c->hm, &c->one, 0, mm, c->md, FS_STAGE_STATE, err);
-    for (int f = 0; f < c->nstate && !rc; f++)
+    if (fs_worlds_from_mj(&c->hm, &c->one, 0, mm, c->md, FS_STAGE_STATE, err)) {
+      free(pack);
+      return NULL;
+    }
+    for (int f = 0; f < c->nstate; f++)
       memcpy(pack + off[f] + k * fb[f], *fs_field_ptr(&c->one.base, c->state[f]), fb[f]);
     if (mm == c->m) kbase = k;
     k++;
   }
+  return pack;
+}
+
+// reset_kernel's arguments: n packed worlds at src (pack_reset's layout) into the data.
+static ResetArgs reset_args(const Batch* c, int n, const char* src, const size_t* off) {
   ResetArgs a;
   memset(&a, 0, sizeof a);
   a.n = n;
   a.nfield = c->nstate;
-  a.worlds = (const int*)(const void*)(c->d_reset + (size_t)n * c->state_bytes);
+  a.worlds = (const int*)(const void*)(src + (size_t)n * c->state_bytes);
   for (int f = 0; f < c->nstate; f++) {
     a.dst[f] = (char*)*fs_field_ptr((void*)fs_device_data(c->dev), c->state[f]);
-    a.src[f] = c->d_reset + off[f];
-    a.words[f] = (int)(fb[f] / sizeof(int));
+    a.src[f] = src + off[f];
+    a.words[f] = (int)(fs_field_bytes(&c->hm, c->state[f]) / sizeof(int));
   }
   a.health = c->dh;
+  return a;
+}
+
+// The masked worlds (host mask): their packed state uploaded and scattered by
+// reset_kernel, which clears their health too; all in stream order.
+static int reset_worlds(Batch* c, const uint8_t* mask, int key, fsError* err) {
+  int n;
+  size_t off[FS_MAX_STATE];
+  char* pack = pack_reset(c, mask, key, &n, off, err);
+  if (!pack) return n == 0 ? 0 : -1;
   // pageable: staged before the call returns, so pack may go at once
-  cudaError_t e = rc ? cudaSuccess
-                     : cudaMemcpyAsync(c->d_reset, pack, bytes, cudaMemcpyHostToDevice, c->stream);
+  cudaError_t e = cudaMemcpyAsync(c->d_reset, pack, (size_t)n * (c->state_bytes + sizeof(int)),
+                                  cudaMemcpyHostToDevice, c->stream);
   free(pack);
-  if (rc) return -1;
   FS_CUDA_TRY(e, err);
-  reset_kernel<<<(unsigned)n, 32, 0, c->stream>>>(a);
+  reset_kernel<<<(unsigned)n, 32, 0, c->stream>>>(reset_args(c, n, c->d_reset, off));
   FS_CUDA_TRY(cudaGetLastError(), err);
   return 0;
 }
@@ -431,6 +467,32 @@ static int cuda_reset(void* self, const uint8_t* mask, int key, fsError* err) {
   Batch* c = (Batch*)self;
   FS_ON_DEVICE(c, err);
   return reset_worlds(c, mask, key, err);
+}
+
+// A device mask: every world's reset state for keyframe `key` is packed and uploaded once
+// into d_image (again after a world's model changed: image_key -2), then reset_kernel
+// copies the worlds whose mask entry, read on the device, is non-zero.
+static int cuda_reset_device(void* self, const uint8_t* mask, int key, fsError* err) {
+  Batch* c = (Batch*)self;
+  FS_ON_DEVICE(c, err);
+  if (!c->d_image)
+    FS_CUDA_TRY(cudaMalloc((void**)&c->d_image, (size_t)c->N * (c->state_bytes + sizeof(int))),
+                err);
+  if (c->image_key != key) {
+    int n;
+    char* pack = pack_reset(c, NULL, key, &n, c->image_off, err);
+    if (!pack) return -1;
+    cudaError_t e = cudaMemcpyAsync(c->d_image, pack, (size_t)n * (c->state_bytes + sizeof(int)),
+                                    cudaMemcpyHostToDevice, c->stream);
+    free(pack);
+    FS_CUDA_TRY(e, err);
+    c->image_key = key;
+  }
+  ResetArgs a = reset_args(c, c->N, c->d_image, c->image_off);
+  a.mask = mask;
+  reset_kernel<<<(unsigned)c->N, 32, 0, c->stream>>>(a);
+  FS_CUDA_TRY(cudaGetLastError(), err);
+  return 0;
 }
 
 //---------------------------------- views ---------------------------------------------------------
@@ -575,6 +637,7 @@ static int cuda_set_world_model(void* self, int w, const mjModel* m, fsError* er
     c->wmj[w] = NULL;
     c->nwm--;
     c->models_stale = 1;
+    c->image_key = -2;
     return 0;
   }
   fsModel fm;
@@ -599,6 +662,7 @@ static int cuda_set_world_model(void* self, int w, const mjModel* m, fsError* er
   c->wm[w] = fm;
   c->wmj[w] = m;
   c->models_stale = 1;
+  c->image_key = -2; // its reset state may differ
   return 0;
 }
 
@@ -676,6 +740,7 @@ static int cuda_add_recording(void* self, int id, const fsRecordSpec* spec, fsEr
   Recording* q = &c->rec[id];
   memset(q, 0, sizeof *q);
   q->capacity = spec->capacity;
+  q->memory = spec->memory;
   q->row = (size_t)l->nworld * l->ncol;
   size_t n = 2 * (size_t)q->capacity * q->row, C = (size_t)l->ncol, ngeom = (size_t)c->hm.ngeom;
   if (device_alloc(c, &q->d_src, C, err) || device_alloc(c, &q->d_index, C, err) ||
@@ -816,9 +881,9 @@ static void cuda_destroy(void* self) {
         if (p) FS_CUDA_IGNORE(cudaFree(p));
       if (q->h_buf) FS_CUDA_IGNORE(cudaFreeHost(q->h_buf));
     }
-    void* ptrs[] = {c->d_counter, c->d_table,  c->d_actuator,  c->d_world_row,   c->d_rec,
-                    c->d_reset,   c->dh.nseen, c->dh.first,    c->dh.first_step, c->dh.limit,
-                    c->dh.errors, c->dh.peak,  c->dh.problems, c->dh.iterations};
+    void* ptrs[] = {c->d_counter, c->d_table,   c->d_actuator, c->d_world_row, c->d_rec,
+                    c->d_reset,   c->d_image,   c->dh.nseen,   c->dh.first,    c->dh.first_step,
+                    c->dh.limit,  c->dh.errors, c->dh.peak,    c->dh.problems, c->dh.iterations};
     for (void* p : ptrs)
       if (p) FS_CUDA_IGNORE(cudaFree(p));
     fs_device_destroy(c->dev);
@@ -919,6 +984,7 @@ void* fs_cuda_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   c->opt = *opt;
   c->N = opt->nworld;
   c->device = opt->device;
+  c->image_key = -2;
   const char* env = getenv("FLYSIM_NO_GRAPH");
   c->use_graph = !(env && !strcmp(env, "1"));
   // the model check first: what the GPU stepper cannot run is worth knowing anywhere
@@ -951,6 +1017,7 @@ const fsBackendOps fs_cuda_ops = {"cuda",
                                   cuda_step,
                                   cuda_sync,
                                   cuda_reset,
+                                  cuda_reset_device,
                                   cuda_view,
                                   cuda_copy,
                                   cuda_set_world_model,

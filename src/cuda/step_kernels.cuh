@@ -130,6 +130,7 @@ static __global__ void start_kernel(Counter* counter, long long step, int half, 
 struct ResetArgs {
   int n, nfield;
   const int* worlds;       // (n)
+  const uint8_t* mask;     // (n = N) device memory, or NULL: the n worlds of `worlds`
   char* dst[FS_MAX_STATE]; // each field's base pointer
   const char* src[FS_MAX_STATE];
   int words[FS_MAX_STATE]; // a world's 4-byte words of the field
@@ -139,8 +140,8 @@ struct ResetArgs {
 // A block a reset world.
 static __global__ void reset_kernel(const __grid_constant__ ResetArgs a) {
   int k = (int)blockIdx.x;
-  if (k >= a.n) return;
-  int w = a.worlds[k];
+  if (k >= a.n || (a.mask && !a.mask[k])) return;
+  int w = a.worlds[k]; // (with a mask, every world packed: worlds[k] = k)
   for (int f = 0; f < a.nfield; f++) {
     int n = a.words[f];
     int* dst = (int*)(void*)a.dst[f] + (size_t)w * n;

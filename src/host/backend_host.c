@@ -536,6 +536,7 @@ const fsBackendOps fs_host_ops = {
     host_step,
     host_sync,
     host_reset,
+    NULL, // reset_device: views are host memory
     host_view,
     NULL, // copy: views are host memory
     host_set_world_model,

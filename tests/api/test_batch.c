@@ -6,9 +6,14 @@
 // world (cpu and host float64 to the bit, float32 within its rounding); a masked reset
 // leaves the other worlds bit-identical to a run without it; a per-world parameter
 // equals a model built with that value; the control sequence equals writing ctrl every
-// step; a recording equals the views read after every step; a bad control is one
-// world's problem, not the others'; every misuse returns its status and message.
+// step; a recording equals the views read after every step; on cuda, a reset by a device
+// mask and a recording into device memory equal their host forms to the bit; a bad
+// control is one world's problem, not the others'; every misuse returns its status and
+// message.
 #include <flysim/flysim.h>
+#ifdef FS_TEST_CUDART
+#include <cuda_runtime_api.h>
+#endif
 
 #include "tests/api/view_io.h"
 #include "tests/testutil.h"
@@ -297,7 +302,7 @@ static void test_recording(void) {
   fsError err;
   const char* src[5] = {"qpos", "qpos", "ctrl", "xpos", "solver_iterations"};
   int index[5] = {2, 8, 1, 5, 0};
-  fsRecordOptions ro = {5, src, index, NULL, 1, 2, S};
+  fsRecordOptions ro = {5, src, index, NULL, 1, 2, S, FS_MEMORY_HOST};
   fsBatch a = open_n(g_m, N), b = open_n(g_m, N);
   int id = -1;
   CHECK(fs_batch_add_recording(a, &ro, &id, &err) == FS_OK);
@@ -334,7 +339,7 @@ static void test_recording(void) {
             "the recording differs from the views read after every step");
   // misuse
   const char* bad_src[1] = {"cvel"};
-  fsRecordOptions bad = {1, bad_src, index, NULL, 0, 0, 4};
+  fsRecordOptions bad = {1, bad_src, index, NULL, 0, 0, 4, FS_MEMORY_HOST};
   CHECK(fs_batch_add_recording(a, &bad, &id, &err) == FS_ERR_ARGUMENT);
   CHECK_CONTAINS(err.msg, "cvel");
   CHECK(fs_batch_step_recorded(a, S + 1, outs, &err) == FS_ERR_ARGUMENT);
@@ -342,6 +347,86 @@ static void test_recording(void) {
   fs_batch_close(a);
   fs_batch_close(b);
 }
+
+#ifdef FS_TEST_CUDART
+// Device memory holding n bytes of host (NULL: n zero bytes); aborts the test on a CUDA
+// error.
+static void* device_copy(const void* host, size_t n) {
+  void* p = NULL;
+  CHECK(cudaMalloc(&p, n) == cudaSuccess);
+  if (!p) return NULL;
+  CHECK((host ? cudaMemcpy(p, host, n, cudaMemcpyHostToDevice) : cudaMemset(p, 0, n)) ==
+        cudaSuccess);
+  return p;
+}
+
+// cuda: the device forms of reset and recording against their host forms, on two batches
+// stepped alike: fs_batch_reset_device with a mask in device memory (twice with one
+// keyframe: the second reuses the uploaded state; then qpos0) leaves every world as
+// fs_batch_reset with that mask on the host, health included; a recording with memory
+// FS_MEMORY_DEVICE writes what the host recording lands.
+static void test_device_forms(void) {
+  const int N = 4, S = g_small ? 4 : 12, C = 3, nq = (int)g_m->nq;
+  fsError err;
+  fsBatch h = open_n(g_m, N), d = open_n(g_m, N);
+  const char* src[3] = {"qpos", "qvel", "xpos"};
+  int index[3] = {2, 4, 5};
+  fsRecordOptions ro = {C, src, index, NULL, 0, 0, S, FS_MEMORY_HOST};
+  int id = -1;
+  CHECK(fs_batch_add_recording(h, &ro, &id, &err) == FS_OK);
+  ro.memory = FS_MEMORY_DEVICE;
+  CHECK(fs_batch_add_recording(d, &ro, &id, &err) == FS_OK);
+  size_t rec_bytes = sizeof(float) * (size_t)S * N * C;
+  float *out_h = calloc(1, rec_bytes), *out_d = calloc(1, rec_bytes);
+  float* dev_out = device_copy(NULL, rec_bytes);
+  uint8_t masks[3][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 0, 0, 1}};
+  int keys[3] = {key_neutral(), key_neutral(), -1};
+  uint8_t* dev_mask = device_copy(NULL, N);
+  CHECK(fs_batch_reset(h, NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_reset(d, NULL, key_neutral(), &err) == FS_OK);
+  for (int round = 0; round <= 3 && out_h && out_d && dev_out && dev_mask; round++) {
+    if (round > 0) {
+      const uint8_t* mask = masks[round - 1];
+      CHECK(cudaMemcpy(dev_mask, mask, N, cudaMemcpyHostToDevice) == cudaSuccess);
+      CHECK(fs_batch_reset(h, mask, keys[round - 1], &err) == FS_OK);
+      CHECK_MSG(fs_batch_reset_device(d, dev_mask, keys[round - 1], &err) == FS_OK, "%s", err.msg);
+    }
+    float* outs_h[1] = {out_h};
+    float* outs_d[1] = {dev_out};
+    CHECK(fs_batch_step_recorded(h, S, outs_h, &err) == FS_OK);
+    CHECK(fs_batch_step_recorded(d, S, outs_d, &err) == FS_OK);
+    CHECK(fs_batch_sync(h, &err) == FS_OK && fs_batch_sync(d, &err) == FS_OK);
+    CHECK(cudaMemcpy(out_d, dev_out, rec_bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(!memcmp(out_h, out_d, rec_bytes),
+              "round %d: the device recording differs from the host one", round);
+    fsView v;
+    double *qh = fs_test_read_view(h, "qpos", &v), *qd = fs_test_read_view(d, "qpos", &v);
+    for (int w = 0; w < N && qh && qd; w++)
+      CHECK_MSG(same(qh + (size_t)w * nq, qd + (size_t)w * nq, nq),
+                "round %d: world %d after the device-mask reset differs from the host-mask one",
+                round, w);
+    free(qh), free(qd);
+    fsWorldHealth hh[4], hd[4];
+    CHECK(fs_batch_health(h, hh, &err) == FS_OK && fs_batch_health(d, hd, &err) == FS_OK);
+    for (int w = 0; w < N; w++)
+      CHECK_MSG(hh[w].problems == hd[w].problems && hh[w].peak_contacts == hd[w].peak_contacts,
+                "round %d: world %d's health differs", round, w);
+  }
+  // misuse
+  CHECK(fs_batch_reset_device(d, NULL, -1, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "NULL");
+  CHECK(fs_batch_reset_device(d, dev_mask, 5, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "keyframe");
+  ro.memory = (fsMemory)7;
+  CHECK(fs_batch_add_recording(d, &ro, &id, &err) == FS_ERR_ARGUMENT);
+  CHECK_CONTAINS(err.msg, "memory");
+  cudaFree(dev_out);
+  cudaFree(dev_mask);
+  free(out_h), free(out_d);
+  fs_batch_close(h);
+  fs_batch_close(d);
+}
+#endif
 
 // A bad control in world 2 is world 2's problem (MuJoCo's BADCTRL), no one else's.
 static void test_health(void) {
@@ -411,6 +496,17 @@ static void test_views_and_misuse(void) {
   CHECK(fs_batch_reset(b, NULL, 5, &err) == FS_ERR_ARGUMENT);
   CHECK_CONTAINS(err.msg, "keyframe");
   CHECK((fs_batch_mjdata(b, 0) != NULL) == (g_backend == FS_BACKEND_CPU));
+  if (g_backend != FS_BACKEND_CUDA) { // the device forms: cuda only
+    uint8_t mask[2] = {1, 0};
+    CHECK(fs_batch_reset_device(b, mask, -1, &err) == FS_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.msg, "fs_batch_reset with a host mask");
+    const char* src[1] = {"qpos"};
+    int index[1] = {0};
+    fsRecordOptions ro = {1, src, index, NULL, 0, 0, 1, FS_MEMORY_DEVICE};
+    int id;
+    CHECK(fs_batch_add_recording(b, &ro, &id, &err) == FS_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.msg, "FS_MEMORY_HOST");
+  }
   fsBatchInfo info;
   CHECK(fs_batch_info(b, &info, &err) == FS_OK);
   CHECK(info.nworld == N && info.backend == g_backend && info.description[0]);
@@ -467,6 +563,9 @@ int main(int argc, char** argv) {
   test_ctrl_sequence();
   test_ctrl_sequence_replaced();
   test_recording();
+#ifdef FS_TEST_CUDART
+  if (g_backend == FS_BACKEND_CUDA) test_device_forms();
+#endif
   test_health();
   mj_deleteModel(g_m);
   char name[64];
