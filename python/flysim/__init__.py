@@ -123,6 +123,20 @@ def _stream_handle(stream, backend):
     return int(stream)
 
 
+def _on_device(a):
+    """True for an array whose memory is a GPU's (DLPack device type CUDA)."""
+    f = getattr(a, "__dlpack_device__", None)
+    return f is not None and f()[0] == 2  # kDLCUDA
+
+
+def _host_array(a):
+    """A numpy array of a (numpy's own, another library's host array through DLPack, or
+    anything np.asarray takes)."""
+    if isinstance(a, np.ndarray) or not hasattr(a, "__dlpack__"):
+        return np.asarray(a)
+    return np.from_dlpack(a)
+
+
 def load_model(path):
     """The mujoco.MjModel of an MJB (.mjb) or MJCF file, the error naming the file."""
     return _as_model(path)[0]
@@ -189,7 +203,9 @@ class Batch:
                                  _PRECISIONS[precision], int(max_contacts or 0),
                                  int(max_candidates or 0), int(threads or 0), int(device), self.stream, str(name))
         self.precision = self._b.info()["precision"]
+        self._device = int(device)
         self._arrays = {}
+        self._recordings = []  # (worlds, columns, capacity, device) of each recording
         self._neutral = _mujoco.mj_name2id(self.model, _mujoco.mjtObj.mjOBJ_KEY, "neutral")
 
     # -- arrays ---------------------------------------------------------------------------
@@ -246,7 +262,13 @@ class Batch:
     def reset(self, mask=None, keyframe="neutral"):
         """Reset the worlds of mask (N bools; None: all) to `keyframe` (a name, an index, or
         None: qpos0; "neutral" falls back to qpos0 when the model has no such keyframe).
-        The other worlds are left as they are, to the bit."""
+        The other worlds are left as they are, to the bit.
+
+        On cuda the mask may be a device array (torch, CuPy, JAX: bool or uint8, (N,),
+        contiguous, on the batch's GPU): it is read on the device in the order of the
+        batch's stream, with no copy to the host, so a policy's termination test on the
+        GPU resets its worlds without a round trip. Queue the work that writes it on the
+        batch's stream (Batch(..., stream=)) or synchronize it first."""
         if isinstance(keyframe, str):
             key = _mujoco.mj_name2id(self.model, _mujoco.mjtObj.mjOBJ_KEY, keyframe)
             if key < 0 and keyframe != "neutral":
@@ -254,8 +276,15 @@ class Batch:
         else:
             key = -1 if keyframe is None else int(keyframe)
         m = None
+        if mask is not None and _on_device(mask):
+            if self.backend != "cuda":
+                raise ValueError(f"flysim: reset: a device mask for a {self.backend} batch; "
+                                 "fix: a numpy mask (this batch's memory is the host's)")
+            ptr = self._device_arg("reset", "mask", mask, (self.worlds,), ("bool", "uint8"))
+            self._b.reset_device(ptr, key)
+            return
         if mask is not None:
-            m = np.asarray(mask)
+            m = _host_array(mask)
             if m.shape != (self.worlds,):
                 raise ValueError(f"flysim: reset: mask of shape {m.shape}; fix: ({self.worlds},)")
             m = np.ascontiguousarray(m != 0, dtype=np.uint8)
@@ -285,21 +314,67 @@ class Batch:
     def clear_ctrl_sequence(self):
         self._b.clear_ctrl_sequence()
 
-    def add_recording(self, columns, geom_group=None, worlds=None, capacity=1000):
+    def add_recording(self, columns, geom_group=None, worlds=None, capacity=1000,
+                      device=False):
         """A recording of columns [(source, index), ...] (source: qpos, qvel, ctrl,
         actuator_force, xpos, xquat, site_xpos, solver_iterations, group_contact_force)
         of the worlds range(worlds) (None: all) after every step: returns its id for
-        step_recorded."""
+        step_recorded. device=True (cuda only): step_recorded writes it into device arrays
+        (torch, CuPy, JAX), in the order of the batch's stream, never through the host."""
+        if device and self.backend != "cuda":
+            raise ValueError(f"flysim: add_recording(device=True) on a {self.backend} batch; "
+                             "fix: device=False (this batch's memory is the host's)")
         src = [c[0] for c in columns]
         idx = np.ascontiguousarray([c[1] for c in columns], dtype=np.int32)
         g = None if geom_group is None else np.ascontiguousarray(geom_group, dtype=np.int32)
         w0, nw = (0, 0) if worlds is None else (worlds.start or 0, len(worlds))
-        return self._b.add_recording(src, idx, g, w0, nw, int(capacity))
+        rid = self._b.add_recording(src, idx, g, w0, nw, int(capacity), bool(device))
+        self._recordings.append((nw or self.worlds - w0, len(src), int(capacity), bool(device)))
+        return rid
 
     def step_recorded(self, n, out):
-        """step(n), each recording's columns into out[id] (float32, n x worlds x columns;
-        None: not this time). cuda: they land once a later step or sync() returns."""
-        self._b.step_recorded(int(n), list(out))
+        """step(n), each recording's columns into out[id] (float32, n x worlds x columns,
+        C-contiguous; None: not this time): numpy arrays, or for a device recording device
+        arrays on the batch's GPU. cuda: a host recording lands once a later step or sync()
+        returns; a device recording is written in the order of the batch's stream."""
+        out = list(out)
+        if len(out) > len(self._recordings):
+            raise ValueError(f"flysim: step_recorded: {len(out)} buffers, the batch has "
+                             f"{len(self._recordings)} recordings; fix: one a recording (None: "
+                             "not this time)")
+        ptrs = []
+        for rid, o in enumerate(out):
+            if o is None:
+                ptrs.append(0)
+                continue
+            nw, nc, cap, device = self._recordings[rid]
+            shape = (int(n), nw, nc)
+            if device:
+                ptrs.append(self._device_arg("step_recorded", f"out[{rid}]", o, shape,
+                                             ("float32",)))
+                continue
+            # numpy, or another library's array in host memory (DLPack)
+            ptr, ashape, strides, dtype, where, _ = _flysim.array_info(o)
+            if where != "cpu" or tuple(ashape) != shape or strides is not None \
+                    or dtype != "float32" or (isinstance(o, np.ndarray) and not o.flags.writeable):
+                raise ValueError(f"flysim: step_recorded: out[{rid}] is {where} {dtype or 'other'}"
+                                 f" {tuple(ashape)}{'' if strides is None else ' (strided)'}; "
+                                 "fix: a writable C-contiguous float32 host array of shape "
+                                 f"{shape} (steps x worlds x columns)")
+            ptrs.append(ptr)
+        self._b.step_recorded(int(n), ptrs + [0] * (len(self._recordings) - len(out)))
+
+    def _device_arg(self, call, what, array, shape, dtypes):
+        """The device address of `array`, checked: `shape`, one of `dtypes`, C-contiguous,
+        on this batch's GPU."""
+        ptr, ashape, strides, dtype, where, dev = _flysim.array_info(array)
+        if where != "cuda" or dev != self._device or tuple(ashape) != tuple(shape) \
+                or strides is not None or dtype not in dtypes:
+            raise ValueError(f"flysim: {call}: {what} is {where}:{dev} {dtype or 'other'} "
+                             f"{tuple(ashape)}{'' if strides is None else ' (strided)'}; fix: "
+                             f"a C-contiguous {' or '.join(dtypes)} array of shape {shape} on "
+                             f"cuda:{self._device}")
+        return ptr
 
     # -- health and cost ------------------------------------------------------------------
     def health(self):

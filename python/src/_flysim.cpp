@@ -83,7 +83,6 @@ const char* dtype_name(fsDtype t) {
 }
 
 using HostArray = nb::ndarray<nb::numpy, nb::c_contig>;
-using F32Out = nb::ndarray<nb::numpy, float, nb::c_contig, nb::device::cpu>;
 
 class Batch {
 public:
@@ -187,11 +186,12 @@ public:
     check(rc, err);
   }
 
-  // out: one float32 array (nstep x nworld_r x C_r) or None a recording.
-  void step_recorded(int nstep, const std::vector<std::optional<F32Out>>& out) {
+  // out: a recording's buffer address (the Python layer checks the array's shape, dtype
+  // and memory against the recording's) or 0: not this time.
+  void step_recorded(int nstep, const std::vector<uintptr_t>& out) {
     State& s = state();
     std::vector<float*> ptr;
-    for (auto& o : out) ptr.push_back(o ? o->data() : nullptr);
+    for (uintptr_t o : out) ptr.push_back(reinterpret_cast<float*>(o));
     fsError err;
     int rc;
     {
@@ -229,6 +229,14 @@ public:
     Lock lock(s);
     fsError err;
     check(fs_batch_reset(s.b, mask ? mask->data() : nullptr, key, &err), err);
+  }
+
+  // mask: the address of N bytes of the batch's device memory (the Python layer checks).
+  void reset_device(uintptr_t mask, int key) {
+    State& s = state();
+    Lock lock(s);
+    fsError err;
+    check(fs_batch_reset_device(s.b, reinterpret_cast<const uint8_t*>(mask), key, &err), err);
   }
 
   void set_param(const std::string& name,
@@ -273,7 +281,7 @@ public:
   int add_recording(const std::vector<std::string>& source,
                     nb::ndarray<nb::numpy, int32_t, nb::ndim<1>, nb::c_contig> index,
                     std::optional<nb::ndarray<nb::numpy, int32_t, nb::ndim<1>, nb::c_contig>> group,
-                    int world0, int nworld, int capacity) {
+                    int world0, int nworld, int capacity, bool device) {
     State& s = state();
     if (index.shape(0) != source.size())
       throw nb::value_error("flysim: add_recording: one index a source");
@@ -285,7 +293,8 @@ public:
                          group ? group->data() : nullptr,
                          world0,
                          nworld,
-                         capacity};
+                         capacity,
+                         device ? FS_MEMORY_DEVICE : FS_MEMORY_HOST};
     Lock lock(s);
     int id = -1;
     fsError err;
@@ -356,6 +365,43 @@ private:
 
 } // namespace
 
+// What a DLPack-exporting array (numpy, torch, CuPy, JAX, the batch's own) is: (address,
+// shape, strides in elements or None: C-contiguous, dtype name or "", device type
+// "cpu"/"cuda"/other, device id). Nothing is copied; the array stays the caller's.
+nb::tuple array_info(nb::handle obj) {
+  nb::ndarray<nb::ro> a; // read-only too: the callers check what they write
+  if (!nb::try_cast(obj, a, false))
+    throw nb::value_error(("flysim: a " + std::string(nb::type_name(obj.type()).c_str()) +
+                           " is not an array; fix: a numpy array, or a device array with "
+                           "__dlpack__ (torch, CuPy, JAX)")
+                              .c_str());
+  std::vector<int64_t> shape, strides;
+  bool contig = true;
+  int64_t want = 1;
+  for (size_t k = a.ndim(); k-- > 0;) {
+    if (a.shape(k) != 1 && a.stride(k) != want) contig = false;
+    want *= a.shape(k);
+  }
+  for (size_t k = 0; k < a.ndim(); k++) {
+    shape.push_back(a.shape(k));
+    strides.push_back(a.stride(k));
+  }
+  nb::dlpack::dtype t = a.dtype();
+  std::string dt = t == nb::dtype<float>()     ? "float32"
+                   : t == nb::dtype<double>()  ? "float64"
+                   : t == nb::dtype<int32_t>() ? "int32"
+                   : t == nb::dtype<uint8_t>() ? "uint8"
+                   : t == nb::dtype<bool>()    ? "bool"
+                                               : "";
+  int dev = a.device_type();
+  const char* where = dev == nb::device::cpu::value    ? "cpu"
+                      : dev == nb::device::cuda::value ? "cuda"
+                                                       : "other";
+  nb::object st = contig ? nb::none() : nb::cast(strides);
+  return nb::make_tuple((uintptr_t)a.data(), nb::tuple(nb::cast(shape)), st, dt, where,
+                        a.device_id());
+}
+
 NB_MODULE(_flysim, m) {
   m.doc() = "flysim's C library (include/flysim/flysim.h); use flysim.Batch";
   m.attr("BACKEND_CPU") = (int)FS_BACKEND_CPU;
@@ -367,6 +413,7 @@ NB_MODULE(_flysim, m) {
   m.attr("PROBLEM_FAILED") = (int)FS_PROBLEM_FAILED;
   m.attr("STEPS_PER_LAUNCH") = FLYSIM_STEPS_PER_LAUNCH;
   m.def("version", []() { return std::string(fs_version_string()); });
+  m.def("array_info", &array_info, nb::arg("array"));
   m.def("backend_available", [](int kind) {
     fsError err;
     int rc = fs_backend_available((fsBackendKind)kind, &err);
@@ -388,13 +435,15 @@ NB_MODULE(_flysim, m) {
       .def("sync", &Batch::sync)
       .def_prop_ro("steps", &Batch::steps)
       .def("reset", &Batch::reset, nb::arg("mask").none(), nb::arg("key"))
+      .def("reset_device", &Batch::reset_device, nb::arg("mask"), nb::arg("key"))
       .def("set_param", &Batch::set_param, nb::arg("name"), nb::arg("worlds").none(),
            nb::arg("values"))
       .def("set_ctrl_sequence", &Batch::set_ctrl_sequence, nb::arg("value"), nb::arg("actuator"),
            nb::arg("world_row"))
       .def("clear_ctrl_sequence", &Batch::clear_ctrl_sequence)
       .def("add_recording", &Batch::add_recording, nb::arg("source"), nb::arg("index"),
-           nb::arg("geom_group").none(), nb::arg("world0"), nb::arg("nworld"), nb::arg("capacity"))
+           nb::arg("geom_group").none(), nb::arg("world0"), nb::arg("nworld"), nb::arg("capacity"),
+           nb::arg("device"))
       .def("health", &Batch::health)
       .def("info", &Batch::info);
 }

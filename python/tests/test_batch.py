@@ -302,6 +302,30 @@ def test_recording_and_sequence(model, clip):
         assert np.array_equal(out[:, :, 1], targets[rows[None, :] + np.arange(S)[:, None], 0]
                               .astype(np.float32))
         assert rid == 0
+        # another library's host array (DLPack) is a recording buffer too; bad ones are refused
+        xs = pytest.importorskip("array_api_strict")
+        out2 = xs.zeros((S, N, 2), dtype=xs.float32)
+        for x in (a, b):
+            x.reset()
+        a.step_recorded(S, [out2])  # the sequence goes on: rows + S + s
+        for s in range(S):
+            b.ctrl[:, act] = targets[rows + S + s]
+            b.step()
+        assert np.array_equal(np.from_dlpack(out2)[-1, :, 0], b.qpos[:, 7].astype(np.float32))
+        for bad in (np.zeros((S, N, 3), np.float32), np.zeros((S, N, 2)),
+                    np.zeros((N, S, 2), np.float32).transpose(1, 0, 2), out[:, :1]):
+            with pytest.raises(ValueError, match=r"out\[0\].*fix: a writable C-contiguous"):
+                a.step_recorded(S, [bad])
+        ro = np.zeros((S, N, 2), np.float32)
+        ro.flags.writeable = False
+        with pytest.raises(ValueError, match="writable"):
+            a.step_recorded(S, [ro])
+        with pytest.raises(ValueError, match="2 buffers"):
+            a.step_recorded(S, [out, out])
+        # the device forms are cuda's: refused on host with the fix
+        with pytest.raises(ValueError, match=r"device=True.*host batch.*fix: device=False"):
+            a.add_recording([("qpos", 0)], device=True)
+        a.reset(xs.asarray([True, False, True]))  # a host array of another library: a mask
 
 
 # README's "Use from Python" example runs as written (fewer steps).
