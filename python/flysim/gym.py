@@ -62,15 +62,32 @@ A world's episode
   the observation's time), "fell", "unstable" (not finite or flagged), "problems" (the
   flysim problem bits since the world's reset).
 
-Backends
---------
-"cpu" (float64) and "host" (float32 or float64) read and write the batch's numpy views in
-place. "cuda": the env runs through host round trips: each step writes ctrl with
-Batch.write, the observation comes back through the recording (its device-side gather
-copied into a host buffer, then Batch.sync()), and the problem flags and reset states
-through Batch.read; the physics stays on the GPU, the policy's arrays are numpy. That code
-path is tested on the host backend (host_round_trip=True); it has not been run on a GPU
-here. A cpu world that MuJoCo stops with an error makes step() raise flysim's
+Backends and array libraries
+----------------------------
+"cpu" (float64) and "host" (float32 or float64) with numpy (arrays=None, the default) read
+and write the batch's numpy views in place. "cuda" with numpy goes through host copies:
+each step writes ctrl with Batch.write, the observation comes back through the recording
+(gathered on the device, copied into a host buffer, then Batch.sync()), the problem flags
+and reset states through Batch.read; the physics stays on the GPU, the policy's arrays are
+numpy.
+
+arrays=torch (or cupy) with backend="cuda" keeps everything on the GPU: the env opens the
+batch on the library's current stream, takes the batch's ctrl, qpos, qvel and problems as
+that library's arrays without a copy (DLPack), records the observation into a device array
+(the library gathers it on the device), resets worlds by a device mask (the ended worlds;
+the library reads the mask on the device) and computes rewards, terminations and
+truncations on the device; it returns the library's device arrays. No call waits for the
+GPU: step() queues its work and returns. The clip rows of reset worlds are drawn on the
+host (one per world at every reset call, whichever worlds reset) and copied up without a
+wait. Actions are not tested for NaN there (that would wait for the device): a NaN
+target is a bad ctrl, MuJoCo's warning flags the world and it terminates. With SAME_STEP,
+info["final_obs"] is then the (num_envs, obs) array of every step (the ended worlds' rows
+are their last observations), present at every step. The same code runs any array-API
+library on the host and cpu backends (torch on the CPU, array_api_strict: the tests run it
+there, and its runs equal numpy's to the bit); it has not run on a GPU here (none was
+lent): the library calls it rests on (the device-mask reset, the device recording) are
+tested against their host forms on the cuda backend (test_batch) and under the GPU
+simulator. A cpu world that MuJoCo stops with an error makes step() raise flysim's
 RuntimeError (the cpu backend stops the other worlds' steps too); reset() recovers.
 
 Rendering: none (render_mode must be None).
@@ -94,6 +111,51 @@ except ImportError as e:  # pragma: no cover
 import mujoco
 
 import flysim
+
+def _array_mode(arrays, backend, host_round_trip):
+    """(xp, mode): the array namespace (array_api_compat's, for numpy too) and how the env
+    reaches the batch: "views" (numpy, in place), "round_trip" (numpy on cuda: copies) or
+    "device" (another library's arrays, in place through DLPack)."""
+    try:
+        import array_api_compat
+    except ImportError as e:  # pragma: no cover
+        raise ImportError("flysim.gym needs array-api-compat (pip install array-api-compat)") \
+            from e
+    if arrays is None or arrays is np:
+        mode = "round_trip" if backend == "cuda" or host_round_trip else "views"
+        return array_api_compat.array_namespace(np.zeros(1)), mode
+    if host_round_trip:
+        raise ValueError("flysim.gym: host_round_trip=True is the numpy path's; fix: arrays=None")
+    try:
+        sample = arrays.asarray([0.0])
+        if backend == "cuda" and getattr(arrays, "__name__", "") == "torch":
+            sample = sample.cuda()
+        xp = array_api_compat.array_namespace(sample)
+    except Exception as e:
+        raise ValueError(f"flysim.gym: arrays={arrays!r}: fix: None (numpy) or an array "
+                         f"library's module (torch, cupy) ({e})") from e
+    return xp, "device"
+
+
+def _current_stream(arrays, device):
+    """The CUDA stream handle the array library queues its work on (its current stream on
+    `device`), for the batch to share: its steps and the library's kernels are ordered with
+    no synchronization. 0 (the legacy default stream) is passed as cudaStreamLegacy (1)."""
+    name = getattr(arrays, "__name__", "")
+    if name == "torch":
+        handle = arrays.cuda.current_stream(device).cuda_stream
+    elif name == "cupy":
+        with arrays.cuda.Device(device):
+            handle = arrays.cuda.get_current_stream().ptr
+    else:
+        return None  # a CPU library (the host and cpu backends): no stream
+    return handle or 1
+
+
+def _device_of(x):
+    import array_api_compat
+    return array_api_compat.device(x)
+
 
 __all__ = ["FlyWalkVectorEnv", "FlyWalkEnv", "LEGS", "DEFAULT_TERMINATE_PROBLEMS", "ENV_ID"]
 
@@ -212,7 +274,13 @@ class FlyWalkVectorEnv(VectorEnv):
         seed: seeds the clip rows' generator before the first reset (reset(seed=) also).
         render_mode: None (no rendering).
         legs: the leg prefixes of the contact-force groups (bodies "<leg>_...").
-        host_round_trip: run the cuda path (Batch.read/write) on any backend (tests).
+        host_round_trip: run the cuda path of numpy arrays (Batch.read/write) on any
+            backend (tests).
+        arrays: the array library of actions, observations, rewards and flags: None
+            (numpy), or a module of the array API standard (torch, cupy; array_api_strict):
+            the env's arrays are then that library's, on the batch's device, and on cuda
+            nothing goes through the host (see the module's doc).
+        device: cuda: the GPU's ordinal.
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -226,7 +294,7 @@ class FlyWalkVectorEnv(VectorEnv):
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  seed: int | None = None, render_mode: str | None = None,
                  threads: int | None = None, max_contacts: int | None = None,
-                 legs=LEGS, host_round_trip: bool = False):
+                 legs=LEGS, host_round_trip: bool = False, arrays=None, device: int = 0):
         if render_mode is not None:
             raise ValueError(f"flysim.gym: render_mode={render_mode!r}: fix: None (the env "
                              "does not render)")
@@ -298,157 +366,257 @@ class FlyWalkVectorEnv(VectorEnv):
         self._act_lo = self.single_action_space.low.astype(np.float64)
         self._act_hi = self.single_action_space.high.astype(np.float64)
 
+        self.backend = backend
+        xp, self._mode = _array_mode(arrays, backend, host_round_trip)
+        self._xp = xp
+        self._np_arrays = arrays is None
+        stream = _current_stream(arrays, device) if self._mode == "device" \
+            and backend == "cuda" else None
         self.batch = flysim.Batch(m, worlds=self.num_envs, backend=backend,
                                   precision=precision, threads=threads,
-                                  max_contacts=max_contacts)
-        self.backend = backend
-        self._host = backend != "cuda" and not host_round_trip
+                                  max_contacts=max_contacts, device=device, stream=stream)
         columns = ([("qpos", int(i)) for i in self._jq] + [("qvel", int(i)) for i in self._jv]
                    + [("qpos", fq + i) for i in range(7)]
                    + [("group_contact_force", i) for i in range(3 * nl)])
         # the last physics step of an env step is recorded (step(S - 1), then
         # step_recorded(1)): the observation, gathered by the library (on the device for cuda)
-        self._rec = self.batch.add_recording(columns, geom_group=self._geom_group, capacity=1)
-        self._rec_buf = np.zeros((1, self.num_envs, nobs), np.float32)
+        on_device = self._mode == "device" and backend == "cuda"
+        self._rec = self.batch.add_recording(columns, geom_group=self._geom_group, capacity=1,
+                                             device=on_device)
+
+        N, nu = self.num_envs, m.nu
+        # the batch's arrays this env uses: in place ("views": numpy; "device": the array
+        # library's, through DLPack, no copy) or host copies ("round_trip")
+        if self._mode == "round_trip":
+            self._dev = None
+            self._ctrl = self.batch.read("ctrl")
+        else:
+            def view(name):
+                v = self.batch.view(name)
+                return v if self._np_arrays else xp.from_dlpack(v)
+            self._ctrl, self._qpos, self._qvel = view("ctrl"), view("qpos"), view("qvel")
+            self._problems_view = view("problems")
+            self._dev = None if self._np_arrays else _device_of(self._ctrl)
+        dev = self._dev
+
+        def arr(values, dtype):
+            return xp.asarray(values, dtype=dtype, device=dev) if dev is not None else \
+                xp.asarray(values, dtype=dtype)
+        self._arr = arr
+        self._rec_buf = arr(np.zeros((1, N, nobs), np.float32), xp.float32)
         self._rec_out = [None] * (self._rec + 1)
         self._rec_out[self._rec] = self._rec_buf
+        # ctrl column c: action column col_action[c] where is_action[c]; adhesion on at reset
+        col_action = np.zeros(nu, np.int64)
+        is_action = np.zeros(nu, bool)
+        col_action[self._pos_act] = np.arange(nj)
+        is_action[self._pos_act] = True
+        if self.action_adhesion:
+            col_action[self._adh_act] = nj + np.arange(len(self._adh_act))
+            is_action[self._adh_act] = True
+        is_adh = np.zeros(nu, bool)
+        is_adh[self._adh_act] = True
+        self._col_action = arr(col_action, xp.int64)
+        self._is_action = arr(is_action, xp.bool)
+        self._is_adh = arr(is_adh, xp.bool)
+        self._jq_x = arr(self._jq, xp.int64)
+        self._jv_x = arr(self._jv, xp.int64)
+        self._fq_x = arr(fq + np.arange(7), xp.int64)
+        self._clip_x = arr(self.clip, xp.float64)
+        self._act_lo_x = arr(self._act_lo, xp.float64)
+        self._act_hi_x = arr(self._act_hi, xp.float64)
 
-        N = self.num_envs
-        self._obs = np.zeros((N, nobs), np.float32)
-        self._row0 = np.zeros(N, np.int64)
-        self._steps = np.zeros(N, np.int64)
-        self._fell = np.zeros(N, bool)
-        self._unstable = np.zeros(N, bool)
-        self._problems = np.zeros(N, np.int32)
-        self._autoreset = np.zeros(N, bool)
-        self._ctrl = self.batch.ctrl if self._host else self.batch.read("ctrl")
+        self._obs = arr(np.zeros((N, nobs), np.float32), xp.float32)
+        self._row0 = arr(np.zeros(N, np.int64), xp.int64)
+        self._steps = arr(np.zeros(N, np.int64), xp.int64)
+        self._fell = arr(np.zeros(N, bool), xp.bool)
+        self._unstable = arr(np.zeros(N, bool), xp.bool)
+        self._problems = arr(np.zeros(N, np.int32), xp.int32)
+        self._autoreset = arr(np.zeros(N, bool), xp.bool)
+        self._none = arr(np.zeros(N, bool), xp.bool)
         if seed is not None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
 
-    # -- the batch's arrays, in place (cpu, host) or through host copies (cuda) --------------
-    def _get(self, name):
-        return self.batch.view(name) if self._host else self.batch.read(name)
+    # -- the batch's arrays: in place (views, device) or through host copies (round_trip) ---
+    def _state(self):
+        """(qpos, qvel): the batch's, or host copies."""
+        if self._mode == "round_trip":
+            return self.batch.read("qpos"), self.batch.read("qvel")
+        return self._qpos, self._qvel
 
-    def _push_ctrl(self):
-        if not self._host:
+    def _problems_now(self):
+        if self._mode == "round_trip":
+            return self.batch.read("problems")
+        return self._xp.asarray(self._problems_view, copy=True)
+
+    def _set_ctrl(self, values):
+        """ctrl <- values (N x nu, ctrl's dtype): in place, or written (round_trip)."""
+        self._ctrl[...] = values
+        if self._mode == "round_trip":
             self.batch.write("ctrl", self._ctrl)
 
     # -- reset ------------------------------------------------------------------------------
     def _reset_worlds(self, mask, draw=True):
-        """Reset the worlds of mask (keyframe, adhesion on, their observation); draw their
-        clip rows (draw) and zero their steps."""
-        self.batch.reset(mask, "neutral")
-        if not self._host:
-            self._ctrl = self.batch.read("ctrl")
-        if len(self._adh_act):
-            self._ctrl[np.ix_(mask, self._adh_act)] = 1
-        self._push_ctrl()
+        """Reset the worlds of mask ((N,) bool array of the env's library, any number of them
+        True: nothing is read back to test it on a device) to the keyframe, adhesion on, their
+        observation; draw new clip rows for them (draw: N rows are drawn, so that the
+        generator advances alike whichever worlds reset) and zero their steps."""
+        xp = self._xp
         if draw:
-            self._row0[mask] = self.np_random.integers(0, self._row_high, int(mask.sum()))
-        self._steps[mask] = 0
-        qpos, qvel = self._get("qpos")[mask], self._get("qvel")[mask]
-        s = self.obs_slices
-        o = np.zeros((int(mask.sum()), self._obs.shape[1]), np.float32)
-        o[:, s["joint_pos"]] = qpos[:, self._jq]
-        o[:, s["joint_vel"]] = qvel[:, self._jv]
-        o[:, s["thorax_pos"]] = qpos[:, self._fq:self._fq + 3]
-        o[:, s["thorax_quat"]] = qpos[:, self._fq + 3:self._fq + 7]
-        self._obs[mask] = o
-        self._fell[mask] = False
-        self._unstable[mask] = False
-        self._problems[mask] = 0
+            new = self.np_random.integers(0, self._row_high, self.num_envs)
+            self._row0 = xp.where(mask, self._arr(new, xp.int64), self._row0)
+        if self._np_arrays and not mask.any():
+            return  # (numpy: the same result, sooner)
+        self.batch.reset(mask, "neutral")
+        if self._mode == "round_trip":
+            self._ctrl = self.batch.read("ctrl")
+        ctrl = self._ctrl
+        on = mask[:, None] & self._is_adh[None, :]
+        self._set_ctrl(xp.where(on, xp.ones_like(ctrl), ctrl))
+        self._steps = xp.where(mask, xp.zeros_like(self._steps), self._steps)
+        qpos, qvel = self._state()
+        pos = xp.astype(xp.take(qpos, self._jq_x, axis=1), xp.float32)
+        vel = xp.astype(xp.take(qvel, self._jv_x, axis=1), xp.float32)
+        free = xp.astype(xp.take(qpos, self._fq_x, axis=1), xp.float32)
+        zero = xp.zeros_like(self._obs[:, self.obs_slices["contact_force"]])
+        o = xp.concat([pos, vel, free, zero], axis=1)
+        self._obs = xp.where(mask[:, None], o, self._obs)
+        self._fell = self._fell & ~mask
+        self._unstable = self._unstable & ~mask
+        self._problems = xp.where(mask, xp.zeros_like(self._problems), self._problems)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset every world (options={"reset_mask": (num_envs,) bools}: only those) to
         the keyframe, adhesion on, with new clip rows; seed re-seeds the rows' generator.
         Returns (observations, info)."""
         super().reset(seed=seed)
-        mask = np.ones(self.num_envs, bool)
+        xp = self._xp
+        mask = xp.ones_like(self._none)
         if options is not None and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"])
-            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_ or not mask.any():
+            mask = options["reset_mask"]
+            if self._np_arrays:
+                mask = np.asarray(mask)
+                ok = mask.shape == (self.num_envs,) and mask.dtype == np.bool_ and mask.any()
+            else:
+                ok = tuple(mask.shape) == (self.num_envs,) and mask.dtype == xp.bool
+            if not ok:
                 raise ValueError(f"flysim.gym: options['reset_mask']: fix: a ({self.num_envs},)"
                                  " bool array with at least one True")
         self._reset_worlds(mask)
-        self._autoreset[mask] = False
-        return self._obs.copy(), self._info()
+        self._autoreset = self._autoreset & ~mask
+        return self._copy(self._obs), self._info()
 
     # -- step -------------------------------------------------------------------------------
+    def _copy(self, a):
+        return self._xp.asarray(a, copy=True)
+
     def _info(self):
+        xp = self._xp
         info = {"clip_row": (self._row0 + self._steps * self.control_substeps) % len(self.clip),
-                "fell": self._fell.copy(), "unstable": self._unstable.copy(),
-                "problems": self._problems.copy()}
+                "fell": self._copy(self._fell), "unstable": self._copy(self._unstable),
+                "problems": self._copy(self._problems)}
         for k in _INFO_KEYS:
-            info["_" + k] = np.ones(self.num_envs, bool)
+            info["_" + k] = xp.ones_like(self._none)
         return info
+
+    @staticmethod
+    def _xp_of(a):
+        import array_api_compat
+        try:
+            return array_api_compat.array_namespace(a)
+        except TypeError:
+            return None
+
+    def _actions(self, actions):
+        """The actions as an (N, A) float64 array of the env's library, clipped to the Box."""
+        xp = self._xp
+        if self._np_arrays:
+            a = np.asarray(actions, dtype=np.float64)
+            if a.shape != self.action_space.shape:
+                raise ValueError(f"flysim.gym: actions of shape {a.shape}; fix: "
+                                 f"{self.action_space.shape}")
+            if not np.isfinite(a).all():
+                raise ValueError("flysim.gym: actions hold NaN or Inf; fix: finite targets")
+        else:  # (not tested for NaN: that would wait for the device; a NaN target flags
+            #    its world, MuJoCo's bad-ctrl warning, and ends it)
+            a = self._arr(actions, None) if not hasattr(actions, "__dlpack__") \
+                or xp is not self._xp_of(actions) else actions
+            if tuple(a.shape) != self.action_space.shape:
+                raise ValueError(f"flysim.gym: actions of shape {tuple(a.shape)}; fix: "
+                                 f"{self.action_space.shape}")
+            a = xp.astype(a, xp.float64)
+        return xp.clip(a, self._act_lo_x, self._act_hi_x)
 
     def step(self, actions):
         """One env step of every world: control_substeps physics steps with the actions'
         targets. Returns (observations, rewards, terminations, truncations, info)."""
-        a = np.asarray(actions, dtype=np.float64)
-        if a.shape != self.action_space.shape:
-            raise ValueError(f"flysim.gym: actions of shape {a.shape}; fix: "
-                             f"{self.action_space.shape}")
-        if not np.isfinite(a).all():
-            raise ValueError("flysim.gym: actions hold NaN or Inf; fix: finite targets")
-        a = np.clip(a, self._act_lo, self._act_hi)
-        N, nj = self.num_envs, len(self._pos_act)
-        pending = self._autoreset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP \
-            else np.zeros(N, bool)
-        if pending.any():  # NEXT_STEP: start them clean (their step is discarded below)
+        xp = self._xp
+        a = self._actions(actions)
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        pending = self._autoreset if next_step else self._none
+        if next_step:  # NEXT_STEP: start them clean (their step is discarded below)
             self._reset_worlds(pending)
-        self._ctrl[:, self._pos_act] = a[:, :nj]
-        if self.action_adhesion:
-            self._ctrl[:, self._adh_act] = a[:, nj:]
-        self._push_ctrl()
+        ctrl = self._ctrl
+        targets = xp.astype(xp.take(a, self._col_action, axis=1), ctrl.dtype)
+        self._set_ctrl(xp.where(self._is_action[None, :], targets, ctrl))
 
         if self.control_substeps > 1:
             self.batch.step(self.control_substeps - 1)
         self.batch.step_recorded(1, self._rec_out)
-        if not self._host:
+        if self._mode == "round_trip":
             self.batch.sync()  # the recording's copy lands
-        obs = self._rec_buf[-1].copy()
-        self._steps += 1
-        self._problems[:] = self._get("problems")
-        finite = np.isfinite(obs).all(axis=1)
+        obs = self._copy(self._rec_buf[0, ...])
+        self._steps = self._steps + 1
+        self._problems = self._problems_now()
+        finite = xp.all(xp.isfinite(obs), axis=1)
         s = self.obs_slices
-        z = obs[:, s["thorax_pos"]][:, 2]
-        qw, qx, qy, qz = obs[:, s["thorax_quat"]].T
+        t0 = s["thorax_pos"].start
+        z = obs[:, t0 + 2]
+        q0 = s["thorax_quat"].start
+        qw, qx, qy, qz = (obs[:, q0 + i] for i in range(4))
         norm2 = qw * qw + qx * qx + qy * qy + qz * qz
-        up_z = 1 - 2 * (qx * qx + qy * qy) / np.where(norm2 > 0, norm2, 1)  # thorax z . world z
-        with np.errstate(invalid="ignore"):
-            self._fell = finite & ((z < self.fall_height) | (up_z < 0))
-        self._unstable = ~finite | ((self._problems & self.terminate_problems) != 0)
-        terminated = self._fell | self._unstable
-        truncated = self._steps >= self.episode_steps
-        row = (self._row0 + self._steps * self.control_substeps) % len(self.clip)
+        one = xp.ones_like(norm2)
+        up_z = one - 2 * (qx * qx + qy * qy) / xp.where(norm2 > 0, norm2, one)  # thorax z . z
         with np.errstate(invalid="ignore", over="ignore"):
-            err = obs[:, s["joint_pos"]].astype(np.float64) - self.clip[row]
-            reward = np.exp(-self.reward_scale * np.mean(err * err, axis=1))
-        reward = np.where(finite & np.isfinite(reward), reward, 0.0)
-        self._obs[:] = obs
+            self._fell = finite & ((z < self.fall_height) | (up_z < 0))
+            self._unstable = ~finite | ((self._problems & self.terminate_problems) != 0)
+            terminated = self._fell | self._unstable
+            truncated = self._steps >= self.episode_steps
+            row = (self._row0 + self._steps * self.control_substeps) % len(self.clip)
+            err = xp.astype(obs[:, s["joint_pos"]], xp.float64) - xp.take(self._clip_x, row,
+                                                                         axis=0)
+            reward = xp.exp(-self.reward_scale * xp.mean(err * err, axis=1))
+        reward = xp.where(finite & xp.isfinite(reward), reward, xp.zeros_like(reward))
+        self._obs = obs
 
         info_extra = {}
-        if pending.any():  # NEXT_STEP: the reset's observation, no reward, not ended
+        if next_step:  # NEXT_STEP: the reset's observation, no reward, not ended
             self._reset_worlds(pending, draw=False)
-            reward[pending] = 0.0
-            terminated[pending] = False
-            truncated[pending] = False
+            reward = xp.where(pending, xp.zeros_like(reward), reward)
+            terminated = terminated & ~pending
+            truncated = truncated & ~pending
         ended = terminated | truncated
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
-            final_obs = np.full(N, None, dtype=object)
-            for w in np.flatnonzero(ended):
-                final_obs[w] = self._obs[w].copy()
-            final_info = self._info()
-            for k in _INFO_KEYS:
-                final_info["_" + k] = ended.copy()
-            info_extra = {"final_obs": final_obs, "_final_obs": ended.copy(),
-                          "final_info": final_info, "_final_info": ended.copy()}
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            # numpy: only when a world ended, an object array of observations (gymnasium's
+            # form); other libraries: every step (testing would wait for the device), the
+            # (N, obs) observations, the ended worlds' rows theirs
+            if not self._np_arrays or ended.any():
+                if self._np_arrays:
+                    final_obs = np.full(self.num_envs, None, dtype=object)
+                    for w in np.flatnonzero(ended):
+                        final_obs[w] = self._obs[w].copy()
+                else:
+                    final_obs = self._copy(self._obs)
+                final_info = self._info()
+                for k in _INFO_KEYS:
+                    final_info["_" + k] = self._copy(ended)
+                info_extra = {"final_obs": final_obs, "_final_obs": self._copy(ended),
+                              "final_info": final_info, "_final_info": self._copy(ended)}
             self._reset_worlds(ended)
-        self._autoreset = ended.copy()
+        self._autoreset = self._copy(ended)
         info = self._info()
         info.update(info_extra)
-        return self._obs.copy(), reward, terminated, truncated, info
+        return self._copy(self._obs), reward, terminated, truncated, info
 
     def close_extras(self, **kwargs):
         if not self.batch.closed:

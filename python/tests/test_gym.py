@@ -324,6 +324,98 @@ def test_host_round_trip_is_the_view_path(paths):
     er.close()
 
 
+def _np(x):
+    """A host numpy copy of an array of any library (DLPack), or x itself."""
+    if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__"):
+        return np.asarray(x)
+    if hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] != 1:  # not the CPU's
+        x = x.cpu() if hasattr(x, "cpu") else x.get()  # torch, CuPy
+    return np.from_dlpack(x).copy()
+
+
+def _same_step(a, b, what):
+    """Two step() (or reset()) results equal to the bit, info included."""
+    for x, y in zip(a[:-1], b[:-1]):
+        assert np.array_equal(bits(_np(x)), bits(_np(y))), what
+    for k in a[-1]:
+        if k in ("final_obs", "final_info"):
+            continue
+        assert np.array_equal(_np(a[-1][k]), _np(b[-1][k])), (what, k)
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+def test_array_library_is_numpy_to_the_bit(paths, mode):
+    """The env over another array library (array_api_strict: the standard and nothing else,
+    the code path of torch and CuPy on a GPU) on the host backend equals numpy's env to the
+    bit: observations, rewards, flags, info, through falls, truncations and autoresets."""
+    xs = pytest.importorskip("array_api_strict")
+    n = 6
+    kw = dict(episode_steps=3, autoreset_mode=mode)
+    en, ex = make(paths, n, **kw), make(paths, n, arrays=xs, **kw)
+    _same_step(en.reset(seed=21), ex.reset(seed=21), "reset")
+    assert ex._mode == "device"
+    o, _ = ex.reset(seed=21)
+    en.reset(seed=21)
+    assert isinstance(o, type(xs.asarray(0))) and o.dtype == xs.float32
+    en.action_space.seed(21)
+    for t in range(8):
+        a = en.action_space.sample()
+        if t == 1:  # world 2 upside down in both: it falls and restarts
+            for e in (en, ex):
+                e.batch.qpos[2, 3:7] = [0, 1, 0, 0]
+        rn = en.step(a)
+        rx = ex.step(xs.asarray(a))
+        _same_step(rn, rx, (mode, t))
+        if mode == "SameStep" and "final_obs" in rn[-1]:
+            ended = rn[-1]["_final_obs"]
+            assert np.array_equal(_np(rx[-1]["_final_obs"]), ended)
+            got = _np(rx[-1]["final_obs"])[ended]
+            assert np.array_equal(np.stack(rn[-1]["final_obs"][ended]), got)
+    # a mask of the library's own resets those worlds, as numpy's
+    mask = np.array([True, False, False, True, False, False])
+    _same_step(en.reset(options={"reset_mask": mask}),
+               ex.reset(options={"reset_mask": xs.asarray(mask)}), "masked reset")
+    with pytest.raises(ValueError, match="actions of shape"):
+        ex.step(xs.zeros((n + 1, 42)))
+    with pytest.raises(ValueError, match="host_round_trip"):
+        make(paths, 1, arrays=xs, host_round_trip=True)
+    en.close()
+    ex.close()
+
+
+def _gpu_library():
+    """torch or CuPy with a GPU, or None."""
+    for name in ("torch", "cupy"):
+        try:
+            lib = __import__(name)
+            if (lib.cuda.is_available() if name == "torch" else lib.cuda.runtime.getDeviceCount()):
+                return lib
+        except Exception:
+            pass
+    return None
+
+
+@pytest.mark.skipif(not flysim.backend_available("cuda")[0], reason="no cuda backend here")
+def test_cuda_device_arrays_are_the_round_trip(paths):
+    """On a GPU with torch or CuPy: the env on device arrays (the batch on the library's
+    stream, device recording, device-mask resets, rewards on the device) equals the numpy
+    env's host round trips to the bit, autoresets included."""
+    lib = _gpu_library()
+    if lib is None:
+        pytest.skip("no torch or CuPy with a GPU")
+    n = 16
+    kw = dict(backend="cuda", threads=None, episode_steps=3)
+    en, ed = make(paths, n, **kw), make(paths, n, arrays=lib, **kw)
+    _same_step(en.reset(seed=5), ed.reset(seed=5), "reset")
+    en.action_space.seed(5)
+    for t in range(7):
+        a = en.action_space.sample()
+        _same_step(en.step(a), ed.step(lib.asarray(a).cuda() if lib.__name__ == "torch"
+                                       else lib.asarray(a)), t)
+    en.close()
+    ed.close()
+
+
 @pytest.mark.skipif(not flysim.backend_available("cuda")[0], reason="no cuda backend here")
 def test_cuda_rollout(paths):
     env = make(paths, 64, backend="cuda", threads=None, episode_steps=5)
