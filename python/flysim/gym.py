@@ -126,6 +126,14 @@ def _array_mode(arrays, backend, host_round_trip):
         return array_api_compat.array_namespace(np.zeros(1)), mode
     if host_round_trip:
         raise ValueError("flysim.gym: host_round_trip=True is the numpy path's; fix: arrays=None")
+    name = getattr(arrays, "__name__", "")
+    if name.startswith("jax"):
+        raise ValueError("flysim.gym: arrays=jax: JAX arrays cannot be written in place (the "
+                         "env writes the batch's ctrl through them); fix: arrays=torch or cupy")
+    if backend == "cuda" and name not in ("torch", "cupy"):
+        raise ValueError(f"flysim.gym: arrays={name or arrays!r} on cuda: the env shares the "
+                         "library's CUDA stream, which it finds for torch and cupy; fix: "
+                         "arrays=torch or cupy (or None: numpy through host copies)")
     try:
         sample = arrays.asarray([0.0])
         if backend == "cuda" and getattr(arrays, "__name__", "") == "torch":

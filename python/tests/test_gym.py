@@ -379,6 +379,8 @@ def test_array_library_is_numpy_to_the_bit(paths, mode):
         ex.step(xs.zeros((n + 1, 42)))
     with pytest.raises(ValueError, match="host_round_trip"):
         make(paths, 1, arrays=xs, host_round_trip=True)
+    with pytest.raises(ValueError, match="on cuda.*fix: arrays=torch or cupy"):
+        make(paths, 1, arrays=xs, backend="cuda")
     en.close()
     ex.close()
 
