@@ -123,8 +123,24 @@ def _stream_handle(stream, backend):
     return int(stream)
 
 
+def _cai(a):
+    """The __cuda_array_interface__ of an array that offers it and not DLPack (Numba's, a
+    caller's own), else None (read from the class first: a property may synchronize)."""
+    t = type(a)
+    if hasattr(t, "__dlpack__") or not hasattr(t, "__cuda_array_interface__"):
+        return None
+    return a.__cuda_array_interface__
+
+
+_CAI_DTYPES = {"|b1": "bool", "|u1": "uint8", "<f4": "float32", "<f8": "float64",
+               "<i4": "int32"}
+
+
 def _on_device(a):
-    """True for an array whose memory is a GPU's (DLPack device type CUDA)."""
+    """True for an array whose memory is a GPU's (DLPack device type CUDA, or a CUDA array
+    interface)."""
+    if _cai(a) is not None:
+        return True
     f = getattr(a, "__dlpack_device__", None)
     return f is not None and f()[0] == 2  # kDLCUDA
 
@@ -366,8 +382,22 @@ class Batch:
 
     def _device_arg(self, call, what, array, shape, dtypes):
         """The device address of `array`, checked: `shape`, one of `dtypes`, C-contiguous,
-        on this batch's GPU."""
-        ptr, ashape, strides, dtype, where, dev = _flysim.array_info(array)
+        on this batch's GPU. DLPack arrays (torch, CuPy, JAX), or arrays with only the CUDA
+        array interface (Numba's): that interface names no device (the batch's is taken)
+        and its stream is not waited for (order the array's writer before this call)."""
+        cai = _cai(array)
+        if cai is None:
+            ptr, ashape, strides, dtype, where, dev = _flysim.array_info(array)
+        else:
+            ptr, ashape = cai["data"][0], tuple(cai["shape"])
+            dtype, where, dev = _CAI_DTYPES.get(cai["typestr"], ""), "cuda", self._device
+            strides = cai.get("strides")
+            if strides is not None:  # C-contiguous strides given explicitly are C-contiguous
+                size, want = np.dtype(cai["typestr"]).itemsize, []
+                for n in reversed(ashape):
+                    want.insert(0, size)
+                    size *= n
+                strides = None if tuple(strides) == tuple(want) else strides
         if where != "cuda" or dev != self._device or tuple(ashape) != tuple(shape) \
                 or strides is not None or dtype not in dtypes:
             raise ValueError(f"flysim: {call}: {what} is {where}:{dev} {dtype or 'other'} "

@@ -327,6 +327,12 @@ def test_recording_and_sequence(model, clip):
             a.add_recording([("qpos", 0)], device=True)
         a.reset(xs.asarray([True, False, True]))  # a host array of another library: a mask
 
+        class OnGpu:  # a CUDA array interface alone (Numba's kind)
+            __cuda_array_interface__ = {"shape": (N,), "typestr": "|u1", "data": (8, False),
+                                        "version": 3}
+        with pytest.raises(ValueError, match=r"device mask for a host batch.*fix: a numpy"):
+            a.reset(OnGpu())
+
 
 # README's "Use from Python" example runs as written (fewer steps).
 def test_readme_example(model, tmp_path):

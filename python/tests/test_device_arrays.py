@@ -1,6 +1,8 @@
 """A cuda batch's device arrays, consumed as torch and CuPy would: __cuda_array_interface__
 and __dlpack__ read by ctypes (no torch, no CuPy), the device memory they name copied with
-CUDA's own calls, ctrl written through the pointer and stepped.
+CUDA's own calls, ctrl written through the pointer and stepped; and device memory of the
+test's own (cudaMalloc, offered through the CUDA array interface) taken by the batch: a
+reset mask read on the device and a recording written there.
 
 Skipped where no CUDA device is (CI). On a GPU, or under the GPU simulator
 (bench/gpusim_check.sh runs it with a module built with -DFLYSIM_CUDART_SHARED=ON), it
@@ -78,6 +80,23 @@ class Cuda:
                   ctypes.c_size_t(nbytes))
         self._drv("cuCtxSynchronize")
         self._drv("cuCtxPopCurrent_v2", ctypes.byref(ctypes.c_void_p()))
+
+    def malloc(self, nbytes):
+        """Device memory of nbytes (the caller frees it)."""
+        p = ctypes.c_void_p() if self.rt is not None else ctypes.c_uint64()
+        if self.rt is not None:
+            self._rt("cudaMalloc", ctypes.byref(p), ctypes.c_size_t(nbytes))
+        else:
+            self._drv("cuCtxPushCurrent_v2", self.ctx)
+            self._drv("cuMemAlloc_v2", ctypes.byref(p), ctypes.c_size_t(nbytes))
+            self._drv("cuCtxPopCurrent_v2", ctypes.byref(ctypes.c_void_p()))
+        return p.value
+
+    def free(self, ptr):
+        if self.rt is not None:
+            self._rt("cudaFree", ctypes.c_void_p(ptr))
+        else:
+            self._drv("cuMemFree_v2", ctypes.c_uint64(ptr))
 
     def download(self, ptr, shape, dtype):
         out = np.empty(shape, dtype)
@@ -239,6 +258,58 @@ def test_ctrl_written_on_the_device(model, batch, cuda):
         worst = np.abs(h.qpos - through_pointer).max()
     print(f"{batch.precision}: largest |qpos(cuda) - qpos(host)| after a step: {worst:.3g}")
     assert worst <= BOUND[batch.precision]
+
+
+class CaiArray:
+    """Device memory of the test's own, offered as Numba's arrays are: the CUDA array
+    interface alone (no DLPack)."""
+
+    def __init__(self, ptr, shape, typestr):
+        self._iface = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                       "strides": None, "version": 3}
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._iface
+
+
+def test_device_mask_and_device_recording(model, batch, cuda):
+    """A reset mask in device memory (Batch.reset with a CUDA array: fs_batch_reset_device)
+    resets what the same mask on the host resets, and a device recording (add_recording(
+    device=True)) writes into device memory what a host recording lands, to the bit."""
+    p = batch.precision
+    rec_bytes, cols = N * 2 * 4, [("qpos", 2), ("qvel", 3)]
+    out_ptr, mask_ptr = cuda.malloc(rec_bytes), cuda.malloc(N)
+    try:
+        with flysim.Batch(model, N, backend="cuda", precision=p) as d, \
+                flysim.Batch(model, N, backend="cuda", precision=p) as h:
+            d.add_recording(cols, capacity=1, device=True)
+            h.add_recording(cols, capacity=1)
+            for x in (d, h):
+                x.reset()
+            got = np.zeros((1, N, 2), np.float32)
+            d.step_recorded(1, [CaiArray(out_ptr, (1, N, 2), "<f4")])
+            h.step_recorded(1, [got])
+            d.sync()
+            h.sync()
+            np.testing.assert_array_equal(cuda.download(out_ptr, (1, N, 2), np.float32), got)
+            assert np.isfinite(got).all() and (got != 0).any()
+            mask = np.zeros(N, np.uint8)
+            mask[-1] = 1
+            cuda.upload(mask_ptr, mask)
+            d.reset(CaiArray(mask_ptr, (N,), "|u1"), keyframe=None)
+            h.reset(mask.astype(bool), keyframe=None)
+            qd, qh = d.read("qpos"), h.read("qpos")
+            np.testing.assert_array_equal(qd, qh)
+            np.testing.assert_array_equal(qd[-1], model.qpos0.astype(qd.dtype))  # qpos0
+            assert not np.array_equal(qd[0], qd[-1])  # world 0 kept its step
+            with pytest.raises(ValueError, match=r"mask is cuda.*\(3,\).*fix"):
+                d.reset(CaiArray(mask_ptr, (N + 1,), "|u1"))
+            with pytest.raises(ValueError, match=r"out\[0\] is cuda.*float64"):
+                d.step_recorded(1, [CaiArray(out_ptr, (1, N, 1), "<f8")])
+    finally:
+        cuda.free(out_ptr)
+        cuda.free(mask_ptr)
 
 
 def test_torch_and_cupy(batch):
