@@ -16,7 +16,9 @@
 // pinned buffer, and the event copied[h]. The NEXT step call (or sync), after queuing its
 // own work, waits for copied[h] and copies the pinned half into the caller's out[r]: the
 // copy and the caller's use of one buffer overlap the next call's steps. A call never
-// writes a half whose copy is pending (its steps wait for copied[h] on the device).
+// writes a half whose copy is pending (its steps wait for copied[h] on the device). A device
+// recording (FS_MEMORY_DEVICE) is instead copied from half h into the caller's device buffer on
+// the batch's stream right after the launches: nothing is pending, nothing lands later.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
