@@ -4,7 +4,8 @@
 #   1. the device: nvidia-smi, the bundle's commit, its libraries, where the tools are
 #   2. correctness: the GPU tests (float32 and float64), cuSOLVER's Cholesky as the
 #      oracle of the solver's (the device's own CUDA libraries), what the GPU records
-#      (tests/test_record.c), `flysim compare --backends cpu,cuda --stages` in both
+#      (tests/test_record.c), the Python package's device arrays and the gym env on
+#      torch tensors (python/tests, the image's python3), `flysim compare --backends cpu,cuda --stages` in both
 #      precisions, the replay at 8 and 32 lanes a world and with the on-chip plan
 #      against none (to the bit, h5diff), flysim generate with per-world models on the
 #      GPU against the host stepper (h5diff)
@@ -33,7 +34,7 @@
 #       less than FLYSIM_CHECK_MIN_S (15; simulator 120) is left
 #   FLYSIM_SWEEP_WORLDS ("1024 4096 16384 65536"), FLYSIM_SWEEP_STEPS (200): the bench
 #   FLYSIM_CHECK_ONLY: sections to run, space-separated (device always runs): gpu_tests
-#       cusolver record compare onchip generate bench terrains sanitizer nvtx lanes
+#       cusolver record python compare onchip generate bench terrains sanitizer nvtx lanes
 #       bench_record ncu bounded cpu
 #   FLYSIM_CHECK_TIMEOUT_PCT (100; simulator 2000): every step's timeout in percent of
 #       its own (each step names its own below)
@@ -393,6 +394,28 @@ fi
 
 if section record "what the GPU records: every series and the video's states vs the state and MuJoCo"; then
   step test_record 60 "${gpu[@]}" "$bb/bin/test_record"
+fi
+
+if section python "the Python package on the GPU: flysim.Batch's device arrays (DLPack, __cuda_array_interface__), and the gym env on torch tensors (device recording, device-mask resets) against its numpy round trips, to the bit"; then
+  site="$work/site"
+  if [ -n "$sim" ]; then
+    row "python: not run under the simulator (bench/gpusim_check.sh runs" \
+      "test_device_arrays.py through its own host program)"
+  elif [ ! -d "$bb/python/flysim" ] || [ -z "$(echo "$bb"/wheels/*.whl)" ]; then
+    row "python: not run: the bundle holds no python/flysim or wheels/ (make it again with" \
+      "bench/make_device_bundle.sh)"
+  elif ! python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" \
+    "$bb"/wheels/*.whl >"$logs/python_install.log" 2>&1; then
+    row "python: not run: the bundle's wheels did not install with $(command -v python3)" \
+      "($(tail -n 1 "$logs/python_install.log"))"
+  else
+    # MUJOCO_GL=disable: no rendering back end is looked for (the image has no glfw)
+    step python_device 150 env "PYTHONPATH=$bb/python:$site" MUJOCO_GL=disable \
+      "LD_LIBRARY_PATH=$bb/python/mujoco:$bb/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" python3 -m pytest -q -rs -p no:cacheprovider \
+      "$root/python/tests/test_device_arrays.py" "$root/python/tests/test_gym.py" -k \
+      "device or cuda"
+    rows_from python_device "^(SKIPPED|[0-9]+ (passed|failed|skipped))" "python_device: "
+  fi
 fi
 
 if section compare "flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip), both precisions, --stages"; then

@@ -15,6 +15,14 @@
 #           libnvJitLink: about 900 MiB): device_check.sh finds the device's toolkit
 #   assets/ mesh.mjb, capsule.mjb, walking_clip.h5, walking_clip_330hz.h5,
 #           worlds/blocks.mjb, worlds/blocks_capsule.mjb
+#   python/ the flysim package (its Python files and the module built here, CUDA's
+#           runtime linked in) and the venv's mujoco package without its experimental/
+#           viewer (the wheel is 30 MB of zip; unzipped, xz stores its libmujoco once with
+#           lib/'s), for the device image's python3 (3.12, with numpy, h5py, pytest, torch
+#           and CuPy)
+#   wheels/ the rest that python3 lacks, at scripts/requirements.txt's pins: gymnasium,
+#           Farama-Notifications, array-api-compat (device_check.sh installs them with pip
+#           --no-index into a scratch folder)
 # Then, from the repository root:
 #   run(command="bench/device_check.sh", carry=["build-device/bundle.tar.xz"])
 # (device_check.sh unpacks it with Python's tarfile where xz is not installed.)
@@ -67,7 +75,7 @@ if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # one arch only, no MPI: a smaller bundl
   { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=$arch \
       -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON "${block[@]}" &&
     cmake --build "$build" -j "$(nproc)" --target flysim test_record test_batch test_nvtx_ranges \
-      flysim_nvtx_inject "${tests[@]}"; } >"$blog" 2>&1 ||
+      flysim_nvtx_inject _flysim "${tests[@]}"; } >"$blog" 2>&1 ||
     { tail -n 30 "$blog" >&2; echo "make_device_bundle: the build failed (all of it in $blog)" >&2; exit 1; }
 fi
 [ -x "$build/flysim" ] || { echo "make_device_bundle: no $build/flysim" >&2; exit 1; }
@@ -103,6 +111,31 @@ done
 mkdir -p "$stage/bundle/assets/worlds"
 for f in blocks.mjb blocks_capsule.mjb; do
   cp -L "$root/assets/worlds/$f" "$stage/bundle/assets/worlds/"
+done
+# the Python package, and the wheels of its needs that the device's python3 lacks
+module=$(find "$build/python/flysim" -name "_flysim*.so" | head -n 1)
+[ -n "$module" ] || { echo "make_device_bundle: no $build/python/flysim/_flysim*.so (nanobind" \
+  "missing from the venv?)" >&2; exit 1; }
+mkdir -p "$stage/bundle/python/flysim" "$stage/bundle/wheels"
+cp "$module" "$root"/python/flysim/*.py "$stage/bundle/python/flysim/"
+mj=$("$root/.venv/bin/python" -c 'import mujoco, os; print(os.path.dirname(mujoco.__file__))')
+cp -r "$mj" "$stage/bundle/python/mujoco"
+rm -rf "$stage/bundle/python/mujoco/experimental" "$stage/bundle/python/mujoco/__pycache__"
+pins=$(grep -iE '^(gymnasium|farama-notifications|array-api-compat)==' \
+  "$root/scripts/requirements.txt")
+[ "$(echo "$pins" | wc -l)" = 3 ] ||
+  { echo "make_device_bundle: scripts/requirements.txt lacks a pin of:" \
+    "gymnasium farama-notifications array-api-compat" >&2; exit 1; }
+# shellcheck disable=SC2086 # one pin a word
+"$root/.venv/bin/python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+  --platform manylinux2014_x86_64 -d "$out/wheels" $pins ||
+  { echo "make_device_bundle: pip download of the wheels failed ($pins)" >&2; exit 1; }
+for pin in $pins; do
+  name=${pin%%==*} version=${pin#*==}
+  whl=$(find "$out/wheels" -iname "$(echo "$name" | tr - _)-$version-*.whl" | head -n 1)
+  [ -n "$whl" ] || { echo "make_device_bundle: no wheel of $pin in $out/wheels" >&2; exit 1; }
+  cp "$whl" "$stage/bundle/wheels/"
 done
 git -C "$root" rev-parse HEAD >"$stage/bundle/COMMIT" 2>/dev/null || true
 # the working tree may differ from HEAD: say so in the bundle (device_check.log shows it)

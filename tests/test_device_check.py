@@ -212,6 +212,7 @@ def test_flow(tmp, bundle):
     expect_row(c, "cuda_cusolver_gpu", "not run", "no CUDA toolkit libraries")
     expect_row(c, "onchip_same_qpos:", "not run", "no h5diff in the bundle")
     expect_row(c, "generate_compare:", "not run", "no h5diff")
+    expect_row(c, "python:", "not run", "no python/flysim or wheels/")
     expect_row(c, "compute-sanitizer:", "not found")
     expect_row(c, "ncu:", "not found")
     expect_row(c, "nvtx_check:", "passed")
