@@ -119,8 +119,8 @@ def _array_mode(arrays, backend, host_round_trip):
     try:
         import array_api_compat
     except ImportError as e:  # pragma: no cover
-        raise ImportError("flysim.gym needs array-api-compat (pip install array-api-compat)") \
-            from e
+        raise ImportError("flysim.gym needs array-api-compat (pip install array-api-compat, "
+                          "or flysim's [gym] extra)") from e
     if arrays is None or arrays is np:
         mode = "round_trip" if backend == "cuda" or host_round_trip else "views"
         return array_api_compat.array_namespace(np.zeros(1)), mode
