@@ -123,7 +123,10 @@ def _array_mode(arrays, backend, host_round_trip):
                           "or flysim's [gym] extra)") from e
     if arrays is None or arrays is np:
         mode = "round_trip" if backend == "cuda" or host_round_trip else "views"
-        return array_api_compat.array_namespace(np.zeros(1)), mode
+        # numpy 2's own namespace is the standard's (and costs no wrapper a call); 1.x's
+        # through array-api-compat
+        std = int(np.__version__.split(".")[0]) >= 2
+        return (np if std else array_api_compat.array_namespace(np.zeros(1))), mode
     if host_round_trip:
         raise ValueError("flysim.gym: host_round_trip=True is the numpy path's; fix: arrays=None")
     name = getattr(arrays, "__name__", "")
@@ -553,7 +556,8 @@ class FlyWalkVectorEnv(VectorEnv):
                 raise ValueError(f"flysim.gym: actions of shape {tuple(a.shape)}; fix: "
                                  f"{self.action_space.shape}")
             a = xp.astype(a, xp.float64)
-        return xp.clip(a, self._act_lo_x, self._act_hi_x)
+        # (clip's array bounds, as maximum then minimum: array-api-compat's clip is slower)
+        return xp.minimum(xp.maximum(a, self._act_lo_x), self._act_hi_x)
 
     def step(self, actions):
         """One env step of every world: control_substeps physics steps with the actions'
