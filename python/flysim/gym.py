@@ -123,9 +123,9 @@ def _array_mode(arrays, backend, host_round_trip):
                           "or flysim's [gym] extra)") from e
     if arrays is None or arrays is np:
         mode = "round_trip" if backend == "cuda" or host_round_trip else "views"
-        # numpy 2's own namespace is the standard's (and costs no wrapper a call); 1.x's
-        # through array-api-compat
-        std = int(np.__version__.split(".")[0]) >= 2
+        # numpy's own namespace where it is the standard's (2.1 on: np.astype; no wrapper a
+        # call to pay), else through array-api-compat
+        std = all(hasattr(np, f) for f in ("astype", "concat", "bool"))
         return (np if std else array_api_compat.array_namespace(np.zeros(1))), mode
     if host_round_trip:
         raise ValueError("flysim.gym: host_round_trip=True is the numpy path's; fix: arrays=None")
