@@ -380,7 +380,7 @@ class FlyWalkVectorEnv(VectorEnv):
         self.backend = backend
         xp, self._mode = _array_mode(arrays, backend, host_round_trip)
         self._xp = xp
-        self._np_arrays = arrays is None
+        self._np_arrays = arrays is None or arrays is np
         stream = _current_stream(arrays, device) if self._mode == "device" \
             and backend == "cuda" else None
         self.batch = flysim.Batch(m, worlds=self.num_envs, backend=backend,
