@@ -416,14 +416,19 @@ int64_t fs_batch_steps(fsBatch b) {
   return x ? x->steps : -1;
 }
 
+// FS_OK, or FS_ERR_ARGUMENT (call `fn`) where key is neither -1 nor one of the model's keyframes.
+static int check_keyframe(const Batch* x, const char* fn, int key, fsError* err) {
+  if (key >= -1 && key < x->m->nkey) return FS_OK;
+  return arg_error(err,
+                   "flysim: %s: keyframe %d, but %s has %d keyframe%s; fix: -1 (qpos0) or a "
+                   "keyframe's index (mj_name2id(m, mjOBJ_KEY, name))",
+                   fn, key, x->model_name, (int)x->m->nkey, x->m->nkey == 1 ? "" : "s");
+}
+
 int fs_batch_reset(fsBatch b, const uint8_t* mask, int key, fsError* err) {
   FS_ERR_LOCAL(err);
   FS_GET(b, x, err);
-  if (key < -1 || key >= x->m->nkey)
-    return arg_error(err,
-                     "flysim: fs_batch_reset: keyframe %d, but %s has %d keyframe%s; fix: -1 "
-                     "(qpos0) or a keyframe's index (mj_name2id(m, mjOBJ_KEY, name))",
-                     key, x->model_name, (int)x->m->nkey, x->m->nkey == 1 ? "" : "s");
+  if (check_keyframe(x, "fs_batch_reset", key, err)) return FS_ERR_ARGUMENT;
   return x->ops->reset(x->self, mask, key, err) ? status_of(err) : FS_OK;
 }
 
@@ -438,11 +443,7 @@ int fs_batch_reset_device(fsBatch b, const uint8_t* mask, int key, fsError* err)
   if (!mask)
     return arg_error(err, "flysim: fs_batch_reset_device: the mask is NULL; fix: N bytes of "
                           "device memory (or fs_batch_reset(b, NULL, key) for every world)");
-  if (key < -1 || key >= x->m->nkey)
-    return arg_error(err,
-                     "flysim: fs_batch_reset_device: keyframe %d, but %s has %d keyframe%s; fix: "
-                     "-1 (qpos0) or a keyframe's index (mj_name2id(m, mjOBJ_KEY, name))",
-                     key, x->model_name, (int)x->m->nkey, x->m->nkey == 1 ? "" : "s");
+  if (check_keyframe(x, "fs_batch_reset_device", key, err)) return FS_ERR_ARGUMENT;
   return x->ops->reset_device(x->self, mask, key, err) ? status_of(err) : FS_OK;
 }
 
