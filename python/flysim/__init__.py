@@ -221,7 +221,7 @@ class Batch:
         self.precision = self._b.info()["precision"]
         self._device = int(device)
         self._arrays = {}
-        self._recordings = []  # (worlds, columns, capacity, device) of each recording
+        self._recordings = []  # (worlds, columns, device) of each recording
         self._neutral = _mujoco.mj_name2id(self.model, _mujoco.mjtObj.mjOBJ_KEY, "neutral")
 
     # -- arrays ---------------------------------------------------------------------------
@@ -296,7 +296,8 @@ class Batch:
             if self.backend != "cuda":
                 raise ValueError(f"flysim: reset: a device mask for a {self.backend} batch; "
                                  "fix: a numpy mask (this batch's memory is the host's)")
-            ptr = self._device_arg("reset", "mask", mask, (self.worlds,), ("bool", "uint8"))
+            ptr = self._buffer_arg("reset", "mask", mask, (self.worlds,), ("bool", "uint8"),
+                                   device=True)
             self._b.reset_device(ptr, key)
             return
         if mask is not None:
@@ -345,7 +346,7 @@ class Batch:
         g = None if geom_group is None else np.ascontiguousarray(geom_group, dtype=np.int32)
         w0, nw = (0, 0) if worlds is None else (worlds.start or 0, len(worlds))
         rid = self._b.add_recording(src, idx, g, w0, nw, int(capacity), bool(device))
-        self._recordings.append((nw or self.worlds - w0, len(src), int(capacity), bool(device)))
+        self._recordings.append((nw or self.worlds - w0, len(src), bool(device)))
         return rid
 
     def step_recorded(self, n, out):
@@ -363,28 +364,17 @@ class Batch:
             if o is None:
                 ptrs.append(0)
                 continue
-            nw, nc, cap, device = self._recordings[rid]
-            shape = (int(n), nw, nc)
-            if device:
-                ptrs.append(self._device_arg("step_recorded", f"out[{rid}]", o, shape,
-                                             ("float32",)))
-                continue
-            # numpy, or another library's array in host memory (DLPack)
-            ptr, ashape, strides, dtype, where, _ = _flysim.array_info(o)
-            if where != "cpu" or tuple(ashape) != shape or strides is not None \
-                    or dtype != "float32" or (isinstance(o, np.ndarray) and not o.flags.writeable):
-                raise ValueError(f"flysim: step_recorded: out[{rid}] is {where} {dtype or 'other'}"
-                                 f" {tuple(ashape)}{'' if strides is None else ' (strided)'}; "
-                                 "fix: a writable C-contiguous float32 host array of shape "
-                                 f"{shape} (steps x worlds x columns)")
-            ptrs.append(ptr)
+            nw, nc, device = self._recordings[rid]
+            ptrs.append(self._buffer_arg("step_recorded", f"out[{rid}]", o, (int(n), nw, nc),
+                                         ("float32",), device, writable=True))
         self._b.step_recorded(int(n), ptrs + [0] * (len(self._recordings) - len(out)))
 
-    def _device_arg(self, call, what, array, shape, dtypes):
-        """The device address of `array`, checked: `shape`, one of `dtypes`, C-contiguous,
-        on this batch's GPU. DLPack arrays (torch, CuPy, JAX), or arrays with only the CUDA
-        array interface (Numba's): that interface names no device (the batch's is taken)
-        and its stream is not waited for (order the array's writer before this call)."""
+    def _buffer_arg(self, call, what, array, shape, dtypes, device, writable=False):
+        """The address of `array`, checked: `shape`, one of `dtypes`, C-contiguous, in host
+        memory or (device) on this batch's GPU, and writable numpy where `writable`. DLPack
+        arrays (numpy, torch, CuPy, JAX), or arrays with only the CUDA array interface
+        (Numba's): that interface names no device (the batch's is taken) and its stream is
+        not waited for (order the array's writer before this call)."""
         cai = _cai(array)
         if cai is None:
             ptr, ashape, strides, dtype, where, dev = _flysim.array_info(array)
@@ -398,12 +388,15 @@ class Batch:
                     want.insert(0, size)
                     size *= n
                 strides = None if tuple(strides) == tuple(want) else strides
-        if where != "cuda" or dev != self._device or tuple(ashape) != tuple(shape) \
-                or strides is not None or dtype not in dtypes:
+        memory_ok = where == "cuda" and dev == self._device if device else where == "cpu"
+        if not memory_ok or tuple(ashape) != tuple(shape) or strides is not None \
+                or dtype not in dtypes \
+                or (writable and isinstance(array, np.ndarray) and not array.flags.writeable):
             raise ValueError(f"flysim: {call}: {what} is {where}:{dev} {dtype or 'other'} "
                              f"{tuple(ashape)}{'' if strides is None else ' (strided)'}; fix: "
-                             f"a C-contiguous {' or '.join(dtypes)} array of shape {shape} on "
-                             f"cuda:{self._device}")
+                             f"a{' writable' if writable else ''} C-contiguous "
+                             f"{' or '.join(dtypes)} array of shape {shape} "
+                             f"{f'on cuda:{self._device}' if device else 'in host memory'}")
         return ptr
 
     # -- health and cost ------------------------------------------------------------------
