@@ -530,14 +530,6 @@ class FlyWalkVectorEnv(VectorEnv):
             info["_" + k] = xp.ones_like(self._none)
         return info
 
-    @staticmethod
-    def _xp_of(a):
-        import array_api_compat
-        try:
-            return array_api_compat.array_namespace(a)
-        except TypeError:
-            return None
-
     def _actions(self, actions):
         """The actions as an (N, A) float64 array of the env's library, clipped to the Box."""
         xp = self._xp
@@ -550,8 +542,7 @@ class FlyWalkVectorEnv(VectorEnv):
                 raise ValueError("flysim.gym: actions hold NaN or Inf; fix: finite targets")
         else:  # (not tested for NaN: that would wait for the device; a NaN target flags
             #    its world, MuJoCo's bad-ctrl warning, and ends it)
-            a = self._arr(actions, None) if not hasattr(actions, "__dlpack__") \
-                or xp is not self._xp_of(actions) else actions
+            a = self._arr(actions, None)  # (the library's own array on its device: itself)
             if tuple(a.shape) != self.action_space.shape:
                 raise ValueError(f"flysim.gym: actions of shape {tuple(a.shape)}; fix: "
                                  f"{self.action_space.shape}")
