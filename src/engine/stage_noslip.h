@@ -124,6 +124,32 @@ FS_HD fsSol fsi_noslip_pair(const fsModel* m, fsData* d, int j) {
   return change;
 }
 
+/// u = Y' f over the island's dofs: for each dof the rows that move it, in row order,
+/// each adding Y_r,j f_r. Lanes over dofs through J's transpose; on one lane as a scatter
+/// over the rows in order (the same terms in the same order per dof, so the same bits)
+/// with no transpose, which one lane builds only where the rows are sparse.
+FS_HD void fsi_noslip_u(const fsModel* m, fsData* d, const fsIsland* is) {
+#ifdef FS_ONE_LANE
+  for (int j = is->d0; j < is->d1; j++) d->noslip_u[j] = 0;
+  for (int r = is->r0; r < is->r1; r++) {
+    if (!fsi_in_island(d, is, r)) continue;
+    const fsSol* Y = d->noslip_Y + (size_t)r * m->njmax; // (chain): row r's entries
+    const int* cols = m->pair_dof + d->efc_J_coladr[r];
+    fsSol f = d->sol_force[r];
+    for (int k = 0; k < d->efc_J_rownnz[r]; k++) d->noslip_u[cols[k]] += Y[k] * f;
+  }
+#else
+  (void)m;
+  FS_FOR_LANE(t, is->d1 - is->d0) {
+    int j = is->d0 + t, a = d->efc_JT_rowadr[j];
+    fsSol s = 0;
+    for (int q = a; q < a + d->efc_JT_rownnz[j]; q++)
+      s += d->noslip_Y[d->efc_JT_adr[q]] * d->sol_force[d->efc_JT_row[q]];
+    d->noslip_u[j] = s;
+  }
+#endif
+}
+
 /// mj_solNoSlip for one island's rows (pyramidal contacts), up to noslip_iterations
 /// sweeps, stopping when the scaled improvement falls below noslip_tolerance; the
 /// rows' dual states into efc_state; its iterations added to the island's count.
@@ -137,14 +163,7 @@ FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland
     if (fsi_in_island(d, is, r)) fsi_noslip_row_Y(m, d, r);
   }
   FS_SYNC();
-  FS_FOR_LANE(t, is->d1 - is->d0) { // u = Y' f
-    int j = is->d0 + t;
-    int a = d->efc_JT_rowadr[j];
-    fsSol s = 0;
-    for (int q = a; q < a + d->efc_JT_rownnz[j]; q++)
-      s += d->noslip_Y[d->efc_JT_adr[q]] * d->sol_force[d->efc_JT_row[q]];
-    d->noslip_u[j] = s;
-  }
+  fsi_noslip_u(m, d, is);
   // pyramid edge pairs' blocks: (AR - R) diagonal clamped, AR_r,r+1
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (!fsi_in_island(d, is, r) || d->efc_type[r] != FS_CNSTR_CONTACT_PYRAMIDAL) continue;

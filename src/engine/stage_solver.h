@@ -183,7 +183,10 @@ FS_HD void fsi_mul_jt_dense(const fsModel* m, const fsData* d, const fsIsland* i
 /// J's transpose; each row's tree (its island) and efc_b = J qacc_smooth - aref
 /// (mj_fwdConstraint).
 FS_HD void fsi_solver_rows(const fsModel* m, fsData* d) {
-  fsi_transpose_rows(m, d);
+#ifdef FS_ONE_LANE
+  if (!m->nefcD) // dense rows on one lane: J' f and the Hessian go by the rows, not the transpose
+#endif
+    fsi_transpose_rows(m, d);
   const fsSol* qacc_smooth = fsi_sol_vec(m, d, d->qacc_smooth);
   FS_FOR_LANE(r, d->nefc[0]) {
     d->efc_tree[r] = m->pair_tree[fsi_row_pair(d, r)];
