@@ -280,6 +280,10 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
 /// off the chain add zeros: the same sums).
 FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fsSol* x, int c0,
                               int ncol) {
+#ifdef FS_ONE_LANE // the host's models keep the rows dense (nefcD) wherever jac_sparse is 0
+  if (!m->jac_sparse)
+    return fsi_dot_mj(d->efc_Jd + (size_t)r * m->nv + c0, x + c0, ncol); // mju_dot
+#endif
   const fsReal* J = d->efc_J + (size_t)r * m->njmax;
   const int* col = m->pair_dof + d->efc_J_coladr[r];
   int n = d->efc_J_rownnz[r];
@@ -297,9 +301,7 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
     for (int k = nb; k < n; k++) res += J[k] * x[col[k]];
     return res;
   }
-#ifdef FS_ONE_LANE // the host's models keep the rows dense (nefcD) wherever jac_sparse is 0
-  return fsi_dot_mj(d->efc_Jd + (size_t)r * m->nv + c0, x + c0, ncol); // mju_dot
-#else
+#ifndef FS_ONE_LANE
   int nb = ncol / 4 * 4, nt = ncol - nb;
   fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
   for (int k = 0; k < n; k++) { // the other columns add zeros
@@ -314,12 +316,12 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
   if (nt == 3) res += t[0] + t[1] + t[2];
   if (nt == 2) res += t[0] + t[1];
   if (nt == 1) res += t[0];
-  return res;
 #endif
+  return res;
 }
 
 /// Row r of the constraint Jacobian times x (nv) in MuJoCo's order (mj_mulJacVec).
-FS_HD fsSol fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsSol* x) {
+FS_HD FS_FORCEINLINE fsSol fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsSol* x) {
   return fsi_efc_dot_range(m, d, r, x, 0, m->nv);
 }
 
