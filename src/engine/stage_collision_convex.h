@@ -56,7 +56,7 @@ FS_HD void fsi_ccd_obj(fsiCcdObj* o, const fsModel* m, const fsData* d, int g, f
 }
 
 /// res = mat * (l1, l2, l3) + pos (pos NULL: none), MuJoCo's globalcoord / localToGlobal.
-FS_HD void fsi_ccd_global(fsCcdReal res[3], const fsCcdReal mat[9], const fsCcdReal* pos,
+FS_HD void fsi_ccd_global(fsCcdReal* FS_RESTRICT res, const fsCcdReal mat[9], const fsCcdReal* pos,
                           fsCcdReal l1, fsCcdReal l2, fsCcdReal l3) {
   for (int i = 0; i < 3; i++) {
     res[i] = mat[3 * i] * l1 + mat[3 * i + 1] * l2 + mat[3 * i + 2] * l3;

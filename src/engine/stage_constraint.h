@@ -99,6 +99,7 @@ FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
       J[0] = jac[0];
       continue;
     }
+    FS_IVDEP // the rows apart (njmax > 0)
     for (int j = 1; j < dim; j++) {
       J[(size_t)(2 * j - 2) * m->njmax] = jac[0] + jac[j] * mu[j - 1];
       J[(size_t)(2 * j - 1) * m->njmax] = jac[0] + jac[j] * -mu[j - 1];
@@ -196,22 +197,30 @@ FS_HD void fsi_contact_impedance(const fsModel* m, fsData* d, int c, int adr) {
     R = 2 * mu * mu * R;
   }
   d->contact_mu[c] = mu;
-  for (int r = adr; r < adr + nrow; r++) {
-    fsReal* kbip = d->efc_KBIP + 4 * r;
-    kbip[0] = K;
-    kbip[1] = B;
-    kbip[2] = imp[0];
-    kbip[3] = imp[1];
-    d->efc_R[r] = R;
-    d->efc_D[r] = 1 / R;
-    d->efc_diagA[r] = R * imp[0] / (1 - imp[0]);
-    d->efc_pos[r] = pos;
-    d->efc_margin[r] = margin;
-    d->efc_frictionloss[r] = 0;
-    d->efc_type[r] = dim == 1 ? FS_CNSTR_CONTACT_FRICTIONLESS : FS_CNSTR_CONTACT_PYRAMIDAL;
-    d->efc_id[r] = c;
-    d->efc_J_rownnz[r] = m->pair_nv[d->contact_pair[c]];
-    d->efc_J_coladr[r] = m->pair_dofadr[d->contact_pair[c]];
+  fsReal D = 1 / R, diagA = R * imp[0] / (1 - imp[0]);
+  int type = dim == 1 ? FS_CNSTR_CONTACT_FRICTIONLESS : FS_CNSTR_CONTACT_PYRAMIDAL;
+  int nnz = m->pair_nv[d->contact_pair[c]], coladr = m->pair_dofadr[d->contact_pair[c]];
+  fsReal *FS_RESTRICT kbip = d->efc_KBIP + 4 * adr, *FS_RESTRICT Rr = d->efc_R + adr;
+  fsReal *FS_RESTRICT Dr = d->efc_D + adr, *FS_RESTRICT diagAr = d->efc_diagA + adr;
+  fsReal *FS_RESTRICT posr = d->efc_pos + adr, *FS_RESTRICT marginr = d->efc_margin + adr;
+  fsReal* FS_RESTRICT lossr = d->efc_frictionloss + adr;
+  int *FS_RESTRICT typer = d->efc_type + adr, *FS_RESTRICT idr = d->efc_id + adr;
+  int *FS_RESTRICT nnzr = d->efc_J_rownnz + adr, *FS_RESTRICT coladrr = d->efc_J_coladr + adr;
+  for (int k = 0; k < nrow; k++) { // the contact's rows: fields apart (FS_RESTRICT)
+    kbip[4 * k] = K;
+    kbip[4 * k + 1] = B;
+    kbip[4 * k + 2] = imp[0];
+    kbip[4 * k + 3] = imp[1];
+    Rr[k] = R;
+    Dr[k] = D;
+    diagAr[k] = diagA;
+    posr[k] = pos;
+    marginr[k] = margin;
+    lossr[k] = 0;
+    typer[k] = type;
+    idr[k] = c;
+    nnzr[k] = nnz;
+    coladrr[k] = coladr;
   }
 }
 

@@ -232,6 +232,21 @@ FS_HD int fs_is_bad(fsReal x) {
   return x != x || x > FS_MAXVAL || x < -FS_MAXVAL;
 }
 
+/// A pointer whose memory no other pointer of its scope reaches (C's restrict, spelt as GCC,
+/// Clang and nvcc all take it): for loops over a few rows that store into several fields,
+/// which the host compiler otherwise vectorizes behind a run-time overlap test of every
+/// pair of them, dearer than the loop.
+#define FS_RESTRICT __restrict__
+
+/// Before a loop: its iterations' stores and loads are independent (GCC's ivdep), for the
+/// same run-time test where the overlap runs through a stride the compiler cannot bound.
+/// The host compiler's alone.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define FS_IVDEP _Pragma("GCC ivdep")
+#else
+#define FS_IVDEP
+#endif
+
 // ---------------------------------------------------------------------------------
 // Register allocation (device). The step kernel is one function: every stage is
 // inlined into it, so that the world's field pointers stay computable from the kernel's
