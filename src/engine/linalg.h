@@ -181,6 +181,7 @@ FS_HD void fsi_factor_ld_levels(const fsLayout* L, fsReal* mat, fsReal* diaginv)
       int c = desc[q];
       const fsReal* crow = mat + L->rowadr[c];
       fsReal s = -crow[pos] * diaginv[c];
+      FS_IVDEP // rows r and c apart
       for (int k = 0; k <= pos; k++) row[k] += crow[k] * s;
     }
     diaginv[r] = 1 / row[pos];
@@ -262,11 +263,13 @@ FS_HD int fsi_chol_factor(const fsLayout* L, const fsSol* H, fsSol* F, int d0, i
   FSI_FOR_DOF_UP(L, r, d0, d1) {
     int adr = L->rowadr[r], pos = L->rownnz[r] - 1;
     fsSol* row = F + adr;
+    FS_IVDEP // F apart from H
     for (int k = 0; k <= pos; k++) row[k] = H[adr + k];
     const int* desc = L->desc + L->descadr[r];
     for (int q = 0; q < L->descnum[r]; q++) {
       const fsSol* crow = F + L->rowadr[desc[q]];
       fsSol f = crow[pos];
+      FS_IVDEP // rows r and desc[q] apart
       for (int k = 0; k <= pos; k++) row[k] -= crow[k] * f;
     }
     fsSol dd = row[pos];

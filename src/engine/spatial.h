@@ -12,7 +12,9 @@ FS_HD void fsi_zero(fsReal* res, int n) {
   for (int i = 0; i < n; i++) res[i] = 0;
 }
 
+/// res = v (n), res apart from v.
 FS_HD void fsi_copy(fsReal* res, const fsReal* v, int n) {
+  FS_IVDEP
   for (int i = 0; i < n; i++) res[i] = v[i];
 }
 

@@ -29,8 +29,9 @@
 #define FSI_CCD_NOINLINE
 #endif
 
-/// r = v (an fsReal field read into doubles).
+/// r = v (an fsReal field read into doubles), r apart from v.
 FS_HD void fsi_ccd_load(fsCcdReal* r, const fsReal* v, int n) {
+  FS_IVDEP
   for (int i = 0; i < n; i++) r[i] = v[i];
 }
 

@@ -98,7 +98,9 @@ typedef struct fsiCcdStatus {
 
 //--------------------------------- vectors (MuJoCo's gjk utilities) ------------------------------
 
+/// r = v (n), r apart from v.
 FS_HD void fsi_ccd_copy(fsCcdReal* r, const fsCcdReal* v, int n) {
+  FS_IVDEP
   for (int i = 0; i < n; i++) r[i] = v[i];
 }
 FS_HD void fsi_ccd_zero(fsCcdReal* r, int n) {

@@ -60,6 +60,7 @@ FS_HD void fsi_jac_col(const fsData* d, int dof, const fsReal offset[3], fsReal 
 FS_HD void fsi_contact_offset(const fsModel* m, const fsData* d, int c, fsReal offset[3]) {
   int side = m->pair_moveside[d->contact_pair[c]];
   int root = m->body_rootid[m->geom_bodyid[d->contact_geom[2 * c + side]]];
+  FS_IVDEP // offset apart from the fields
   for (int k = 0; k < 3; k++) offset[k] = d->contact_pos[3 * c + k] - d->subtree_com[3 * root + k];
 }
 

@@ -36,12 +36,14 @@ FS_HD void fsi_noslip_row_Y(const fsModel* m, fsData* d, int r) {
   const int* cols = m->pair_dof + d->efc_J_coladr[r];
   const fsReal* J = d->efc_J + (size_t)r * m->njmax;
   fsSol* Y = d->noslip_Y + (size_t)r * m->njmax;
+  FS_IVDEP // noslip_Y apart from efc_J
   for (int k = 0; k < n; k++) Y[k] = J[k];
   for (int k = n - 1; k >= 0; k--) {
     fsSol val = Y[k];
     if (val == 0) continue;
     int j = cols[k], adr = m->M_rowadr[j], na = m->M_rownnz[j] - 1;
     if (na == k) {
+      FS_IVDEP // noslip_Y apart from qLD
       for (int a = 0; a < na; a++) Y[a] += -val * d->qLD[adr + a];
     } else {
       for (int a = 0; a < na; a++) {

@@ -112,6 +112,7 @@ FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
     int rows = fsi_contact_rows(d->contact_dim[c]);
     FS_FOR_LANE(k, m->pair_nv[p]) {
       int j = chain[k], q = adr[j] + nnz[j];
+      FS_IVDEP // efc_JT_row apart from efc_JT_adr
       for (int r = r0; r < r0 + rows; r++, q++) {
         d->efc_JT_row[q] = r;
         d->efc_JT_adr[q] = r * m->njmax + k;
@@ -172,6 +173,7 @@ FS_HD void fsi_mul_jt_dense(const fsModel* m, const fsData* d, const fsIsland* i
     fsSol fr = f[r];
     if (fr == 0 || !fsi_in_island(d, is, r)) continue;
     const double* J = d->efc_Jd + (size_t)r * m->nv + d0; // (n)
+    FS_IVDEP                                              // res (a solver vector) apart from efc_Jd
     for (int j = 0; j < n; j++) res[d0 + j] += J[j] * fr;
   }
 }
@@ -280,6 +282,7 @@ FS_HD void fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
 
 /// PrimalUpdateGrad: grad = M qacc - qfrc_smooth - qfrc_constraint.
 FS_HD void fsi_primal_grad(fsData* d, const fsIsland* is) {
+  FS_IVDEP // the solver's vectors apart
   FS_FOR_LANE(t, is->d1 - is->d0) {
     int i = is->d0 + t;
     d->sol_grad[i] = d->sol_Ma[i] - d->qfrc_smooth[i] - d->sol_qfrc[i];
@@ -306,6 +309,7 @@ static inline int fsi_hessian_factor_dense(const fsModel* m, fsData* d, const fs
     for (int i = 0; i < n; i++) {
       if (J[i] == 0) continue;
       fsSol s = J[i] * d->sol_D[r], *Li = L + i * n;
+      FS_IVDEP // sol_L apart from efc_Jd
       for (int k = 0; k <= i; k++) Li[k] += J[k] * s;
     }
   }
@@ -401,6 +405,7 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
       int pi = d->efc_JT_adr[a + q] - r * m->njmax;      // i's place in r's chain
       fsSol DJi = D * J[pi];
       if (pi + 1 == hn) {
+        FS_IVDEP // sol_H apart from efc_J
         for (int k = 0; k < hn; k++) H[k] += DJi * J[k];
 #ifdef FS_ONE_LANE
       } else if (m->nefcD) { // the dense row: the columns' entries without their places
@@ -434,6 +439,7 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
       int n = is->d1 - is->d0;
       const double* J = d->efc_Jd + (size_t)r * m->nv + is->d0; // (n)
       fsSol* x = d->sol_dense;                                  // (n)
+      FS_IVDEP                                                  // sol_dense apart from efc_Jd
       for (int k = 0; k < n; k++) x[k] = J[k] * s;
       if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is);
       continue;
@@ -617,6 +623,7 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
 
 /// search = -Mgrad over the island's dofs.
 FS_HD void fsi_newton_direction(fsData* d, const fsIsland* is) {
+  FS_IVDEP // the solver's vectors apart
   FS_FOR_LANE(t, is->d1 - is->d0) d->sol_search[is->d0 + t] = -d->sol_Mgrad[is->d0 + t];
   FS_SYNC();
 }
@@ -647,6 +654,7 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
   FS_SYNC();
   fsi_primal_update(m, d, is);
   fsi_primal_grad(d, is);
+  FS_IVDEP // the solver's vectors apart
   FS_FOR_LANE(t, nvi) d->sol_Mgrad[d0 + t] = d->sol_grad[d0 + t];
   FS_SYNC();
   fsi_solve_ld_levels(&LM, d->qLD, d->qLDiagInv, d->sol_Mgrad, d0, d1);
@@ -670,6 +678,7 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
         fsi_line_search(m, d, is, tol * m->ls_tolerance, m->ls_iterations, &ls_improvement);
     FSI_MARK(FS_MARK_NEWTON);
     if (alpha == 0) break;
+    FS_IVDEP // the solver's vectors apart
     FS_FOR_LANE(t, nvi) {
       int i = d0 + t;
       d->sol_qacc[i] += d->sol_search[i] * alpha;
