@@ -217,10 +217,10 @@ FS_HD void fsi_ccd_polygon_quad(int res[4], const fsCcdReal* poly, int n) {
 }
 
 /// Witness points of clipped vertex v on the face through p with normal n (w2 = v,
-/// w1 = v moved |dist| along dir); returns dist.
-FS_HD fsCcdReal fsi_ccd_witness_face(fsCcdReal w1[3], fsCcdReal w2[3], const fsCcdReal v[3],
-                                     const fsCcdReal p[3], const fsCcdReal n[3],
-                                     const fsCcdReal dir[3]) {
+/// w1 = v moved |dist| along dir); returns dist. w1 and w2 apart from the rest.
+FS_HD fsCcdReal fsi_ccd_witness_face(fsCcdReal* FS_RESTRICT w1, fsCcdReal* FS_RESTRICT w2,
+                                     const fsCcdReal v[3], const fsCcdReal p[3],
+                                     const fsCcdReal n[3], const fsCcdReal dir[3]) {
   fsCcdReal d[3];
   fsi_ccd_sub(d, v, p);
   fsCcdReal dist = fsi_ccd_dot(d, n), s = -fabs(dist);

@@ -152,8 +152,8 @@ FS_HD fsCcdReal fsi_ccd_det3(const fsCcdReal a[3], const fsCcdReal b[3], const f
   return a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) +
          a[2] * (b[0] * c[1] - b[1] * c[0]);
 }
-/// res = sum_i coef[i] v_i for n = 0..4 vectors (MuJoCo's lincomb).
-FS_HD void fsi_ccd_lincomb(fsCcdReal r[3], const fsCcdReal* c, int n, const fsCcdReal* v1,
+/// res = sum_i coef[i] v_i for n = 0..4 vectors (MuJoCo's lincomb), r apart from the rest.
+FS_HD void fsi_ccd_lincomb(fsCcdReal* FS_RESTRICT r, const fsCcdReal* c, int n, const fsCcdReal* v1,
                            const fsCcdReal* v2, const fsCcdReal* v3, const fsCcdReal* v4) {
   for (int i = 0; i < 3; i++) {
     switch (n) {
