@@ -331,7 +331,7 @@ FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fs
 }
 
 /// Row r of the constraint Jacobian times x (nv) in MuJoCo's order (mj_mulJacVec).
-FS_HD FS_FORCEINLINE fsSol fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsSol* x) {
+FS_HD fsSol fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsSol* x) {
   return fsi_efc_dot_range(m, d, r, x, 0, m->nv);
 }
 
