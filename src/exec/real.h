@@ -232,11 +232,16 @@ FS_HD int fs_is_bad(fsReal x) {
   return x != x || x > FS_MAXVAL || x < -FS_MAXVAL;
 }
 
-/// A pointer whose memory no other pointer of its scope reaches (C's restrict, spelt as GCC,
-/// Clang and nvcc all take it): for loops over a few rows that store into several fields,
-/// which the host compiler otherwise vectorizes behind a run-time overlap test of every
-/// pair of them, dearer than the loop.
+/// A pointer whose memory no other pointer of its scope reaches (C's restrict): for loops
+/// over a few rows that store into several fields, which the host compiler otherwise
+/// vectorizes behind a run-time overlap test of every pair of them, dearer than the loop.
+/// The host compiler's alone: nvcc adds no such test, and kept the restrict pointers of the
+/// contact rows' loop live across it (the stage-by-stage kernels spilled more).
+#ifdef __CUDACC__
+#define FS_RESTRICT
+#else
 #define FS_RESTRICT __restrict__
+#endif
 
 /// Before a loop: its iterations' stores and loads are independent (GCC's ivdep), for the
 /// same run-time test where the overlap runs through a stride the compiler cannot bound.
