@@ -173,7 +173,8 @@ FS_HD void fsi_mul_jt_dense(const fsModel* m, const fsData* d, const fsIsland* i
     fsSol fr = f[r];
     if (fr == 0 || !fsi_in_island(d, is, r)) continue;
     const double* J = d->efc_Jd + (size_t)r * m->nv + d0; // (n)
-    FS_IVDEP                                              // res (a solver vector) apart from efc_Jd
+    // res (a solver vector) apart from efc_Jd
+    FS_IVDEP
     for (int j = 0; j < n; j++) res[d0 + j] += J[j] * fr;
   }
 }
@@ -439,7 +440,8 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
       int n = is->d1 - is->d0;
       const double* J = d->efc_Jd + (size_t)r * m->nv + is->d0; // (n)
       fsSol* x = d->sol_dense;                                  // (n)
-      FS_IVDEP                                                  // sol_dense apart from efc_Jd
+      // sol_dense apart from efc_Jd
+      FS_IVDEP
       for (int k = 0; k < n; k++) x[k] = J[k] * s;
       if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is);
       continue;
