@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "common/inputs/inputs.h"
-#include "common/base/files.h"
+#include "common/sys/files.h"
 #include "common/recorder/h5util.h"
-#include "common/base/interrupt.h"
+#include "common/sys/interrupt.h"
 #include "common/inputs/model.h"
-#include "src/base/mujoco_hooks.h"
+#include "common/base/mujoco_hooks.h"
 #include "common/replay/options.h"
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 #include "common/inputs/targets.h"
 #include "compare/compare.h"
 #include "compare/compare_io.h"

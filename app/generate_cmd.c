@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/base/interrupt.h"
-#include "src/base/mujoco_hooks.h"
+#include "common/sys/interrupt.h"
+#include "common/base/mujoco_hooks.h"
 #include "common/replay/options.h"
 #include "generate/generate.h"
 #include "generate/ranks.h"

@@ -9,7 +9,7 @@
 #include "app/generate_cmd.h"
 #include "app/replay_cmd.h"
 #include "common/replay/options.h"
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 
 static void print_help(void) {
   printf("usage: flysim <command> [options]\n"

@@ -8,17 +8,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/base/files.h"
-#include "common/base/interrupt.h"
+#include "common/sys/files.h"
+#include "common/sys/interrupt.h"
 #include "common/inputs/model.h"
-#include "src/base/mujoco_hooks.h"
+#include "common/base/mujoco_hooks.h"
 #include "common/profiling/mujoco_timing.h"
 #include "common/replay/options.h"
 #include "common/profiling/perf_phases.h"
 #include "common/profiling/perf_profile.h"
 #include "common/outputs/plots.h"
 #include "common/replay/replay.h"
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 #include "common/outputs/replay_outputs.h"
 #include "common/inputs/resample.h"
 #include "common/inputs/targets.h"

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/base/clock.h"
+#include "common/sys/clock.h"
 #include "common/inputs/model.h"
-#include "src/base/mujoco_hooks.h"
+#include "common/base/mujoco_hooks.h"
 #include "common/replay/options.h"
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"

@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/base/json.h"
+#include "common/sys/json.h"
 #include "common/outputs/plots.h"
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 
 static const char* graph_name(const fsBenchRow* r) {
   return r->p.kind != FS_BACKEND_CUDA ? "-" : r->p.graph ? "on" : "off";

@@ -358,9 +358,9 @@ fi
 note "budget $budget s, steps skipped with under $min_s s left; $(nproc) CPUs"
 
 if section gpu_tests "the GPU tests: each stage, the solver and the replay against MuJoCo"; then
-  for t in cuda_stages_gpu:60 cuda_collision_gpu:60 cuda_constraint_gpu:60 cuda_solver_gpu:90 \
-    cuda_solver_gpu_f64:90 cuda_replay_gpu:60 cuda_replay_contacts_gpu:90 \
-    cuda_replay_contacts_gpu_f64:90 cuda_contact_bound_gpu:90; do
+  for t in engine_stages_gpu:60 engine_collision_gpu:60 engine_constraint_gpu:60 engine_solver_gpu:90 \
+    engine_solver_gpu_f64:90 engine_replay_gpu:60 engine_replay_contacts_gpu:90 \
+    engine_replay_contacts_gpu_f64:90 engine_contact_bound_gpu:90; do
     step "${t%:*}" "${t#*:}" "${gpu[@]}" "$bb/bin/${t%:*}"
   done
   # the public API on the device: views, masked reset, per-world parameters, the control
@@ -375,12 +375,12 @@ if section cusolver "cuSOLVER's batched Cholesky as the oracle of the GPU's Hess
   if [ -z "$libdirs" ]; then
     where="${roots[*]:-no folder (FLYSIM_CHECK_CUDA_ROOTS is empty)}"
     [ "$system" = 1 ] && where+=", ldconfig's cache, Python's nvidia wheels"
-    row "cuda_cusolver_gpu, _f64: not run: no CUDA toolkit libraries (libcusolver, libcublas)" \
+    row "engine_cusolver_gpu, _f64: not run: no CUDA toolkit libraries (libcusolver, libcublas)" \
       "on this machine (looked in $where)"
   else
     note "   the toolkit's libraries from $libdirs"
     gpu_prefix "$bb/lib:$libdirs"
-    for t in cuda_cusolver_gpu cuda_cusolver_gpu_f64; do
+    for t in engine_cusolver_gpu engine_cusolver_gpu_f64; do
       missing=$(LD_LIBRARY_PATH="$bb/lib:$libdirs" ldd "$bb/bin/$t" 2>/dev/null |
         awk '/not found/{printf "%s ", $1}')
       if [ -n "$missing" ]; then
@@ -430,8 +430,8 @@ fi
 
 if section onchip "lanes per world and the on-chip plan: the replay with contacts at 8 and 32 lanes a world; the default plan vs everything in global memory, to the bit (h5diff, no delta)"; then
   for l in 8 32; do
-    step "cuda_replay_contacts_gpu_lanes$l" 90 "${gpu[@]}" FLYSIM_WORLD_LANES=$l \
-      "$bb/bin/cuda_replay_contacts_gpu"
+    step "engine_replay_contacts_gpu_lanes$l" 90 "${gpu[@]}" FLYSIM_WORLD_LANES=$l \
+      "$bb/bin/engine_replay_contacts_gpu"
   done
   replay=(replay --backend cuda --worlds "$replay_w" --sim-steps "$replay_s" --warmup-sec "$warm"
           --quiet --record "angles,qpos,qvel,forces,legs" --no-video --no-plots)

@@ -61,10 +61,10 @@ say() { printf 'gpusim_check: %s\n' "$*"; }
 if [ "$build_trees" = 1 ]; then
   common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON)
   say "building $b32 (sm_80, 32 threads a block) and $b128 (sm_80, 128 threads, -fmad=false)"
-  targets=(flysim _flysim test_record test_batch cuda_stages_gpu cuda_collision_gpu
-    cuda_collision_convex_gpu cuda_box_collision_gpu cuda_cull_gpu cuda_constraint_gpu
-    cuda_solver_gpu cuda_solver_gpu_f64 cuda_replay_gpu cuda_replay_contacts_gpu
-    cuda_replay_contacts_gpu_f64 cuda_contact_bound_gpu cuda_cusolver_gpu cuda_cusolver_gpu_f64)
+  targets=(flysim _flysim test_record test_batch engine_stages_gpu engine_collision_gpu
+    engine_collision_convex_gpu engine_box_collision_gpu engine_cull_gpu engine_constraint_gpu
+    engine_solver_gpu engine_solver_gpu_f64 engine_replay_gpu engine_replay_contacts_gpu
+    engine_replay_contacts_gpu_f64 engine_contact_bound_gpu engine_cusolver_gpu engine_cusolver_gpu_f64)
   cmake -S "$root" -B "$b32" "${common[@]}" -DFLYSIM_BLOCK_THREADS=32 -DFLYSIM_CUDART_SHARED=ON \
     >/dev/null &&
     cmake --build "$b32" -j "$(nproc)" --target "${targets[@]}" >/dev/null || exit 1
@@ -120,7 +120,7 @@ grep -E "tests passed|Test +#|\*\*\*" "$work/ctest.log" | sed 's/^/  /'
 for p in "" _f64; do
   FLYSIM_TEST_SMALL=1 FLYSIM_GPUSIM_STEPS="$work/cusolver.jsonl" \
     FLYSIM_GPUSIM_WHAT="the Hessian factor vs cuSOLVER's batched Cholesky" \
-    "$root/bench/gpusim/ctest_run.sh" 1 "$logs" "$b32/tests/cuda/cuda_cusolver_gpu$p" \
+    "$root/bench/gpusim/ctest_run.sh" 1 "$logs" "$b32/tests/engine/engine_cusolver_gpu$p" \
     >"$work/cusolver$p.out" 2>&1
 done
 "$py" - "$work/cusolver.jsonl" "$logs" >>"$steps" <<'PY'

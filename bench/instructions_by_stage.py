@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 # The one table: (stage, phase, flysim's functions, MuJoCo's functions, note), in
-# mj_step's order. The stages are src/model/fields.h's FS_STAGES (checked below), noslip
+# mj_step's order. The stages are common/engine/fields.h's FS_STAGES (checked below), noslip
 # a phase of fwd_constraint as fs_step runs it, plus MuJoCo's work that flysim does not
 # do (sensors, energy: flysim's cell empty). A phase row "=rest" is its stage less the
 # stage's other phases (the setup: what neither side's functions separate); "-others" in a
@@ -258,7 +258,7 @@ def per_step(a, b, steps):
 
 
 def check_stage_list(root):
-    """The table's stage functions against src/model/fields.h's FS_STAGES."""
+    """The table's stage functions against common/engine/fields.h's FS_STAGES."""
     path = os.path.join(root, "src", "model", "fields.h")
     if not os.path.isfile(path):
         return

@@ -1,6 +1,6 @@
 // Lane utilisation of the step, measured by the lane emulation (the GPU-free proxy of
 // how busy a warp's lanes are): NeuroMechFly's replay with contacts, every world on n
-// emulated lanes (src/exec/lanes.h, profiling build), each span between two syncs charged
+// emulated lanes (common/exec/lanes.h, profiling build), each span between two syncs charged
 // to the part of the step it belongs to (FSI_MARK). Per part: its share of the world's
 // time (spans), the lanes' utilisation (work / n spans) and the serial share (spans
 // where one lane works and the rest idle). --lanes sweeps the lanes per world (the
@@ -18,10 +18,10 @@
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
 #include "common/inputs/inputs.h"
-#include "src/model/worlds.h"
-#include "src/host/host.h"
-#include "src/exec/lanes.h"
-#include "src/model/model.h"
+#include "common/model/worlds.h"
+#include "cpu/serial.h"
+#include "common/exec/lanes.h"
+#include "common/model/model.h"
 
 static const char* mark_name(int k) {
   static const char* extra[] = {"checks",          "solver: setup",       "solver: newton",
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
         const double* row = t->value + ((long)w * a.steps + s) * bind->nact;
         for (int j = 0; j < bind->nact; j++) d.ctrl[bind->actuator[j]] = (fsReal)row[j];
       }
-      fs_host_step(&m, &b, 1);
+      fs_serial_step(&m, &b, 1);
     }
     if (k > 0) printf("\n");
     report(&a, a.lanes[k], csv, k == 0);

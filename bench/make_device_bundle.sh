@@ -67,9 +67,9 @@ h5diff=$(command -v h5diff || true)
   exit 1
 }
 
-tests=(cuda_stages_gpu cuda_replay_gpu cuda_collision_gpu cuda_constraint_gpu cuda_solver_gpu
-       cuda_solver_gpu_f64 cuda_replay_contacts_gpu cuda_replay_contacts_gpu_f64
-       cuda_contact_bound_gpu cuda_cusolver_gpu cuda_cusolver_gpu_f64)
+tests=(engine_stages_gpu engine_replay_gpu engine_collision_gpu engine_constraint_gpu engine_solver_gpu
+       engine_solver_gpu_f64 engine_replay_contacts_gpu engine_replay_contacts_gpu_f64
+       engine_contact_bound_gpu engine_cusolver_gpu engine_cusolver_gpu_f64)
 if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # one arch only, no MPI: a smaller bundle
   blog="$out/build$suffix.log" # the compiler's output, shown when the build fails
   { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=$arch \
@@ -80,7 +80,7 @@ if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # one arch only, no MPI: a smaller bundl
 fi
 [ -x "$build/flysim" ] || { echo "make_device_bundle: no $build/flysim" >&2; exit 1; }
 for t in "${tests[@]}"; do
-  [ -x "$build/tests/cuda/$t" ] ||
+  [ -x "$build/tests/engine/$t" ] ||
     { echo "make_device_bundle: $t was not built (nvcc missing?)" >&2; exit 1; }
 done
 
@@ -88,7 +88,7 @@ rm -rf "$stage"
 mkdir -p "$stage/bundle/bin" "$stage/bundle/lib" "$stage/bundle/assets"
 bins=("$build/flysim" "$build/tests/profiling/test_nvtx_ranges" "$build/tests/test_record"
       "$build/tests/api/test_batch" "$h5diff")
-for t in "${tests[@]}"; do bins+=("$build/tests/cuda/$t"); done
+for t in "${tests[@]}"; do bins+=("$build/tests/engine/$t"); done
 cp "${bins[@]}" "$stage/bundle/bin/"
 inject=$(find "$build/tests/profiling" -name "*nvtx_inject*.so" | head -n 1)
 [ -n "$inject" ] && cp "$inject" "$stage/bundle/bin/"

@@ -1,5 +1,5 @@
 // The on-chip proxy: what a world of the model takes, and what the step's on-chip plan
-// (src/model/onchip.h) keeps of it, in this build's precision (built as onchip_sizes_f32 and
+// (common/model/onchip.h) keeps of it, in this build's precision (built as onchip_sizes_f32 and
 // onchip_sizes_f64), for several contact bounds (--max-contacts): the world's bytes, its
 // intermediates side by side and sharing bytes where their lifetimes allow, and the
 // default plans at 4 and 8 lanes a world (848 B and 2,640 B a world on an H200). One CSV
@@ -12,8 +12,8 @@
 
 #include "common/inputs/inputs.h"
 #include "common/inputs/model.h"
-#include "src/model/model.h"
-#include "src/model/onchip.h"
+#include "common/model/model.h"
+#include "common/model/onchip.h"
 
 static const int kBounds[] = {0, 24, 18};                     // 0: every pair's slots
 static const long kBudgets[] = {FS_CHIP_DEFAULT_BYTES, 2640}; // 4 and 8 lanes a world

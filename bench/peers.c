@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/base/spawn.h"
+#include "common/sys/spawn.h"
 #include "common/outputs/plots.h"
 
 typedef struct Peer {

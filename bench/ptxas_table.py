@@ -33,7 +33,7 @@ def parse(path, precision):
         m = re.search(r"Compiling entry function '(_Z\w+)' for '(sm_\d+)'", line)
         if m:
             mangled = m.group(1)
-            # _Z<n>name... or, in the precision's namespace (src/cuda/kernel_world.cuh's
+            # _Z<n>name... or, in the precision's namespace (cuda/kernel_world.cuh's
             # FS_KERNELS), _ZN<n>fs_f32<n>name[IL<i|j><int>EE]E...
             k = re.match(r"_ZN\d+fs_f(?:32|64)(\d+)", mangled)
             rest = mangled[k.end() - len(k.group(1)):] if k else mangled[2:]
@@ -67,8 +67,8 @@ def parse(path, precision):
 def collect(build):
     rows = []
     for precision in ("f32", "f64"):
-        # src/CMakeLists.txt's object library of the precision's CUDA sources
-        pattern = os.path.join(build, "src", "CMakeFiles", f"flysim_cuda_{precision}_obj.dir",
+        # cuda/CMakeLists.txt's object library of the precision's CUDA sources
+        pattern = os.path.join(build, "cuda", "CMakeFiles", f"flysim_cuda_{precision}_obj.dir",
                                "**", "*.cu.o.ptxas.txt")
         for path in sorted(glob.glob(pattern, recursive=True)):
             rows += parse(path, precision)
@@ -84,7 +84,7 @@ def main():
     a = ap.parse_args()
     rows = collect(a.build)
     if not rows:
-        sys.exit(f"ptxas_table: no ptxas reports under {a.build}/src (was it built with nvcc "
+        sys.exit(f"ptxas_table: no ptxas reports under {a.build}/cuda (was it built with nvcc "
                  "through cmake/ptxas_log.sh?)")
     if a.arch:
         rows = [r for r in rows if r["arch"] == a.arch]

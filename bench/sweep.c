@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
-#include "common/base/interrupt.h"
-#include "common/recorder/replay_io.h"
+#include "common/sys/interrupt.h"
+#include "common/replay/replay_io.h"
 
 void fs_bench_stepper_name(const fsBenchPoint* p, char* out, size_t n) {
   if (p->kind == FS_BACKEND_CPU)

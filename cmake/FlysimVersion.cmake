@@ -1,4 +1,4 @@
-# The version header (src/api/version.h.in): the project's version and the commit of the
+# The version header (common/api/version.h.in): the project's version and the commit of the
 # source tree, "+g<commit>", with ".dirty" when tracked files differ from it. Run at
 # configure time and again by every build (the flysim_version target, in script mode),
 # so that a build tree's version names the commit it was built from rather than the one
@@ -18,4 +18,4 @@ if(GIT)
     endif()
   endif()
 endif()
-configure_file("${SOURCE_DIR}/src/api/version.h.in" "${OUT}" @ONLY)
+configure_file("${SOURCE_DIR}/common/api/version.h.in" "${OUT}" @ONLY)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/clock.h"
-#include "common/base/interrupt.h"
+#include "common/sys/clock.h"
+#include "common/sys/interrupt.h"
 
 const char* fs_floor_name(fsFloorMode mode) {
   return mode == FS_FLOOR_F32 ? "f32" : mode == FS_FLOOR_F32_STEP ? "f32-step" : "ulp";

@@ -9,7 +9,7 @@
 
 #include "common/recorder/h5util.h"
 #include "common/outputs/plots.h"
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 
 hid_t fs_compare_h5_create(const char* path, fsError* err) {
   fs_h5_quiet();

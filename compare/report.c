@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 
 static const char* floor_words(const fsCompareSpec* s) {
   int f32 = s->a.bits == 32;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 // src/check's types (precision-free), and its functions in both precisions by their
-// names (src/exec/real.h FS_PREC appends _f32 / _f64).
-#include "src/check/stages.h"
+// names (common/exec/real.h FS_PREC appends _f32 / _f64).
+#include "common/parity/stages.h"
 
 #define FS_DECLARE_PRECISION(p)                                                                    \
   fshRunner fsh_runner_host_##p(void);                                                             \

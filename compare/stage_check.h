@@ -1,4 +1,4 @@
-// flysim compare --stages: src/check/stages.h's check (each stage alone from MuJoCo's
+// flysim compare --stages: common/parity/stages.h's check (each stage alone from MuJoCo's
 // states, then one whole step; every field of every world) on the stepper a
 // comparison ran (host or cuda, float32 or float64), each stage's worst element
 // against the per-precision bounds of tests/cuda.
@@ -9,7 +9,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #define FS_STAGE_ROWS 40
 
@@ -17,7 +17,7 @@
 typedef struct fsStageRow {
   char stage[32]; // "kinematics", ..., "step" (whole steps)
   char field[48];
-  double err, bound; // relative error (see src/check/harness.h) and its bound
+  double err, bound; // relative error (see common/parity/harness.h) and its bound
   int world, index;
   double ours, ref;
   int pass;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/recorder/h5util.h"
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 
 #define FS_DATASET_CHUNK_BYTES (1 << 16)
 

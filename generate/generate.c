@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/clock.h"
-#include "common/base/files.h"
-#include "common/base/interrupt.h"
+#include "common/sys/clock.h"
+#include "common/sys/files.h"
+#include "common/sys/interrupt.h"
 #include "common/inputs/model.h"
 #include "generate/dataset.h"
 #include "generate/ranks.h"

@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 #include "generate/ranks.h"
 #include "generate/spec.h"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #define FS_GEN_MAX_TARGETS 16
 

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """The lifetimes of a world's data fields within one step, read off the stage code.
 
-For every data field of src/model/fields.h, the first and the last phase of fs_step
-(src/engine/stage_forward.h) whose code refers to it (`d->field`), following the calls of
-each phase's function through every FS_HD function of src/engine/*.h and src/model/*.h. src/model/onchip.c's plan
+For every data field of common/engine/fields.h, the first and the last phase of fs_step
+(common/engine/stage_forward.h) whose code refers to it (`d->field`), following the calls of
+each phase's function through every FS_HD function of common/engine/*.h and common/model/*.h. common/model/onchip.c's plan
 lets two fields share on-chip bytes only where these ranges do not overlap, so its
 table (kChip: field, first phase, last phase) must cover what the code does:
 
   scripts/onchip_lifetimes.py            print the table the code implies
-  scripts/onchip_lifetimes.py --check    exit 1 if src/model/onchip.c's table ends a field
+  scripts/onchip_lifetimes.py --check    exit 1 if common/model/onchip.c's table ends a field
                                          earlier, or starts it later, than the code
-                                         (the ctest cuda_onchip_lifetimes)
+                                         (the ctest engine_onchip_lifetimes)
 
 The analysis is conservative: a reference anywhere in a function counts for every
 phase that calls it, and a reference in fs_fwd_constraint's own body counts for all
@@ -24,8 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "src", "model")
 ENGINE = os.path.join(ROOT, "src", "engine")
 
-# fs_step's phases in order are src/model/onchip.h's FS_CHIP_*: the stages of
-# src/model/fields.h's FS_STAGES (X(ID, name, function): the phase of that ID runs that
+# fs_step's phases in order are common/model/onchip.h's FS_CHIP_*: the stages of
+# common/engine/fields.h's FS_STAGES (X(ID, name, function): the phase of that ID runs that
 # function), but the constraint stage, which the plan times by its parts: these, by the
 # functions fs_fwd_constraint calls for each (NOSLIP here is its noslip on the islands, not
 # the stage that runs noslip alone).
@@ -38,7 +38,7 @@ CONSTRAINT_PARTS = {
 
 
 def stages():
-    """FS_STAGES of src/model/fields.h: [(ID, function)] in mj_step's order."""
+    """FS_STAGES of common/engine/fields.h: [(ID, function)] in mj_step's order."""
     text = open(os.path.join(MODEL, "fields.h")).read()
     body = text[text.index("#define FS_STAGES(X)"):]
     body = body[:body.index("\n\n")]
@@ -46,7 +46,7 @@ def stages():
 
 
 def phases():
-    """[(phase, [functions])] in the order of src/model/onchip.h's FS_CHIP_*."""
+    """[(phase, [functions])] in the order of common/model/onchip.h's FS_CHIP_*."""
     text = open(os.path.join(MODEL, "onchip.h")).read()
     body = text[text.index("FS_CHIP_KINEMATICS = 0"):]
     names = re.findall(r"FS_CHIP_(\w+)", body[:body.index("FS_CHIP_NPHASE")])
@@ -65,7 +65,7 @@ def phases():
     staged = [name for name, _ in out if name in function and name not in CONSTRAINT_PARTS]
     missing = [sid for sid in order if sid not in names and sid != "CONSTRAINT"]
     if missing or staged != sorted(staged, key=order.index):
-        sys.exit("onchip_lifetimes: src/model/onchip.h's phases are not FS_STAGES' in order "
+        sys.exit("onchip_lifetimes: common/model/onchip.h's phases are not FS_STAGES' in order "
                  f"(missing: {', '.join(missing) or 'none'})")
     return out
 
@@ -82,7 +82,7 @@ def data_fields():
 
 
 def functions():
-    """name -> body of every FS_HD function in src/engine/*.h and src/model/*.h."""
+    """name -> body of every FS_HD function in common/engine/*.h and common/model/*.h."""
     out = {}
     head = re.compile(r"^FS_HD\b[^;{]*?\b(\w+)\s*\(", re.M)
     for path in sorted(os.path.join(d, n) for d in (ENGINE, MODEL) for n in os.listdir(d)):
@@ -135,7 +135,7 @@ def lifetimes():
     for k, (_, fns) in enumerate(PHASES):
         for fn in fns:
             if fn not in funcs:
-                sys.exit(f"onchip_lifetimes: no function {fn} in src/engine/*.h or src/model/*.h")
+                sys.exit(f"onchip_lifetimes: no function {fn} in common/engine/*.h or common/model/*.h")
             for x in r[fn]:
                 lo, hi = span.get(x, (k, k))
                 span[x] = (min(lo, k), max(hi, k))
@@ -163,12 +163,12 @@ def main():
         return 0
     table = table_in_onchip_c()
     if not table:
-        print("onchip_lifetimes: no kChip table in src/model/onchip.c")
+        print("onchip_lifetimes: no kChip table in common/model/onchip.c")
         return 1
     bad = 0
     for f, (a, b) in sorted(table.items()):
         if f not in span:
-            print(f"{f}: src/model/onchip.c lists it, and no phase refers to it")
+            print(f"{f}: common/model/onchip.c lists it, and no phase refers to it")
             bad += 1
             continue
         lo, hi = span[f]
@@ -176,7 +176,7 @@ def main():
             print(f"{f}: unknown phase {a} or {b}")
             bad += 1
         elif names.index(a) > lo or names.index(b) < hi:
-            print(f"{f}: src/model/onchip.c says {a}..{b}, the code refers to it in {names[lo]}.."
+            print(f"{f}: common/model/onchip.c says {a}..{b}, the code refers to it in {names[lo]}.."
                   f"{names[hi]}; fix: widen its row in kChip")
             bad += 1
     print(f"onchip_lifetimes: {len(table)} fields checked, {bad} wrong")

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/recorder/replay_io.h"
+#include "common/replay/replay_io.h"
 
 int fixture_open(Fixture* f, const char* model, const char* targets, int nworld, int nstep,
                  int nwarmup, int nthread) {

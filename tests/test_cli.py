@@ -105,7 +105,7 @@ def test_host_backend(tmp):
     del os.environ["FLYSIM_PERTURB_PASSIVE"]
     check(rc == 1 and "FLYSIM_PERTURB_PASSIVE" in err and "fix:" in err,
           f"bad FLYSIM_PERTURB_PASSIVE: {rc} {err!r}")
-    # the on-chip plan's switches (src/model/onchip.h): said in the header, bad values refused
+    # the on-chip plan's switches (common/model/onchip.h): said in the header, bad values refused
     rc, out, err = run("replay", "--backend", "host", "--sim-steps", "10")
     check(rc == 0 and "a world on-chip as on the GPU" in out, f"host header names the plan: {out!r}")
     for var, value in (("FLYSIM_ONCHIP_BYTES", "lots"), ("FLYSIM_ONCHIP_POISON", "2")):
@@ -152,7 +152,7 @@ def test_runtime_errors(tmp):
 def test_max_contacts(tmp):
     """--max-contacts: the contact buffer of flysim's stepper; refused on cpu, said in the
     header, the peak in the summary and the file, and a bound too small flagged with the
-    fix (tests/cuda/test_contact_bound.c checks the physics: bit-identical at the peak)."""
+    fix (tests/engine/test_contact_bound.c checks the physics: bit-identical at the peak)."""
     for args, text in ((["--max-contacts", "16"], "--backend cuda or --backend host"),
                        (["--backend", "host", "--max-contacts", "0"], "--max-contacts"),
                        (["--backend", "host", "--max-contacts", "many"], "not an integer")):

@@ -2,7 +2,7 @@
 // world on its own slice of the clip, and instability reported per world.
 #include <signal.h>
 
-#include "common/base/interrupt.h"
+#include "common/sys/interrupt.h"
 #include "tests/replay_fixture.h"
 #include "tests/testutil.h"
 

@@ -37,10 +37,10 @@ SOURCE = sys.argv[1]
 SCRIPT = os.path.join(SOURCE, "bench", "device_check.sh")
 
 # Every program device_check.sh runs from the bundle's bin/.
-PROGRAMS = ["flysim", "test_record", "test_nvtx_ranges", "cuda_stages_gpu", "cuda_collision_gpu",
-            "cuda_constraint_gpu", "cuda_solver_gpu", "cuda_solver_gpu_f64", "cuda_replay_gpu",
-            "cuda_replay_contacts_gpu", "cuda_replay_contacts_gpu_f64", "cuda_contact_bound_gpu",
-            "cuda_cusolver_gpu", "cuda_cusolver_gpu_f64"]
+PROGRAMS = ["flysim", "test_record", "test_nvtx_ranges", "engine_stages_gpu", "engine_collision_gpu",
+            "engine_constraint_gpu", "engine_solver_gpu", "engine_solver_gpu_f64", "engine_replay_gpu",
+            "engine_replay_contacts_gpu", "engine_replay_contacts_gpu_f64", "engine_contact_bound_gpu",
+            "engine_cusolver_gpu", "engine_cusolver_gpu_f64"]
 
 # A stub: logs its command line, LD_LIBRARY_PATH, PATH and a few variables, then does
 # the first action of $FAKE_RULES (lines "GLOB<TAB>ACTION", matched against "NAME ARGS")
@@ -58,7 +58,7 @@ done <"$FAKE_RULES"
 case $action in
   fail) echo "$name: FAIL: a numeric check"; exit 1 ;;
   cuda) echo "CUDA error cudaErrorIllegalAddress (an illegal memory access was encountered)" \
-          "in cudaStreamSynchronize(s) at src/cuda/backend_cuda.cu:123"; exit 1 ;;
+          "in cudaStreamSynchronize(s) at cuda/backend_cuda.cu:123"; exit 1 ;;
   assert) echo "replay_kernel: block: [0,0,0], thread: [3,0,0] Assertion failed."
           echo "error: device-side assert triggered"; exit 1 ;;
   hang) echo $$ >>"$FAKE_LOG.pids"; exec sleep 300 ;;
@@ -70,7 +70,7 @@ case $action in
   ctrperm) echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access" \
              "NVIDIA GPU Performance Counters"; exit 1 ;;
   race) echo "========= RACECHECK SUMMARY: 1 hazard displayed"; exit 9 ;;
-  nocusolver) echo "tests/cuda/test_cusolver.c:100: cusolverDnCreate(&h): cusolver status 1"
+  nocusolver) echo "tests/engine/test_cusolver.c:100: cusolverDnCreate(&h): cusolver status 1"
               exit 1 ;;
   abort) abort=1 ;; # below: its files written, as a crash-safe recorder leaves them
 esac
@@ -199,17 +199,17 @@ def expect_row(case, prefix, *words):
 
 def test_flow(tmp, bundle):
     """A FAIL and a 77 do not stop the later steps; no h5diff, no toolkit, no tools are rows."""
-    c = Case(tmp, "flow", rules=[("cuda_stages_gpu", "fail"), ("cuda_constraint_gpu", "skip")])
+    c = Case(tmp, "flow", rules=[("engine_stages_gpu", "fail"), ("engine_constraint_gpu", "skip")])
     rc, wall = c.run(bundle)
     check(rc == 0, f"flow: exit status 0 ({rc})")
-    expect_row(c, "cuda_stages_gpu:", "FAIL (rc 1)")
-    check("later GPU steps" not in (c.row("cuda_stages_gpu:") or ""), "flow: a FAIL stops nothing")
+    expect_row(c, "engine_stages_gpu:", "FAIL (rc 1)")
+    check("later GPU steps" not in (c.row("engine_stages_gpu:") or ""), "flow: a FAIL stops nothing")
     # fix 2: the later steps run after a FAIL
-    for name in ["cuda_collision_gpu", "test_record", "compare_f32", "bench_f32", "bench_bounded"]:
+    for name in ["engine_collision_gpu", "test_record", "compare_f32", "bench_f32", "bench_bounded"]:
         expect_row(c, f"{name}:", "passed")
     check(not any("unusable" in r for r in c.rows()), "flow: no step says the device is unusable")
-    expect_row(c, "cuda_constraint_gpu:", "skipped (rc 77")
-    expect_row(c, "cuda_cusolver_gpu", "not run", "no CUDA toolkit libraries")
+    expect_row(c, "engine_constraint_gpu:", "skipped (rc 77")
+    expect_row(c, "engine_cusolver_gpu", "not run", "no CUDA toolkit libraries")
     expect_row(c, "onchip_same_qpos:", "not run", "no h5diff in the bundle")
     expect_row(c, "generate_compare:", "not run", "no h5diff")
     expect_row(c, "python:", "not run", "no python/flysim or wheels/")
@@ -222,7 +222,7 @@ def test_flow(tmp, bundle):
     expect_row(c, "  cpu:", "9000 world-steps/s")
     # the order: correctness first, then the main bench, the optional steps last
     names = [r.split(":")[0] for r in c.rows()]
-    order = ["cuda_stages_gpu", "cuda_contact_bound_gpu", "cuda_cusolver_gpu, _f64",
+    order = ["engine_stages_gpu", "engine_contact_bound_gpu", "engine_cusolver_gpu, _f64",
              "test_record", "compare_f32", "onchip_default", "generate_cuda", "bench_f32",
              "bench_f64", "compute-sanitizer", "nvtx_run", "bench_lanes4", "bench_record",
              "ncu", "bench_bounded", "cpu"]
@@ -232,7 +232,7 @@ def test_flow(tmp, bundle):
     check("== device check summary" in log and log.rstrip().endswith(c.rows()[-1]),
           "flow: the table is last")
     logs = c.archive("logs.tar.gz")
-    check(logs is not None and "logs/cuda_stages_gpu.log" in logs and "logs/table.txt" in logs,
+    check(logs is not None and "logs/engine_stages_gpu.log" in logs and "logs/table.txt" in logs,
           f"flow: logs.tar.gz holds each step's log and the table: {logs}")
     results = c.archive("results.tar.gz")
     check(results is not None and "results/compare-f64/compare.h5" in results
@@ -243,23 +243,23 @@ def test_flow(tmp, bundle):
 
 def test_cuda_error(tmp, bundle):
     """A CUDA error that leaves the device unusable stops the later GPU steps, not the host's."""
-    c = Case(tmp, "cuda", rules=[("cuda_collision_gpu", "cuda")])
+    c = Case(tmp, "cuda", rules=[("engine_collision_gpu", "cuda")])
     rc, _ = c.run(bundle)
     check(rc == 0, f"cuda: exit status 0 ({rc})")
-    expect_row(c, "cuda_collision_gpu:", "FAIL (rc 1)", "cudaErrorIllegalAddress",
+    expect_row(c, "engine_collision_gpu:", "FAIL (rc 1)", "cudaErrorIllegalAddress",
                "later GPU steps are skipped")
-    for name in ["cuda_constraint_gpu", "test_record", "bench_f32", "bench_bounded"]:
-        expect_row(c, f"{name}:", "skipped (the device is unusable after cuda_collision_gpu")
-    check(not any(ln.startswith(("cuda_constraint_gpu", "flysim bench")) for ln in c.ran()),
+    for name in ["engine_constraint_gpu", "test_record", "bench_f32", "bench_bounded"]:
+        expect_row(c, f"{name}:", "skipped (the device is unusable after engine_collision_gpu")
+    check(not any(ln.startswith(("engine_constraint_gpu", "flysim bench")) for ln in c.ran()),
           "cuda: the skipped programs did not run")
     for name in ["generate_host", "cpu"]:  # host steps go on
         expect_row(c, f"{name}:", "passed")
     # the runtime's own string, without our "CUDA error NAME" line
-    c = Case(tmp, "assert", rules=[("cuda_stages_gpu", "assert")],
+    c = Case(tmp, "assert", rules=[("engine_stages_gpu", "assert")],
              env={"FLYSIM_CHECK_ONLY": "gpu_tests"})
     c.run(bundle)
-    expect_row(c, "cuda_stages_gpu:", "device-side assert", "later GPU steps are skipped")
-    expect_row(c, "cuda_collision_gpu:", "skipped (the device is unusable")
+    expect_row(c, "engine_stages_gpu:", "device-side assert", "later GPU steps are skipped")
+    expect_row(c, "engine_collision_gpu:", "skipped (the device is unusable")
     check(c.row("test_record") is None, "assert: FLYSIM_CHECK_ONLY=gpu_tests runs that section")
 
 
@@ -267,16 +267,16 @@ def test_budget_clamp(tmp, bundle):
     """A step that would overrun the budget is killed at its end; the later ones skip; the
     files are written."""
     budget = 6
-    c = Case(tmp, "clamp", rules=[("cuda_collision_gpu", "hang")],
+    c = Case(tmp, "clamp", rules=[("engine_collision_gpu", "hang")],
              env={"FLYSIM_CHECK_BUDGET_S": str(budget), "FLYSIM_CHECK_MIN_S": "1"})
     rc, wall = c.run(bundle, limit=budget + 20)
     kill_hangs(c)
-    r = expect_row(c, "cuda_collision_gpu:", "TIMED OUT", "at the budget's end")
+    r = expect_row(c, "engine_collision_gpu:", "TIMED OUT", "at the budget's end")
     if r:
         killed = int(r.split("killed after ")[1].split(" ")[0])
         check(killed <= budget, f"clamp: killed after {killed} s, within the {budget}-s budget")
     check(wall < budget + 10, f"clamp: the check ends near the budget ({wall:.1f} s)")
-    expect_row(c, "cuda_constraint_gpu:", "skipped (0 s of the budget left")
+    expect_row(c, "engine_constraint_gpu:", "skipped (0 s of the budget left")
     expect_row(c, "cpu:", "skipped (0 s of the budget left")
     check(c.archive("logs.tar.gz") is not None and c.archive("results.tar.gz") is not None,
           "clamp: both archives written")
@@ -294,7 +294,7 @@ def alive(pid):
 def test_hang(tmp, bundle):
     """A step past its own timeout (60 s at 5 %: 3 s) is HUNG and stops the later GPU steps;
     what it left in its process group is ended."""
-    c = Case(tmp, "hang", rules=[("cuda_collision_gpu", "wrapped")],
+    c = Case(tmp, "hang", rules=[("engine_collision_gpu", "wrapped")],
              env={"FLYSIM_CHECK_TIMEOUT_PCT": "5", "FLYSIM_CHECK_MIN_S": "1",
                   "FLYSIM_CHECK_ONLY": "gpu_tests cpu"})
     rc, wall = c.run(bundle, limit=30)
@@ -303,9 +303,9 @@ def test_hang(tmp, bundle):
     check(pids and not any(alive(p) for p in pids),
           f"hang: the program under the wrapper ended: {pids}")
     kill_hangs(c)
-    expect_row(c, "cuda_collision_gpu:", "HUNG (killed after 3 s)", "later GPU steps are skipped")
-    expect_row(c, "cuda_constraint_gpu:",
-               "skipped (the device is unusable after cuda_collision_gpu hung")
+    expect_row(c, "engine_collision_gpu:", "HUNG (killed after 3 s)", "later GPU steps are skipped")
+    expect_row(c, "engine_constraint_gpu:",
+               "skipped (the device is unusable after engine_collision_gpu hung")
     expect_row(c, "cpu:", "passed")
 
 
@@ -368,10 +368,10 @@ def test_tools(tmp, bundle_h5):
     ncu = [ln for ln in c.ran() if ln.startswith("flysim bench") and "--ncu" in ln]
     check(len(ncu) == 1 and f"PATH={cuda}/bin:" in ncu[0],
           f"tools: ncu's folder on flysim's PATH: {ncu}")
-    cus = [ln for ln in c.ran() if ln.startswith("cuda_cusolver_gpu")]
+    cus = [ln for ln in c.ran() if ln.startswith("engine_cusolver_gpu")]
     check(len(cus) == 2 and all(f"{cuda}/lib64" in ln.split("\tLD=")[1] for ln in cus),
           f"tools: the cuSOLVER tests see the toolkit's libraries: {cus}")
-    expect_row(c, "cuda_cusolver_gpu_f64:", "passed")
+    expect_row(c, "engine_cusolver_gpu_f64:", "passed")
     for name in ["onchip_same_qpos", "onchip32_same_qvel", "generate_compare"]:
         expect_row(c, f"{name}:", "passed")  # h5diff in the bundle
 
@@ -388,23 +388,23 @@ def test_simulator(tmp, bundle_h5):
     cuda = os.path.join(tmp, "fake-cuda-sim")  # the toolkit's cuSOLVER: it runs, and fails there
     os.makedirs(os.path.join(cuda, "lib"))
     open(os.path.join(cuda, "lib", "libcusolver.so.12"), "w").close()
-    c = Case(tmp, "sim", rules=[("cuda_stages_gpu", "cuda"),
+    c = Case(tmp, "sim", rules=[("engine_stages_gpu", "cuda"),
                                 ("flysim replay * */onchip-0", "abort"),
-                                ("cuda_cusolver_gpu*", "nocusolver")],
-             env={"FLYSIM_CHECK_SKIP": "cuda_replay_contacts_gpu_lanes*",
+                                ("engine_cusolver_gpu*", "nocusolver")],
+             env={"FLYSIM_CHECK_SKIP": "engine_replay_contacts_gpu_lanes*",
                   "FLYSIM_CHECK_CUDA_ROOTS": cuda})
     rc, _ = c.run("--simulator", dest, bundle_h5)
     check(rc == 0, f"sim: exit status 0 ({rc})")
     # the simulator's device is per program: a CUDA error says what a GPU would do, and goes on
-    expect_row(c, "cuda_stages_gpu:", "cudaErrorIllegalAddress",
+    expect_row(c, "engine_stages_gpu:", "cudaErrorIllegalAddress",
                "on a GPU the later GPU steps would")
-    expect_row(c, "cuda_collision_gpu:", "passed")
-    expect_row(c, "cuda_replay_contacts_gpu_lanes8:", "skipped (FLYSIM_CHECK_SKIP)")
+    expect_row(c, "engine_collision_gpu:", "passed")
+    expect_row(c, "engine_replay_contacts_gpu_lanes8:", "skipped (FLYSIM_CHECK_SKIP)")
     # a crashed run's file is not compared (the recorder leaves one)
     expect_row(c, "onchip_0:", "CRASHED (signal 6)")
     expect_row(c, "onchip_same_qpos:", "not run: onchip_0 did not pass")
     expect_row(c, "onchip32_same_qpos:", "passed")
-    for name in ["nvidia-smi", "compute-sanitizer", "ncu", "cuda_cusolver_gpu_f64"]:
+    for name in ["nvidia-smi", "compute-sanitizer", "ncu", "engine_cusolver_gpu_f64"]:
         expect_row(c, f"{name}:", "not under the simulator")
     ran = c.ran()
     gpu = [ln for ln in ran if ln.startswith(("cuda_", "test_record", "flysim bench",

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/base/random.h"
+#include "common/base/random.h"
 #include "generate/spec.h"
 #include "tests/testutil.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "common/inputs/model.h"
-#include "src/base/random.h"
+#include "common/base/random.h"
 
 #ifndef FLYSIM_SOURCE_DIR
 #define FLYSIM_SOURCE_DIR "."

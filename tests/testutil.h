@@ -65,7 +65,7 @@ const char* fs_test_asset(const char* file);
 
 /// Deterministic random numbers (splitmix64); fs_test_seed prints the seed.
 void fs_test_seed(uint64_t seed);
-double fs_test_uniform(void); // [0, 1) (src/base/random.h's sequence)
+double fs_test_uniform(void); // [0, 1) (common/base/random.h's sequence)
 
 /// Load a model (MJCF or MJB), failing the test program on error.
 mjModel* fs_test_load_model(const char* path);

@@ -26,7 +26,7 @@ def demangle(names):
     except (OSError, subprocess.CalledProcessError):
         return {n: n for n in names}
     # "void fs_f32::replay_kernel<0>(fsModel, ...)" -> "f32 replay_kernel<0>" (the
-    # precision's namespace, src/cuda/kernel_world.cuh), another kernel by its name alone
+    # precision's namespace, cuda/kernel_world.cuh), another kernel by its name alone
     short = []
     for o in out[:len(names)]:
         o = re.sub(r"^void ", "", o).split("(")[0]

@@ -1,7 +1,7 @@
 // A probe of the GPU simulator, not of flysim: masked shuffles in a block's second warp.
 // 12 "worlds" of 4 lanes (a block of 4 x 32 threads: warps 0 and 1 hold worlds 0-7 and
 // 8-11) each sum a double over their lanes with __shfl_xor_sync under their own mask, as
-// src/exec/real.h's fs_lane_sum does. On a GPU every world gets its sum. GPGPU-Sim (667834cf
+// common/exec/real.h's fs_lane_sum does. On a GPU every world gets its sum. GPGPU-Sim (667834cf
 // with the CUDA 13 patch) executes every warp's shuffle on the first warp's threads: the
 // second warp's worlds read other lanes or abort. bench/gpusim_check.sh runs it to say
 // whether its one-warp-a-block workaround is still needed. Exit 0: correct; 1: wrong sums.

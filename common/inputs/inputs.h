@@ -1,12 +1,12 @@
 // What every verb loads for a replay: the model, the clip and their binding.
-#ifndef FLYSIM_COMMON_INPUTS_H
-#define FLYSIM_COMMON_INPUTS_H
+#ifndef FLYSIM_COMMON_INPUTS_INPUTS_H
+#define FLYSIM_COMMON_INPUTS_INPUTS_H
 
 #include <mujoco/mujoco.h>
 
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,11 +1,11 @@
 // The model loader (MJCF or MJB through MuJoCo's C API) and the check that a
 // model has what a replay needs.
-#ifndef FLYSIM_COMMON_MODEL_H
-#define FLYSIM_COMMON_MODEL_H
+#ifndef FLYSIM_COMMON_INPUTS_MODEL_H
+#define FLYSIM_COMMON_INPUTS_MODEL_H
 
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 #include "common/inputs/targets.h"
 
 #ifdef __cplusplus

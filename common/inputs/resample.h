@@ -1,8 +1,8 @@
 // Cubic resampling of uniformly sampled series, as SciPy's
 // interp1d(kind="cubic") does for FlyGym's MotionSnippet: a not-a-knot cubic
 // spline through the samples, held at the last sample past the end.
-#ifndef FLYSIM_COMMON_RESAMPLE_H
-#define FLYSIM_COMMON_RESAMPLE_H
+#ifndef FLYSIM_COMMON_INPUTS_RESAMPLE_H
+#define FLYSIM_COMMON_INPUTS_RESAMPLE_H
 
 #ifdef __cplusplus
 extern "C" {

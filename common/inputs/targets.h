@@ -5,10 +5,10 @@
 //   /dof_names  (A) strings, the DoF each column drives (a joint name of the model
 //               without the fly's prefix, e.g. "c_thorax-lf_coxa-yaw")
 //   attribute `timestep` (seconds between rows) on the file or on /targets
-#ifndef FLYSIM_COMMON_TARGETS_H
-#define FLYSIM_COMMON_TARGETS_H
+#ifndef FLYSIM_COMMON_INPUTS_TARGETS_H
+#define FLYSIM_COMMON_INPUTS_TARGETS_H
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -21,34 +21,23 @@
 // the venv's Python found at build time (FLYSIM_PYTHON overrides it;
 // FLYSIM_PLOT_SCRIPT overrides the script).
 //
-// Legs are named by the joints: the leg of "nmf/c_thorax-lf_coxa-yaw" is "lf" (the
-// part before '_' of the last '-'-separated token with a '_' in the last '/'
-// component); NeuroMechFly's legs are lf lm lh rf rm rh, tests/models/walker.xml's
-// l and r.
-#ifndef FLYSIM_COMMON_PLOTS_H
-#define FLYSIM_COMMON_PLOTS_H
+// Legs are named by the joints (common/inputs/legs.h).
+#ifndef FLYSIM_COMMON_OUTPUTS_PLOTS_H
+#define FLYSIM_COMMON_OUTPUTS_PLOTS_H
 
 #include <stddef.h>
 
 #include <hdf5.h>
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 #include "common/inputs/model.h"
+#include "common/inputs/legs.h"
 #include "common/replay/record.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/// The leg a joint, site or body name belongs to ("" if none).
-void fs_leg_of(const char* name, char* leg, size_t n);
-
-/// Target columns of b that drive a joint of leg, in target order; returns how many.
-int fs_leg_columns(const fsReplayBinding* b, const char* leg, int* cols, int max);
-
-/// The legs among b's actuated joints, space-separated, in order of appearance.
-void fs_leg_list(const fsReplayBinding* b, char* out, size_t n);
 
 /// --plot-leg: asked ("" = "lf" if the model has it, else its first leg) checked
 /// against the model; the leg into leg. Usage error naming the legs there are.

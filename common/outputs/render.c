@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/base/mujoco_hooks.h"
+#include "common/base/mujoco_hooks.h"
 
 #if FLYSIM_HAVE_EGL
 #include <dlfcn.h>

@@ -17,12 +17,12 @@
 // A frame shows d's positions as MuJoCo's kinematics compute them from d->qpos (and
 // mocap poses) in a private mjData, as FlyGym's renderer does: mj_step leaves
 // xpos/xmat at the start of the step, qpos at its end.
-#ifndef FLYSIM_COMMON_RENDER_H
-#define FLYSIM_COMMON_RENDER_H
+#ifndef FLYSIM_COMMON_OUTPUTS_RENDER_H
+#define FLYSIM_COMMON_OUTPUTS_RENDER_H
 
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

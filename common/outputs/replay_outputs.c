@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/clock.h"
+#include "common/sys/clock.h"
 #include "common/recorder/h5util.h"
 
 #include "common/outputs/plots.h"

@@ -14,15 +14,15 @@
 //
 // A video that cannot be made (no ffmpeg, no EGL) does not stop the run: the
 // error is kept, the data are saved, and the caller reports it and exits non-zero.
-#ifndef FLYSIM_COMMON_REPLAY_OUTPUTS_H
-#define FLYSIM_COMMON_REPLAY_OUTPUTS_H
+#ifndef FLYSIM_COMMON_OUTPUTS_REPLAY_OUTPUTS_H
+#define FLYSIM_COMMON_OUTPUTS_REPLAY_OUTPUTS_H
 
 #include <stdio.h>
 
 #include <hdf5.h>
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 #include "common/replay/replay.h"
 
 #ifdef __cplusplus

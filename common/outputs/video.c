@@ -11,9 +11,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/base/files.h"
+#include "common/sys/files.h"
 #include "common/profiling/profile_nsys.h"
-#include "common/base/spawn.h"
+#include "common/sys/spawn.h"
 
 void fs_frame_clock_init(fsFrameClock* c, double playback_speed, double fps, double timestep) {
   c->interval = playback_speed / fps;

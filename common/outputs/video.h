@@ -10,10 +10,10 @@
 // finishes the file) and reads raw RGB frames from a socket written with
 // MSG_NOSIGNAL (a dead ffmpeg is an error, not a SIGPIPE). Its messages go to
 // <video>.log, removed when it succeeds. FLYSIM_FFMPEG overrides the ffmpeg binary.
-#ifndef FLYSIM_COMMON_VIDEO_H
-#define FLYSIM_COMMON_VIDEO_H
+#ifndef FLYSIM_COMMON_OUTPUTS_VIDEO_H
+#define FLYSIM_COMMON_OUTPUTS_VIDEO_H
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,15 +14,15 @@
 //       velocity, actuation, constraint
 //     advance
 // Names are MuJoCo's mjTIMERSTRING; only the nesting is ours (fs_mjtiming_parent).
-#ifndef FLYSIM_COMMON_MUJOCO_TIMING_H
-#define FLYSIM_COMMON_MUJOCO_TIMING_H
+#ifndef FLYSIM_COMMON_PROFILING_MUJOCO_TIMING_H
+#define FLYSIM_COMMON_PROFILING_MUJOCO_TIMING_H
 
 #include <stdio.h>
 
 #include <hdf5.h>
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

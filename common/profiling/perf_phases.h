@@ -9,8 +9,8 @@
 // calls hide some callers (mj_makeARNumeric shows up under mj_fwdPosition, not under
 // mj_projectConstraint), so such callees are listed with their phase. Phases with no
 // function listed (broad- and narrow-phase, run through mju_dispatch) are not compared.
-#ifndef FLYSIM_COMMON_PERF_PHASES_H
-#define FLYSIM_COMMON_PERF_PHASES_H
+#ifndef FLYSIM_COMMON_PROFILING_PERF_PHASES_H
+#define FLYSIM_COMMON_PROFILING_PERF_PHASES_H
 
 #include <stdio.h>
 

@@ -15,13 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/base/clock.h"
-#include "common/base/files.h"
+#include "common/sys/clock.h"
+#include "common/sys/files.h"
 #include "common/profiling/perf_phases.h"
 #include "common/profiling/perf_script.h"
 #include "common/profiling/profile_nsys.h"
-#include "common/recorder/replay_io.h"
-#include "common/base/spawn.h"
+#include "common/replay/replay_io.h"
+#include "common/sys/spawn.h"
 
 #define FS_PERF_ACK_TIMEOUT_S 30.0
 

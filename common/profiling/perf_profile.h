@@ -34,14 +34,14 @@
 // Environment: FLYSIM_PERF (the perf binary; default: perf on PATH),
 // FLYSIM_PERF_FREQ (samples per second, default 999), FLYSIM_PERF_CALL_GRAPH
 // (perf's --call-graph, default dwarf,16384), FLYSIM_PERF_KEEP_DATA=1.
-#ifndef FLYSIM_COMMON_PERF_PROFILE_H
-#define FLYSIM_COMMON_PERF_PROFILE_H
+#ifndef FLYSIM_COMMON_PROFILING_PERF_PROFILE_H
+#define FLYSIM_COMMON_PROFILING_PERF_PROFILE_H
 
 #include <stdio.h>
 
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

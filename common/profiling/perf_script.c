@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/json.h"
+#include "common/sys/json.h"
 
 static unsigned long hash_str(const char* a, const char* b) {
   unsigned long h = 1469598103934665603UL;

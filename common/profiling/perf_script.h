@@ -12,12 +12,12 @@
 //
 // Output: speedscope's file format (https://www.speedscope.app/file-format-schema.json),
 // one "sampled" profile per thread, busiest first, weights in milliseconds.
-#ifndef FLYSIM_COMMON_PERF_SCRIPT_H
-#define FLYSIM_COMMON_PERF_SCRIPT_H
+#ifndef FLYSIM_COMMON_PROFILING_PERF_SCRIPT_H
+#define FLYSIM_COMMON_PROFILING_PERF_SCRIPT_H
 
 #include <stdio.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/base/files.h"
-#include "common/base/spawn.h"
+#include "common/sys/files.h"
+#include "common/sys/spawn.h"
 #include "common/profiling/profile_nsys.h"
 
 int fs_ncu_guard_set(void) {

@@ -16,13 +16,13 @@
 // SM and memory throughput, warp cycles per issued instruction and the five largest
 // warp stall reasons. The report itself opens in Nsight Compute (source-level hot
 // spots: the kernels are built with -lineinfo).
-#ifndef FLYSIM_COMMON_PROFILE_NCU_H
-#define FLYSIM_COMMON_PROFILE_NCU_H
+#ifndef FLYSIM_COMMON_PROFILING_PROFILE_NCU_H
+#define FLYSIM_COMMON_PROFILING_PROFILE_NCU_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/base/files.h"
+#include "common/sys/files.h"
 
 static const char* const k_nsys_options[] = {"profile", "--trace=cuda,nvtx,osrt",
                                              "--cuda-graph-trace=node", "--force-overwrite=true",
@@ -86,26 +86,6 @@ int fs_self_exe_path(char* out, size_t n, fsError* err) {
                    n - 1);
   out[k] = 0;
   return 0;
-}
-
-static int is_executable_file(const char* path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-int fs_find_on_path(const char* name, char* out, size_t n, fsError* err) {
-  if (!out || n < 2) return fs_fail(err, "fs_find_on_path: no room for the path of %s", name);
-  const char* path = getenv("PATH");
-  if (!path) path = "/bin:/usr/bin"; // execvp's default
-  for (const char* p = path;;) {
-    size_t len = strcspn(p, ":");
-    int k = len ? snprintf(out, n, "%.*s/%s", (int)len, p, name) : snprintf(out, n, "%s", name);
-    if (k > 0 && (size_t)k < n && is_executable_file(out)) return 0;
-    if (!p[len]) break;
-    p += len + 1;
-  }
-  out[0] = 0;
-  return fs_fail(err, "%s: not found in any folder of PATH (PATH=%s)", name, path);
 }
 
 void fs_nsys_report_path(const char* output, char* out, size_t n) {

@@ -17,14 +17,15 @@
 // them down to `--prof`; nothing after a `--` argument. A shorter abbreviation would
 // stay in the child, where the guard makes it harmless.
 //
-// The CUDA backend's NVTX ranges (src/base/nvtx.h) appear in the report; that header
+// The CUDA backend's NVTX ranges (common/base/nvtx.h) appear in the report; that header
 // also says how to read it.
-#ifndef FLYSIM_COMMON_PROFILE_NSYS_H
-#define FLYSIM_COMMON_PROFILE_NSYS_H
+#ifndef FLYSIM_COMMON_PROFILING_PROFILE_NSYS_H
+#define FLYSIM_COMMON_PROFILING_PROFILE_NSYS_H
 
 #include <stddef.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
+#include "common/sys/files.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,11 +54,6 @@ int fs_nsys_argv(int argc, char* const* argv, const char* nsys, const char* self
 /// Absolute path of the running executable (/proc/self/exe) into out (n bytes).
 /// Returns 0, or -1 with err.
 int fs_self_exe_path(char* out, size_t n, fsError* err);
-
-/// Search $PATH for an executable regular file `name` (no '/'), as execvp would
-/// (an empty PATH entry is the current folder). Returns 0 with the path in out,
-/// or -1 if not found (err names PATH; callers add the fix).
-int fs_find_on_path(const char* name, char* out, size_t n, fsError* err);
 
 /// The report nsys writes for --output `output`: output + ".nsys-rep" (unless output
 /// already ends with it), into out.

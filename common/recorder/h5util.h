@@ -3,12 +3,12 @@
 // Every HDF5 call goes through FS_H5_TRY, which on failure writes an error
 // naming the file, the failing call (expression, function, source line) and
 // HDF5's own innermost message, then jumps to the caller's `fail:` label.
-#ifndef FLYSIM_COMMON_H5UTIL_H
-#define FLYSIM_COMMON_H5UTIL_H
+#ifndef FLYSIM_COMMON_RECORDER_H5UTIL_H
+#define FLYSIM_COMMON_RECORDER_H5UTIL_H
 
 #include <hdf5.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 /// Turn off HDF5's automatic error printing (errors are reported through fsError).
 void fs_h5_quiet(void);

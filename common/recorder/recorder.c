@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/base/spawn.h"
+#include "common/sys/spawn.h"
 #include "common/recorder/h5util.h"
 
 #define FS_MAX_SERIES  16

@@ -22,12 +22,12 @@
 //
 // A writer owns worlds [world_begin, world_begin + world_count) of nworld: one
 // writer per file today; one per MPI rank with parallel HDF5 later.
-#ifndef FLYSIM_COMMON_RECORDER_H
-#define FLYSIM_COMMON_RECORDER_H
+#ifndef FLYSIM_COMMON_RECORDER_RECORDER_H
+#define FLYSIM_COMMON_RECORDER_RECORDER_H
 
 #include <hdf5.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,11 +1,11 @@
 // Command-line options of `flysim replay` (all backends), and the option-value
 // parsers the other verbs share.
-#ifndef FLYSIM_COMMON_OPTIONS_H
-#define FLYSIM_COMMON_OPTIONS_H
+#ifndef FLYSIM_COMMON_REPLAY_OPTIONS_H
+#define FLYSIM_COMMON_REPLAY_OPTIONS_H
 
 #include <stddef.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 // What a replay records (common/replay/record.h).
 #include "common/replay/record.h"
 
-#include "common/outputs/plots.h"
+#include "common/inputs/legs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -33,14 +33,14 @@
 //
 // The video's worlds (fsReplay.nrender, the first K) also keep their whole qpos at
 // every step of a block (fsBlock.render_qpos); the outputs pick the frames.
-#ifndef FLYSIM_COMMON_RECORD_H
-#define FLYSIM_COMMON_RECORD_H
+#ifndef FLYSIM_COMMON_REPLAY_RECORD_H
+#define FLYSIM_COMMON_REPLAY_RECORD_H
 
 #include <stddef.h>
 
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 #include "common/inputs/model.h"
 #include "common/recorder/recorder.h"
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/clock.h"
-#include "common/base/interrupt.h"
-#include "src/base/nvtx.h"
+#include "common/sys/clock.h"
+#include "common/sys/interrupt.h"
+#include "common/base/nvtx.h"
 
 int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const fsTargets* t,
                    const fsReplayBinding* b, int nworld, int nstep, int nwarmup, fsError* err) {

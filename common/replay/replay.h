@@ -7,13 +7,13 @@
 // control sequence and steps it a block at a time, overlapping each block's stepping with
 // writing the previous block to HDF5; it prints progress, honours Ctrl-C (between blocks)
 // and measures throughput.
-#ifndef FLYSIM_COMMON_REPLAY_H
-#define FLYSIM_COMMON_REPLAY_H
+#ifndef FLYSIM_COMMON_REPLAY_REPLAY_H
+#define FLYSIM_COMMON_REPLAY_REPLAY_H
 
 #include <flysim/flysim.h>
 #include <mujoco/mujoco.h>
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 #include "common/inputs/inputs.h"
 #include "common/recorder/recorder.h"
 #include "common/replay/record.h"
@@ -202,7 +202,7 @@ typedef struct fsRunOptions {
 int fs_replay_block_steps(int nworld, int nstep);
 
 /// Launches that run nstep steps: FLYSIM_STEPS_PER_LAUNCH at a time, the rest one at a time
-/// (the cuda backend's graphs, src/cuda/backend_cuda.cu).
+/// (the cuda backend's graphs, cuda/backend_cuda.cu).
 int fs_replay_launches(int nstep);
 
 /// Launches of a replay of nstep steps of nworld worlds, block by block (the driver's

@@ -1,8 +1,8 @@
 // Helpers of the outputs tests (timing table, profile, plots, video): run the
 // flysim executable with an environment and arguments, read back HDF5 datasets,
 // and find out whether perf, EGL and ffmpeg can run here.
-#ifndef FLYSIM_TESTS_OUTPUTS_UTIL_H
-#define FLYSIM_TESTS_OUTPUTS_UTIL_H
+#ifndef FLYSIM_TESTS_OUTPUTS_OUTPUTS_UTIL_H
+#define FLYSIM_TESTS_OUTPUTS_OUTPUTS_UTIL_H
 
 #include <stddef.h>
 

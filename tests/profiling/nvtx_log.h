@@ -9,7 +9,7 @@
 #ifndef FLYSIM_TESTS_PROFILING_NVTX_LOG_H
 #define FLYSIM_TESTS_PROFILING_NVTX_LOG_H
 
-#include "src/base/error.h"
+#include "common/base/error.h"
 
 /// Check log text (lines as nvtx_inject.c writes them). Returns 0, or -1 with err
 /// naming the first line that differs and what was expected there.

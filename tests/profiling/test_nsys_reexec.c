@@ -16,7 +16,7 @@
 #error NSYS_PROBE (path of nsys_reexec_probe) must be defined by CMake
 #endif
 
-// The options --profile must pass to nsys (src/base/nvtx.h), spelled out here rather than
+// The options --profile must pass to nsys (common/base/nvtx.h), spelled out here rather than
 // taken from the code.
 #define NSYS_OPTS                                                                                  \
   "profile", "--trace=cuda,nvtx,osrt", "--cuda-graph-trace=node", "--force-overwrite=true",        \

@@ -1,4 +1,4 @@
-// With NVTX off, src/base/nvtx.h's wrappers compile to nothing: this file includes it
+// With NVTX off, common/base/nvtx.h's wrappers compile to nothing: this file includes it
 // with FLYSIM_NVTX=0 whatever the build says, runs the range pattern with the test
 // injection library named in the environment, and checks that nvtx3 never loaded it
 // and that no nvtx3 code is in this binary. In a -DFLYSIM_NVTX=OFF build it also
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "src/base/nvtx.h"
+#include "common/base/nvtx.h"
 #include "tests/profiling/nvtx_log.h"
 #include "tests/testutil.h"
 

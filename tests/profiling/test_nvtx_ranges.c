@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/base/nvtx.h"
+#include "common/base/nvtx.h"
 #include "common/replay/replay.h"
 #include "tests/profiling/nvtx_log.h"
 #include "tests/testutil.h"
@@ -118,7 +118,7 @@ static void test_live(void) {
   char* text = nvtx_read_file(log);
   CHECK(text != NULL);
   if (text) {
-    // The literal names the profile's readers rely on (src/base/nvtx.h), whatever the
+    // The literal names the profile's readers rely on (common/base/nvtx.h), whatever the
     // macros say.
     CHECK_CONTAINS(text, "push flysim warmup\npop flysim\npush flysim timed_run\n"
                          "push flysim step\npop flysim\n");

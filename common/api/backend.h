@@ -1,0 +1,173 @@
+// What a backend implements for the library (include/flysim/flysim.h; common/api/batch.c
+// checks every argument first, so a backend sees only valid calls).
+//
+// A backend is a table of operations over its own state (`self`), opened from the
+// batch's model and options. Three of them, each its folder: src/cpu (MuJoCo's mj_step
+// on threads), src/host (the engine on threads, per precision) and src/cuda (the
+// engine as kernels, per precision). The library owns what is common: the handles, the
+// arguments' checks, the worlds' own models (set_param: an mjModel copy per world that
+// has one, with what MuJoCo derives recomputed), the views' names and shapes, the
+// control sequence's bounds and the recordings' columns.
+//
+// Steps are counted for the whole batch (fs_batch_steps): `step` is the count before a
+// call's first step, and a world's health numbers steps the same way.
+#ifndef FLYSIM_COMMON_API_BACKEND_H
+#define FLYSIM_COMMON_API_BACKEND_H
+
+#include <stdint.h>
+
+#include <flysim/flysim.h>
+#include <mujoco/mujoco.h>
+
+#include "common/exec/real.h"
+#include "common/model/health.h"
+#include "common/model/record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The most recordings a batch holds (fs_batch_add_recording; flysim replay keeps each
+/// recorded series in one and its video's worlds in another).
+#define FS_MAX_RECORDINGS 16
+
+/// A recording, checked: columns as the record kernel reads them (common/model/record.h)
+/// and how many steps a call may record.
+typedef struct fsRecordSpec {
+  fsRecordCols cols; // host arrays (src, index, geom_group), owned by the library
+  int capacity;      // the most steps one step call records
+  fsMemory memory;   // where the step's out[id] is (FS_MEMORY_DEVICE: cuda only)
+} fsRecordSpec;
+
+/// The control sequence, checked (every actuator in range, every world's first row in
+/// the table; the library refuses a step that would read past the last row).
+typedef struct fsCtrlSeqSpec {
+  int nrow, ncol;
+  const double* value;      // (nrow x ncol)
+  const int* actuator;      // (ncol)
+  const int64_t* world_row; // (N) each world's row at step `step0`
+  int64_t step0;            // the batch's step count when it was set
+} fsCtrlSeqSpec;
+
+/// A backend's own copy of the control sequence (fs_ctrl_seq_set; nrow 0: none), one
+/// definition for every backend (common/api/backend.c).
+typedef struct fsCtrlSeq {
+  int nrow, ncol;
+  double* value;      // (nrow x ncol)
+  int* actuator;      // (ncol)
+  int64_t* world_row; // (N) each world's row at step `step0`
+  int64_t step0;      // the batch's step count when it was set
+} fsCtrlSeq;
+
+/// seq <- a copy of spec for N worlds (spec NULL: none), the old copy freed; on failure
+/// (no memory) seq is as it was.
+int fs_ctrl_seq_set(fsCtrlSeq* seq, const fsCtrlSeqSpec* spec, int N, fsError* err);
+/// Free seq's arrays (none set).
+void fs_ctrl_seq_free(fsCtrlSeq* seq);
+
+/// The table's row world w reads at the batch's step count `step` (world_row: each
+/// world's row at step0): every backend's, the cuda kernel's too.
+FS_HD int64_t fs_ctrl_seq_row(const int64_t* world_row, int64_t step0, int w, int64_t step) {
+  return world_row[w] + (step - step0);
+}
+
+/// World w's ctrl values (ncol, for actuator[0..ncol)) at the batch's step count `step`.
+static inline const double* fs_ctrl_seq_values(const fsCtrlSeq* seq, int w, int64_t step) {
+  return seq->value + fs_ctrl_seq_row(seq->world_row, seq->step0, w, step) * seq->ncol;
+}
+
+/// The views a backend offers beyond its data fields of MuJoCo's names.
+typedef enum fsExtraView {
+  FS_VIEW_PROBLEMS = 0,      // (N) int: FS_PROBLEM_* bits since the world's reset
+  FS_VIEW_SOLVER_ITERATIONS, // (N x 2) int: the last step's Newton and noslip iterations
+  FS_NEXTRA_VIEW
+} fsExtraView;
+
+/// Extra view `extra` of N worlds' health arrays h, in the backend's memory (host, or
+/// device number `device`): every backend's view of problems and solver_iterations.
+static inline void fs_extra_view(const fsHealthArrays* h, int N, int extra, fsMemory memory,
+                                 int device, fsView* out) {
+  out->dtype = FS_DTYPE_I32;
+  out->memory = memory;
+  out->device = device;
+  out->writable = 0;
+  out->shape[0] = N;
+  out->shape[1] = out->shape[2] = 1;
+  if (extra == FS_VIEW_PROBLEMS) {
+    out->data = h->problems;
+    out->ndim = 1;
+  } else {
+    out->data = h->iterations;
+    out->ndim = 2;
+    out->shape[1] = 2;
+  }
+}
+
+/// A backend's operations. Every one returns 0, or -1 with err written (err->status a
+/// fsStatus; fs_fail's default is FS_ERR_RUNTIME).
+typedef struct fsBackendOps {
+  const char* name; // "cpu", "host", "cuda"
+  void (*destroy)(void* self);
+
+  /// nstep steps of every world; out[r] (nstep x nworld_r x C_r float32, or NULL) gets
+  /// recording r's columns after each step (out itself NULL: no recording). The worlds
+  /// read their ctrl from the sequence when one is set. cpu, host: done on return;
+  /// cuda: queued, and out[r] lands once a later step call or sync returns.
+  int (*step)(void* self, int64_t step, int nstep, float* const* out, fsError* err);
+  /// Wait for every queued step and copy.
+  int (*sync)(void* self, fsError* err);
+  /// The worlds whose mask entry is non-zero (NULL: all) to keyframe key of their model
+  /// (-1: qpos0), their health from zero; the others untouched.
+  int (*reset)(void* self, const uint8_t* mask, int key, fsError* err);
+  /// reset with the mask in device memory, read in stream order (cuda; NULL elsewhere).
+  int (*reset_device)(void* self, const uint8_t* mask, int key, fsError* err);
+
+  /// The view of data field `name` (MuJoCo's mjData name) or of extra view `extra`
+  /// (fsExtraView, name NULL): its address, dtype, memory and shape (worlds first). A
+  /// backend that does not compute `name` fails with FS_ERR_ARGUMENT and the fix.
+  int (*view)(void* self, const char* name, int extra, fsView* out, fsError* err);
+  /// Copy a view (from `view`) to (to_host 1) or from host memory, in order with the
+  /// steps; NULL for backends whose views are host memory (the library copies).
+  int (*copy)(void* self, const fsView* v, void* host, int to_host, fsError* err);
+
+  /// World w steps with model m from its next step (m: the library's per-world copy,
+  /// sizes as the batch's model, alive until the batch closes or w's next call); NULL:
+  /// the batch's model again.
+  int (*set_world_model)(void* self, int w, const mjModel* m, fsError* err);
+  /// The control sequence (copied; NULL: none).
+  int (*set_ctrl_sequence)(void* self, const fsCtrlSeqSpec* seq, fsError* err);
+  /// Add recording number `id` (0, 1, ... in turn).
+  int (*add_recording)(void* self, int id, const fsRecordSpec* spec, fsError* err);
+
+  /// Every world's health into out (N).
+  int (*health)(void* self, fsWorldHealth* out, fsError* err);
+  /// What the batch is and costs (backend, precision, nworld set by the library).
+  int (*info)(void* self, fsBatchInfo* out, fsError* err);
+  /// cpu: world w's mjData; others NULL.
+  mjData* (*mjdata)(void* self, int w);
+} fsBackendOps;
+
+/// Opening a backend: the batch's model (the library's copy: alive until the batch
+/// closes), its options (defaults filled in), and the model's name for messages.
+typedef void* (*fsBackendOpen)(const mjModel* m, const fsBatchOptions* opt, fsError* err);
+
+// The backends, each precision of host and cuda under its own names (common/exec/real.h
+// FS_PREC): one program links both.
+extern const fsBackendOps fs_cpu_ops;
+void* fs_cpu_open(const mjModel* m, const fsBatchOptions* opt, fsError* err);
+#define FS_DECLARE_BACKEND(kind, p)                                                                \
+  extern const fsBackendOps fs_##kind##_ops_##p;                                                   \
+  void* fs_##kind##_open_##p(const mjModel* m, const fsBatchOptions* opt, fsError* err);
+FS_DECLARE_BACKEND(host, f32)
+FS_DECLARE_BACKEND(host, f64)
+FS_DECLARE_BACKEND(cuda, f32)
+FS_DECLARE_BACKEND(cuda, f64)
+#undef FS_DECLARE_BACKEND
+
+/// Usable CUDA devices (0 without a driver or a GPU, or in a build without CUDA).
+int fs_cuda_devices(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

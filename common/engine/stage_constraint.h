@@ -1,0 +1,368 @@
+// Constraint rows of contacts (mj_makeConstraint) and their reference
+// accelerations (mj_referenceConstraint), one world per call (see common/exec/real.h for
+// the lanes). In the step where mj_forward has them: the rows after collision
+// (mj_fwdPosition), the reference after passive (mj_fwdVelocity).
+//
+// Rows exist for contacts only (the model check refuses joint limits, friction
+// loss and equality constraints, which MuJoCo would put first), in d->contact
+// order, under MuJoCo's pyramidal cone: a contact of condim 1 gives one row (the
+// normal), condim d > 1 gives 2 (d - 1) rows, the edges normal +- mu_k * direction k
+// of the pyramid. The arithmetic is MuJoCo 3.16's, operation for operation, so that
+// float64 results are bit-identical (comments name MuJoCo's functions).
+//
+// Layout: every row of a contact moves the dofs of its pair's chain (pair_dof,
+// fixed by the model: planes are static, so it is the other geom's body's ancestor
+// dofs, 17 of NeuroMechFly's 72); row r keeps those efc_J_rownnz[r] non-zeros at
+// efc_J[r * njmax ...], their dofs at pair_dof[efc_J_coladr[r] ...] (docs/engine/design.md).
+#ifndef FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
+#define FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
+
+#include "common/engine/fields.h"
+#include "common/engine/linalg.h"
+#include "common/engine/spatial.h"
+
+#define FS_MINIMP ((fsReal)0.0001) // mjMINIMP: smallest impedance
+#define FS_MAXIMP ((fsReal)0.9999) // mjMAXIMP: largest impedance
+
+/// Rows of a contact of condim dim under the pyramidal cone.
+FS_HD int fsi_contact_rows(int dim) {
+  return dim == 1 ? 1 : 2 * (dim - 1);
+}
+
+FS_HD fsReal fsi_max(fsReal a, fsReal b) {
+  return a < b ? b : a;
+}
+
+/// One row of a contact frame times a 3-vector as MuJoCo's mju_mulMatMat sums it:
+/// from 0, terms with a zero frame entry skipped.
+FS_HD fsReal fsi_frame_dot(const fsReal f[3], const fsReal v[3]) {
+  fsReal s = 0;
+  for (int j = 0; j < 3; j++)
+    if (f[j] != 0) s += v[j] * f[j];
+  return s;
+}
+
+/// Translation (jp) and rotation (jr) Jacobian of dof `dof` at the point whose
+/// offset from its tree's subtree com is `offset` (mj_jacSparse's column).
+FS_HD void fsi_jac_col(const fsData* d, int dof, const fsReal offset[3], fsReal jp[3],
+                       fsReal jr[3]) {
+  const fsReal* cdof = d->cdof + 6 * dof;
+  fsReal tmp[3];
+  fsi_cross(tmp, cdof, offset);
+  for (int k = 0; k < 3; k++) {
+    jp[k] = cdof[3 + k] + tmp[k];
+    jr[k] = cdof[k];
+  }
+}
+
+/// Offset of contact c's point from the subtree com of its moving geom's body's tree
+/// (geom 2's for a plane pair; a box pair's moving geom may be geom 1: pair_moveside).
+FS_HD void fsi_contact_offset(const fsModel* m, const fsData* d, int c, fsReal offset[3]) {
+  int side = m->pair_moveside[d->contact_pair[c]];
+  int root = m->body_rootid[m->geom_bodyid[d->contact_geom[2 * c + side]]];
+  FS_IVDEP // offset apart from the fields
+  for (int k = 0; k < 3; k++) offset[k] = d->contact_pos[3 * c + k] - d->subtree_com[3 * root + k];
+}
+
+/// fsi_jac_col for contact c: MuJoCo's Jacobian difference (geom 2's body minus geom
+/// 1's, mj_jacDifPair) with one body static: the moving body's column, negated when the
+/// moving geom is geom 1 (0 - x: the same value as MuJoCo's).
+FS_HD void fsi_contact_jac_col(const fsModel* m, const fsData* d, int c, int dof,
+                               const fsReal offset[3], fsReal jp[3], fsReal jr[3]) {
+  fsi_jac_col(d, dof, offset, jp, jr);
+  if (m->pair_moveside[d->contact_pair[c]]) return;
+  for (int k = 0; k < 3; k++) {
+    jp[k] = -jp[k];
+    jr[k] = -jr[k];
+  }
+}
+
+/// Jacobian rows of contact c (from row adr), column by column of its pair's chain:
+/// the Jacobian difference (geom 2's body minus geom 1's; one of them static) turned
+/// into the contact frame (mj_instantiateContact: normal and tangents from the
+/// translation, spin and rolling from the rotation), then the pyramid's edges
+/// normal + mu_k * direction k and normal - mu_k * direction k (mju_addScl), or the
+/// normal alone for condim 1.
+FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
+  int p = d->contact_pair[c], dim = d->contact_dim[c], nv = m->pair_nv[p];
+  const int* chain = m->pair_dof + m->pair_dofadr[p];
+  const fsReal* f = d->contact_frame + 9 * c;
+  const fsReal* mu = d->contact_friction + 5 * c;
+  fsReal offset[3];
+  fsi_contact_offset(m, d, c, offset);
+  for (int k = 0; k < nv; k++) {
+    fsReal jp[3], jr[3], jac[6];
+    fsi_contact_jac_col(m, d, c, chain[k], offset, jp, jr);
+    for (int i = 0; i < (dim > 1 ? 3 : 1); i++) jac[i] = fsi_frame_dot(f + 3 * i, jp);
+    for (int i = 0; i < dim - 3; i++) jac[3 + i] = fsi_frame_dot(f + 3 * i, jr);
+    fsReal* J = d->efc_J + (size_t)adr * m->njmax + k;
+    if (dim == 1) {
+      J[0] = jac[0];
+      continue;
+    }
+    FS_IVDEP // the rows apart (njmax > 0)
+    for (int j = 1; j < dim; j++) {
+      J[(size_t)(2 * j - 2) * m->njmax] = jac[0] + jac[j] * mu[j - 1];
+      J[(size_t)(2 * j - 1) * m->njmax] = jac[0] + jac[j] * -mu[j - 1];
+    }
+  }
+}
+
+/// MuJoCo's getsolparam for a contact: solref (standard or direct; mixed signs:
+/// MuJoCo's default 0.02, 1), solref[0] raised to 2 * timestep unless refsafe is
+/// disabled, solimp clamped to its ranges.
+FS_HD void fsi_contact_solparam(const fsModel* m, const fsData* d, int c, fsReal ref[2],
+                                fsReal imp[5]) {
+  for (int k = 0; k < FS_NREF; k++) ref[k] = d->contact_solref[FS_NREF * c + k];
+  for (int k = 0; k < FS_NIMP; k++) imp[k] = d->contact_solimp[FS_NIMP * c + k];
+  if ((ref[0] > 0) != (ref[1] > 0)) { // mixed: MuJoCo warns and uses its default
+    ref[0] = (fsReal)0.02;
+    ref[1] = 1;
+  }
+  if (!(m->disableflags & FS_DSBL_REFSAFE) && ref[0] > 0)
+    ref[0] = fsi_max(ref[0], 2 * (fsReal)m->timestep);
+  imp[0] = fs_clip(imp[0], FS_MINIMP, FS_MAXIMP);
+  imp[1] = fs_clip(imp[1], FS_MINIMP, FS_MAXIMP);
+  imp[2] = fsi_max(0, imp[2]);
+  imp[3] = fs_clip(imp[3], FS_MINIMP, FS_MAXIMP);
+  imp[4] = fsi_max(1, imp[4]);
+}
+
+/// a^b with MuJoCo's quick returns for b = 1 and 2.
+FS_HD fsReal fsi_power(fsReal a, fsReal b) {
+  return b == 1 ? a : (b == 2 ? a * a : fs_pow(a, b));
+}
+
+/// MuJoCo's getimpedance: impedance (out[0]) and its derivative with respect to
+/// pos (out[1]) from solimp s: s[0] at the margin, s[1] at width s[2] beyond it, a
+/// power-s[4] sigmoid with midpoint s[3] between.
+FS_HD void fsi_impedance(const fsReal s[5], fsReal pos, fsReal margin, fsReal out[2]) {
+  if (s[0] == s[1] || s[2] <= FS_MINVAL) { // flat
+    out[0] = (fsReal)0.5 * (s[0] + s[1]);
+    out[1] = 0;
+    return;
+  }
+  fsReal x = (pos - margin) / s[2], sgn = 1;
+  if (x < 0) {
+    x = -x;
+    sgn = -1;
+  }
+  if (x >= 1 || x <= 0) { // saturated
+    out[0] = x >= 1 ? s[1] : s[0];
+    out[1] = 0;
+    return;
+  }
+  fsReal y, yP;
+  if (s[4] == 1) {
+    y = x;
+    yP = 1;
+  } else if (x <= s[3]) {
+    fsReal a = 1 / fsi_power(s[3], s[4] - 1);
+    y = a * fsi_power(x, s[4]);
+    yP = s[4] * a * fsi_power(x, s[4] - 1);
+  } else {
+    fsReal b = 1 / fsi_power(1 - s[3], s[4] - 1);
+    y = 1 - b * fsi_power(1 - x, s[4]);
+    yP = s[4] * b * fsi_power(1 - x, s[4] - 1);
+  }
+  out[0] = s[0] + y * (s[1] - s[0]);
+  out[1] = yP * sgn * (s[1] - s[0]) / s[2];
+}
+
+/// Impedance of contact c's rows (from adr): mj_diagApprox (the normal row's
+/// approximate inverse inertia from both bodies' body_invweight0, the first friction
+/// direction weighted by mu^2), then mj_makeImpedance: K, B (standard or direct
+/// solref), imp, imp'; R = (1 - imp) / imp * diagA, for a pyramid the normal's R
+/// turned into MuJoCo's common R = 2 mu^2 R (mu = friction[0] * sqrt(1 / impratio),
+/// contact_mu); D = 1 / R; efc_diagA = R * imp / (1 - imp).
+FS_HD void fsi_contact_impedance(const fsModel* m, fsData* d, int c, int adr) {
+  int dim = d->contact_dim[c], nrow = fsi_contact_rows(dim);
+  fsReal tran = 0;
+  for (int s = 0; s < 2; s++)
+    tran += m->body_invweight0[2 * m->geom_bodyid[d->contact_geom[2 * c + s]]];
+  fsReal fr = d->contact_friction[5 * c];
+  fsReal diag = dim == 1 ? tran : tran + fr * fr * tran;
+  fsReal ref[2], sol[5], imp[2];
+  fsi_contact_solparam(m, d, c, ref, sol);
+  fsReal pos = d->contact_dist[c], margin = d->contact_includemargin[c];
+  fsi_impedance(sol, pos, margin, imp);
+  fsReal K = ref[0] > 0
+                 ? 1 / fsi_max(FS_MINVAL, sol[1] * sol[1] * ref[0] * ref[0] * ref[1] * ref[1])
+                 : -ref[0] / fsi_max(FS_MINVAL, sol[1] * sol[1]);
+  fsReal B =
+      ref[1] > 0 ? 2 / fsi_max(FS_MINVAL, sol[1] * ref[0]) : -ref[1] / fsi_max(FS_MINVAL, sol[1]);
+  fsReal R = fsi_max(FS_MINVAL, (1 - imp[0]) * diag / imp[0]), mu = 0;
+  if (dim > 1) {
+    fsReal R1 = R / fsi_max(FS_MINVAL, m->impratio);
+    mu = fr * fs_sqrt(R1 / R);
+    R = 2 * mu * mu * R;
+  }
+  d->contact_mu[c] = mu;
+  fsReal D = 1 / R, diagA = R * imp[0] / (1 - imp[0]);
+  int type = dim == 1 ? FS_CNSTR_CONTACT_FRICTIONLESS : FS_CNSTR_CONTACT_PYRAMIDAL;
+  int nnz = m->pair_nv[d->contact_pair[c]], coladr = m->pair_dofadr[d->contact_pair[c]];
+  fsReal *FS_RESTRICT kbip = d->efc_KBIP + 4 * adr, *FS_RESTRICT Rr = d->efc_R + adr;
+  fsReal *FS_RESTRICT Dr = d->efc_D + adr, *FS_RESTRICT diagAr = d->efc_diagA + adr;
+  fsReal *FS_RESTRICT posr = d->efc_pos + adr, *FS_RESTRICT marginr = d->efc_margin + adr;
+  fsReal* FS_RESTRICT lossr = d->efc_frictionloss + adr;
+  int *FS_RESTRICT typer = d->efc_type + adr, *FS_RESTRICT idr = d->efc_id + adr;
+  int *FS_RESTRICT nnzr = d->efc_J_rownnz + adr, *FS_RESTRICT coladrr = d->efc_J_coladr + adr;
+  for (int k = 0; k < nrow; k++) { // the contact's rows: fields apart (FS_RESTRICT)
+    kbip[4 * k] = K;
+    kbip[4 * k + 1] = B;
+    kbip[4 * k + 2] = imp[0];
+    kbip[4 * k + 3] = imp[1];
+    Rr[k] = R;
+    Dr[k] = D;
+    diagAr[k] = diagA;
+    posr[k] = pos;
+    marginr[k] = margin;
+    lossr[k] = 0;
+    typer[k] = type;
+    idr[k] = c;
+    nnzr[k] = nnz;
+    coladrr[k] = coladr;
+  }
+}
+
+/// The rows [r0, r1) of efc_J into efc_Jd (nv columns each, zeros off a row's chain): the
+/// dense rows MuJoCo keeps where its Jacobians are dense (nv < 60), which the host's row
+/// products run through as MuJoCo's dense loops do (the lanes read efc_J's chains). One
+/// lane: fs_make_constraint's on the host (a contact's rows), the loader of MuJoCo's rows.
+FS_HD void fsi_dense_rows(const fsModel* m, fsData* d, int r0, int r1) {
+  int nv = m->nv, most = 256 / nv > 1 ? 256 / nv : 1; // rows zeroed at once: 2 KiB at most
+  double* Jd = d->efc_Jd + (size_t)r0 * nv;           // (r1 - r0, nv)
+  for (int r = r0; r < r1; r += most) {               // a short memset, not a string store per byte
+    size_t n = (size_t)(r1 - r < most ? r1 - r : most) * nv;
+    for (size_t k = 0; k < n; k++) Jd[(size_t)(r - r0) * nv + k] = 0;
+  }
+  for (int r = r0; r < r1; r++, Jd += nv) {
+    const fsReal* J = d->efc_J + (size_t)r * m->njmax;
+    const int* col = m->pair_dof + d->efc_J_coladr[r];
+    for (int k = 0; k < d->efc_J_rownnz[r]; k++) Jd[col[k]] = J[k];
+  }
+}
+
+/// mj_makeConstraint for contacts: each contact not excluded gets its rows (its
+/// efc_address), in d->contact order; then their Jacobians and impedances. With
+/// nefcmax from the pairs' contact bounds the rows always fit; a caller that
+/// lowers it keeps the first contacts' rows, the rest are dropped, counted in
+/// efc_overflow and warned (MuJoCo's CNSTRFULL), never silently.
+FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
+  int on = m->nefcmax > 0 && !(m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT));
+  int ncon = m->nconmax ? d->ncon[0] : 0;
+  FS_LANE0 {
+    int n = 0, lost = 0;
+    for (int c = 0; c < ncon; c++) {
+      int rows = on && !d->contact_exclude[c] ? fsi_contact_rows(d->contact_dim[c]) : 0;
+      if (lost || n + rows > m->nefcmax) {
+        lost += rows;
+        rows = 0;
+      }
+      d->contact_efc_address[c] = rows ? n : -1;
+      n += rows;
+    }
+    d->nefc[0] = n;
+    d->efc_overflow[0] = lost;
+    if (lost) d->warning_number[FS_WARN_CNSTRFULL]++;
+  }
+  FS_SYNC();
+  FS_FOR_LANE(c, ncon) {
+    int adr = d->contact_efc_address[c];
+    d->contact_mu[c] = 0;
+    if (adr < 0) continue;
+    fsi_contact_jacobian(m, d, c, adr);
+    fsi_contact_impedance(m, d, c, adr);
+#ifdef FS_ONE_LANE
+    if (m->nefcD) fsi_dense_rows(m, d, adr, adr + fsi_contact_rows(d->contact_dim[c]));
+#endif
+  }
+  FS_SYNC();
+}
+
+/// Row r of the constraint Jacobian times x in MuJoCo's order, over the columns
+/// [c0, c0 + ncol) that MuJoCo's dense rows span (all nv in mj_mulJacVec; an island's
+/// dofs in its solver). Sparse Jacobian (mju_dotSparse): the row's non-zeros k in 4
+/// running sums by k % 4 up to the last multiple of 4, (s0 + s2) + (s1 + s3), then the
+/// rest one by one. Dense (mju_dot over the columns): column j in sum (j - c0) % 4
+/// below the last multiple of 4 of ncol, the 1-3 columns left summed, then added; on one
+/// lane over the dense row itself (efc_Jd), on lanes over the chain's entries (the columns
+/// off the chain add zeros: the same sums).
+FS_HD fsSol fsi_efc_dot_range(const fsModel* m, const fsData* d, int r, const fsSol* x, int c0,
+                              int ncol) {
+#ifdef FS_ONE_LANE // the host's models keep the rows dense (nefcD) wherever jac_sparse is 0
+  if (!m->jac_sparse)
+    return fsi_dot_mj(d->efc_Jd + (size_t)r * m->nv + c0, x + c0, ncol); // mju_dot
+#endif
+  const fsReal* J = d->efc_J + (size_t)r * m->njmax;
+  const int* col = m->pair_dof + d->efc_J_coladr[r];
+  int n = d->efc_J_rownnz[r];
+  fsSol res;
+  if (m->jac_sparse) {  // four running sums in scalars (an array indexed at run time
+    int nb = n / 4 * 4; // would live in local memory)
+    fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int k = 0; k < nb; k += 4) {
+      s0 += J[k] * x[col[k]];
+      s1 += J[k + 1] * x[col[k + 1]];
+      s2 += J[k + 2] * x[col[k + 2]];
+      s3 += J[k + 3] * x[col[k + 3]];
+    }
+    res = (s0 + s2) + (s1 + s3);
+    for (int k = nb; k < n; k++) res += J[k] * x[col[k]];
+    return res;
+  }
+#ifndef FS_ONE_LANE
+  int nb = ncol / 4 * 4, nt = ncol - nb;
+  fsSol s[4] = {0, 0, 0, 0}, t[3] = {0, 0, 0};
+  for (int k = 0; k < n; k++) { // the other columns add zeros
+    int j = col[k] - c0;
+    fsSol v = J[k] * x[col[k]];
+    if (j < nb)
+      s[j & 3] += v;
+    else
+      t[j - nb] = v;
+  }
+  res = (s[0] + s[2]) + (s[1] + s[3]);
+  if (nt == 3) res += t[0] + t[1] + t[2];
+  if (nt == 2) res += t[0] + t[1];
+  if (nt == 1) res += t[0];
+#endif
+  return res;
+}
+
+/// Row r of the constraint Jacobian times x (nv) in MuJoCo's order (mj_mulJacVec).
+FS_HD fsSol fsi_efc_dot(const fsModel* m, const fsData* d, int r, const fsSol* x) {
+  return fsi_efc_dot_range(m, d, r, x, 0, m->nv);
+}
+
+/// x (nv, fsReal) into sol_vec in the solver's real, for the row products.
+FS_HD const fsSol* fsi_sol_vec(const fsModel* m, fsData* d, const fsReal* x) {
+  FS_FOR_LANE(i, m->nv) d->sol_vec[i] = x[i];
+  FS_SYNC();
+  return d->sol_vec;
+}
+
+/// mj_referenceConstraint: efc_vel = J * qvel; efc_aref = -B * vel - K * imp *
+/// (pos - margin); adhesive contacts' rows (contact adhesion, MuJoCo's
+/// mj_adhesionRef) add R * adhesion, spread evenly over a pyramid's edges.
+FS_HD FS_FORCEINLINE void fs_reference_constraint(const fsModel* m, fsData* d) {
+  int nefc = m->nefcmax ? d->nefc[0] : 0;
+  const fsSol* qvel = fsi_sol_vec(m, d, d->qvel);
+  FS_FOR_LANE(r, nefc) {
+    fsReal vel = (fsReal)fsi_efc_dot(m, d, r, qvel);
+    const fsReal* kbip = d->efc_KBIP + 4 * r;
+    fsReal aref = -kbip[1] * vel - kbip[0] * kbip[2] * (d->efc_pos[r] - d->efc_margin[r]);
+    int c = d->efc_id[r];
+    fsReal adhesion = d->contact_adhesion[c];
+    if (adhesion != 0) {
+      int dim = d->contact_dim[c];
+      fsReal edge = dim == 1 ? adhesion : adhesion / (2 * (dim - 1));
+      aref += d->efc_R[r] * edge;
+    }
+    d->efc_vel[r] = vel;
+    d->efc_aref[r] = aref;
+  }
+  FS_SYNC();
+}
+
+#endif

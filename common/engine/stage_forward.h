@@ -1,0 +1,312 @@
+// Actuation, acceleration, the constraint stage (warm start, Newton, noslip),
+// MuJoCo's state checks and Euler integration; and the step itself: one readable
+// list of stage calls in mj_step's order, each after its FSI_MARK, in the order of
+// common/engine/fields.h's FS_STAGES (tests/engine/test_stage_list.py holds them together),
+// and fs_stage_run, the table's dispatch. One world per call (see common/exec/real.h for
+// the lanes).
+#ifndef FLYSIM_COMMON_ENGINE_STAGE_FORWARD_H
+#define FLYSIM_COMMON_ENGINE_STAGE_FORWARD_H
+
+#include "common/engine/stage_collision.h"
+#include "common/engine/stage_constraint.h"
+#include "common/engine/stage_noslip.h"
+#include "common/engine/stage_position.h"
+#include "common/engine/stage_solver.h"
+#include "common/engine/stage_transmission.h"
+#include "common/engine/stage_velocity.h"
+
+/// mj_fwdActuation for the supported types: ctrl clamped to ctrlrange (unless
+/// clampctrl is disabled), all ctrl zeroed if any is bad (warning BADCTRL);
+/// force = gain * ctrl + bias with fixed or affine gain, none or affine bias;
+/// clamped to forcerange; qfrc_actuator = moment' * force, then clamped per joint.
+FS_HD FS_FORCEINLINE void fs_fwd_actuation(const fsModel* m, fsData* d) {
+  FS_FOR_LANE(i, m->nu) d->actuator_force[i] = 0;
+  if (m->nu == 0 || (m->disableflags & FS_DSBL_ACTUATION)) {
+    FS_FOR_LANE(i, m->nv) d->qfrc_actuator[i] = 0;
+    FS_SYNC();
+    return;
+  }
+  int clamp = !(m->disableflags & FS_DSBL_CLAMPCTRL);
+  int bad = 0;
+  FS_FOR_LANE(i, m->nu) {
+    fsReal u = d->ctrl[i];
+    if (clamp && m->actuator_ctrllimited[i])
+      u = fs_clip(u, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
+    bad |= fs_is_bad(u);
+  }
+  bad = FS_ANY(bad);
+  FS_LANE0 {
+    if (bad) d->warning_number[FS_WARN_BADCTRL]++;
+  }
+  FS_SYNC();
+  FS_FOR_LANE(i, m->nu) {
+    if (m->actuator_disabled[i]) continue;
+    fsReal u = 0; // every control counts as zero if any was bad
+    if (!bad) {
+      u = d->ctrl[i];
+      if (clamp && m->actuator_ctrllimited[i])
+        u = fs_clip(u, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
+    }
+    const fsReal* g = m->actuator_gainprm + FS_NGAIN * i;
+    const fsReal* b = m->actuator_biasprm + FS_NBIAS * i;
+    fsReal len = d->actuator_length[i], vel = d->actuator_velocity[i];
+    fsReal gain = g[0];
+    if (m->actuator_gaintype[i] == FS_GAIN_AFFINE) gain = g[0] + g[1] * len + g[2] * vel;
+    fsReal f = gain * u;
+    if (m->actuator_biastype[i] == FS_BIAS_AFFINE) f += b[0] + b[1] * len + b[2] * vel;
+    if (m->actuator_forcelimited[i])
+      f = fs_clip(f, m->actuator_forcerange[2 * i], m->actuator_forcerange[2 * i + 1]);
+    d->actuator_force[i] = f;
+  }
+  FS_SYNC();
+  FS_FOR_LANE(i, m->nv) { // moment' * force, by actuator as MuJoCo sums it
+    fsReal s = 0;
+    int a0 = m->dof_momentadr[i];
+    for (int a = a0; a < a0 + m->dof_momentnum[i]; a++)
+      s += d->actuator_moment[m->dof_momentind[a]] * d->actuator_force[m->dof_momentact[a]];
+    d->qfrc_actuator[i] = s;
+  }
+  FS_SYNC();
+  FS_FOR_LANE(j, m->njnt) {
+    if (!m->jnt_actfrclimited[j]) continue;
+    fsReal* q = d->qfrc_actuator + m->jnt_dofadr[j]; // MuJoCo clamps the joint's first dof
+    *q = fs_clip(*q, m->jnt_actfrcrange[2 * j], m->jnt_actfrcrange[2 * j + 1]);
+  }
+  FS_SYNC();
+}
+
+/// mj_fwdAcceleration: qfrc_smooth = passive - bias + applied + actuator;
+/// qacc_smooth = inv(M) qfrc_smooth.
+FS_HD FS_FORCEINLINE void fs_fwd_acceleration(const fsModel* m, fsData* d) {
+  FS_FOR_LANE(i, m->nv) {
+    fsReal f = d->qfrc_passive[i] - d->qfrc_bias[i];
+    f += d->qfrc_applied[i];
+    f += d->qfrc_actuator[i];
+    d->qfrc_smooth[i] = d->qacc_smooth[i] = f;
+  }
+  FS_SYNC();
+  fsLayout LM = fsi_layout_M(m);
+  fsi_solve_ld_real(&LM, d->qLD, d->qLDiagInv, d->qacc_smooth, 0, m->nv);
+}
+
+/// mj_fwdConstraint: with no rows qacc = qacc_smooth; else efc_b, MuJoCo's warm
+/// start, the Newton solve of each island (stage_solver.h), then noslip on each island
+/// and the dual finish (stage_noslip.h) when noslip_iterations > 0; the results
+/// written back in fsReal. efc_state: the Newton states without islands; with islands
+/// MuJoCo keeps the warm start's last evaluation there (its solver works on copies;
+/// without a warm start MuJoCo leaves it unset: flysim writes the Newton states);
+/// noslip writes its dual states.
+FS_HD FS_FORCEINLINE void fs_fwd_constraint(const fsModel* m, fsData* d) {
+  int nefc = m->nefcmax ? d->nefc[0] : 0;
+  FS_FOR_LANE(k, FS_NISLAND) {
+    d->solver_niter[k] = d->solver_nnoslip[k] = 0;
+    d->solver_improvement[k] = d->solver_gradient[k] = 0;
+  }
+  FS_LANE0 d->nisland[0] = d->solver_error[0] = 0;
+  if (!nefc) {
+    FS_FOR_LANE(i, m->nv) {
+      d->qfrc_constraint[i] = 0;
+      d->qacc[i] = d->qacc_smooth[i];
+    }
+    FS_SYNC();
+    return;
+  }
+  FSI_MARK(FS_MARK_SOLVER_SETUP);
+  FS_FOR_LANE(i, m->nv) d->sol_qfrc[i] = 0;
+  FS_SYNC();
+  fsi_solver_rows(m, d);
+  fsi_islands(m, d);
+  fsi_warmstart(m, d);
+  int nisland = d->nisland[0] ? d->nisland[0] : 1;
+  for (int k = 0; k < nisland; k++) {
+    fsIsland is = fsi_island(m, d, k);
+    FSI_MARK(FS_MARK_NEWTON);
+    fsi_newton(m, d, &is);
+  }
+  if (!d->nisland[0] || !m->warmstart) { // islands with a warm start: MuJoCo's is left there
+    FS_FOR_LANE(r, nefc) d->efc_state[r] = d->sol_state[r];
+  }
+  if (m->noslip_iterations > 0) {
+    FSI_MARK(FS_MARK_NOSLIP);
+    FS_SYNC();
+    fsi_noslip_islands(m, d);
+  }
+  FSI_MARK(FS_MARK_RESULTS);
+  fsi_solver_results(m, d);
+}
+
+/// mj_fwdConstraint's noslip alone (a test entry): noslip on every island from the
+/// given efc_force, then the dual finish; solver_niter counts the noslip sweeps.
+FS_HD FS_FORCEINLINE void fs_noslip(const fsModel* m, fsData* d) {
+  int nefc = m->nefcmax ? d->nefc[0] : 0;
+  FS_FOR_LANE(k, FS_NISLAND) d->solver_niter[k] = d->solver_nnoslip[k] = 0;
+  FS_SYNC();
+  if (!nefc || m->noslip_iterations <= 0) return;
+  FS_FOR_LANE(r, nefc) d->sol_force[r] = d->efc_force[r];
+  fsi_solver_rows(m, d);
+  fsi_islands(m, d);
+  fsi_noslip_islands(m, d);
+  fsi_solver_results(m, d);
+}
+
+/// mj_resetData for what the smooth step reads: qpos = qpos0, mocap bodies at their
+/// model pose (body_pos, body_quat), every input and warning counter zero, time zero.
+FS_HD void fs_reset_world(const fsModel* m, fsData* d) {
+  FS_FOR_LANE(i, m->nq) d->qpos[i] = m->qpos0[i];
+  if (m->nmocap) {
+    FS_FOR_LANE(i, m->nbody) {
+      int id = m->body_mocapid[i];
+      if (id < 0) continue;
+      fsi_copy(d->mocap_pos + 3 * id, m->body_pos + 3 * i, 3);
+      fsi_copy(d->mocap_quat + 4 * id, m->body_quat + 4 * i, 4);
+    }
+  }
+  FS_FOR_LANE(i, m->nv) {
+    d->qvel[i] = d->qfrc_applied[i] = d->qacc_warmstart[i] = d->qacc[i] = 0;
+  }
+  FS_FOR_LANE(i, m->nu) d->ctrl[i] = 0;
+  FS_LANE0 {
+    d->time[0] = 0;
+    for (int k = 0; k < FS_NWARNING; k++) d->warning_number[k] = 0;
+  }
+  FS_SYNC();
+}
+
+/// MuJoCo's mj_checkPos / mj_checkVel / mj_checkAcc: if any of x (n) is bad, reset
+/// the world unless autoreset is disabled (all counters restart), then count the
+/// warning once (as MuJoCo 3.16 counts). Returns 1 if the world was reset.
+FS_HD FS_FORCEINLINE int fsi_check(const fsModel* m, fsData* d, const fsReal* x, int n,
+                                   int warning) {
+  int bad = 0;
+  FS_FOR_LANE(i, n) bad |= fs_is_bad(x[i]);
+  if (!FS_ANY(bad)) return 0;
+  int reset = !(m->disableflags & FS_DSBL_AUTORESET);
+  if (reset) fs_reset_world(m, d);
+  FS_LANE0 d->warning_number[warning]++;
+  FS_SYNC();
+  return reset;
+}
+
+/// mj_Euler: semi-implicit Euler. With dof damping (and eulerdamp on), the
+/// velocity update solves (M + h*diag(d damping/d qvel)) qacc = qfrc_smooth +
+/// qfrc_constraint through its own factor qH; otherwise it uses qacc. Then
+/// qvel += h*qacc, qpos integrated with the new qvel (quaternions on the sphere),
+/// time += h, qacc_warmstart = qacc.
+FS_HD FS_FORCEINLINE void fs_euler(const fsModel* m, fsData* d) {
+  fsReal h = (fsReal)m->timestep;
+  if (m->flg_eulerdamp) {
+    FS_FOR_LANE(k, m->nC) d->qH[k] = d->M[k];
+    FS_SYNC();
+    FS_FOR_LANE(i, m->nv) {
+      fsReal b = m->dof_damping[i] + m->dof_actdamping[i];
+      fsReal poly[FS_NPOLY];
+      for (int k = 0; k < FS_NPOLY; k++)
+        poly[k] = m->dof_dampingpoly[FS_NPOLY * i + k] + m->dof_actdampingpoly[FS_NPOLY * i + k];
+      d->qH[m->M_rowadr[i] + m->M_rownnz[i] - 1] +=
+          h * fsi_poly_force_deriv(b, poly, d->qvel[i], 1);
+      d->euler_qacc[i] = d->qfrc_smooth[i] + d->qfrc_constraint[i];
+    }
+    FS_SYNC();
+    fsLayout LM = fsi_layout_M(m); // qH has M's layout
+    fsi_factor_ld_levels(&LM, d->qH, d->qHDiagInv);
+    fsi_solve_ld_real(&LM, d->qH, d->qHDiagInv, d->euler_qacc, 0, m->nv);
+  } else {
+    FS_FOR_LANE(i, m->nv) d->euler_qacc[i] = d->qacc[i];
+  }
+  FS_SYNC();
+  FS_FOR_LANE(i, m->nv) d->qvel[i] += d->euler_qacc[i] * h;
+  FS_SYNC();
+  FS_FOR_LANE(j, m->njnt) { // mj_integratePos
+    int pa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    switch (m->jnt_type[j]) {
+    case FS_JNT_FREE:
+      for (int k = 0; k < 3; k++) d->qpos[pa + k] += h * d->qvel[da + k];
+      fsi_quat_integrate(d->qpos + pa + 3, d->qvel + da + 3, h);
+      break;
+    case FS_JNT_BALL:
+      fsi_quat_integrate(d->qpos + pa, d->qvel + da, h);
+      break;
+    default:
+      d->qpos[pa] += h * d->qvel[da];
+    }
+  }
+  FS_FOR_LANE(i, m->nv) d->qacc_warmstart[i] = d->qacc[i];
+  FS_LANE0 d->time[0] += m->timestep;
+  FS_SYNC();
+}
+
+/// mj_fwdPosition (the islands and the projection MuJoCo makes here feed only the
+/// solver: fs_fwd_constraint makes what it needs of them).
+FS_HD FS_FORCEINLINE void fs_fwd_position(const fsModel* m, fsData* d) {
+  FSI_MARK(FS_STAGE_KINEMATICS);
+  fs_kinematics(m, d);
+  FSI_MARK(FS_STAGE_COM_POS);
+  fs_com_pos(m, d);
+  FSI_MARK(FS_STAGE_MAKE_M);
+  fs_make_m(m, d);
+  FSI_MARK(FS_STAGE_FACTOR_M);
+  fs_factor_m(m, d);
+  FSI_MARK(FS_STAGE_COLLISION);
+  fs_collision(m, d);
+  FSI_MARK(FS_STAGE_MAKE_CONSTRAINT);
+  fs_make_constraint(m, d);
+  FSI_MARK(FS_STAGE_TRANSMISSION);
+  fs_transmission(m, d);
+}
+
+/// mj_fwdVelocity.
+FS_HD FS_FORCEINLINE void fs_fwd_velocity(const fsModel* m, fsData* d) {
+  FSI_MARK(FS_STAGE_ACTUATOR_VELOCITY);
+  fs_actuator_velocity(m, d);
+  FSI_MARK(FS_STAGE_COM_VEL);
+  fs_com_vel(m, d);
+  FSI_MARK(FS_STAGE_PASSIVE);
+  fs_passive(m, d);
+  FSI_MARK(FS_STAGE_REFERENCE_CONSTRAINT);
+  fs_reference_constraint(m, d);
+  FSI_MARK(FS_STAGE_RNE);
+  fs_rne(m, d);
+}
+
+/// mj_forward.
+FS_HD FS_FORCEINLINE void fs_forward(const fsModel* m, fsData* d) {
+  fs_fwd_position(m, d);
+  fs_fwd_velocity(m, d);
+  FSI_MARK(FS_STAGE_ACTUATION);
+  fs_fwd_actuation(m, d);
+  FSI_MARK(FS_STAGE_ACCELERATION);
+  fs_fwd_acceleration(m, d);
+  fs_fwd_constraint(m, d);
+}
+
+/// mj_step with the Euler integrator.
+FS_HD FS_FORCEINLINE void fs_step(const fsModel* m, fsData* d) {
+  FSI_MARK(FS_MARK_CHECKS);
+  fsi_check(m, d, d->qpos, m->nq, FS_WARN_BADQPOS);
+  fsi_check(m, d, d->qvel, m->nv, FS_WARN_BADQVEL);
+  // forward; a bad qacc resets the world and forward runs once more (mj_checkAcc)
+  for (int pass = 0; pass < 2; pass++) {
+    fs_forward(m, d);
+    FSI_MARK(FS_MARK_CHECKS);
+    if (pass == 1 || !fsi_check(m, d, d->qacc, m->nv, FS_WARN_BADQACC)) break;
+  }
+  FSI_MARK(FS_STAGE_EULER);
+  fs_euler(m, d);
+}
+
+/// Run one stage (fsStage) on one world: the stage tests and per-stage kernels. The cases
+/// are common/engine/fields.h's FS_STAGES (FS_STAGE_STATE and others: nothing).
+FS_HD FS_FORCEINLINE void fs_stage_run(const fsModel* m, fsData* d, int stage) {
+  switch (stage) {
+#define FS_X(id, name, function)                                                                   \
+  case FS_STAGE_##id:                                                                              \
+    function(m, d);                                                                                \
+    break;
+    FS_STAGES(FS_X)
+#undef FS_X
+  default:
+    break;
+  }
+}
+
+#endif

@@ -1,0 +1,265 @@
+// Position stages of the smooth step, one world each (see common/exec/real.h for the
+// lanes): kinematics, centres of mass and motion axes, composite inertia and the
+// mass matrix, its sparse L'DL factorisation (transmission: stage_transmission.h).
+// Each stage reads the model and the world's data and writes its fields (the
+// fields of common/engine/fields.h that name the stage); each ends with FS_SYNC().
+#ifndef FLYSIM_COMMON_ENGINE_STAGE_POSITION_H
+#define FLYSIM_COMMON_ENGINE_STAGE_POSITION_H
+
+#include "common/engine/fields.h"
+#include "common/engine/linalg.h"
+#include "common/engine/spatial.h"
+
+/// Add each body's children's rows (cols wide) into it, deepest parents first, so
+/// that each row ends as the sum over its subtree. Parents at depth < min_level
+/// receive nothing (min_level 1 leaves the world's row alone). Children are added
+/// in decreasing id, MuJoCo's order.
+FS_HD void fsi_tree_accumulate(const fsModel* m, fsReal* x, int cols, int min_level) {
+  for (int lev = m->nlevel - 2; lev >= min_level; lev--) {
+    int a0 = m->level_bodyadr[lev], a1 = m->level_bodyadr[lev + 1];
+    FS_FOR_LANE(k, a1 - a0) {
+      int p = m->level_body[a0 + k];
+      fsReal* xp = x + (size_t)p * cols;
+      int c0 = m->body_childadr[p];
+      for (int c = c0 + m->body_childnum[p] - 1; c >= c0; c--) {
+        const fsReal* xc = x + (size_t)m->body_child[c] * cols;
+        for (int j = 0; j < cols; j++) xp[j] += xc[j];
+      }
+    }
+    FS_SYNC();
+  }
+}
+
+/// Frame of body i from its parent's and its joints: xpos, xquat, xmat, xanchor,
+/// xaxis; then its inertial frame xipos, ximat (mj_kinematics1 and 2). A mocap body's
+/// offset from its parent (the world) is mocap_pos and the normalized mocap_quat.
+FS_HD void fsi_body_frame(const fsModel* m, fsData* d, int i) {
+  fsReal pos[3], quat[4];
+  int jnt0 = m->body_jntadr[i], njnt = m->body_jntnum[i];
+  if (njnt == 1 && m->jnt_type[jnt0] == FS_JNT_FREE) {
+    const fsReal* q = d->qpos + m->jnt_qposadr[jnt0];
+    fsi_copy(pos, q, 3);
+    fsi_copy(quat, q + 3, 4);
+    fsi_normalize4(quat);
+    fsi_copy(d->xanchor + 3 * jnt0, pos, 3);
+    fsi_copy(d->xaxis + 3 * jnt0, m->jnt_axis + 3 * jnt0, 3); // MuJoCo keeps the local axis
+  } else {
+    int p = m->body_parentid[i], mocap = m->body_mocapid[i];
+    if (mocap >= 0) { // a jointless child of the world (MuJoCo compiles no other): its pose
+      fsi_copy(pos, d->mocap_pos + 3 * mocap, 3);
+      fsi_copy(quat, d->mocap_quat + 4 * mocap, 4);
+      fsi_normalize4(quat);
+    } else if (p) {
+      fsi_mul_mat_vec3(pos, d->xmat + 9 * p, m->body_pos + 3 * i);
+      for (int k = 0; k < 3; k++) pos[k] += d->xpos[3 * p + k];
+      fsi_mul_quat(quat, d->xquat + 4 * p, m->body_quat + 4 * i);
+    } else {
+      fsi_copy(pos, m->body_pos + 3 * i, 3);
+      fsi_copy(quat, m->body_quat + 4 * i, 4);
+    }
+    for (int j = jnt0; j < jnt0 + njnt; j++) {
+      int qa = m->jnt_qposadr[j];
+      fsReal axis[3], anchor[3];
+      fsi_rot_vec_quat(axis, m->jnt_axis + 3 * j, quat);
+      fsi_rot_vec_quat(anchor, m->jnt_pos + 3 * j, quat);
+      for (int k = 0; k < 3; k++) anchor[k] += pos[k];
+      if (m->jnt_type[j] == FS_JNT_SLIDE) {
+        fsReal s = d->qpos[qa] - m->qpos0[qa];
+        for (int k = 0; k < 3; k++) pos[k] += axis[k] * s;
+      } else { // ball or hinge: rotate about the anchor
+        fsReal qloc[4], v[3];
+        if (m->jnt_type[j] == FS_JNT_BALL) {
+          fsi_copy(qloc, d->qpos + qa, 4);
+          fsi_normalize4(qloc);
+        } else {
+          fsi_axis_angle_quat(qloc, m->jnt_axis + 3 * j, d->qpos[qa] - m->qpos0[qa]);
+        }
+        fsi_mul_quat(quat, quat, qloc);
+        fsi_rot_vec_quat(v, m->jnt_pos + 3 * j, quat);
+        for (int k = 0; k < 3; k++) pos[k] = anchor[k] - v[k];
+      }
+      fsi_copy(d->xanchor + 3 * j, anchor, 3);
+      fsi_copy(d->xaxis + 3 * j, axis, 3);
+    }
+  }
+  fsi_normalize4(quat);
+  fsi_copy(d->xquat + 4 * i, quat, 4);
+  fsi_copy(d->xpos + 3 * i, pos, 3);
+  fsi_quat_to_mat(d->xmat + 9 * i, quat);
+
+  // inertial frame (body_sameframe: none, body, or body rotation)
+  fsReal* xipos = d->xipos + 3 * i;
+  fsReal* ximat = d->ximat + 9 * i;
+  if (m->body_sameframe[i] == FS_SAMEFRAME_BODY) {
+    fsi_copy(xipos, pos, 3);
+  } else {
+    fsi_mul_mat_vec3(xipos, d->xmat + 9 * i, m->body_ipos + 3 * i);
+    for (int k = 0; k < 3; k++) xipos[k] += pos[k];
+  }
+  if (m->body_sameframe[i] == FS_SAMEFRAME_NONE) {
+    fsReal iq[4];
+    fsi_mul_quat(iq, quat, m->body_iquat + 4 * i);
+    fsi_quat_to_mat(ximat, iq);
+  } else {
+    fsi_copy(ximat, d->xmat + 9 * i, 9);
+  }
+}
+
+/// Frame (xpos, xmat) of an object fixed to body b at the local pos and quat
+/// (mj_local2Global): sameframe says which of the body's frames it shares.
+FS_HD void fsi_local_to_global(const fsData* d, fsReal xpos[3], fsReal xmat[9], const fsReal pos[3],
+                               const fsReal quat[4], int b, int sameframe) {
+  switch (sameframe) {
+  case FS_SAMEFRAME_BODY:
+    fsi_copy(xpos, d->xpos + 3 * b, 3);
+    break;
+  case FS_SAMEFRAME_INERTIA:
+    fsi_copy(xpos, d->xipos + 3 * b, 3);
+    break;
+  default: // none, body rotation, inertia rotation: the body frame's position
+    fsi_mul_mat_vec3(xpos, d->xmat + 9 * b, pos);
+    for (int k = 0; k < 3; k++) xpos[k] += d->xpos[3 * b + k];
+  }
+  switch (sameframe) {
+  case FS_SAMEFRAME_NONE: {
+    fsReal q[4];
+    fsi_mul_quat(q, d->xquat + 4 * b, quat);
+    fsi_quat_to_mat(xmat, q);
+    break;
+  }
+  case FS_SAMEFRAME_BODY:
+  case FS_SAMEFRAME_BODYROT:
+    fsi_copy(xmat, d->xmat + 9 * b, 9);
+    break;
+  default: // inertia, inertia rotation
+    fsi_copy(xmat, d->ximat + 9 * b, 9);
+  }
+}
+
+/// mj_kinematics: frames of bodies (level by level from the root), joints and
+/// inertial frames; then geoms and sites (mj_kinematics2).
+FS_HD FS_FORCEINLINE void fs_kinematics(const fsModel* m, fsData* d) {
+  FS_LANE0 {
+    for (int k = 0; k < 3; k++) d->xpos[k] = d->xipos[k] = 0;
+    d->xquat[0] = 1;
+    d->xquat[1] = d->xquat[2] = d->xquat[3] = 0;
+    for (int k = 0; k < 9; k++) d->xmat[k] = d->ximat[k] = (k % 4 == 0) ? 1 : 0;
+  }
+  FS_SYNC();
+  for (int lev = 1; lev < m->nlevel; lev++) {
+    int a0 = m->level_bodyadr[lev], a1 = m->level_bodyadr[lev + 1];
+    FS_FOR_LANE(k, a1 - a0) fsi_body_frame(m, d, m->level_body[a0 + k]);
+    FS_SYNC();
+  }
+  FS_FOR_LANE(g, m->nstaticgeom) { // the world body's: the model's frames, made once
+    fsi_copy(d->geom_xpos + 3 * g, m->geom_static_xpos + 3 * g, 3);
+    fsi_copy(d->geom_xmat + 9 * g, m->geom_static_xmat + 9 * g, 9);
+  }
+  FS_FOR_LANE(t, m->ngeom - m->nstaticgeom) {
+    int g = m->nstaticgeom + t;
+    fsi_local_to_global(d, d->geom_xpos + 3 * g, d->geom_xmat + 9 * g, m->geom_pos + 3 * g,
+                        m->geom_quat + 4 * g, m->geom_bodyid[g], m->geom_sameframe[g]);
+  }
+  FS_FOR_LANE(i, m->nsite) {
+    fsi_local_to_global(d, d->site_xpos + 3 * i, d->site_xmat + 9 * i, m->site_pos + 3 * i,
+                        m->site_quat + 4 * i, m->site_bodyid[i], m->site_sameframe[i]);
+  }
+  FS_SYNC();
+}
+
+/// Motion axes (cdof) of joint j of body i about the subtree com of its tree.
+FS_HD void fsi_joint_cdof(const fsModel* m, fsData* d, int i, int j) {
+  fsReal offset[3];
+  const fsReal* com = d->subtree_com + 3 * m->body_rootid[i];
+  for (int k = 0; k < 3; k++) offset[k] = com[k] - d->xanchor[3 * j + k];
+  fsReal* cdof = d->cdof + 6 * m->jnt_dofadr[j];
+  switch (m->jnt_type[j]) {
+  case FS_JNT_FREE:
+    fsi_zero(cdof, 18); // translations along the world axes
+    cdof[3] = cdof[10] = cdof[17] = 1;
+    cdof += 18;
+    // fall through - rotations as a ball joint
+  case FS_JNT_BALL:
+    for (int k = 0; k < 3; k++) { // rotations about the body frame's axes
+      const fsReal* xm = d->xmat + 9 * i;
+      fsReal axis[3] = {xm[k], xm[k + 3], xm[k + 6]};
+      fsi_dof_com(cdof + 6 * k, axis, offset);
+    }
+    break;
+  case FS_JNT_SLIDE:
+    fsi_dof_com(cdof, d->xaxis + 3 * j, 0);
+    break;
+  default: // hinge
+    fsi_dof_com(cdof, d->xaxis + 3 * j, offset);
+  }
+}
+
+/// mj_comPos: subtree centres of mass, com-based inertias (cinert) and motion
+/// axes (cdof), all about the com of each body's kinematic tree.
+FS_HD FS_FORCEINLINE void fs_com_pos(const fsModel* m, fsData* d) {
+  FS_FOR_LANE(i, m->nbody) {
+    for (int k = 0; k < 3; k++) d->subtree_com[3 * i + k] = d->xipos[3 * i + k] * m->body_mass[i];
+  }
+  FS_SYNC();
+  fsi_tree_accumulate(m, d->subtree_com, 3, 0);
+  FS_FOR_LANE(i, m->nbody) {
+    fsReal* c = d->subtree_com + 3 * i;
+    if (m->body_subtreemass[i] < FS_MINVAL) {
+      fsi_copy(c, d->xipos + 3 * i, 3);
+    } else {
+      fsReal inv = 1 / m->body_subtreemass[i];
+      for (int k = 0; k < 3; k++) c[k] *= inv;
+    }
+  }
+  FS_SYNC();
+  FS_FOR_LANE(i, m->nbody) {
+    if (i == 0) {
+      fsi_zero(d->cinert, 10);
+      continue;
+    }
+    fsReal offset[3];
+    const fsReal* com = d->subtree_com + 3 * m->body_rootid[i];
+    for (int k = 0; k < 3; k++) offset[k] = d->xipos[3 * i + k] - com[k];
+    fsi_inert_com(d->cinert + 10 * i, m->body_inertia + 3 * i, d->ximat + 9 * i, offset,
+                  m->body_mass[i]);
+  }
+  FS_FOR_LANE(i, m->nbody) {
+    for (int j = m->body_jntadr[i]; j < m->body_jntadr[i] + m->body_jntnum[i]; j++)
+      fsi_joint_cdof(m, d, i, j);
+  }
+  FS_SYNC();
+}
+
+/// mj_makeM (mj_crb): composite inertias (crb) and the mass matrix M with armature,
+/// in MuJoCo's reduced sparse layout: row i holds dof i's ancestors (root first),
+/// then the diagonal. Each row depends only on its dof: rows run in parallel.
+FS_HD FS_FORCEINLINE void fs_make_m(const fsModel* m, fsData* d) {
+  FS_FOR_LANE(k, 10 * m->nbody) d->crb[k] = d->cinert[k];
+  FS_SYNC();
+  fsi_tree_accumulate(m, d->crb, 10, 1);
+  FS_FOR_LANE(i, m->nv) {
+    int adr = m->M_rowadr[i], nnz = m->M_rownnz[i];
+    fsReal* row = d->M + adr;
+    fsi_zero(row, nnz);
+    if (m->dof_simplenum[i]) {
+      row[0] = m->dof_M0[i];
+      continue;
+    }
+    row[nnz - 1] = m->dof_armature[i] + m->dof_actarmature[i];
+    fsReal buf[6];
+    fsi_mul_inert_vec(buf, d->crb + 10 * m->dof_bodyid[i], d->cdof + 6 * i);
+    int a = nnz - 1;
+    for (int j = i; j >= 0; j = m->dof_parentid[j]) row[a--] += fsi_dot6(d->cdof + 6 * j, buf);
+  }
+  FS_SYNC();
+}
+
+/// mj_factorM: qLD, qLDiagInv from M.
+FS_HD FS_FORCEINLINE void fs_factor_m(const fsModel* m, fsData* d) {
+  FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];
+  FS_SYNC();
+  fsLayout LM = fsi_layout_M(m);
+  fsi_factor_ld_levels(&LM, d->qLD, d->qLDiagInv);
+}
+
+#endif

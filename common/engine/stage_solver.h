@@ -1,0 +1,757 @@
+// The constraint solver of mj_fwdConstraint for contact rows: MuJoCo's warm start
+// and its Newton solver (mj_solNewton with the pyramidal cone: the exact line
+// search, incremental Cholesky updates of the Hessian, MuJoCo's convergence tests),
+// per constraint island as MuJoCo 3.16 solves them. One world per call (see
+// common/exec/real.h for the lanes); noslip is in stage_noslip.h.
+//
+// MuJoCo's operations and orders of summation, so that the host float64 build gives
+// MuJoCo's bits where MuJoCo's Jacobian is sparse (jacobian="auto" from nv 60 on, so
+// for NeuroMechFly); for dense Jacobians MuJoCo factors the Hessian densely, and so
+// does the host (over its dense rows: the same bits), while the lanes keep the tree
+// factor (the results agree to rounding). Comments name MuJoCo's functions
+// (engine_solver.c, engine_forward.c, engine_core_constraint.c).
+//
+// Islands (mj_island): the rows of contacts with static planes move one tree each,
+// so an island is a tree with rows, islands come in increasing tree order, and an
+// island's dofs are its tree's (consecutive). Each is solved alone with its own
+// scale 1 / (sum of its diagonal of M); with islands disabled (mjDSBL_ISLAND) one
+// solve takes every row and dof with the scale 1 / (meaninertia * nv).
+//
+// Precision: the iteration runs in the solver's real (fsSol, double in every build):
+// qacc, the forces, J qacc - aref, the gradient, the Hessian and its factor; the
+// rows, M and its factor are read in fsReal. efc_b is kept in fsSol (noslip's
+// residuals need it); qacc, qfrc_constraint and efc_force are written back in fsReal.
+//
+// Lanes: rows (the constraint update, J x, the line search's row terms, the rows'
+// quadratics) and dofs (M x, J' f, the gradient, the Hessian's entries) are split
+// over the lanes; the row sums of the line search and the dots over dofs are lane
+// parts added by fs_lane_sum (on one lane: MuJoCo's sequential order); the tree
+// passes (factor, solves) go by depth (common/engine/linalg.h); the line search's scalar
+// logic runs on every lane alike. A rank-1 update of the factor is serial over the
+// dofs of its row's chain, lanes over each dof's entries.
+#ifndef FLYSIM_COMMON_ENGINE_STAGE_SOLVER_H
+#define FLYSIM_COMMON_ENGINE_STAGE_SOLVER_H
+
+#include "common/engine/linalg.h"
+#include "common/engine/stage_constraint.h"
+
+/// An island being solved: dofs [d0, d1); rows [r0, r1), from its first row to its last,
+/// the range its row loops visit, so that an island costs its own rows and not every
+/// island's (contacts come in pair order, which keeps a tree's rows together where the
+/// model lists its pairs so); `tree`, the tree whose rows in the range are its own (the
+/// others skipped), or -1 where every row of the range is (islands off, one island
+/// holding every row, or the island's rows one run); the improvement and gradient scale;
+/// its index (statistics).
+typedef struct fsIsland {
+  int d0, d1, tree, index;
+  fsSol scale;
+  int r0, r1;
+} fsIsland;
+
+FS_HD int fsi_in_island(const fsData* d, const fsIsland* is, int r) {
+  return is->tree < 0 || d->efc_tree[r] == is->tree;
+}
+
+/// Row r's contact pair.
+FS_HD int fsi_row_pair(const fsData* d, int r) {
+  return d->contact_pair[d->efc_id[r]];
+}
+
+/// Place of dof j in row r's columns, -1 if the row does not move it.
+FS_HD int fsi_row_place(const fsModel* m, const fsData* d, int r, int j) {
+  return m->pair_chainpos[fsi_row_pair(d, r) * m->nv + j];
+}
+
+/// mj_constraintUpdate_impl for one contact row (pyramidal edge or condim-1 normal):
+/// quadratic with force -D jar where jar < 0, else satisfied with no force. Returns its
+/// cost 0.5 D jar^2.
+FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int* state) {
+  if (jar >= 0) {
+    *force = 0;
+    *state = FS_CNSTRSTATE_SATISFIED;
+    return 0;
+  }
+  *force = -d->efc_D[r] * jar;
+  *state = FS_CNSTRSTATE_QUADRATIC;
+  return 0.5 * d->efc_D[r] * jar * jar;
+}
+
+/// The transpose of J's sparsity (mju_transposeSparse's structure, no values): for
+/// each dof j the rows that move it, in row order, at [efc_JT_rowadr[j],
+/// + efc_JT_rownnz[j]) of efc_JT_row, with their entries' indices in efc_J (and in
+/// noslip_Y, the same layout) in efc_JT_adr. Built once per step, so that J' f, the
+/// Hessian and noslip's Y' f visit only the rows that move a dof. A contact's rows
+/// share its pair's chain: contacts in order, each counted (then written) into the
+/// lists of its chain's dofs, lanes over the chain (its dofs are distinct).
+FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
+  int ncon = d->ncon[0], nv = m->nv;
+  int *nnz = d->efc_JT_rownnz, *adr = d->efc_JT_rowadr;
+  FS_FOR_LANE(j, nv) nnz[j] = 0;
+  FS_SYNC();
+  for (int c = 0; c < ncon; c++) {
+    int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
+    if (r0 < 0) continue;
+    const int* chain = m->pair_dof + m->pair_dofadr[p];
+    int rows = fsi_contact_rows(d->contact_dim[c]);
+    FS_FOR_LANE(k, m->pair_nv[p]) nnz[chain[k]] += rows;
+    FS_SYNC();
+  }
+  FS_LANE0 {
+    int a = 0;
+    for (int j = 0; j < nv; j++) {
+      adr[j] = a;
+      a += nnz[j];
+      nnz[j] = 0;
+    }
+  }
+  FS_SYNC();
+  for (int c = 0; c < ncon; c++) {
+    int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
+    if (r0 < 0) continue;
+    const int* chain = m->pair_dof + m->pair_dofadr[p];
+    int rows = fsi_contact_rows(d->contact_dim[c]);
+    FS_FOR_LANE(k, m->pair_nv[p]) {
+      int j = chain[k], q = adr[j] + nnz[j];
+      FS_IVDEP // efc_JT_row apart from efc_JT_adr
+      for (int r = r0; r < r0 + rows; r++, q++) {
+        d->efc_JT_row[q] = r;
+        d->efc_JT_adr[q] = r * m->njmax + k;
+      }
+      nnz[chain[k]] += rows;
+    }
+    FS_SYNC();
+  }
+}
+
+/// res = x' f over dofs [d0, d1), x J or noslip_Y (efc_J's layout), the rows of each
+/// dof from the transpose (fsi_transpose_rows). dotsparse: as mju_mulMatVecSparse takes
+/// the sparse transpose (mju_dotSparse over the rows that move the dof, in row order:
+/// four running sums up to the last multiple of 4, (s0 + s2) + (s1 + s3), then the
+/// rest); else as mju_mulMatTVec(Sparse) scatters (rows in order, zero forces
+/// skipped). Lanes over dofs.
+FS_HD void fsi_mul_xt(const fsData* d, const fsReal* x, const fsSol* f, fsSol* res, int d0, int d1,
+                      int dotsparse) {
+  FS_FOR_LANE(t, d1 - d0) {
+    int j = d0 + t, a = d->efc_JT_rowadr[j], n = d->efc_JT_rownnz[j];
+    const int *row = d->efc_JT_row + a, *adr = d->efc_JT_adr + a;
+    fsSol acc = 0;
+    if (dotsparse) { // scalars, not an array: no local memory on the device
+      int nb = n / 4 * 4;
+      fsSol s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (int q = 0; q < nb; q += 4) {
+        s0 += x[adr[q]] * f[row[q]];
+        s1 += x[adr[q + 1]] * f[row[q + 1]];
+        s2 += x[adr[q + 2]] * f[row[q + 2]];
+        s3 += x[adr[q + 3]] * f[row[q + 3]];
+      }
+      acc = (s0 + s2) + (s1 + s3);
+      for (int q = nb; q < n; q++) acc += x[adr[q]] * f[row[q]];
+    } else {
+      for (int q = 0; q < n; q++) {
+        if (f[row[q]] != 0) acc += x[adr[q]] * f[row[q]];
+      }
+    }
+    res[j] = acc;
+  }
+  FS_SYNC();
+}
+
+/// res = J' f over dofs [d0, d1) (fsi_mul_xt).
+FS_HD void fsi_mul_jt(const fsData* d, const fsSol* f, fsSol* res, int d0, int d1, int dotsparse) {
+  fsi_mul_xt(d, d->efc_J, f, res, d0, d1, dotsparse);
+}
+
+#ifdef FS_ONE_LANE
+/// res = J' f over the island's dofs from the dense rows (efc_Jd, one lane), as MuJoCo's
+/// dense loop (mju_mulMatTVec) and fsi_mul_xt's scatter: rows in order, zero forces
+/// skipped, each adding f_r J_r over the dofs (the columns off its chain add zeros).
+FS_HD void fsi_mul_jt_dense(const fsModel* m, const fsData* d, const fsIsland* is, const fsSol* f,
+                            fsSol* res) {
+  int d0 = is->d0, n = is->d1 - is->d0;
+  for (int j = 0; j < n; j++) res[d0 + j] = 0;
+  for (int r = is->r0; r < is->r1; r++) {
+    fsSol fr = f[r];
+    if (fr == 0 || !fsi_in_island(d, is, r)) continue;
+    const double* J = d->efc_Jd + (size_t)r * m->nv + d0; // (n)
+    // res (a solver vector) apart from efc_Jd
+    FS_IVDEP
+    for (int j = 0; j < n; j++) res[d0 + j] += J[j] * fr;
+  }
+}
+#endif
+
+//---------------------------------- warm start
+//------------------------------------------------------
+
+/// J's transpose; each row's tree (its island) and efc_b = J qacc_smooth - aref
+/// (mj_fwdConstraint).
+FS_HD void fsi_solver_rows(const fsModel* m, fsData* d) {
+#ifdef FS_ONE_LANE
+  if (!m->nefcD) // dense rows on one lane: J' f and the Hessian go by the rows, not the transpose
+#endif
+    fsi_transpose_rows(m, d);
+  const fsSol* qacc_smooth = fsi_sol_vec(m, d, d->qacc_smooth);
+  FS_FOR_LANE(r, d->nefc[0]) {
+    d->efc_tree[r] = m->pair_tree[fsi_row_pair(d, r)];
+    d->efc_b[r] = fsi_efc_dot(m, d, r, qacc_smooth) - d->efc_aref[r];
+  }
+  FS_SYNC();
+}
+
+/// The rows' forces and states for jar (sol_force, efc_state) and their total cost
+/// (mj_constraintUpdate), every lane gets it.
+FS_HD fsSol fsi_update_all(fsData* d, const fsSol* jar) {
+  fsSol cost = 0;
+  FS_FOR_LANE(r, d->nefc[0])
+  cost += fsi_row_update(d, r, jar[r], d->sol_force + r, d->efc_state + r);
+  return fs_lane_sum(cost);
+}
+
+/// MuJoCo's warmstart (non-PGS): qacc = qacc_warmstart unless the cost (Gauss +
+/// constraints) of qacc_smooth is lower; dofs outside the islands get qacc_smooth.
+/// Leaves sol_force and efc_state as the last evaluation (qacc_smooth's) left them.
+/// Without warm start: qacc_smooth and zero forces.
+FS_HD FS_FORCEINLINE void fsi_warmstart(const fsModel* m, fsData* d) {
+  int nv = m->nv, nefc = d->nefc[0];
+  if (!m->warmstart) {
+    FS_FOR_LANE(i, nv) d->sol_qacc[i] = d->qacc_smooth[i];
+    FS_FOR_LANE(r, nefc) d->sol_force[r] = 0;
+    FS_SYNC();
+    return;
+  }
+  const fsSol* warm = fsi_sol_vec(m, d, d->qacc_warmstart);
+  FS_FOR_LANE(r, nefc) d->sol_Jaref[r] = fsi_efc_dot(m, d, r, warm) - d->efc_aref[r];
+  FS_SYNC();
+  fsSol cost_warm = fsi_update_all(d, d->sol_Jaref);
+  fsLayout LM = fsi_layout_M(m);
+  fsi_mul_sym(&LM, d->M, warm, d->sol_Ma, 0, nv);
+  fsSol part = FS_LANE == 0 ? cost_warm : 0;
+  FS_FOR_LANE(i, nv) {
+    part += 0.5 * (d->sol_Ma[i] - d->qfrc_smooth[i]) *
+            ((fsSol)d->qacc_warmstart[i] - d->qacc_smooth[i]);
+  }
+  cost_warm = fs_lane_sum(part);
+  fsSol cost_smooth = fsi_update_all(d, d->efc_b);
+  int smooth = cost_warm > cost_smooth, islands = d->nisland[0] > 0;
+  FS_FOR_LANE(i, nv) {
+    int outside = islands && d->tree_island[m->dof_treeid[i]] < 0;
+    d->sol_qacc[i] = smooth || outside ? d->qacc_smooth[i] : d->qacc_warmstart[i];
+  }
+  FS_SYNC();
+}
+
+/// mj_island for contact rows: each tree with rows is an island, numbered in tree
+/// order (tree_island, -1: none; nisland). None with islands disabled.
+FS_HD void fsi_islands(const fsModel* m, fsData* d) {
+  int nefc = d->nefc[0];
+  FS_FOR_LANE(t, m->ntree) {
+    int has = 0;
+    for (int r = 0; r < nefc && !has && m->islands; r++) has = d->efc_tree[r] == t;
+    d->tree_island[t] = has ? 0 : -1;
+  }
+  FS_SYNC();
+  FS_LANE0 {
+    int n = 0;
+    for (int t = 0; t < m->ntree; t++)
+      if (d->tree_island[t] >= 0) d->tree_island[t] = n++;
+    d->nisland[0] = n;
+  }
+  FS_SYNC();
+}
+
+//---------------------------------- Newton
+//----------------------------------------------------------
+
+/// PrimalUpdateConstraint (pyramidal cone): the island's rows' forces and states from
+/// Jaref (into sol_force and sol_state), sol_qfrc = J' f over its dofs
+/// (mju_mulMatVecSparse of the transpose for sparse Jacobians, mju_mulMatTVec for
+/// dense). The costs are not needed: the line search works with differences.
+FS_HD void fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+    if (fsi_in_island(d, is, r))
+      fsi_row_update(d, r, d->sol_Jaref[r], d->sol_force + r, d->sol_state + r);
+  }
+  FS_SYNC();
+#ifdef FS_ONE_LANE
+  if (m->nefcD) {
+    fsi_mul_jt_dense(m, d, is, d->sol_force, d->sol_qfrc);
+    return;
+  }
+#endif
+  fsi_mul_jt(d, d->sol_force, d->sol_qfrc, is->d0, is->d1, m->jac_sparse);
+}
+
+/// PrimalUpdateGrad: grad = M qacc - qfrc_smooth - qfrc_constraint.
+FS_HD void fsi_primal_grad(fsData* d, const fsIsland* is) {
+  FS_IVDEP // the solver's vectors apart
+  FS_FOR_LANE(t, is->d1 - is->d0) {
+    int i = is->d0 + t;
+    d->sol_grad[i] = d->sol_Ma[i] - d->qfrc_smooth[i] - d->sol_qfrc[i];
+  }
+  FS_SYNC();
+}
+
+#ifdef FS_ONE_LANE
+/// Where MuJoCo's Jacobian is dense (nefcD: the host keeps the rows dense too), its
+/// solver's dense Hessian and factor, MuJoCo's loops and orders. The island's n dofs
+/// [d0, d1) are consecutive, so its rows' columns are efc_Jd's [d0, d1) and the factor
+/// is sol_L as (n, n), row-major, lower triangle (H = L L'). H = J' D J (mju_sqrMatTD:
+/// rows in order, each non-zero J_ri adding (J_ri D_r) J_r. to row i's columns up to
+/// i), then M's entries added (mju_addToSymSparse); factored by mju_cholFactor (column
+/// by column, row dots in mju_dot's order, a diagonal under mjMINVAL clamped: returns
+/// 1).
+static inline int fsi_hessian_factor_dense(const fsModel* m, fsData* d, const fsIsland* is) {
+  int d0 = is->d0, n = is->d1 - is->d0, nv = m->nv;
+  fsSol* L = d->sol_L; // (n, n)
+  for (int k = 0; k < n * n; k++) L[k] = 0;
+  for (int r = is->r0; r < is->r1; r++) {
+    if (!fsi_in_island(d, is, r) || d->sol_D[r] == 0) continue;
+    const double* J = d->efc_Jd + (size_t)r * nv + d0; // (n)
+    for (int i = 0; i < n; i++) {
+      if (J[i] == 0) continue;
+      fsSol s = J[i] * d->sol_D[r], *Li = L + i * n;
+      FS_IVDEP // sol_L apart from efc_Jd
+      for (int k = 0; k <= i; k++) Li[k] += J[k] * s;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    int adr = m->M_rowadr[d0 + i];
+    for (int k = 0; k < m->M_rownnz[d0 + i]; k++)
+      L[i * n + m->M_colind[adr + k] - d0] += d->M[adr + k];
+  }
+  int bad = 0;
+  for (int j = 0; j < n; j++) {
+    fsSol* Lj = L + j * n;
+    fsSol t = Lj[j];
+    if (j) t -= fsi_dot_mj(Lj, Lj, j);
+    int deficient = t < FS_SOL_MINVAL;
+    if (deficient) {
+      t = FS_SOL_MINVAL;
+      bad = 1;
+    }
+    Lj[j] = sqrt(t);
+    fsSol inv = 1 / Lj[j];
+    for (int i = j + 1; i < n; i++)
+      L[i * n + j] = deficient ? 0 : (L[i * n + j] - fsi_dot_mj(L + i * n, Lj, j)) * inv;
+  }
+  return bad;
+}
+
+/// L L' +- x x' (mju_cholUpdate) in place, x (n) overwritten: each k with x_k non-zero
+/// rotates column k. Returns 1 if a diagonal was clamped at mjMINVAL (MuJoCo's rank
+/// loss).
+static inline int fsi_chol_update_dense(fsSol* L, fsSol* x, int n, int plus) {
+  int bad = 0;
+  for (int k = 0; k < n; k++) {
+    if (x[k] == 0) continue;
+    fsSol Lkk = L[k * (n + 1)];
+    fsSol t = Lkk * Lkk + (plus ? x[k] * x[k] : -x[k] * x[k]);
+    if (t < FS_SOL_MINVAL) {
+      t = FS_SOL_MINVAL;
+      bad = 1;
+    }
+    fsSol r = sqrt(t), c = r / Lkk, cinv = 1 / c, s = x[k] / Lkk;
+    L[k * (n + 1)] = r;
+    for (int i = k + 1; i < n; i++)
+      L[i * n + k] = (plus ? L[i * n + k] + s * x[i] : L[i * n + k] - s * x[i]) * cinv;
+    for (int i = k + 1; i < n; i++) x[i] = c * x[i] - s * L[i * n + k];
+  }
+  return bad;
+}
+
+/// res = inv(L L') vec over n entries (mju_cholSolve): forward with row dots in
+/// mju_dot's order, backward by columns. res may be vec.
+static inline void fsi_chol_solve_dense(const fsSol* L, const fsSol* vec, fsSol* res, int n) {
+  for (int i = 0; i < n; i++) {
+    fsSol x = vec[i];
+    if (i) x -= fsi_dot_mj(L + i * n, res, i);
+    res[i] = x / L[i * (n + 1)];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    fsSol x = res[i];
+    for (int j = i + 1; j < n; j++) x -= L[j * n + i] * res[j];
+    res[i] = x / L[i * (n + 1)];
+  }
+}
+#endif
+
+/// The Hessian H = M + J' D J over the island's dofs (D = efc_D on quadratic rows, else
+/// 0) in the Hessian's layout (the rows' chains are ancestor chains: nothing outside
+/// it), as mju_sqrMatTDSparseNumeric sums each entry (rows in order, (D J_r) J_c) and
+/// mju_addToMatSparse adds M where M has the entry. Lanes over H's rows: row i gathers
+/// the rows r that move i (J's transpose) in order, each adding (D_r J_ri) J_rj to every
+/// entry (i, j). The ancestors of i, all in r's chain and numbered below i, lead its
+/// columns: where nothing else does (i at place H_rownnz[i] - 1 of the chain, as on a
+/// tree's path to a static geom) H's row is the chain's prefix, one dense loop; else
+/// each j's place comes from pair_chainpos. The same terms in the same order per entry.
+FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+    if (fsi_in_island(d, is, r))
+      d->sol_D[r] = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC ? d->efc_D[r] : 0;
+  }
+  FS_SYNC();
+#ifdef FS_ONE_LANE
+  if (m->nefcD) return fsi_hessian_factor_dense(m, d, is);
+#endif
+  FS_FOR_LANE(t, is->d1 - is->d0) {
+    int i = is->d0 + t, hn = m->H_rownnz[i], a = d->efc_JT_rowadr[i], n = d->efc_JT_rownnz[i];
+    fsSol* H = d->sol_H + m->H_rowadr[i]; // (hn): row i's ancestors, then (i, i)
+    const int *cols = m->H_colind + m->H_rowadr[i], *madr = m->H_Madr + m->H_rowadr[i];
+    for (int k = 0; k < hn; k++) H[k] = 0;
+    for (int q = 0; q < n; q++) {
+      int r = d->efc_JT_row[a + q];
+      fsSol D = d->sol_D[r];
+      if (D == 0 || !fsi_in_island(d, is, r)) continue;
+      const fsReal* J = d->efc_J + (size_t)r * m->njmax; // (chain): row r's entries
+      int pi = d->efc_JT_adr[a + q] - r * m->njmax;      // i's place in r's chain
+      fsSol DJi = D * J[pi];
+      if (pi + 1 == hn) {
+        FS_IVDEP // sol_H apart from efc_J
+        for (int k = 0; k < hn; k++) H[k] += DJi * J[k];
+#ifdef FS_ONE_LANE
+      } else if (m->nefcD) { // the dense row: the columns' entries without their places
+        const double* Jd = d->efc_Jd + (size_t)r * m->nv; // (nv)
+        for (int k = 0; k < hn; k++) H[k] += DJi * Jd[cols[k]];
+#endif
+      } else {
+        for (int k = 0; k < hn; k++) H[k] += DJi * J[fsi_row_place(m, d, r, cols[k])];
+      }
+    }
+    for (int k = 0; k < hn; k++)
+      if (madr[k] >= 0) H[k] += d->M[madr[k]];
+  }
+  FS_SYNC();
+  fsLayout LH = fsi_layout_H(m);
+  return fsi_chol_factor(&LH, d->sol_H, d->sol_L, is->d0, is->d1);
+}
+
+/// HessianIncremental: the factor updated for each row whose state entered (rank-1
+/// update) or left (downdate) the quadratic set, in row order; refactored from scratch
+/// if an update loses rank. Returns 1 if the refactored Hessian is rank-deficient.
+FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* is) {
+  for (int r = is->r0; r < is->r1; r++) {
+    if (!fsi_in_island(d, is, r)) continue;
+    int was = d->sol_oldstate[r] == FS_CNSTRSTATE_QUADRATIC;
+    int now = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC;
+    if (was == now) continue;
+    fsSol s = sqrt(d->efc_D[r]);
+#ifdef FS_ONE_LANE
+    if (m->nefcD) { // the dense factor: x = J_r sqrt(D_r) over the island's columns (mju_scl)
+      int n = is->d1 - is->d0;
+      const double* J = d->efc_Jd + (size_t)r * m->nv + is->d0; // (n)
+      fsSol* x = d->sol_dense;                                  // (n)
+      // sol_dense apart from efc_Jd
+      FS_IVDEP
+      for (int k = 0; k < n; k++) x[k] = J[k] * s;
+      if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is);
+      continue;
+    }
+#endif
+    const int* cols = m->pair_dof + d->efc_J_coladr[r];
+    fsLayout LH = fsi_layout_H(m);
+    if (fsi_chol_update(&LH, d->sol_L, d->efc_J + (size_t)r * m->njmax, s, cols, d->efc_J_rownnz[r],
+                        now, d->sol_dense, is->d0))
+      return fsi_hessian_factor(m, d, is);
+  }
+  return 0;
+}
+
+/// Mgrad = inv(H) grad over the island's dofs, by the factor (dense where nefcD).
+FS_HD void fsi_hessian_solve(const fsModel* m, fsData* d, const fsIsland* is) {
+#ifdef FS_ONE_LANE
+  if (m->nefcD) {
+    int d0 = is->d0;
+    fsi_chol_solve_dense(d->sol_L, d->sol_grad + d0, d->sol_Mgrad + d0, is->d1 - d0);
+    return;
+  }
+#endif
+  fsLayout LH = fsi_layout_H(m);
+  fsi_chol_solve(&LH, d->sol_L, d->sol_grad, d->sol_Mgrad, is->d0, is->d1);
+}
+
+/// A point of the line search: step, cost change from step 0, first and second
+/// derivatives.
+typedef struct fsLinePoint {
+  fsSol alpha, cost, d0, d1;
+} fsLinePoint;
+
+/// The line search's state: the Gauss quadratic's terms, the gradient tolerance,
+/// evaluations so far.
+typedef struct fsLineSearch {
+  fsSol qg1, qg2, gtol;
+  int neval;
+} fsLineSearch;
+
+/// PrimalEval: the cost change at p->alpha along the search and its derivatives: the
+/// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
+/// cost at 0. Lanes over rows, sums added in row order on one lane.
+FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
+  fsSol alpha = p->alpha, cost = 0, q0 = 0;
+  fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+    if (!fsi_in_island(d, is, r)) continue;
+    const fsSol* quad = d->sol_quad + 3 * r;
+    fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+    fsSol cost0 = start < 0 ? quad[0] : 0;
+    if (x < 0) {
+      q0 += quad[0] - cost0;
+      q1 += quad[1];
+      q2 += quad[2];
+    } else {
+      cost -= cost0;
+    }
+  }
+  cost = fs_lane_sum(cost);
+  q0 = fs_lane_sum(q0);
+  q1 = fs_lane_sum(q1);
+  q2 = fs_lane_sum(q2);
+  p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
+  p->d0 = 2 * alpha * q2 + q1;
+  p->d1 = 2 * q2;
+  if (p->d1 <= 0) p->d1 = FS_SOL_MINVAL; // not convex: SHOULD NOT OCCUR (MuJoCo warns)
+  ls->neval++;
+}
+
+/// updateBracket's test of one candidate c: p becomes c if c's derivative has p's sign
+/// and is nearer zero. Returns 1 or 2 (the sign: negative, positive) if p moved, else 0.
+FS_HD int fsi_ls_move(fsLinePoint* p, const fsLinePoint* c) {
+  if (p->d0 < 0 && c->d0 < 0 && p->d0 < c->d0) {
+    *p = *c;
+    return 1;
+  }
+  if (p->d0 > 0 && c->d0 > 0 && p->d0 > c->d0) {
+    *p = *c;
+    return 2;
+  }
+  return 0;
+}
+
+/// updateBracket: p moves to the candidate (c0, c1, c2 in turn) of the same derivative
+/// sign nearest zero; then pnext is p's Newton point. Returns 1 or 2 if p moved, else 0.
+/// The candidates come by value: pnext may be one of them, they are the values before.
+FS_HD int fsi_ls_bracket(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p,
+                         fsLinePoint c0, fsLinePoint c1, fsLinePoint c2, fsLinePoint* pnext) {
+  int flag = 0, f;
+  if ((f = fsi_ls_move(p, &c0))) flag = f;
+  if ((f = fsi_ls_move(p, &c1))) flag = f;
+  if ((f = fsi_ls_move(p, &c2))) flag = f;
+  if (flag) {
+    pnext->alpha = p->alpha - p->d0 / p->d1;
+    fsi_ls_eval(d, is, ls, pnext);
+  }
+  return flag;
+}
+
+/// c if its derivative is within gtol and it costs less than best (or best is none:
+/// *found 0); MuJoCo's choice among the bracketed search's candidates, in their order.
+FS_HD void fsi_ls_pick(const fsLinePoint* c, fsSol gtol, int* found, fsLinePoint* best) {
+  if (fabs(c->d0) < gtol && (!*found || c->cost < best->cost)) {
+    *best = *c;
+    *found = 1;
+  }
+}
+
+/// The result of the line search: the step and its improvement (-cost change).
+FS_HD fsSol fsi_ls_done(const fsLinePoint* p, fsSol* improvement) {
+  *improvement = -p->cost;
+  return p->alpha;
+}
+
+/// PrimalSearch: MuJoCo's exact line search along sol_search (sol_vec: qfrc_smooth).
+/// Mv = M search, Jv = J search, the quadratics (PrimalPrepare); a Newton step from 0, a one-sided
+/// search while the slope keeps its sign, then bisection of the bracket with Newton candidates, at
+/// most ls_iterations evaluations. Returns the step (0: none) and the improvement.
+FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fsIsland* is,
+                                           fsSol tolerance, int ls_iterations, fsSol* improvement) {
+  int d0 = is->d0, nvi = is->d1 - is->d0;
+  *improvement = 0;
+  fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
+  if (snorm < FS_SOL_MINVAL) return 0;
+  fsLineSearch ls = {0, 0, tolerance * snorm / is->scale, 0};
+  fsLayout LM = fsi_layout_M(m);
+  fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+    if (fsi_in_island(d, is, r)) d->sol_Jv[r] = fsi_efc_dot_range(m, d, r, d->sol_search, d0, nvi);
+  }
+  FS_SYNC();
+  const fsSol* v = d->sol_search + d0;
+  ls.qg1 = fsi_lane_dot(v, d->sol_Ma + d0, nvi) - fsi_lane_dot(d->sol_vec + d0, v, nvi);
+  ls.qg2 = 0.5 * fsi_lane_dot(v, d->sol_Mv + d0, nvi);
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) { // PrimalPrepare: each row's quadratic along the search
+    if (!fsi_in_island(d, is, r)) continue;
+    fsSol D = d->efc_D[r], Jaref = d->sol_Jaref[r], Jv = d->sol_Jv[r], DJ0 = D * Jaref;
+    fsSol* quad = d->sol_quad + 3 * r;
+    quad[0] = Jaref * DJ0 * 0.5;
+    quad[1] = Jv * DJ0;
+    quad[2] = Jv * D * Jv * 0.5;
+  }
+  FS_SYNC();
+  fsSol gtol = ls.gtol;
+  fsLinePoint p0 = {0, 0, 0, 0}, p1, p2, pmid, p1next, p2next;
+  fsi_ls_eval(d, is, &ls, &p0);
+  p1.alpha = p0.alpha - p0.d0 / p0.d1;
+  fsi_ls_eval(d, is, &ls, &p1);
+  if (fabs(p1.d0) < gtol && (p1.alpha == 0 || p1.cost < 0)) return fsi_ls_done(&p1, improvement);
+  fsSol dir = p1.d0 < 0 ? 1 : -1;
+  p2 = p0;
+  while (p1.d0 * dir <= -gtol && ls.neval < ls_iterations) { // one-sided
+    p2 = p1;
+    p1.alpha -= p1.d0 / p1.d1;
+    fsi_ls_eval(d, is, &ls, &p1);
+    if (fabs(p1.d0) < gtol && p1.cost < 0) return fsi_ls_done(&p1, improvement);
+  }
+  if (ls.neval >= ls_iterations) return fsi_ls_done(&p1, improvement); // could not bracket
+  p2next = p1;
+  p1next.alpha = p1.alpha - p1.d0 / p1.d1;
+  fsi_ls_eval(d, is, &ls, &p1next);
+  while (ls.neval < ls_iterations) { // bracketed
+    pmid.alpha = 0.5 * (p1.alpha + p2.alpha);
+    fsi_ls_eval(d, is, &ls, &pmid);
+    fsLinePoint best = pmid;
+    int found = 0;
+    fsi_ls_pick(&p1next, gtol, &found, &best);
+    fsi_ls_pick(&p2next, gtol, &found, &best);
+    fsi_ls_pick(&pmid, gtol, &found, &best);
+    if (found) return fsi_ls_done(&best, improvement);
+    fsLinePoint c0 = p1next, c1 = p2next;
+    int b1 = fsi_ls_bracket(d, is, &ls, &p1, c0, c1, pmid, &p1next);
+    int b2 = fsi_ls_bracket(d, is, &ls, &p2, c0, c1, pmid, &p2next);
+    if (!b1 && !b2) return fsi_ls_done(&pmid, improvement); // numerical accuracy reached
+  }
+  if (p1.cost <= p2.cost && p1.cost < 0) return fsi_ls_done(&p1, improvement);
+  if (p2.cost <= p1.cost && p2.cost < 0) return fsi_ls_done(&p2, improvement);
+  return 0; // no improvement
+}
+
+/// search = -Mgrad over the island's dofs.
+FS_HD void fsi_newton_direction(fsData* d, const fsIsland* is) {
+  FS_IVDEP // the solver's vectors apart
+  FS_FOR_LANE(t, is->d1 - is->d0) d->sol_search[is->d0 + t] = -d->sol_Mgrad[is->d0 + t];
+  FS_SYNC();
+}
+
+/// 0.5 scale grad' Mgrad, at least 0: the Newton decrement (or, with Mgrad = M \ grad,
+/// the duality gap that certifies a warm start).
+FS_HD fsSol fsi_newton_decrement(fsData* d, const fsIsland* is) {
+  int d0 = is->d0, nvi = is->d1 - is->d0;
+  fsSol dec = 0.5 * is->scale * fsi_lane_dot(d->sol_grad + d0, d->sol_Mgrad + d0, nvi);
+  return dec > 0 ? dec : 0;
+}
+
+/// mj_solPrimal with Newton for one island: sol_qacc (its dofs) from the warm start to
+/// the minimum of the Gauss + constraint cost; sol_force (its rows), sol_qfrc (its
+/// dofs), sol_state; iterations, last improvement and gradient into its statistics. Zero iterations
+/// when the warm start is certified (the duality gap and the gradient below tolerance) or the first
+/// Newton decrement is.
+FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
+  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0;
+  fsSol scale = is->scale, tol = m->tolerance;
+  fsLayout LM = fsi_layout_M(m);
+  fsi_sol_vec(m, d, d->qfrc_smooth); // for the line search
+  fsi_mul_sym(&LM, d->M, d->sol_qacc, d->sol_Ma, d0, d1);
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+    if (fsi_in_island(d, is, r))
+      d->sol_Jaref[r] = fsi_efc_dot_range(m, d, r, d->sol_qacc, d0, nvi) - d->efc_aref[r];
+  }
+  FS_SYNC();
+  fsi_primal_update(m, d, is);
+  fsi_primal_grad(d, is);
+  FS_IVDEP // the solver's vectors apart
+  FS_FOR_LANE(t, nvi) d->sol_Mgrad[d0 + t] = d->sol_grad[d0 + t];
+  FS_SYNC();
+  fsi_solve_ld_levels(&LM, d->qLD, d->qLDiagInv, d->sol_Mgrad, d0, d1);
+  int gap = fsi_newton_decrement(d, is) < tol;
+  int small_grad = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi)) < tol;
+  int done = gap && small_grad, error = 0;
+  if (!done) {
+    FSI_MARK(FS_MARK_HESSIAN);
+    error |= fsi_hessian_factor(m, d, is);
+    FSI_MARK(FS_MARK_NEWTON);
+    fsi_hessian_solve(m, d, is);
+    done = small_grad && fsi_newton_decrement(d, is) < tol;
+  }
+  if (!done) fsi_newton_direction(d, is);
+  int iter = 0;
+  fsSol improvement = 0, gradient = 0;
+  while (!done && iter < m->iterations) {
+    fsSol ls_improvement;
+    FSI_MARK(FS_MARK_LINESEARCH);
+    fsSol alpha =
+        fsi_line_search(m, d, is, tol * m->ls_tolerance, m->ls_iterations, &ls_improvement);
+    FSI_MARK(FS_MARK_NEWTON);
+    if (alpha == 0) break;
+    FS_IVDEP // the solver's vectors apart
+    FS_FOR_LANE(t, nvi) {
+      int i = d0 + t;
+      d->sol_qacc[i] += d->sol_search[i] * alpha;
+      d->sol_Ma[i] += d->sol_Mv[i] * alpha;
+    }
+    FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+      if (!fsi_in_island(d, is, r)) continue;
+      d->sol_Jaref[r] += d->sol_Jv[r] * alpha;
+      d->sol_oldstate[r] = d->sol_state[r];
+    }
+    FS_SYNC();
+    fsi_primal_update(m, d, is);
+    FSI_MARK(FS_MARK_HESSIAN);
+    error |= fsi_hessian_incremental(m, d, is);
+    FSI_MARK(FS_MARK_NEWTON);
+    fsi_primal_grad(d, is);
+    fsi_hessian_solve(m, d, is);
+    improvement = scale * ls_improvement;
+    gradient = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi));
+    fsSol decrement = fsi_newton_decrement(d, is);
+    iter++;
+    if ((improvement > 0 && improvement < tol) || gradient < tol || decrement < tol) break;
+    fsi_newton_direction(d, is);
+  }
+  FS_LANE0 {
+    if (is->index < FS_NISLAND) {
+      d->solver_niter[is->index] += iter;
+      d->solver_improvement[is->index] = improvement;
+      d->solver_gradient[is->index] = gradient;
+    }
+    if (error) d->solver_error[0] |= FS_SOLVER_RANK;
+  }
+  FS_SYNC();
+}
+
+/// Island k of the world (k < nisland), or with islands disabled (k = 0) every dof
+/// and row as one.
+FS_HD fsIsland fsi_island(const fsModel* m, const fsData* d, int k) {
+  fsIsland is = {0, m->nv, -1, 0, 0, 0, d->nefc[0]};
+  if (d->nisland[0] == 0) {
+    is.scale = 1 / (m->meaninertia * (fsSol)(m->nv > 1 ? m->nv : 1));
+    return is;
+  }
+  for (int t = 0; t < m->ntree; t++)
+    if (d->tree_island[t] == k) is.tree = t;
+  is.index = k;
+  is.d0 = m->tree_dofadr[is.tree];
+  is.d1 = is.d0 + m->tree_dofnum[is.tree];
+  fsSol inertia = 0; // the island's diagonal of M, summed in dof order
+  for (int i = is.d0; i < is.d1; i++) inertia += d->M[m->M_rowadr[i] + m->M_rownnz[i] - 1];
+  is.scale = 1 / inertia;
+  if (d->nisland[0] == 1) {
+    is.tree = -1; // the one island holds every row: no row tests
+    return is;
+  }
+  while (is.r0 < is.r1 && d->efc_tree[is.r0] != is.tree) is.r0++;
+  while (is.r1 > is.r0 && d->efc_tree[is.r1 - 1] != is.tree) is.r1--;
+  int run = 1; // its rows one run, no other tree's between: the range alone, no row tests
+  for (int r = is.r0; r < is.r1 && run; r++) run = d->efc_tree[r] == is.tree;
+  if (run) is.tree = -1;
+  return is;
+}
+
+/// The solver's results in the step's real: qacc, qfrc_constraint, efc_force.
+FS_HD void fsi_solver_results(const fsModel* m, fsData* d) {
+  FS_FOR_LANE(i, m->nv) {
+    d->qacc[i] = (fsReal)d->sol_qacc[i];
+    d->qfrc_constraint[i] = (fsReal)d->sol_qfrc[i];
+  }
+  FS_FOR_LANE(r, d->nefc[0]) d->efc_force[r] = (fsReal)d->sol_force[r];
+  FS_SYNC();
+}
+
+#endif

@@ -1,0 +1,869 @@
+// The model build (common/model/model.h): fs_model_build* converts an mjModel (after the
+// check, common/model/model_support.c) into the stepper's fsModel: sizes, options, the arrays
+// copied by name and converted to fsReal, and the arrays flysim derives (actuator-inherited
+// armature and damping, the moments' static sparsity, the body tree by depth, the contact
+// pairs' slots and dof chains, the solver's layouts); the contact bound, the model's and a
+// world's bytes, and the descriptions of the fields (common/engine/fields.h) and of the stages.
+#include "common/model/model.h"
+
+#include "common/engine/cull.h"
+#include "common/engine/stage_position.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// common/engine/fields.h restates MuJoCo's constants for the device side; keep them equal.
+_Static_assert((int)FS_NWARNING == (int)mjNWARNING && (int)FS_NPOLY == (int)mjNPOLY &&
+                   (int)FS_NGAIN == (int)mjNGAIN && (int)FS_NBIAS == (int)mjNBIAS,
+               "common/engine/fields.h: MuJoCo's array sizes changed");
+_Static_assert((int)FS_WARN_BADQPOS == (int)mjWARN_BADQPOS &&
+                   (int)FS_WARN_BADQVEL == (int)mjWARN_BADQVEL &&
+                   (int)FS_WARN_BADQACC == (int)mjWARN_BADQACC &&
+                   (int)FS_WARN_BADCTRL == (int)mjWARN_BADCTRL,
+               "common/engine/fields.h: MuJoCo's warnings changed");
+_Static_assert((int)FS_DSBL_CONSTRAINT == (int)mjDSBL_CONSTRAINT &&
+                   (int)FS_DSBL_CONTACT == (int)mjDSBL_CONTACT &&
+                   (int)FS_DSBL_SPRING == (int)mjDSBL_SPRING &&
+                   (int)FS_DSBL_DAMPER == (int)mjDSBL_DAMPER &&
+                   (int)FS_DSBL_GRAVITY == (int)mjDSBL_GRAVITY &&
+                   (int)FS_DSBL_CLAMPCTRL == (int)mjDSBL_CLAMPCTRL &&
+                   (int)FS_DSBL_ACTUATION == (int)mjDSBL_ACTUATION &&
+                   (int)FS_DSBL_EULERDAMP == (int)mjDSBL_EULERDAMP &&
+                   (int)FS_DSBL_AUTORESET == (int)mjDSBL_AUTORESET,
+               "common/engine/fields.h: MuJoCo's disable flags changed");
+_Static_assert((int)FS_JNT_FREE == (int)mjJNT_FREE && (int)FS_JNT_BALL == (int)mjJNT_BALL &&
+                   (int)FS_JNT_SLIDE == (int)mjJNT_SLIDE && (int)FS_JNT_HINGE == (int)mjJNT_HINGE &&
+                   (int)FS_TRN_JOINT == (int)mjTRN_JOINT &&
+                   (int)FS_TRN_JOINTINPARENT == (int)mjTRN_JOINTINPARENT &&
+                   (int)FS_TRN_BODY == (int)mjTRN_BODY && (int)FS_GAIN_FIXED == (int)mjGAIN_FIXED &&
+                   (int)FS_GAIN_AFFINE == (int)mjGAIN_AFFINE &&
+                   (int)FS_BIAS_NONE == (int)mjBIAS_NONE &&
+                   (int)FS_BIAS_AFFINE == (int)mjBIAS_AFFINE &&
+                   (int)FS_SAMEFRAME_BODY == (int)mjSAMEFRAME_BODY &&
+                   (int)FS_SAMEFRAME_BODYROT == (int)mjSAMEFRAME_BODYROT &&
+                   (int)FS_SAMEFRAME_INERTIA == (int)mjSAMEFRAME_INERTIA &&
+                   (int)FS_SAMEFRAME_INERTIAROT == (int)mjSAMEFRAME_INERTIAROT,
+               "common/engine/fields.h: MuJoCo's enums changed");
+_Static_assert((int)FS_GEOM_PLANE == (int)mjGEOM_PLANE &&
+                   (int)FS_GEOM_SPHERE == (int)mjGEOM_SPHERE &&
+                   (int)FS_GEOM_CAPSULE == (int)mjGEOM_CAPSULE &&
+                   (int)FS_GEOM_ELLIPSOID == (int)mjGEOM_ELLIPSOID &&
+                   (int)FS_GEOM_CYLINDER == (int)mjGEOM_CYLINDER &&
+                   (int)FS_GEOM_BOX == (int)mjGEOM_BOX && (int)FS_GEOM_MESH == (int)mjGEOM_MESH &&
+                   (int)FS_GEOM_SDF == (int)mjGEOM_SDF && (int)FS_NREF == (int)mjNREF &&
+                   (int)FS_NIMP == (int)mjNIMP && (int)FS_ENBL_OVERRIDE == (int)mjENBL_OVERRIDE &&
+                   (int)FS_WARN_CONTACTFULL == (int)mjWARN_CONTACTFULL,
+               "common/engine/fields.h: MuJoCo's collision constants changed");
+_Static_assert((int)FS_CNSTR_CONTACT_FRICTIONLESS == (int)mjCNSTR_CONTACT_FRICTIONLESS &&
+                   (int)FS_CNSTR_CONTACT_PYRAMIDAL == (int)mjCNSTR_CONTACT_PYRAMIDAL &&
+                   (int)FS_DSBL_REFSAFE == (int)mjDSBL_REFSAFE &&
+                   (int)FS_WARN_CNSTRFULL == (int)mjWARN_CNSTRFULL,
+               "common/engine/fields.h: MuJoCo's constraint constants changed");
+
+//---------------------------------- field tables and stage names ----------------------------------
+
+const fsFieldInfo fs_model_fields[] = {
+#define FS_X(type, name, size, cols)                                                               \
+  {#name, FS_TYPE_##type, offsetof(fsModel, size), cols, -1, -1, offsetof(fsModel, name)},
+    FS_MODEL_FIELDS(FS_X)
+#undef FS_X
+};
+const int fs_model_nfield = (int)(sizeof fs_model_fields / sizeof fs_model_fields[0]);
+
+const fsFieldInfo fs_data_fields[] = {
+#define FS_X(type, name, size, cols, stage, kind)                                                  \
+  {#name,          FS_TYPE_##type,        offsetof(fsModel, size), cols, FS_STAGE_##stage,         \
+   FS_KIND_##kind, offsetof(fsData, name)},
+    FS_DATA_FIELDS(FS_X)
+#undef FS_X
+};
+const int fs_data_nfield = (int)(sizeof fs_data_fields / sizeof fs_data_fields[0]);
+
+const char* fs_stage_name(int stage) {
+#define FS_X(id, name, function) name,
+  static const char* names[FS_NSTAGE] = {"state", FS_STAGES(FS_X)}; // FS_STAGE_STATE, the rest
+#undef FS_X
+  return stage >= 0 && stage < FS_NSTAGE ? names[stage] : "?";
+}
+
+//---------------------------------- the build -----------------------------------------------------
+
+static void copy_num(fsReal* dst, const mjtNum* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = (fsReal)src[i];
+}
+static void copy_int(int* dst, const int* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i];
+}
+static void copy_byte(int* dst, const mjtByte* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i];
+}
+static void copy_bool(int* dst, const mjtBool* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = src[i] ? 1 : 0;
+}
+static void copy_float(fsReal* dst, const float* src, long n) {
+  for (long i = 0; i < n; i++) dst[i] = (fsReal)src[i];
+}
+// Copy an mjModel array into the model's, converting by the source's type.
+#define FS_COPY(dst, src, n)                                                                       \
+  _Generic((src), mjtNum *: copy_num, int *: copy_int, mjtByte *: copy_byte,                  \
+           mjtBool *: copy_bool, float *: copy_float)(dst, src, n)
+
+// Depth of every body (world 0) into depth; returns the number of levels.
+static int body_depths(const mjModel* mj, int* depth) {
+  int nlevel = 1;
+  depth[0] = 0;
+  for (int i = 1; i < mj->nbody; i++) {
+    depth[i] = depth[mj->body_parentid[i]] + 1; // parents precede children
+    if (depth[i] + 1 > nlevel) nlevel = depth[i] + 1;
+  }
+  return nlevel;
+}
+
+// Bodies by level, and each body's children.
+static void derive_tree(const mjModel* mj, fsModel* m, const int* depth) {
+  int nb = m->nbody, k = 0;
+  for (int lev = 0; lev < m->nlevel; lev++) {
+    m->level_bodyadr[lev] = k;
+    for (int i = 0; i < nb; i++)
+      if (depth[i] == lev) m->level_body[k++] = i;
+  }
+  m->level_bodyadr[m->nlevel] = k;
+  for (int i = 1; i < nb; i++) m->body_childnum[mj->body_parentid[i]]++;
+  for (int i = 0, adr = 0; i < nb; i++) {
+    m->body_childadr[i] = adr;
+    adr += m->body_childnum[i];
+  }
+  int* fill = calloc((size_t)nb, sizeof(int));
+  for (int i = 1; i < nb; i++) {
+    int p = mj->body_parentid[i];
+    m->body_child[m->body_childadr[p] + fill[p]++] = i;
+  }
+  free(fill);
+}
+
+// Armature and damping joint jnt inherits from actuators (MuJoCo's
+// mj_actuatorArmature / mj_actuatorDamping: jnt_actuatorid -1 none, >= 0 that
+// actuator, < -1 every joint actuator on the joint), each times gear^2.
+static void actuator_inherit(const mjModel* mj, int jnt, double* armature, double* damping,
+                             double poly[mjNPOLY]) {
+  *armature = *damping = 0;
+  for (int k = 0; k < mjNPOLY; k++) poly[k] = 0;
+  int id = mj->jnt_actuatorid[jnt];
+  if (id == -1) return;
+  for (int a = 0; a < mj->nactuator; a++) {
+    int t = mj->actuator_trntype[a];
+    if (id >= 0
+            ? a != id
+            : (mj->actuator_trnid[2 * a] != jnt || (t != mjTRN_JOINT && t != mjTRN_JOINTINPARENT)))
+      continue;
+    double g = mj->actuator_gear[6 * mj->actuator_outadr[a]];
+    *armature += mj->actuator_armature[a] * (g * g);
+    *damping += mj->actuator_damping[a] * (g * g);
+    for (int k = 0; k < mjNPOLY; k++)
+      poly[k] += mj->actuator_dampingpoly[mjNPOLY * a + k] * (g * g);
+  }
+}
+
+// Per-dof inherited armature and damping, disabled actuators, and whether Euler
+// integrates damping implicitly (mj_EulerSkip's test).
+static void derive_dofs(const mjModel* mj, fsModel* m) {
+  int damping = 0;
+  for (int i = 0; i < m->nv; i++) {
+    double arm, damp, poly[mjNPOLY];
+    int jnt = mj->dof_jntid[i];
+    actuator_inherit(mj, jnt, &arm, &damp, poly);
+    m->dof_actarmature[i] = (fsReal)arm;
+    m->dof_actdamping[i] = (fsReal)damp;
+    for (int k = 0; k < mjNPOLY; k++) m->dof_actdampingpoly[FS_NPOLY * i + k] = (fsReal)poly[k];
+    int poly_nz = 0;
+    for (int k = 0; k < mjNPOLY; k++) poly_nz |= mj->dof_dampingpoly[mjNPOLY * i + k] != 0;
+    if (mj->dof_damping[i] > 0 || poly_nz || mj->jnt_actuatorid[jnt] != -1) damping = 1;
+  }
+  m->flg_eulerdamp = damping && !(mj->opt.disableflags & (mjDSBL_EULERDAMP | mjDSBL_DAMPER));
+  for (int a = 0; a < m->nu; a++) {
+    int g = mj->actuator_group[a];
+    m->actuator_disabled[a] = g >= 0 && g <= 30 && (mj->opt.disableactuator & (1 << g));
+  }
+}
+
+// Dofs of actuator a's moment row into dofs (nv), increasing; returns how many.
+// Joint transmission: its dof. Body transmission: every dof a contact of the body
+// can move (the ancestor dofs of both geoms' bodies of each pair with a geom on
+// the body) when the model has constraint rows (with_rows), else none (no
+// contacts: MuJoCo's row is empty). MuJoCo's row holds the non-zeros among these.
+static int moment_dofs(const mjModel* mj, int a, int with_rows, int* dofs) {
+  if (mj->actuator_trntype[a] != mjTRN_BODY) {
+    dofs[0] = mj->jnt_dofadr[mj->actuator_trnid[2 * a]];
+    return 1;
+  }
+  if (!with_rows) return 0;
+  int body = mj->actuator_trnid[2 * a], n = 0;
+  char* mark = calloc((size_t)mj->nv + 1, 1);
+  for (int p = 0; p < mj->npair; p++) {
+    int b[2] = {mj->geom_bodyid[mj->pair_geom1[p]], mj->geom_bodyid[mj->pair_geom2[p]]};
+    if (b[0] != body && b[1] != body) continue;
+    for (int s = 0; s < 2; s++) {
+      int w = mj->body_weldid[b[s]];
+      for (int i = mj->body_dofnum[w] ? mj->body_dofadr[w] + mj->body_dofnum[w] - 1 : -1; i >= 0;
+           i = mj->dof_parentid[i])
+        mark[i] = 1;
+    }
+  }
+  for (int i = 0; i < mj->nv; i++)
+    if (mark[i]) dofs[n++] = i;
+  free(mark);
+  return n;
+}
+
+// Static moment sparsity and its transpose (per dof, by actuator).
+static void derive_moments(const mjModel* mj, fsModel* m, int with_rows) {
+  int adr = 0;
+  for (int a = 0; a < m->nu; a++) {
+    m->moment_rowadr[a] = adr;
+    m->moment_rownnz[a] = moment_dofs(mj, a, with_rows, m->moment_colind + adr);
+    adr += m->moment_rownnz[a];
+  }
+  for (int k = 0; k < m->nJmom; k++) m->dof_momentnum[m->moment_colind[k]]++;
+  for (int i = 0, s = 0; i < m->nv; i++) {
+    m->dof_momentadr[i] = s;
+    s += m->dof_momentnum[i];
+  }
+  int* fill = calloc((size_t)m->nv + 1, sizeof(int));
+  for (int a = 0; a < m->nu; a++)
+    for (int k = m->moment_rowadr[a]; k < m->moment_rowadr[a] + m->moment_rownnz[a]; k++) {
+      int i = m->moment_colind[k], slot = m->dof_momentadr[i] + fill[i]++;
+      m->dof_momentind[slot] = k;
+      m->dof_momentact[slot] = a;
+    }
+  free(fill);
+}
+
+// The static pair culling's plan (common/engine/cull.h), made with the sizes and written
+// into the model's arrays after they are allocated.
+typedef struct CullPlan {
+  int* pair_static; // (npair) the pair's static geom's row in the plan, -1: always tested
+  int* pair_moving; // (npair) its moving geom's row
+  int* geom_row;    // (ngeom) a geom's row: moving geoms' in cull_geom, static in cull_aabb
+  int* geoms;       // (ncullgeom) the moving geoms
+  int* statics;     // (ncullstatic) the static geoms
+  double* reach;    // (ncullgeom) rbound + the largest margin + gap of its culled pairs
+  fsReal* aabb;     // (ncullstatic x 6) world boxes: lo x, y, z, then hi x, y, z; padded
+} CullPlan;
+
+static void cull_plan_free(CullPlan* c) {
+  free(c->pair_static);
+  free(c->pair_moving);
+  free(c->geom_row);
+  free(c->geoms);
+  free(c->statics);
+  free(c->reach);
+  free(c->aabb);
+  memset(c, 0, sizeof *c);
+}
+
+// Body b has dofs on its way to the world (its contacts' rows act on them).
+static int body_moves(const mjModel* mj, int b) {
+  for (; b > 0; b = mj->body_parentid[b])
+    if (mj->body_dofnum[b]) return 1;
+  return 0;
+}
+
+// Geom g never moves: its body is welded to the world and no mocap body is on the way.
+static int geom_static(const mjModel* mj, int g) {
+  int b = mj->geom_bodyid[g];
+  if (mj->body_weldid[b] != 0) return 0;
+  for (; b > 0; b = mj->body_parentid[b])
+    if (mj->body_mocapid[b] >= 0) return 0;
+  return 1;
+}
+
+// A pair culled: one geom static and bounded (not a plane), the other moving.
+static int pair_cullable(const mjModel* mj, int p, int* moving, int* fixed) {
+  int a = mj->pair_geom1[p], b = mj->pair_geom2[p];
+  int sa = geom_static(mj, a), sb = geom_static(mj, b);
+  if (sa == sb) return 0;
+  *fixed = sa ? a : b;
+  *moving = sa ? b : a;
+  int t = mj->geom_type[*fixed];
+  return t != mjGEOM_PLANE && t != mjGEOM_HFIELD && mj->geom_rbound[*fixed] > 0;
+}
+
+/// The grid cells [x[0], x[1]] x [y[0], y[1]] a static box (cull_aabb's row) overlaps:
+/// one function for the sizing of the grid and its filling.
+static void static_cells(const fsModel* m, const fsReal* box, int x[2], int y[2]) {
+  for (int k = 0; k < 2; k++) {
+    x[k] = fsi_grid_cell(m, box[3 * k], 0);
+    y[k] = fsi_grid_cell(m, box[3 * k + 1], 1);
+  }
+}
+
+// Sizes of the culling and its plan: which pairs are culled, the moving and static geoms,
+// their reach and boxes, and the grid's placement (m->grid_*). No culled pairs (or contacts
+// off): ncullgeom 0 and every pair a candidate. Returns -1 when out of memory.
+static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
+  memset(c, 0, sizeof *c);
+  m->grid_n[0] = m->grid_n[1] = 1;
+  m->grid_inv[0] = m->grid_inv[1] = 1;
+  int np = (int)mj->npair, ng = (int)mj->ngeom;
+  c->pair_static = fs_calloc(err, "culled pairs", (unsigned long long)np + 1, sizeof(int));
+  c->pair_moving = fs_calloc(err, "culled pairs", (unsigned long long)np + 1, sizeof(int));
+  c->geom_row = fs_calloc(err, "culled geoms", (unsigned long long)ng + 1, sizeof(int));
+  c->geoms = fs_calloc(err, "moving geoms", (unsigned long long)ng + 1, sizeof(int));
+  c->statics = fs_calloc(err, "static geoms", (unsigned long long)ng + 1, sizeof(int));
+  c->reach = fs_calloc(err, "reach", (unsigned long long)ng + 1, sizeof(double));
+  c->aabb = fs_calloc(err, "static boxes", 6ull * ng + 6, sizeof(fsReal));
+  if (!c->pair_static || !c->pair_moving || !c->geom_row || !c->geoms || !c->statics || !c->reach ||
+      !c->aabb) {
+    cull_plan_free(c);
+    return -1;
+  }
+  for (int g = 0; g < ng; g++) c->geom_row[g] = -1;
+  int override = (mj->opt.enableflags & mjENBL_OVERRIDE) != 0;
+  for (int p = 0; p < np; p++) {
+    int mv, st;
+    c->pair_static[p] = -1;
+    if (!fs_model_contacts_enabled(mj) || !pair_cullable(mj, p, &mv, &st)) continue;
+    if (c->geom_row[mv] < 0) {
+      c->geom_row[mv] = m->ncullgeom;
+      c->geoms[m->ncullgeom] = mv;
+      c->reach[m->ncullgeom++] = mj->geom_rbound[mv];
+    }
+    if (c->geom_row[st] < 0) {
+      c->geom_row[st] = m->ncullstatic;
+      c->statics[m->ncullstatic++] = st;
+    }
+    double margin = (override ? mj->opt.o_margin : mj->pair_margin[p]) + mj->pair_gap[p];
+    double r = mj->geom_rbound[mv] + (margin > 0 ? margin : 0);
+    int i = c->geom_row[mv];
+    c->reach[i] = r > c->reach[i] ? r : c->reach[i];
+    c->pair_static[p] = c->geom_row[st];
+    c->pair_moving[p] = i;
+  }
+  m->ncullpair = m->ncullgeom * m->ncullstatic;
+  if (!m->ncullgeom) return 0;
+  // a second pair of the same two geoms is tested every step (the table holds one)
+  int* seen = fs_calloc(err, "culled pair table", (unsigned long long)m->ncullpair, sizeof(int));
+  if (!seen) {
+    cull_plan_free(c);
+    return -1;
+  }
+  for (int p = 0; p < np; p++) {
+    if (c->pair_static[p] < 0) continue;
+    int* e = seen + (long)c->pair_moving[p] * m->ncullstatic + c->pair_static[p];
+    if (*e) c->pair_static[p] = -1;
+    *e = 1;
+  }
+  free(seen);
+  // static boxes from the geoms' world frames (qpos-independent), padded outwards so
+  // that rounding them to fsReal keeps them holding the geoms
+  mjData* d = mj_makeData(mj);
+  if (!d) {
+    cull_plan_free(c);
+    return fs_fail(err, "out of memory placing the static geoms");
+  }
+  mj_kinematics(mj, d);
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  double ext[2] = {0, 0};
+  double pad_rel = sizeof(fsReal) == 4 ? 1e-5 : 1e-9;
+  for (int s = 0; s < m->ncullstatic; s++) {
+    int g = c->statics[s];
+    const mjtNum *pos = d->geom_xpos + 3 * g, *mat = d->geom_xmat + 9 * g;
+    const mjtNum* box = mj->geom_aabb + 6 * g; // local centre, half sizes
+    // x and y place the box in the grid; z bounds its height (cull.h's test in z)
+    for (int a = 0; a < 3; a++) {
+      double cen = pos[a], half = 0;
+      for (int j = 0; j < 3; j++) {
+        cen += mat[3 * a + j] * box[j];
+        half += fabs(mat[3 * a + j]) * box[3 + j];
+      }
+      double pad = pad_rel * (1 + fabs(cen) + half);
+      c->aabb[6 * s + a] = (fsReal)(cen - half - pad);
+      c->aabb[6 * s + 3 + a] = (fsReal)(cen + half + pad);
+      lo[a] = fmin(lo[a], cen - half - pad);
+      hi[a] = fmax(hi[a], cen + half + pad);
+      if (a < 2) ext[a] += 2 * (half + pad);
+    }
+  }
+  mj_deleteData(d);
+  // the boxes' span in z: a query clear of it has no candidates (rounding is monotonic, so
+  // these are the least and greatest of the stored bounds)
+  m->grid_z[0] = (fsReal)lo[2];
+  m->grid_z[1] = (fsReal)hi[2];
+  // the grid: cells as large as the static boxes on average, along each axis
+  for (int a = 0; a < 2; a++) {
+    double cell = ext[a] / m->ncullstatic, span = hi[a] - lo[a];
+    if (!(cell > 0)) cell = 1;
+    double n = ceil(span / cell);
+    n = n < 1 ? 1 : (n > 1024 ? 1024 : n);
+    if (span > 0) cell = span / n;
+    m->grid_n[a] = (int)n;
+    m->grid_lo[a] = (fsReal)lo[a];
+    m->grid_inv[a] = (fsReal)(1 / cell);
+  }
+  m->ngrid = m->grid_n[0] * m->grid_n[1];
+  m->ngridadr = m->ngrid + 1;
+  for (int s = 0; s < m->ncullstatic; s++) {
+    int x[2], y[2];
+    static_cells(m, c->aabb + 6 * s, x, y);
+    m->ngridentry += (x[1] - x[0] + 1) * (y[1] - y[0] + 1);
+  }
+  return 0;
+}
+
+// Each pair's contact bound; the always-tested pairs; the culling's arrays and grid
+// (common/engine/cull.h) from the plan. Without contacts (disabled) no slots: the collision
+// stage returns none.
+static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
+  int na = 0;
+  for (int p = 0; p < m->npair; p++) {
+    m->pair_maxcon[p] = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
+    int g1 = mj->pair_geom1[p], g2 = mj->pair_geom2[p]; // collision order: lower type first
+    if (mj->geom_type[g1] > mj->geom_type[g2]) {
+      int t = g1;
+      g1 = g2;
+      g2 = t;
+    }
+    m->pair_moveside[p] = !body_moves(mj, mj->geom_bodyid[g1]);
+    if (c->pair_static[p] < 0 && na < m->nalways) m->always_pair[na++] = p;
+  }
+  if (!m->ncullgeom) return;
+  for (int i = 0; i < m->ncullgeom; i++) {
+    m->cull_geom[i] = c->geoms[i];
+    m->cull_reach[i] = (fsReal)c->reach[i];
+  }
+  for (int k = 0; k < 6 * m->ncullstatic; k++) m->cull_aabb[k] = c->aabb[k];
+  for (int k = 0; k < m->ncullpair; k++) m->cull_pair[k] = -1;
+  for (int p = 0; p < m->npair; p++) {
+    int s = c->pair_static[p];
+    if (s < 0) continue;
+    m->cull_pair[(long)c->pair_moving[p] * m->ncullstatic + s] = p;
+  }
+  // the grid's cells (CSR): each static box in every cell it overlaps
+  for (int pass = 0; pass < 2; pass++) {
+    int* count = m->grid_adr; // pass 0 counts into adr[c + 1], pass 1 fills
+    if (pass == 1) {
+      for (int k = 0; k < m->ngrid; k++) count[k + 1] += count[k];
+    }
+    for (int s = 0; s < m->ncullstatic; s++) {
+      int xr[2], yr[2];
+      static_cells(m, m->cull_aabb + 6 * s, xr, yr);
+      for (int y = yr[0]; y <= yr[1]; y++)
+        for (int x = xr[0]; x <= xr[1]; x++) {
+          int cell = y * m->grid_n[0] + x;
+          if (pass == 0)
+            count[cell + 1]++;
+          else
+            m->grid_static[count[cell]++] = s;
+        }
+    }
+  }
+  for (int k = m->ngrid; k > 0; k--) m->grid_adr[k] = m->grid_adr[k - 1]; // back to starts
+  m->grid_adr[0] = 0;
+}
+
+// Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies,
+// common ancestors skipped) into chain (nv); returns its length. With the plane's
+// body static (MuJoCo's compiler requires it) it is the other geom's body's chain.
+int fs_model_pair_chain(const mjModel* m, int p, int* chain) {
+  int b1 = m->body_weldid[m->geom_bodyid[m->pair_geom1[p]]];
+  int b2 = m->body_weldid[m->geom_bodyid[m->pair_geom2[p]]];
+  int d1 = m->body_dofnum[b1] ? m->body_dofadr[b1] + m->body_dofnum[b1] - 1 : -1;
+  int d2 = m->body_dofnum[b2] ? m->body_dofadr[b2] + m->body_dofnum[b2] - 1 : -1;
+  int n = 0;
+  while (d1 >= 0 || d2 >= 0) {
+    int da = d1 > d2 ? d1 : d2;
+    if (d1 == da && d2 == da) break; // common ancestors: no relative motion
+    chain[n++] = da;
+    if (d1 == da) d1 = m->dof_parentid[d1];
+    if (d2 == da) d2 = m->dof_parentid[d2];
+  }
+  for (int i = 0; i < n / 2; i++) { // increasing
+    int t = chain[i];
+    chain[i] = chain[n - 1 - i];
+    chain[n - 1 - i] = t;
+  }
+  return n;
+}
+
+// Each pair's dof chain (constraint rows only; else none).
+static void derive_chains(const mjModel* mj, fsModel* m) {
+  int adr = 0;
+  for (int p = 0; p < m->npair && m->npairdof; p++) {
+    m->pair_dofadr[p] = adr;
+    m->pair_nv[p] = fs_model_pair_chain(mj, p, m->pair_dof + adr);
+    adr += m->pair_nv[p];
+  }
+}
+
+// Rows of a contact of condim dim under the pyramidal cone: 1, or 2 per friction
+// direction.
+static int contact_rows(int dim) {
+  return dim == 1 ? 1 : 2 * (dim - 1);
+}
+
+// Sizes of the constraint rows: each pair's chain, and rows for every contact slot
+// (MuJoCo's pyramidal count per contact); none unless built for them.
+static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
+  m->impratio = (fsReal)mj->opt.impratio;
+  m->jac_sparse = mj_isSparse(mj);
+  m->dense_rows = 1; // the host's; the cuda backend's models: fs_model_for_lanes
+  if (!with_rows) {
+    fs_model_row_sizes(m); // none: nefcJ and nefcD 0, nL = nH
+    return;
+  }
+  int* chain = calloc((size_t)mj->nv + 1, sizeof(int));
+  int rows = 0; // the most rows a contact makes
+  for (int p = 0; p < m->npair; p++) {
+    int n = fs_model_pair_chain(mj, p, chain);
+    m->npairdof += n;
+    m->njmax = n > m->njmax ? n : m->njmax;
+    m->nefcmax += fs_model_pair_maxcon(mj, p) * contact_rows(mj->pair_dim[p]);
+    rows = contact_rows(mj->pair_dim[p]) > rows ? contact_rows(mj->pair_dim[p]) : rows;
+  }
+  free(chain);
+  if (m->ncullgeom) m->nefcmax = m->nprecon * rows; // the candidates' slots, not every pair's
+  fs_model_row_sizes(m);
+  m->npairnv = m->npair * m->nv;
+}
+
+// The solver's options (mjOption, mjStatistic) and flags.
+static void solver_options(const mjModel* mj, fsModel* m) {
+  m->iterations = mj->opt.iterations;
+  m->tolerance = mj->opt.tolerance;
+  m->ls_iterations = mj->opt.ls_iterations;
+  m->ls_tolerance = mj->opt.ls_tolerance;
+  m->noslip_iterations = mj->opt.noslip_iterations;
+  m->noslip_tolerance = mj->opt.noslip_tolerance;
+  m->meaninertia = mj->stat.meaninertia;
+  m->islands = !(mj->opt.disableflags & mjDSBL_ISLAND);
+  m->warmstart = !(mj->opt.disableflags & mjDSBL_WARMSTART);
+  m->adhesion = mj->flg_adhesion != 0;
+}
+
+// Depth of a dof: its ancestors (its row of the reduced layout, less the diagonal).
+static int dof_depth(const mjModel* mj, int i) {
+  return mj->M_rownnz[i] - 1;
+}
+
+// Levels of the dof tree: the deepest dof's depth + 1 (1 without dofs).
+static int dof_levels(const mjModel* mj) {
+  int n = 1;
+  for (int i = 0; i < mj->nv; i++)
+    if (dof_depth(mj, i) + 1 > n) n = dof_depth(mj, i) + 1;
+  return n;
+}
+
+// Depth of a dof in its tree (its ancestors through dof_parentid).
+static int dof_tree_depth(const mjModel* mj, int i) {
+  int n = 0;
+  for (int j = mj->dof_parentid[i]; j >= 0; j = mj->dof_parentid[j]) n++;
+  return n;
+}
+
+// Sizes of the Hessian's layout: every dof's ancestors and itself.
+static void hessian_sizes(const mjModel* mj, fsModel* m) {
+  m->nH = 0;
+  m->nhlevel = 1;
+  for (int i = 0; i < mj->nv; i++) {
+    int dep = dof_tree_depth(mj, i);
+    m->nH += dep + 1;
+    if (dep + 1 > m->nhlevel) m->nhlevel = dep + 1;
+  }
+  m->nHdesc = m->nH - m->nv;
+  m->nhleveladr = m->nhlevel + 1;
+}
+
+// What a tree-shaped layout's rows (rownnz, rowadr, colind: each row the dof's
+// ancestors kept by the layout, increasing, then the diagonal) give the solver's tree
+// passes: each entry's row; each dof's descendants (the rows holding it), increasing;
+// rows and entries by depth (a row's entries less the diagonal), nlevel depths.
+typedef struct Layout {
+  const int *rownnz, *rowadr, *colind;
+  int *rowind, *descnum, *descadr, *desc, *levdofadr, *levdof, *leventryadr, *leventry;
+  int nlevel;
+} Layout;
+
+static void derive_layout(int nv, const Layout* l) {
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; k < l->rownnz[i]; k++) l->rowind[l->rowadr[i] + k] = i;
+  for (int i = 0; i < nv; i++) // every ancestor a of i gets i as a descendant
+    for (int k = 0; k < l->rownnz[i] - 1; k++) l->descnum[l->colind[l->rowadr[i] + k]]++;
+  for (int i = 0, a = 0; i < nv; i++) {
+    l->descadr[i] = a;
+    a += l->descnum[i];
+  }
+  int* fill = calloc((size_t)nv + 1, sizeof(int));
+  for (int i = 0; i < nv; i++) // increasing i: each list increases
+    for (int k = 0; k < l->rownnz[i] - 1; k++) {
+      int a = l->colind[l->rowadr[i] + k];
+      l->desc[l->descadr[a] + fill[a]++] = i;
+    }
+  free(fill);
+  int kd = 0, ke = 0;
+  for (int lev = 0; lev < l->nlevel; lev++) {
+    l->levdofadr[lev] = kd;
+    l->leventryadr[lev] = ke;
+    for (int i = 0; i < nv; i++) {
+      if (l->rownnz[i] - 1 != lev) continue;
+      l->levdof[kd++] = i;
+      for (int k = 0; k < l->rownnz[i]; k++) l->leventry[ke++] = l->rowadr[i] + k;
+    }
+  }
+  l->levdofadr[l->nlevel] = kd;
+  l->leventryadr[l->nlevel] = ke;
+}
+
+// The Hessian's layout (rows: ancestors through dof_parentid, increasing, then the
+// diagonal), its entries' places in M's layout, and what derive_layout gives.
+static void derive_hessian(const mjModel* mj, fsModel* m) {
+  int nv = m->nv, adr = 0;
+  for (int i = 0; i < nv; i++) {
+    int dep = dof_tree_depth(mj, i);
+    m->H_rowadr[i] = adr;
+    m->H_rownnz[i] = dep + 1;
+    m->H_colind[adr + dep] = i;
+    for (int j = mj->dof_parentid[i], k = dep - 1; j >= 0; j = mj->dof_parentid[j], k--)
+      m->H_colind[adr + k] = j;
+    for (int k = 0; k <= dep; k++) {
+      int e = adr + k, col = m->H_colind[e];
+      m->H_Madr[e] = -1;
+      for (int q = 0; q < m->M_rownnz[i]; q++)
+        if (m->M_colind[m->M_rowadr[i] + q] == col) m->H_Madr[e] = m->M_rowadr[i] + q;
+    }
+    adr += dep + 1;
+  }
+  Layout l = {m->H_rownnz,   m->H_rowadr,        m->H_colind,     m->H_rowind,
+              m->H_descnum,  m->H_descadr,       m->H_desc,       m->hlevel_dofadr,
+              m->hlevel_dof, m->hlevel_entryadr, m->hlevel_entry, m->nhlevel};
+  derive_layout(nv, &l);
+}
+
+// What the solver derives: each pair's tree and the places of the dofs in its chain;
+// M's layout's and the Hessian's (derive_layout).
+static void derive_solver(const mjModel* mj, fsModel* m) {
+  int nv = m->nv;
+  for (int p = 0; p < m->npair; p++) {
+    m->pair_tree[p] =
+        m->npairdof && m->pair_nv[p] ? mj->dof_treeid[m->pair_dof[m->pair_dofadr[p]]] : -1;
+    if (!m->npairnv) continue;
+    for (int j = 0; j < nv; j++) m->pair_chainpos[p * nv + j] = -1;
+    for (int k = 0; k < m->pair_nv[p]; k++)
+      m->pair_chainpos[p * nv + m->pair_dof[m->pair_dofadr[p] + k]] = k;
+  }
+  Layout l = {m->M_rownnz,    m->M_rowadr,        m->M_colind,     m->M_rowind,
+              m->dof_descnum, m->dof_descadr,     m->dof_desc,     m->dlevel_dofadr,
+              m->dlevel_dof,  m->dlevel_entryadr, m->dlevel_entry, m->ndlevel};
+  derive_layout(nv, &l);
+  derive_hessian(mj, m);
+}
+
+// The world body's geoms' frames, as the kinematics makes them (fsi_local_to_global from
+// the world body's frame: origin, identity): they never change, so the kinematics copies
+// them (FlyGym's terrains: hundreds of boxes, 10 % of a step's instructions on blocks).
+static void derive_static_frames(fsModel* m) {
+  static const fsReal zero[3] = {0, 0, 0}, unit[4] = {1, 0, 0, 0},
+                      eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  fsData world;
+  memset(&world, 0, sizeof world);
+  world.xpos = world.xipos = (fsReal*)zero;
+  world.xquat = (fsReal*)unit;
+  world.xmat = world.ximat = (fsReal*)eye;
+  for (int g = 0; g < m->nstaticgeom; g++)
+    fsi_local_to_global(&world, m->geom_static_xpos + 3 * g, m->geom_static_xmat + 9 * g,
+                        m->geom_pos + 3 * g, m->geom_quat + 4 * g, 0, m->geom_sameframe[g]);
+}
+
+static int alloc_model(fsModel* m, fsError* err) {
+  for (int f = 0; f < fs_model_nfield; f++) {
+    const fsFieldInfo* fi = &fs_model_fields[f];
+    size_t n = (size_t)fs_field_rows(m, fi) * (size_t)fi->cols;
+    void* p = fs_calloc(err, fi->name, n ? n : 1, fs_type_size(fi->type));
+    if (!p) return -1;
+    *fs_field_ptr(m, fi) = p;
+  }
+  return 0;
+}
+
+int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsError* err) {
+  return fs_model_build_for(mj, model_path, m, FS_BUILD_STEP, err);
+}
+
+// Candidates a world holds by default when pairs are culled: the always-tested pairs and
+// this many per moving geom (a geom near a few static boxes at once; more: a problem world).
+#define FS_CANDIDATES_PER_GEOM 8
+
+// Sizes and options of the collision stage's model; the culling's plan (cull_plan).
+static int collision_sizes(const mjModel* mj, fsModel* m, CullPlan* plan, fsError* err) {
+  m->ngeom = (int)mj->ngeom;
+  m->nsite = (int)mj->nsite;
+  m->npair = (int)mj->npair;
+  m->nmesh = (int)mj->nmesh;
+  m->nmeshvert = (int)mj->nmeshvert;
+  m->nmeshgraph = (int)mj->nmeshgraph;
+  m->nmeshpoly = (int)mj->nmeshpoly;
+  m->nmeshpolyvert = (int)mj->nmeshpolyvert;
+  m->nmeshpolymap = (int)mj->nmeshpolymap;
+  m->nmeshextrema = 27 * (int)mj->nmesh;
+  if (cull_plan(mj, m, plan, err)) return -1;
+  int nculled = 0, nboxmesh = 0;
+  for (int p = 0; p < m->npair; p++) {
+    int k = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
+    m->nslot = k > m->nslot ? k : m->nslot;
+    nculled += plan->pair_static[p] >= 0;
+    int t1 = mj->geom_type[mj->pair_geom1[p]], t2 = mj->geom_type[mj->pair_geom2[p]];
+    nboxmesh += k > 0 && ((t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) ||
+                          (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX));
+  }
+  m->nccdwork = nboxmesh ? FS_CCD_LANES * FS_CCD_WORK_DOUBLES : 0;
+  m->nalways = m->npair - nculled;
+  m->ncandword = m->ncullgeom ? (m->npair + 31) / 32 : 0;
+  m->ncandblock = (m->ncandword + 31) / 32;
+  while (m->nstaticgeom < m->ngeom && mj->geom_bodyid[m->nstaticgeom] == 0) m->nstaticgeom++;
+  m->ncandmax = m->npair;
+  if (m->ncullgeom && nculled > FS_CANDIDATES_PER_GEOM * m->ncullgeom)
+    m->ncandmax = m->nalways + FS_CANDIDATES_PER_GEOM * m->ncullgeom;
+  m->nprecon = m->ncandmax * m->nslot;
+  m->nconmax = m->nprecon;
+  m->enableflags = mj->opt.enableflags;
+  m->o_margin = (fsReal)mj->opt.o_margin;
+  for (int k = 0; k < FS_NREF; k++) m->o_solref[k] = (fsReal)mj->opt.o_solref[k];
+  for (int k = 0; k < FS_NIMP; k++) m->o_solimp[k] = (fsReal)mj->opt.o_solimp[k];
+  for (int k = 0; k < 5; k++) m->o_friction[k] = (fsReal)mj->opt.o_friction[k];
+  m->ccd_iterations = mj->opt.ccd_iterations;
+  m->ccd_tolerance = mj->opt.ccd_tolerance;
+  return 0;
+}
+
+int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
+                       fsError* err) {
+  memset(m, 0, sizeof *m);
+  if (fs_model_support_for(mj, model_path, use, err)) return -1;
+  int* depth = fs_calloc(err, "body depths", (unsigned long long)mj->nbody, sizeof(int));
+  if (!depth) return -1;
+  m->nq = (int)mj->nq;
+  m->nv = (int)mj->nv;
+  m->nu = (int)mj->nu;
+  m->nbody = (int)mj->nbody;
+  m->njnt = (int)mj->njnt;
+  m->nC = (int)mj->nC;
+  m->ntree = (int)mj->ntree;
+  m->nmocap = (int)mj->nmocap;
+  m->ndesc = m->nC - m->nv;
+  m->ndlevel = dof_levels(mj);
+  m->ndleveladr = m->ndlevel + 1;
+  hessian_sizes(mj, m);
+  m->nlevel = body_depths(mj, depth);
+  m->nleveladr = m->nlevel + 1;
+  m->one = 1;
+  CullPlan plan;
+  if (collision_sizes(mj, m, &plan, err)) {
+    free(depth);
+    return -1;
+  }
+  int with_rows = use == FS_BUILD_STEP && fs_model_contacts_enabled(mj) && mj->npair > 0;
+  constraint_sizes(mj, m, with_rows);
+  solver_options(mj, m);
+  int* dofs = fs_calloc(err, "moment dofs", (unsigned long long)mj->nv + 1, sizeof(int));
+  if (!dofs) {
+    free(depth);
+    cull_plan_free(&plan);
+    return -1;
+  }
+  for (int a = 0; a < m->nu; a++) m->nJmom += moment_dofs(mj, a, with_rows, dofs);
+  free(dofs);
+  m->timestep = mj->opt.timestep;
+  for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
+  m->disableflags = mj->opt.disableflags;
+  if (alloc_model(m, err)) {
+    free(depth);
+    cull_plan_free(&plan);
+    fs_model_free(m);
+    return -1;
+  }
+#define FS_X(type, name, size, cols) FS_COPY(m->name, mj->name, (long)m->size*(cols));
+  FS_MODEL_FIELDS_MJ(FS_X)
+#undef FS_X
+  derive_tree(mj, m, depth);
+  derive_dofs(mj, m);
+  derive_moments(mj, m, with_rows);
+  derive_pairs(mj, m, &plan);
+  derive_chains(mj, m);
+  derive_solver(mj, m);
+  derive_static_frames(m);
+  free(depth);
+  cull_plan_free(&plan);
+  return 0;
+}
+
+void fs_model_free(fsModel* m) {
+  if (!m) return;
+  for (int f = 0; f < fs_model_nfield; f++) {
+    void** p = fs_field_ptr(m, &fs_model_fields[f]);
+    free(*p);
+    *p = NULL;
+  }
+}
+
+// The most rows one contact of the model's pairs makes.
+static int most_contact_rows(const fsModel* m) {
+  int rows = 0;
+  for (int p = 0; p < m->npair; p++)
+    rows = contact_rows(m->pair_dim[p]) > rows ? contact_rows(m->pair_dim[p]) : rows;
+  return rows;
+}
+
+int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err) {
+  if (n <= 0 || n >= m->npair) return 0;
+  if (n < m->nalways)
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "flysim: max_candidates %d: %s tests %d of its pairs every step (those "
+                          "not culled); fix: %d or more, or 0 (those and 8 per moving geom)",
+                          n, name ? name : "the model", m->nalways, m->nalways);
+  if (!m->ncullgeom) return 0; // every pair tested every step: nothing to bound
+  m->ncandmax = n;
+  m->nprecon = m->ncandmax * m->nslot;
+  m->nconmax = m->nprecon;
+  if (!m->nefcmax) return 0; // no rows (built for the collision stage, or none to make)
+  m->nefcmax = m->nprecon * most_contact_rows(m);
+  fs_model_row_sizes(m);
+  return 0;
+}
+
+void fs_model_bound_contacts(fsModel* m, int n) {
+  if (n <= 0 || n >= m->nprecon) return;
+  m->nconmax = n;
+  if (!m->nefcmax) return; // no rows (built for the collision stage, or none to make)
+  int rows = most_contact_rows(m);
+  if ((long)n * rows < m->nefcmax) m->nefcmax = n * rows;
+  fs_model_row_sizes(m);
+}
+
+void fs_model_row_sizes(fsModel* m) {
+  m->nefcJ = m->nefcmax * m->njmax;
+  m->nefcD = m->dense_rows && !m->jac_sparse ? m->nefcmax * m->nv : 0;
+  m->nL = m->nefcD ? m->nv * m->nv : m->nH; // nv * nv >= nH
+}
+
+void fs_model_for_lanes(fsModel* m) {
+  m->dense_rows = 0;
+  fs_model_row_sizes(m);
+}
+
+size_t fs_model_bytes(const fsModel* m) {
+  size_t n = 0;
+  for (int f = 0; f < fs_model_nfield; f++) n += fs_field_bytes(m, &fs_model_fields[f]);
+  return n;
+}
+
+size_t fs_world_bytes(const fsModel* m) {
+  size_t n = 0;
+  for (int f = 0; f < fs_data_nfield; f++) n += fs_field_bytes(m, &fs_data_fields[f]);
+  return n;
+}
+
+void fs_world_describe(const fsModel* m, char* out, size_t n) {
+  snprintf(out, n, "%d contacts, %d rows, %.0f KiB a world", m->nconmax, m->nefcmax,
+           (double)fs_world_bytes(m) / 1024.0);
+}

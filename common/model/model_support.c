@@ -1,0 +1,376 @@
+// The model check (common/model/model.h): what flysim's engine, host and cuda backends alike,
+// implements of an mjModel. fs_model_support / fs_model_support_for list, in one error, every
+// feature a model uses that the step does not implement, each with its fix; and the
+// helpers the build shares (common/model/model_build.c): whether contacts are on, and how many
+// contacts a pair can make.
+#include "common/model/model.h"
+#include "common/engine/stage_collision.h" // the box-mesh collider's bounds
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Unsupported features found so far, appended to one error message.
+typedef struct Problems {
+  fsError* err;
+  int n;
+} Problems;
+
+static void problem(Problems* p, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(Problems* p, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  p->n++;
+  fs_fail_append(p->err, " (%d) %s;", p->n, buf);
+}
+
+// Count of objects with a feature, and the first of them.
+typedef struct Found {
+  int count, first;
+} Found;
+
+static void found(Found* f, int id) {
+  if (!f->count++) f->first = id;
+}
+
+static const char* name_of(const mjModel* m, int type, int id) {
+  const char* s = mj_id2name(m, type, id);
+  return s && s[0] ? s : "(unnamed)";
+}
+
+// "N <what>s (first: 'name', id k)" for a feature found on some objects.
+static void problem_found(Problems* p, const mjModel* m, const Found* f, int type, const char* what,
+                          const char* fix) {
+  if (!f->count) return;
+  problem(p, "%s on %d %s%s (first: '%s', id %d); fix: %s", what, f->count, mju_type2Str(type),
+          f->count == 1 ? "" : "s", name_of(m, type, f->first), f->first, fix);
+}
+
+#define FS_STR2(x) #x
+#define FS_STR(x)  FS_STR2(x)
+// Body b has dofs on its way to the world.
+static int body_moves(const mjModel* m, int b) {
+  for (; b > 0; b = m->body_parentid[b])
+    if (m->body_dofnum[b]) return 1;
+  return 0;
+}
+
+static int disabled(const mjModel* m, int flag) {
+  return (m->opt.disableflags & flag) != 0;
+}
+
+int fs_model_contacts_enabled(const mjModel* m) {
+  return !disabled(m, mjDSBL_CONTACT) && !disabled(m, mjDSBL_CONSTRAINT);
+}
+
+// Geom pairs in different bodies, not both static, whose contype/conaffinity match.
+static long colliding_geom_pairs(const mjModel* m) {
+  long n = 0;
+  for (int a = 0; a < m->ngeom; a++)
+    for (int b = a + 1; b < m->ngeom; b++) {
+      int ba = m->body_weldid[m->geom_bodyid[a]], bb = m->body_weldid[m->geom_bodyid[b]];
+      if (ba == bb || (ba == 0 && bb == 0)) continue;
+      if ((m->geom_contype[a] & m->geom_conaffinity[b]) ||
+          (m->geom_contype[b] & m->geom_conaffinity[a]))
+        n++;
+    }
+  return n;
+}
+
+static void check_options(const mjModel* m, Problems* p) {
+  static const char* integrators[] = {"Euler", "RK4", "implicit", "implicitfast", "discrete"};
+  int it = m->opt.integrator;
+  if (it != mjINT_EULER)
+    problem(p, "integrator %s (only Euler is implemented); fix: integrator=\"Euler\"",
+            it >= 0 && it < 5 ? integrators[it] : "unknown");
+  if (m->opt.enableflags & mjENBL_SLEEP)
+    problem(p, "sleeping (enable flag sleep); fix: remove <flag sleep=\"enable\"/>");
+  if (m->opt.density != 0 || m->opt.viscosity != 0)
+    problem(p, "fluid forces (density %g, viscosity %g); fix: set both to 0", m->opt.density,
+            m->opt.viscosity);
+  if (m->nflex) problem(p, "%ld flexes; fix: remove them", (long)m->nflex);
+  if (m->nplugin) problem(p, "%ld plugins; fix: remove them", (long)m->nplugin);
+  if (m->ngravcomp)
+    problem(p, "gravity compensation on %ld bod%s; fix: gravcomp=\"0\"", (long)m->ngravcomp,
+            m->ngravcomp == 1 ? "y" : "ies");
+}
+
+// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the
+// pairs the stage implements (a plane against a sphere, capsule, ellipsoid, cylinder,
+// box or mesh; a box against a sphere or capsule; box-mesh under native CCD: 1 with
+// multiccd off, else 4, or 5 with a margin: the perturbation's extra contacts); 0 for
+// the pairs it does not. One
+// case per pair type, lower geom type first, as the stage's dispatch
+// (common/engine/stage_collision.h, fsi_collide_pair_at).
+int fs_model_pair_maxcon(const mjModel* m, int p) {
+  int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
+  if (t1 > t2) {
+    int t = t1;
+    t1 = t2;
+    t2 = t;
+  }
+  if (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) {
+    if (disabled(m, mjDSBL_NATIVECCD)) return 0;
+    if (disabled(m, mjDSBL_MULTICCD)) return 1;
+    mjtNum margin = (m->opt.enableflags & mjENBL_OVERRIDE) ? m->opt.o_margin : m->pair_margin[p];
+    return margin + m->pair_gap[p] > 0 ? 5 : 4;
+  }
+  if (t1 == mjGEOM_SPHERE && t2 == mjGEOM_BOX) return 1;  // mjc_SphereBox
+  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_BOX) return 4; // mjc_CapsuleBox (makes 2 at most)
+  if (t1 != mjGEOM_PLANE) return 0;
+  switch (t2) {
+  case mjGEOM_SPHERE:
+  case mjGEOM_ELLIPSOID:
+    return 1;
+  case mjGEOM_CAPSULE:
+    return 2;
+  case mjGEOM_MESH:
+  case mjGEOM_CYLINDER:
+  case mjGEOM_BOX:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+// What the constraint rows and the solver implement: MuJoCo's Newton solver over its
+// contact rows under the pyramidal cone with its approximate diagonal, for pairs that
+// move something; no surface velocity.
+static void check_constraint(const mjModel* m, Problems* p) {
+  if (!fs_model_contacts_enabled(m) || !m->npair) return;
+  if (m->opt.solver != mjSOL_NEWTON)
+    problem(p,
+            "the %s constraint solver (flysim implements MuJoCo's Newton solver); fix: "
+            "<option solver=\"Newton\"/>",
+            m->opt.solver == mjSOL_PGS ? "PGS" : "CG");
+  if (m->opt.cone != mjCONE_PYRAMIDAL)
+    problem(p, "elliptic friction cones (the constraint rows implement the pyramidal cone); "
+               "fix: <option cone=\"pyramidal\"/>");
+  if (m->opt.enableflags & mjENBL_DIAGEXACT)
+    problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
+               "diagexact=\"enable\"/>");
+  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0}, both = {0, 0};
+  for (int g = 0; g < m->ngeom; g++)
+    for (int k = 0; k < 6; k++)
+      if (m->geom_surfacevel[6 * g + k] != 0) {
+        found(&surf, g);
+        break;
+      }
+  int* chain = calloc((size_t)m->nv + 1, sizeof(int));
+  for (int k = 0; k < m->npair; k++) {
+    if (!fs_model_pair_chain(m, k, chain)) found(&still, k);
+    if (body_moves(m, m->geom_bodyid[m->pair_geom1[k]]) &&
+        body_moves(m, m->geom_bodyid[m->pair_geom2[k]]))
+      found(&both, k);
+    for (int s = 0; s < 2; s++) {
+      int g = s ? m->pair_geom2[k] : m->pair_geom1[k];
+      if (m->geom_type[g] == mjGEOM_PLANE && m->body_dofnum[m->body_weldid[m->geom_bodyid[g]]])
+        found(&moving, k);
+    }
+  }
+  free(chain);
+  problem_found(p, m, &surf, mjOBJ_GEOM, "surface velocity", "surfacevel=\"0 0 0 0 0 0\"");
+  if (still.count)
+    problem(p,
+            "%d contact pair%s between bodies without dofs (first: id %d; MuJoCo makes no "
+            "rows for them and marks their contacts exclude 3); fix: remove %s",
+            still.count, still.count == 1 ? "" : "s", still.first,
+            still.count == 1 ? "it" : "them");
+  if (both.count)
+    problem(p,
+            "%d contact pair%s between two moving bodies (first: id %d; the contact rows "
+            "implement pairs with one static geom); fix: pair moving geoms with static ones",
+            both.count, both.count == 1 ? "" : "s", both.first);
+  if (moving.count)
+    problem(p,
+            "%d contact pair%s with a plane on a moving body (first: id %d); fix: planes in "
+            "static bodies",
+            moving.count, moving.count == 1 ? "" : "s", moving.first);
+}
+
+// What the box-mesh collider (common/engine/stage_collision_convex.h) implements: MuJoCo's
+// native CCD, within the fixed scratch of a lane (iterations, polygon sizes and vertex
+// degrees of the meshes).
+static int box_mesh(const mjModel* m, int k) {
+  int t1 = m->geom_type[m->pair_geom1[k]], t2 = m->geom_type[m->pair_geom2[k]];
+  return (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) || (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX);
+}
+
+static void check_convex(const mjModel* m, Problems* p) {
+  Found convex = {0, 0}, poly = {0, 0}, deg = {0, 0};
+  for (int k = 0; k < m->npair; k++) {
+    if (!box_mesh(m, k)) continue;
+    found(&convex, k);
+    int g1 = m->pair_geom1[k], g2 = m->pair_geom2[k];
+    int mesh = m->geom_dataid[m->geom_type[g1] == mjGEOM_MESH ? g1 : g2];
+    for (int q = m->mesh_polyadr[mesh]; q < m->mesh_polyadr[mesh] + m->mesh_polynum[mesh]; q++)
+      if (m->mesh_polyvertnum[q] > FS_CCD_POLYMAX) found(&poly, mesh);
+    for (int v = m->mesh_vertadr[mesh]; v < m->mesh_vertadr[mesh] + m->mesh_vertnum[mesh]; v++)
+      if (m->mesh_polymapnum[v] > FS_CCD_DEGMAX) found(&deg, mesh);
+  }
+  if (!convex.count) return;
+  if (disabled(m, mjDSBL_NATIVECCD))
+    problem(p,
+            "box-mesh contact pairs (%d, first: id %d) under libccd (disable flag nativeccd); "
+            "fix: remove <flag nativeccd=\"disable\"/>",
+            convex.count, convex.first);
+  if (m->opt.ccd_iterations > FS_CCD_ITERMAX)
+    problem(p,
+            "ccd_iterations %d with box-mesh contact pairs (the collider holds %d); fix: "
+            "<option ccd_iterations=\"%d\"/> or fewer",
+            m->opt.ccd_iterations, FS_CCD_ITERMAX, FS_CCD_ITERMAX);
+  problem_found(p, m, &poly, mjOBJ_MESH,
+                "hull polygons of more than " FS_STR(FS_CCD_POLYMAX) " vertices in box-mesh pairs",
+                "simplify the mesh");
+  problem_found(p, m, &deg, mjOBJ_MESH,
+                "hull vertices in more than " FS_STR(FS_CCD_DEGMAX) " polygons in box-mesh pairs",
+                "simplify the mesh");
+}
+
+// What the collision stage implements: explicit pairs of a plane against a sphere,
+// capsule, ellipsoid, cylinder, box or convex mesh, or of a box against a sphere, capsule
+// or convex mesh, and no other contacts (no broadphase).
+static void check_collision(const mjModel* m, Problems* p) {
+  if (!fs_model_contacts_enabled(m)) return;
+  Found pair = {0, 0};
+  for (int k = 0; k < m->npair; k++)
+    if (!fs_model_pair_maxcon(m, k) && !box_mesh(m, k)) found(&pair, k);
+  if (pair.count) {
+    static const char* types[] = {"plane",    "hfield", "sphere", "capsule", "ellipsoid",
+                                  "cylinder", "box",    "mesh",   "sdf"};
+    int g1 = m->pair_geom1[pair.first], g2 = m->pair_geom2[pair.first];
+    int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
+    problem(p,
+            "contact pairs of geom types the collision stage does not implement on %d pair%s "
+            "(first: id %d, %s '%s' with %s '%s': %s with %s); fix: pair a plane with a sphere, "
+            "capsule, ellipsoid, cylinder, box or mesh, or a box with a sphere, capsule or mesh",
+            pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
+            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2),
+            t1 >= 0 && t1 < 9 ? types[t1] : "?", t2 >= 0 && t2 < 9 ? types[t2] : "?");
+  }
+  check_convex(m, p);
+  long ng = colliding_geom_pairs(m);
+  if (ng)
+    problem(p,
+            "%ld geom pair%s that may collide by contype/conaffinity (the collision stage "
+            "collides explicit pairs only: no broadphase); fix: contype=\"0\" "
+            "conaffinity=\"0\" on every geom, and a <pair> for each contact wanted",
+            ng, ng == 1 ? "" : "s");
+}
+
+static void check_joints(const mjModel* m, Problems* p) {
+  Found limited = {0, 0}, friction = {0, 0};
+  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
+  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int j = 0; j < m->njnt; j++)
+    if (limits_on && m->jnt_limited[j]) found(&limited, j);
+  for (int i = 0; i < m->nv; i++)
+    if (friction_on && m->dof_frictionloss[i] > 0) found(&friction, m->dof_jntid[i]);
+  problem_found(p, m, &limited, mjOBJ_JOINT,
+                "joint limits (the solver implements contact rows only)",
+                "remove the ranges or disable limits (<flag limit=\"disable\"/>)");
+  problem_found(p, m, &friction, mjOBJ_JOINT,
+                "dof friction loss (the solver implements contact rows only)",
+                "frictionloss=\"0\" or <flag frictionloss=\"disable\"/>");
+  Found sameframe = {0, 0};
+  for (int b = 1; b < m->nbody; b++)
+    if (m->body_sameframe[b] == mjSAMEFRAME_INERTIA ||
+        m->body_sameframe[b] == mjSAMEFRAME_INERTIAROT)
+      found(&sameframe, b);
+  problem_found(p, m, &sameframe, mjOBJ_BODY, "inertial frame defined by itself",
+                "report this model");
+}
+
+// Does tendon k act on the state: stiffness, damping, armature, an actuator, an
+// active limit or friction loss?
+static int tendon_acts(const mjModel* m, int k) {
+  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
+  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int j = 0; j < mjNPOLY; j++)
+    if (m->tendon_stiffnesspoly[mjNPOLY * k + j] || m->tendon_dampingpoly[mjNPOLY * k + j])
+      return 1;
+  return m->tendon_stiffness[k] != 0 || m->tendon_damping[k] != 0 || m->tendon_armature[k] != 0 ||
+         m->tendon_actuatorid[k] != -1 || (limits_on && m->tendon_limited[k]) ||
+         (friction_on && m->tendon_frictionloss[k] > 0);
+}
+
+static void check_tendons_equality(const mjModel* m, Problems* p) {
+  Found tendon = {0, 0}, eq = {0, 0};
+  for (int k = 0; k < m->ntendon; k++)
+    if (tendon_acts(m, k)) found(&tendon, k);
+  problem_found(p, m, &tendon, mjOBJ_TENDON,
+                "tendon forces (stiffness, damping, armature, actuator, limit or friction loss)",
+                "remove them (tendons that only measure are accepted)");
+  int eq_on = !disabled(m, mjDSBL_EQUALITY) && !disabled(m, mjDSBL_CONSTRAINT);
+  for (int k = 0; k < m->neq; k++)
+    if (eq_on && m->eq_active0[k]) found(&eq, k);
+  problem_found(p, m, &eq, mjOBJ_EQUALITY,
+                "active equality constraints (the solver implements contact rows only)",
+                "remove them or <flag equality=\"disable\"/>");
+}
+
+static void check_actuators(const mjModel* m, Problems* p) {
+  Found trn = {0, 0}, dyn = {0, 0}, gain = {0, 0}, bias = {0, 0}, other = {0, 0};
+  for (int i = 0; i < m->nu && i < m->nactuator; i++) {
+    int t = m->actuator_trntype[i];
+    int joint_ok = (t == mjTRN_JOINT || t == mjTRN_JOINTINPARENT) &&
+                   (m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_HINGE ||
+                    m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_SLIDE);
+    if (!joint_ok && t != mjTRN_BODY) found(&trn, i);
+    if (m->actuator_dyntype[i] != mjDYN_NONE || m->actuator_actnum[i]) found(&dyn, i);
+    if (m->actuator_gaintype[i] != mjGAIN_FIXED && m->actuator_gaintype[i] != mjGAIN_AFFINE)
+      found(&gain, i);
+    if (m->actuator_biastype[i] != mjBIAS_NONE && m->actuator_biastype[i] != mjBIAS_AFFINE)
+      found(&bias, i);
+    if (m->actuator_plugin[i] >= 0 || m->actuator_delay[i] != 0 || m->actuator_ctrlnum[i] != 1 ||
+        m->actuator_outnum[i] != 1)
+      found(&other, i);
+  }
+  problem_found(p, m, &trn, mjOBJ_ACTUATOR,
+                "transmissions other than a hinge/slide joint or "
+                "a body (adhesion)",
+                "use joint actuators on hinge or slide joints");
+  problem_found(p, m, &dyn, mjOBJ_ACTUATOR, "activation dynamics", "dyntype=\"none\"");
+  problem_found(p, m, &gain, mjOBJ_ACTUATOR, "gain types other than fixed and affine",
+                "use position, motor or general actuators with fixed or affine gain");
+  problem_found(p, m, &bias, mjOBJ_ACTUATOR, "bias types other than none and affine",
+                "use position, motor or general actuators with affine bias");
+  problem_found(p, m, &other, mjOBJ_ACTUATOR, "plugins, delays or multi-input/output actuators",
+                "use single-input actuators without delay");
+  if (m->nu != m->nactuator || m->nout != m->nactuator)
+    problem(p, "%ld controls and %ld force outputs for %ld actuators (one each is implemented)",
+            (long)m->nu, (long)m->nout, (long)m->nactuator);
+}
+
+int fs_model_support(const mjModel* m, const char* model_path, fsError* err) {
+  return fs_model_support_for(m, model_path, FS_BUILD_STEP, err);
+}
+
+int fs_model_support_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err) {
+  Problems p = {err, 0};
+  fs_fail(err, "%s: ", model_path);
+  check_options(m, &p);
+  check_collision(m, &p);
+  if (use == FS_BUILD_STEP) check_constraint(m, &p);
+  check_joints(m, &p);
+  check_tendons_equality(m, &p);
+  check_actuators(m, &p);
+  if (!p.n) {
+    if (err) err->msg[0] = 0;
+    return 0;
+  }
+  if (!err) return -1;
+  // Prefix the count now that it is known; end the list with a full stop.
+  char list[FS_ERROR_LEN];
+  snprintf(list, sizeof list, "%s", err->msg + strlen(model_path) + 2);
+  size_t n = strlen(list);
+  if (n && list[n - 1] == ';') list[n - 1] = '.';
+  return fs_fail(err,
+                 "%s: flysim's engine (host and cuda backends) does not implement %d feature%s "
+                 "this model uses:%s",
+                 model_path, p.n, p.n == 1 ? "" : "s", list);
+}

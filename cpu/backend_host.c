@@ -1,0 +1,548 @@
+// The host backend (common/api/backend.h): the engine (common/engine/stage_*.h, fs_step: what
+// the CUDA kernels run) on a pool of CPU threads (cpu/pool.h), each thread a
+// contiguous range of worlds, in the build's real (compiled twice, float32 and float64:
+// every exported name goes through FS_PREC).
+//
+// It runs what the GPU runs without a GPU: the comparisons with MuJoCo in CI and on a
+// laptop, and the GPU code's behaviour apart from the device. Each thread steps its worlds
+// with the GPU's on-chip plan (common/model/onchip.h) over a region of its own, which
+// FLYSIM_ONCHIP_POISON=1 (a test switch) fills with NaN before every step: the results
+// must not change by a bit. A field the caller views is kept out of the plan, so that
+// every view is current after every step. FLYSIM_PERTURB_PASSIVE=<x> (a test switch,
+// cpu/serial.h; named in the description when set) scales every world's passive force
+// by (1 + x): a deliberately broken stage, which `flysim compare` must catch.
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mujoco/mjxmacro.h>
+
+#include "common/api/backend.h"
+#include "common/base/error.h"
+#include "common/base/mujoco_hooks.h"
+#include "common/engine/stage_forward.h"
+#include "cpu/pool.h"
+#include "cpu/serial.h"
+#include "common/model/health.h"
+#include "common/model/model.h"
+#include "common/model/onchip.h"
+#include "common/model/record.h"
+#include "common/model/worlds.h"
+
+// This build's names (common/exec/real.h FS_PREC), as common/api/backend.h declares them.
+#define fs_host_open FS_PREC(fs_host_open)
+#define fs_host_ops  FS_PREC(fs_host_ops)
+
+typedef struct Host {
+  char name[512];    // the model's, for messages
+  const mjModel* mj; // the batch's model (the library's copy, alive until close)
+  int N, nthread, max_contacts, max_candidates;
+  fsModel m;             // the batch's model, built
+  fsModel** wm;          // (N) each world's own model (set_world_model), NULL: m; or NULL
+  const mjModel** wmj;   // (N) ... and the mjModel it was built from (reset reads it)
+  fsWorlds b;            // (N worlds)
+  mjData* scratch;       // reset's MuJoCo data (the batch model's sizes)
+  fsHealthArrays health; // (N) each, iterations (N x 2)
+  fsPool* pool;
+  fsChipPlan chip;   // the GPU's on-chip plan, over ...
+  char* chip_mem;    // (nthread x chip.bytes) a region per thread
+  size_t chip_alloc; // bytes of chip_mem
+  long chip_budget;  // a world's bytes on-chip (FLYSIM_ONCHIP_BYTES or the default)
+  int poison;        // FLYSIM_ONCHIP_POISON=1: the regions filled with NaN before every step
+  unsigned char viewed[FS_NDATA_FIELD]; // fields a view handed out: kept in global memory
+  fsCtrlSeq seq;                        // the control sequence (nrow 0: none)
+  int nrec;
+  fsRecordSpec rec[FS_MAX_RECORDINGS];
+  // the step job the workers run
+  int64_t job_step;
+  int job_nstep;
+  float* const* job_out;
+} Host;
+
+//---------------------------------- a world's step ------------------------------------------------
+
+// World w's view on thread t: the plan's fields in the thread's region, as the GPU's step
+// kernel has them in shared memory.
+static fsData world_view(const Host* h, int w, int t) {
+  fsData d;
+  char* chip = h->chip.bytes ? h->chip_mem + (size_t)t * h->chip.bytes : NULL;
+  fs_data_on_chip(&h->m, &h->b.base, w, &h->chip, chip, &d);
+  return d;
+}
+
+// A step of world w on thread t's region (every intermediate is written before it is read
+// within a step: poisoning the region before each step must change nothing).
+static void step_world(const Host* h, const fsModel* m, fsData* d, int t) {
+  if (h->poison && h->chip.bytes)
+    memset(h->chip_mem + (size_t)t * h->chip.bytes, 0xff, (size_t)h->chip.bytes);
+  fs_step(m, d);
+}
+
+// World w's model: its own, or the batch's.
+static const fsModel* world_model(const Host* h, int w) {
+  return h->wm && h->wm[w] ? h->wm[w] : &h->m;
+}
+
+// World w's health after the step taken at the batch's step count `step`: MuJoCo's
+// warnings, the contacts the collision made (kept and dropped), Newton solves (an
+// island's) at the iteration limit, failed solves, the iterations.
+static void note_health(const Host* h, const fsModel* m, int w, const fsData* d, int64_t step) {
+  int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
+  for (int k = 0; k < ni && k < FS_NISLAND; k++)
+    hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= m->iterations;
+  fsStepReport s;
+  s.warnings = d->warning_number;
+  s.made = d->ncon[0] + d->contact_overflow[0];
+  s.full = d->contact_overflow[0] != 0 || d->efc_overflow[0] != 0 || d->cand_overflow[0] != 0;
+  s.limit = hit;
+  s.failed = d->solver_error[0] != 0;
+  s.newton = fs_solver_iterations(d, 0);
+  s.noslip = fs_solver_iterations(d, 1);
+  fs_health_note(&h->health, w, &s, (long long)step);
+}
+
+// Every recording of world w into its output of the job's step k.
+static void record_world(const Host* h, int w, const fsData* d, int k) {
+  for (int r = 0; r < h->nrec && h->job_out; r++) {
+    const fsRecordCols* cols = &h->rec[r].cols;
+    float* out = h->job_out[r];
+    if (!out || w < cols->world0 || w >= cols->world0 + cols->nworld) continue;
+    float* row = out + ((size_t)k * cols->nworld + (size_t)(w - cols->world0)) * cols->ncol;
+    for (int c = 0; c < cols->ncol; c++) fs_record_column(cols, d, c, row);
+  }
+}
+
+// The job's steps of world w on thread t: ctrl from the sequence (when one is set), the
+// step, the health, the recordings.
+static void run_world(const Host* h, int w, int t) {
+  fsData d = world_view(h, w, t);
+  const fsModel* m = world_model(h, w);
+  for (int k = 0; k < h->job_nstep; k++) {
+    int64_t step = h->job_step + k;
+    if (h->seq.nrow) {
+      const double* v = fs_ctrl_seq_values(&h->seq, w, step);
+      for (int c = 0; c < h->seq.ncol; c++) d.ctrl[h->seq.actuator[c]] = (fsReal)v[c];
+    }
+    step_world(h, m, &d, t);
+    note_health(h, m, w, &d, step);
+    record_world(h, w, &d, k);
+  }
+}
+
+static void worker(void* arg, int t) {
+  const Host* h = arg;
+  int w0 = (int)((long)t * h->N / h->nthread), w1 = (int)((long)(t + 1) * h->N / h->nthread);
+  for (int w = w0; w < w1; w++) run_world(h, w, t);
+}
+
+static int host_step(void* self, int64_t step, int nstep, float* const* out, fsError* err) {
+  (void)err;
+  Host* h = self;
+  h->job_step = step;
+  h->job_nstep = nstep;
+  h->job_out = out;
+  fs_pool_start(h->pool, worker, h);
+  fs_pool_wait(h->pool);
+  h->job_out = NULL;
+  return 0;
+}
+
+static int host_sync(void* self, fsError* err) {
+  (void)self, (void)err;
+  return 0;
+}
+
+//---------------------------------- reset ---------------------------------------------------------
+
+// md <- model mj's keyframe key (-1: qpos0), as MuJoCo's mj_resetDataKeyframe and
+// mj_resetData, a MuJoCo error caught.
+static int reset_mj(const Host* h, const mjModel* mj, mjData* md, int key, fsError* err) {
+  fsMjTrap trap;
+  fs_mj_trap_set(&trap);
+  if (setjmp(trap.env)) {
+    fs_mj_trap_set(NULL);
+    return fs_fail(err,
+                   "flysim: %s: resetting to %s %d failed in MuJoCo: %s; fix: a keyframe "
+                   "MuJoCo accepts",
+                   h->name, key >= 0 ? "keyframe" : "qpos0, key", key, trap.msg);
+  }
+  if (key >= 0)
+    mj_resetDataKeyframe(mj, md, key);
+  else
+    mj_resetData(mj, md);
+  fs_mj_trap_set(NULL);
+  return 0;
+}
+
+static int host_reset(void* self, const uint8_t* mask, int key, fsError* err) {
+  Host* h = self;
+  const mjModel* held = NULL; // the model whose reset the scratch data holds
+  for (int w = 0; w < h->N; w++) {
+    if (mask && !mask[w]) continue;
+    const mjModel* mj = h->wmj && h->wmj[w] ? h->wmj[w] : h->mj;
+    if (mj != held) {
+      if (reset_mj(h, mj, h->scratch, key, err)) return -1;
+      held = mj;
+    }
+    if (fs_worlds_from_mj(&h->m, &h->b, w, mj, h->scratch, FS_STAGE_STATE, err)) return -1;
+    fs_health_clear(&h->health, w);
+  }
+  return 0;
+}
+
+//---------------------------------- views ---------------------------------------------------------
+
+// 1 if name is one of MuJoCo's mjData members (arrays, scalars and statistics).
+static int is_mjdata_name(const char* name) {
+  static const char* const kNames[] = {
+#define X(type, field, rows, cols) #field,
+#define XNV                        X
+      MJDATA_POINTERS MJDATA_ARENA_POINTERS MJDATA_VECTOR
+#undef X
+#define X(type, field) #field,
+          MJDATA_SCALAR
+#undef X
+#undef XNV
+  };
+  for (size_t k = 0; k < sizeof kNames / sizeof *kNames; k++)
+    if (!strcmp(name, kNames[k])) return 1;
+  return 0;
+}
+
+// The data field of that name, or NULL.
+static const fsFieldInfo* data_field(const char* name) {
+  for (int f = 0; f < fs_data_nfield; f++)
+    if (!strcmp(fs_data_fields[f].name, name)) return &fs_data_fields[f];
+  return NULL;
+}
+
+#define FS_HOST_VIEWS                                                                              \
+  "ctrl, qpos, qvel, qfrc_applied, mocap_pos, mocap_quat, time, xpos, xquat, xmat, site_xpos, "    \
+  "geom_xpos, qacc, "                                                                              \
+  "actuator_force, qfrc_constraint, ncon, cvel, cinert, problems, solver_iterations"
+
+// Why `name` is no view of this backend (FS_ERR_ARGUMENT): f, its data field of that name
+// if it has one.
+static int no_view(const Host* h, const char* name, const fsFieldInfo* f, fsError* err) {
+  if (f && is_mjdata_name(name))
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "flysim: %s: view '%s': the host backend keeps it in its own layout (a "
+                          "world's contacts and constraint rows change from step to step), not as "
+                          "a view; fix: the cpu backend (FS_BACKEND_CPU), which has every mjData "
+                          "array, or a view it has: " FS_HOST_VIEWS ", ...",
+                          h->name, name);
+  if (is_mjdata_name(name))
+    return fs_fail_status(
+        err, FS_ERR_ARGUMENT,
+        "flysim: %s: view '%s': MuJoCo's data has it, but the host backend does "
+        "not compute it (it computes mj_step's state, frames and forces: " FS_HOST_VIEWS
+        ", ...); fix: the cpu backend (FS_BACKEND_CPU), which "
+        "computes every mjData array",
+        h->name, name);
+  if (f)
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "flysim: %s: view '%s' is the host engine's own working array, not a "
+                          "view; fix: a view of MuJoCo's name: " FS_HOST_VIEWS ", ...",
+                          h->name, name);
+  return fs_fail_status(err, FS_ERR_ARGUMENT,
+                        "flysim: %s: no view '%s'; fix: one of MuJoCo's mjData names the host "
+                        "backend computes: " FS_HOST_VIEWS ", ...",
+                        h->name, name);
+}
+
+// Keep field f (a view's) in global memory from the next step: a re-plan without it when
+// the plan has it on-chip (its copy in the worlds' data is otherwise never written).
+static int keep_global(Host* h, int f, fsError* err) {
+  h->viewed[f] = 1;
+  if (h->chip.off[f] < 0) return 0;
+  fs_chip_plan_except(&h->m, h->chip_budget, h->viewed, &h->chip);
+  size_t need = (size_t)h->nthread * (size_t)h->chip.bytes;
+  if (need <= h->chip_alloc) return 0;
+  char* mem = fs_calloc(err, "the on-chip regions", (size_t)h->nthread, (size_t)h->chip.bytes);
+  if (!mem) return -1;
+  free(h->chip_mem);
+  h->chip_mem = mem;
+  h->chip_alloc = need;
+  return 0;
+}
+
+static int host_view(void* self, const char* name, int extra, fsView* out, fsError* err) {
+  Host* h = self;
+  if (!name) {
+    fs_extra_view(&h->health, h->N, extra, FS_MEMORY_HOST, 0, out);
+    return 0;
+  }
+  out->memory = FS_MEMORY_HOST;
+  out->device = 0;
+  out->writable = 0;
+  const fsFieldInfo* f = data_field(name);
+  if (!f || (f->kind != FS_KIND_MJ && strcmp(name, "ncon"))) return no_view(h, name, f, err);
+  if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;
+  int rows = fs_field_rows(&h->m, f);
+  out->data = *fs_field_ptr(&h->b.base, f);
+  out->dtype = f->type == FS_TYPE_int      ? FS_DTYPE_I32
+               : f->type == FS_TYPE_double ? FS_DTYPE_F64
+               : sizeof(fsReal) == 4       ? FS_DTYPE_F32
+                                           : FS_DTYPE_F64;
+  out->shape[0] = h->N;
+  out->shape[1] = rows;
+  out->shape[2] = f->cols;
+  int one = f->size_off == offsetof(fsModel, one) && f->cols == 1;
+  out->ndim = one ? 1 : f->cols == 1 ? 2 : 3;
+  out->writable = !strcmp(name, "ctrl") || !strcmp(name, "qpos") || !strcmp(name, "qvel") ||
+                  !strcmp(name, "qfrc_applied") || !strcmp(name, "mocap_pos") ||
+                  !strcmp(name, "mocap_quat");
+  return 0;
+}
+
+//---------------------------------- the worlds' models, the sequence, recordings ------------------
+
+// fs_model_build_bounded, its model check's failure FS_ERR_MODEL (every other failure of
+// the build is an allocation's, FS_ERR_MEMORY, or the candidate bound's, FS_ERR_ARGUMENT).
+static int build_model(const Host* h, const mjModel* mj, fsModel* out, fsError* err) {
+  if (!fs_model_build_bounded(mj, h->name, h->max_contacts, h->max_candidates, out, err)) return 0;
+  if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)
+    err->status = FS_ERR_MODEL;
+  return -1;
+}
+
+// The first size of a that differs from b's, or NULL.
+static const char* size_differs(const fsModel* a, const fsModel* b, int* va, int* vb) {
+#define FS_X(name)                                                                                 \
+  if (a->name != b->name) {                                                                        \
+    *va = a->name, *vb = b->name;                                                                  \
+    return #name;                                                                                  \
+  }
+  FS_MODEL_SIZES(FS_X)
+#undef FS_X
+  return NULL;
+}
+
+static int host_set_world_model(void* self, int w, const mjModel* m, fsError* err) {
+  Host* h = self;
+  if (!m) {
+    if (h->wm && h->wm[w]) {
+      fs_model_free(h->wm[w]);
+      free(h->wm[w]);
+      h->wm[w] = NULL;
+      h->wmj[w] = NULL;
+    }
+    return 0;
+  }
+  if (!h->wm) {
+    h->wm = fs_calloc(err, "the worlds' models", (size_t)h->N, sizeof *h->wm);
+    if (!h->wm) return -1;
+  }
+  if (!h->wmj) {
+    h->wmj = fs_calloc(err, "the worlds' models", (size_t)h->N, sizeof *h->wmj);
+    if (!h->wmj) return -1;
+  }
+  fsModel* fm = fs_calloc(err, "a world's model", 1, sizeof *fm);
+  if (!fm) return -1;
+  if (build_model(h, m, fm, err)) {
+    free(fm);
+    return fs_fail_append(err, " (world %d's model)", w);
+  }
+  int va = 0, vb = 0;
+  const char* size = size_differs(fm, &h->m, &va, &vb);
+  if (size) {
+    fs_model_free(fm);
+    free(fm);
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "flysim: %s: world %d's model has %s %d where the batch's has %d; fix: "
+                          "a model of the batch's sizes (change parameters, not structure)",
+                          h->name, w, size, va, vb);
+  }
+  if (h->wm[w]) {
+    fs_model_free(h->wm[w]);
+    free(h->wm[w]);
+  }
+  h->wm[w] = fm;
+  h->wmj[w] = m;
+  return 0;
+}
+
+static int host_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* seq, fsError* err) {
+  Host* h = self;
+  return fs_ctrl_seq_set(&h->seq, seq, h->N, err);
+}
+
+static int host_add_recording(void* self, int id, const fsRecordSpec* spec, fsError* err) {
+  Host* h = self;
+  if (id < 0 || id >= FS_MAX_RECORDINGS)
+    return fs_fail_status(err, FS_ERR_ARGUMENT, "flysim: %s: recording %d: fix: 0 to %d", h->name,
+                          id, FS_MAX_RECORDINGS - 1);
+  h->rec[id] = *spec;
+  if (id + 1 > h->nrec) h->nrec = id + 1;
+  return 0;
+}
+
+//---------------------------------- health and cost -----------------------------------------------
+
+static int host_health(void* self, fsWorldHealth* out, fsError* err) {
+  (void)err;
+  Host* h = self;
+  for (int w = 0; w < h->N; w++) {
+    fsData d = fs_worlds_view(&h->m, &h->b, w);
+    fs_health_read(&h->health, w, d.warning_number, &out[w]);
+  }
+  return 0;
+}
+
+// "2 threads, float32, 220 contacts, ... a world on-chip as on the GPU" (and the test
+// switches when set).
+static void describe(const Host* h, char* out, size_t n) {
+  char world[128];
+  fs_world_describe(&h->m, world, sizeof world);
+  int k = snprintf(out, n,
+                   "%d thread%s, %s, %s, %d of %d intermediates (%d B of %.1f KiB) a world "
+                   "on-chip as on the GPU%s",
+                   h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME, world, h->chip.nfield,
+                   h->chip.nallow, h->chip.bytes, (double)h->chip.allow_bytes / 1024.0,
+                   h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
+  if (fs_test_perturb_passive != 0 && k > 0 && (size_t)k < n)
+    snprintf(out + k, n - k, ", passive force x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
+             fs_test_perturb_passive);
+}
+
+static int host_info(void* self, fsBatchInfo* out, fsError* err) {
+  (void)err;
+  Host* h = self;
+  out->nthread = h->nthread;
+  out->contacts = h->m.nconmax;
+  out->world_bytes = (double)fs_world_bytes(&h->m);
+  out->model_bytes = (double)fs_model_bytes(&h->m);
+  for (int w = 0; h->wm && w < h->N; w++)
+    if (h->wm[w]) out->model_bytes += (double)fs_model_bytes(h->wm[w]);
+  out->chip_bytes = h->chip.bytes;
+  describe(h, out->description, sizeof out->description);
+  return 0;
+}
+
+//---------------------------------- open and close ------------------------------------------------
+
+static void host_destroy(void* self) {
+  Host* h = self;
+  if (!h) return;
+  fs_pool_destroy(h->pool);
+  free(h->chip_mem);
+  free(h->health.nseen);
+  free(h->health.first);
+  free(h->health.first_step);
+  free(h->health.limit);
+  free(h->health.errors);
+  free(h->health.peak);
+  free(h->health.problems);
+  free(h->health.iterations);
+  fs_ctrl_seq_free(&h->seq);
+  if (h->scratch) mj_deleteData(h->scratch);
+  fs_worlds_free(&h->b);
+  for (int w = 0; h->wm && w < h->N; w++)
+    if (h->wm[w]) {
+      fs_model_free(h->wm[w]);
+      free(h->wm[w]);
+    }
+  free(h->wm);
+  free(h->wmj);
+  fs_model_free(&h->m);
+  free(h);
+}
+
+// The GPU's on-chip plan (FLYSIM_ONCHIP_BYTES or its default budget) and a region per
+// thread; FLYSIM_ONCHIP_POISON (a test switch) 1 fills it with NaN before every step.
+static int set_chip(Host* h, fsError* err) {
+  h->chip_budget = fs_chip_budget(FS_CHIP_DEFAULT_BYTES, fs_chip_all_bytes(&h->m), err);
+  if (h->chip_budget < 0) {
+    if (err) err->status = FS_ERR_ARGUMENT; // FLYSIM_ONCHIP_BYTES's value
+    return -1;
+  }
+  fs_chip_plan(&h->m, h->chip_budget, &h->chip);
+  const char* p = getenv("FLYSIM_ONCHIP_POISON");
+  if (p && *p && strcmp(p, "0") && strcmp(p, "1"))
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "FLYSIM_ONCHIP_POISON='%s' is not 0 or 1; fix: unset it (a test switch)",
+                          p);
+  h->poison = p && !strcmp(p, "1");
+  if (!h->chip.bytes) return 0;
+  h->chip_mem = fs_calloc(err, "the on-chip regions", (size_t)h->nthread, (size_t)h->chip.bytes);
+  h->chip_alloc = (size_t)h->nthread * (size_t)h->chip.bytes;
+  return h->chip_mem ? 0 : -1;
+}
+
+static int alloc_health(Host* h, fsError* err) {
+  fsHealthArrays* a = &h->health;
+  size_t N = (size_t)h->N;
+  const char* what = "the worlds' health";
+  if (!(a->nseen = fs_calloc(err, what, N, sizeof(int)))) return -1;
+  if (!(a->first = fs_calloc(err, what, N, sizeof(int)))) return -1;
+  if (!(a->first_step = fs_calloc(err, what, N, sizeof(long long)))) return -1;
+  if (!(a->limit = fs_calloc(err, what, N, sizeof(int)))) return -1;
+  if (!(a->errors = fs_calloc(err, what, N, sizeof(int)))) return -1;
+  if (!(a->peak = fs_calloc(err, what, N, sizeof(int)))) return -1;
+  if (!(a->problems = fs_calloc(err, what, N, sizeof(int)))) return -1;
+  if (!(a->iterations = fs_calloc(err, what, 2 * N, sizeof(int)))) return -1;
+  return 0;
+}
+
+// MuJoCo's data for resets (the batch model's sizes), a MuJoCo error caught.
+static mjData* make_scratch(const Host* h, fsError* err) {
+  fsMjTrap trap;
+  fs_mj_trap_set(&trap);
+  if (setjmp(trap.env)) {
+    fs_mj_trap_set(NULL);
+    fs_fail_status(err, FS_ERR_MEMORY,
+                   "flysim: %s: MuJoCo's mj_makeData failed: %s; fix: fewer "
+                   "worlds or a smaller model",
+                   h->name, trap.msg);
+    return NULL;
+  }
+  mjData* md = mj_makeData(h->mj);
+  fs_mj_trap_set(NULL);
+  if (!md) fs_fail_oom(err, "MuJoCo data", (double)h->mj->narena);
+  return md;
+}
+
+void* fs_host_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
+  Host* h = fs_calloc(err, "the host backend", 1, sizeof *h);
+  if (!h) return NULL;
+  snprintf(h->name, sizeof h->name, "%s", opt->model_name ? opt->model_name : "the model");
+  h->mj = m;
+  h->N = opt->nworld;
+  h->max_contacts = opt->max_contacts;
+  h->max_candidates = opt->max_candidates;
+  int nthread = opt->nthread > 0 ? opt->nthread : fs_cpu_count();
+  h->nthread = nthread < 1 ? 1 : nthread > h->N ? h->N : nthread;
+  if (fs_host_test_switches(err)) {
+    if (err) err->status = FS_ERR_ARGUMENT; // a test switch's value
+    goto fail;
+  }
+  if (build_model(h, m, &h->m, err)) goto fail;
+  if (fs_worlds_alloc(&h->m, h->N, &h->b, err)) goto fail;
+  if (alloc_health(h, err)) goto fail;
+  if (!(h->scratch = make_scratch(h, err))) goto fail;
+  if (host_reset(h, NULL, -1, err)) goto fail;
+  if (set_chip(h, err)) goto fail;
+  if (!(h->pool = fs_pool_create(h->nthread, err))) goto fail;
+  return h;
+fail:
+  host_destroy(h);
+  return NULL;
+}
+
+const fsBackendOps fs_host_ops = {
+    "host",
+    host_destroy,
+    host_step,
+    host_sync,
+    host_reset,
+    NULL, // reset_device: views are host memory
+    host_view,
+    NULL, // copy: views are host memory
+    host_set_world_model,
+    host_set_ctrl_sequence,
+    host_add_recording,
+    host_health,
+    host_info,
+    NULL, // mjdata: the cpu backend's
+};

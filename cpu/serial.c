@@ -1,0 +1,98 @@
+#include "cpu/serial.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/engine/stage_forward.h"
+
+double fs_test_perturb_passive = 0;
+
+int fs_host_test_switches(fsError* err) {
+  const char* s = getenv("FLYSIM_PERTURB_PASSIVE");
+  fs_test_perturb_passive = 0;
+  if (!s || !*s) return 0;
+  char* end;
+  double x = strtod(s, &end);
+  if (*end || !(x > -1 && x < 1))
+    return fs_fail(err,
+                   "FLYSIM_PERTURB_PASSIVE='%s' is not a number in (-1, 1); fix: unset it "
+                   "(it is a test switch), or give a relative change such as 1e-3",
+                   s);
+  fs_test_perturb_passive = x;
+  return 0;
+}
+
+enum { RUN_FORWARD = -1, RUN_STEP = -2 };
+
+typedef struct Call {
+  const fsModel* m;
+  fsData d;
+  int what; // fsStage, RUN_FORWARD or RUN_STEP
+  int nstep;
+  char* poison; // RUN_STEP: filled with NaN before every step (bytes poison_bytes), or NULL
+  int poison_bytes;
+} Call;
+
+static void call_world(void* arg) {
+  Call* c = arg;
+  if (c->what == RUN_FORWARD) {
+    fs_forward(c->m, &c->d);
+  } else if (c->what == RUN_STEP) {
+    for (int s = 0; s < c->nstep; s++) {
+      if (c->poison) { // on lane 0, then every lane waits before the step reads it
+        FS_LANE0 memset(c->poison, 0xff, (size_t)c->poison_bytes);
+        FS_SYNC();
+      }
+      fs_step(c->m, &c->d);
+    }
+  } else {
+    fs_stage_run(c->m, &c->d, c->what);
+  }
+}
+
+// Every world, one after another (on emulated lanes in FS_EMULATE_LANES builds), with
+// plan's fields in chip when plan is given.
+static void run_worlds(const fsModel* m, fsWorlds* b, int what, int nstep, const fsChipPlan* plan,
+                       char* chip, int poison) {
+  for (int w = 0; w < b->nworld; w++) {
+    Call c = {m, fs_worlds_view(m, b, w), what, nstep, NULL, 0};
+    if (plan && plan->bytes) {
+      fs_data_on_chip(m, &b->base, w, plan, chip, &c.d);
+      c.poison = poison ? chip : NULL;
+      c.poison_bytes = plan->bytes;
+    }
+#ifdef FS_EMULATE_LANES
+    fs_lanes_run(call_world, &c);
+#else
+    call_world(&c);
+#endif
+  }
+}
+
+void fs_serial_stage(const fsModel* m, fsWorlds* b, int stage) {
+  run_worlds(m, b, stage, 0, NULL, NULL, 0);
+}
+
+void fs_serial_forward(const fsModel* m, fsWorlds* b) {
+  run_worlds(m, b, RUN_FORWARD, 0, NULL, NULL, 0);
+}
+
+void fs_serial_step(const fsModel* m, fsWorlds* b, int nstep) {
+  run_worlds(m, b, RUN_STEP, nstep, NULL, NULL, 0);
+}
+
+void fs_serial_step_on_chip(const fsModel* m, fsWorlds* b, int nstep, const fsChipPlan* plan,
+                            char* chip, int poison) {
+  run_worlds(m, b, RUN_STEP, nstep, plan, chip, poison);
+}
+
+const char* fs_serial_real_name(void) {
+#ifdef FS_EMULATE_LANES
+  static char name[64];
+  snprintf(name, sizeof name, "%s, %d emulated lanes", FS_REAL_NAME, fs_lane_count());
+  return name;
+#else
+  return FS_REAL_NAME;
+#endif
+}

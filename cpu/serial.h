@@ -1,0 +1,61 @@
+// The host build of the batched stepper: the same stage functions as the CUDA
+// kernels (common/engine/stage_*.h), compiled by the C compiler in float64
+// (flysim_engine_f64) or float32 (flysim_engine_f32), one world after
+// another. It is the reference the tests compare with MuJoCo where there is no
+// GPU, and a way to run the pipeline anywhere.
+//
+//   fsModel m;  fs_model_build(mj, path, &m, &err);         // checks, converts
+//   fsWorlds b;  fs_worlds_alloc(&m, nworld, &b, &err);
+//   fs_worlds_from_mj(&m, &b, w, mj, d, FS_STAGE_STATE, &err) // state of world w
+//   fs_serial_step(&m, &b, nstep);                             // mj_step x nstep
+#ifndef FLYSIM_CPU_SERIAL_H
+#define FLYSIM_CPU_SERIAL_H
+
+#include "common/model/worlds.h"
+#include "common/model/model.h"
+#include "common/model/onchip.h"
+
+// This build's names (common/exec/real.h FS_PREC): both precisions link into one program.
+#define fs_serial_stage         FS_PREC(fs_serial_stage)
+#define fs_serial_forward       FS_PREC(fs_serial_forward)
+#define fs_serial_step          FS_PREC(fs_serial_step)
+#define fs_serial_step_on_chip  FS_PREC(fs_serial_step_on_chip)
+#define fs_serial_real_name     FS_PREC(fs_serial_real_name)
+#define fs_host_test_switches   FS_PREC(fs_host_test_switches)
+#define fs_test_perturb_passive FS_PREC(fs_test_perturb_passive)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Run one stage (fsStage) on every world.
+void fs_serial_stage(const fsModel* m, fsWorlds* b, int stage);
+
+/// mj_forward on every world.
+void fs_serial_forward(const fsModel* m, fsWorlds* b);
+
+/// nstep steps (mj_step, Euler) of every world.
+void fs_serial_step(const fsModel* m, fsWorlds* b, int nstep);
+
+/// fs_serial_step with plan's fields of each world in `chip` (plan->bytes, shared by the
+/// worlds in turn) instead of the batch, as the GPU's step kernel keeps them in shared
+/// memory (common/model/onchip.h); poison != 0 fills chip with NaN before every step of every
+/// world (nothing may carry over in it). The batch's copies of those fields are left
+/// alone.
+void fs_serial_step_on_chip(const fsModel* m, fsWorlds* b, int nstep, const fsChipPlan* plan,
+                            char* chip, int poison);
+
+/// "float64" or "float32": the real type this build was compiled with.
+const char* fs_serial_real_name(void);
+
+/// The host builds' test switch: FLYSIM_PERTURB_PASSIVE=x scales every passive force
+/// by (1 + x) (common/engine/stage_velocity.h), a deliberately broken stage that `flysim
+/// compare` and its --stages must catch; read from the environment by
+/// fs_host_test_switches (the host backend and the host runner call it). Not on the GPU.
+extern double fs_test_perturb_passive;
+int fs_host_test_switches(fsError* err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

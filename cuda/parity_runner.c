@@ -1,0 +1,36 @@
+// The device runner: the batch is uploaded, the stage (or forward, or steps) runs
+// in the kernels, the batch comes back. No GPU: open returns FSH_SKIP.
+#include "cuda/device.h"
+#include "common/parity/harness.h"
+
+typedef struct CudaRunner {
+  fsDevice* dev;
+} CudaRunner;
+
+static int cuda_open(void* self, const fsModel* m, int nworld, fsError* err) {
+  if (fs_cuda_device_count() == 0) return FSH_SKIP;
+  CudaRunner* r = self;
+  r->dev = fs_device_create(m, nworld, err);
+  return r->dev ? 0 : -1;
+}
+
+static int cuda_run(void* self, fsWorlds* b, int what, int n, fsError* err) {
+  CudaRunner* r = self;
+  if (fs_device_upload(r->dev, b, err)) return -1;
+  int rc = what == FSH_FORWARD ? fs_device_forward(r->dev, err)
+           : what == FSH_STEP  ? fs_device_step(r->dev, n, err)
+                               : fs_device_stage(r->dev, what, err);
+  if (rc) return -1;
+  return fs_device_download(r->dev, b, err);
+}
+
+static void cuda_close(void* self) {
+  CudaRunner* r = self;
+  fs_device_destroy(r->dev);
+  r->dev = NULL;
+}
+
+fshRunner fsh_runner_cuda(void) {
+  static CudaRunner self;
+  return (fshRunner){"cuda " FS_REAL_NAME, &self, cuda_open, cuda_run, cuda_close};
+}

@@ -1,0 +1,266 @@
+// The model check of the batched stepper: a model using many unsupported features
+// gets ONE error that lists every one of them; the models the stepper runs pass,
+// NeuroMechFly as exported (meshes and capsules, contacts on; tethered: a mocap body)
+// among them, with rows for every contact slot; what the collision stage, the rows or
+// the solver lack is refused in one error (a tethered model's too, without its mocap
+// body). Built for the collision stage alone (FS_BUILD_COLLISION: the
+// collision tests), no rows are made.
+#include <stdio.h>
+#include <string.h>
+
+#include "common/model/model.h"
+#include "common/parity/harness.h"
+#include "tests/testutil.h"
+
+static void expect_ok(const char* path, int disable) {
+  mjModel* m = fs_test_load_model(path);
+  m->opt.disableflags |= disable;
+  fsError err = {{0}, FS_OK};
+  int rc = fs_model_support(m, path, &err);
+  CHECK_MSG(rc == 0, "%s (disable 0x%x) refused: %s", path, disable, err.msg);
+  mj_deleteModel(m);
+}
+
+static void unsupported_model(void) {
+  const char* path = fs_test_model("cuda_unsupported.xml");
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_support(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, path);
+  CHECK_CONTAINS(err.msg,
+                 "flysim's engine (host and cuda backends) does not implement 12 features");
+  CHECK_CONTAINS(err.msg, "integrator RK4");
+  CHECK_CONTAINS(err.msg, "fluid forces");
+  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "gravity compensation on 1 body");
+  CHECK_CONTAINS(err.msg,
+                 "joint limits (the solver implements contact rows only) on 1 joint (first: "
+                 "'ja'");
+  CHECK_CONTAINS(err.msg, "dof friction loss (the solver implements contact rows only) on 1 "
+                          "joint (first: 'ja'");
+  CHECK_CONTAINS(err.msg, "tendon forces");
+  CHECK_CONTAINS(err.msg, "active equality constraints");
+  CHECK_CONTAINS(err.msg, "transmissions other than a hinge/slide joint or a body (adhesion) on 2 "
+                          "actuators (first: 'on_ball'");
+  CHECK_CONTAINS(err.msg, "activation dynamics on 2 actuators (first: 'filtered'");
+  CHECK_CONTAINS(err.msg, "gain types other than fixed and affine on 1 actuator (first: 'muscle'");
+  CHECK_CONTAINS(err.msg, "bias types other than none and affine on 1 actuator (first: 'muscle'");
+  // fs_model_build refuses with the same message
+  fsModel fm;
+  fsError err2 = {{0}, FS_OK};
+  CHECK(fs_model_build(m, path, &fm, &err2) == -1);
+  CHECK(strcmp(err.msg, err2.msg) == 0);
+  mj_deleteModel(m);
+}
+
+// A tethered model: the mocap body and the trees under it are accepted; what remains
+// unsupported (a weld to the mocap body, a joint range) is listed in one error.
+static void tethered_unsupported(void) {
+  const char* path = fs_test_model("cuda_tethered_unsupported.xml");
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_support(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "flysim's engine (host and cuda backends) does not implement 2 features "
+                          "this model uses:");
+  CHECK_CONTAINS(err.msg, "(1) joint limits (the solver implements contact rows only) on 1 joint "
+                          "(first: 'hip', id 0)");
+  CHECK_CONTAINS(err.msg, "(2) active equality constraints (the solver implements contact rows "
+                          "only) on 1 equality");
+  CHECK(strstr(err.msg, "mocap") == NULL);
+  mj_deleteModel(m);
+  expect_ok(fs_test_model("cuda_tethered.xml"), 0);
+}
+
+// NeuroMechFly as exported: accepted with contacts on, and with them or the whole
+// constraint solver disabled; in FlyGym's tethered world too (mocap thorax, six trees).
+static void fly(void) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s", fs_test_asset("mesh.mjb"));
+  expect_ok(path, 0);
+  expect_ok(fs_test_asset("capsule.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/tethered.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/tethered_capsule.mjb"), 0);
+  // FlyGym's rough terrains: the capsule fly against the ground's boxes and planes
+  expect_ok(fs_test_asset("worlds/gapped_capsule.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/blocks_capsule.mjb"), 0);
+  expect_ok(fs_test_asset("worlds/mixed_capsule.mjb"), 0);
+  expect_ok(path, mjDSBL_CONTACT);
+  expect_ok(path, mjDSBL_CONSTRAINT);
+}
+
+static void expect_collision_ok(const char* path) {
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  fsModel fm;
+  int rc = fs_model_build_for(m, path, &fm, FS_BUILD_COLLISION, &err);
+  CHECK_MSG(rc == 0, "%s refused for the collision stage: %s", path, err.msg);
+  if (!rc) {
+    int bound = 0, most = 0; // every pair's contact bound; the largest
+    for (int p = 0; p < fm.npair; p++) {
+      bound += fm.pair_maxcon[p];
+      most = fm.pair_maxcon[p] > most ? fm.pair_maxcon[p] : most;
+    }
+    // every pair a candidate (nothing culled), the largest bound's slots each
+    CHECK(fm.ncandmax == fm.npair && fm.nslot == most);
+    CHECK(fm.nprecon == fm.npair * most && fm.nconmax == fm.nprecon && bound > 0);
+    printf("%s: %d pairs, %d contact slots per world\n", path, fm.npair, fm.nconmax);
+    fs_model_free(&fm);
+  }
+  mj_deleteModel(m);
+}
+
+static void collision_build(void) {
+  char fly[1024];
+  snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
+  expect_collision_ok(fly);
+  expect_collision_ok(fs_test_asset("capsule.mjb"));
+  expect_collision_ok(fs_test_model("cuda_contact_primitives.xml"));
+  expect_collision_ok(fs_test_model("cuda_contact_mesh.xml"));
+  // the fly: 55 plane-mesh pairs of at most 4 contacts (MuJoCo 3.16's plane-mesh)
+  mjModel* m = fs_test_load_model(fly);
+  fsModel fm;
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.npair == 55 && fm.nconmax == 220);
+  fs_model_free(&fm);
+  // with contacts disabled, no contact slots at all
+  m->opt.disableflags |= mjDSBL_CONTACT;
+  CHECK(fs_model_build(m, fly, &fm, &err) == 0);
+  CHECK(fm.nconmax == 0 && fm.nprecon == 0);
+  fs_model_free(&fm);
+  mj_deleteModel(m);
+
+  // box-mesh pairs: MuJoCo's bound (4 at margin 0, 5 with a margin, 1 without multiccd);
+  // libccd and more ccd iterations than the collider holds refused, with their fix
+  const char* convex = fs_test_model("cuda_contact_convex.xml");
+  m = fs_test_load_model(convex);
+  CHECK(fs_model_build_for(m, convex, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.npair == 8 && fm.nslot == 5 && fm.nconmax == 8 * 5); // every pair a candidate
+  fs_model_free(&fm);
+  m->opt.disableflags |= mjDSBL_MULTICCD;
+  CHECK(fs_model_build_for(m, convex, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.nslot == 1 && fm.nconmax == 8);
+  fs_model_free(&fm);
+  m->opt.disableflags |= mjDSBL_NATIVECCD;
+  m->opt.ccd_iterations = 36; // FS_CCD_ITERMAX + 1
+  CHECK(fs_model_support_for(m, convex, FS_BUILD_COLLISION, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg, "box-mesh contact pairs (8, first: id 0) under libccd");
+  CHECK_CONTAINS(err.msg, "fix: remove <flag nativeccd=\"disable\"/>");
+  CHECK_CONTAINS(err.msg, "ccd_iterations 36 with box-mesh contact pairs");
+  mj_deleteModel(m);
+
+  // the terrains' mesh fly: its box-mesh pairs accepted (the host stepper collides them)
+  const char* blocks = fs_test_asset("worlds/blocks.mjb");
+  m = fs_test_load_model(blocks);
+  CHECK(fs_model_support(m, blocks, &err) == 0);
+  mj_deleteModel(m);
+  const char* mixed = fs_test_asset("worlds/mixed.mjb");
+  m = fs_test_load_model(mixed);
+  CHECK(fs_model_support(m, mixed, &err) == 0);
+  mj_deleteModel(m);
+
+  const char* path = fs_test_model("cuda_contact_unsupported.xml");
+  m = fs_test_load_model(path);
+  CHECK(fs_model_support_for(m, path, FS_BUILD_COLLISION, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg,
+                 "contact pairs of geom types the collision stage does not implement on "
+                 "1 pair (first: id 1, geom 'ball' with geom 'pill': sphere with capsule)");
+  CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
+  mj_deleteModel(m);
+}
+
+// Built for the step (FS_BUILD_STEP): the fly and our contact models pass with rows
+// for every contact slot (pyramidal: 4 per condim-3 contact) and adhesion moments over
+// the dofs their contacts can move; what the rows or the solver do not implement is
+// refused in one error; built for the collision stage, no rows.
+static void constraint_build(void) {
+  char models[5][1024]; // fs_test_model/fs_test_asset return rotating buffers: copies
+  snprintf(models[0], sizeof models[0], "%s", fs_test_asset("mesh.mjb"));
+  snprintf(models[1], sizeof models[1], "%s", fs_test_asset("capsule.mjb"));
+  snprintf(models[2], sizeof models[2], "%s", fs_test_model("cuda_efc_walker.xml"));
+  snprintf(models[3], sizeof models[3], "%s", fs_test_model("cuda_contact_primitives.xml"));
+  snprintf(models[4], sizeof models[4], "%s", fs_test_model("walker_terrain.xml"));
+  const char* fly = models[0];
+  for (int i = 0; i < 5; i++) {
+    mjModel* m = fs_test_load_model(models[i]);
+    fsModel fm;
+    fsError err = {{0}, FS_OK};
+    int rc = fs_model_build(m, models[i], &fm, &err);
+    CHECK_MSG(rc == 0, "%s refused for the step: %s", models[i], err.msg);
+    if (rc) {
+      mj_deleteModel(m);
+      continue;
+    }
+    printf("%s: %d contact slots, %d rows of at most %d dofs, %d moment entries\n", models[i],
+           fm.nconmax, fm.nefcmax, fm.njmax, fm.nJmom);
+    if (i < 2) { // the fly: 55 condim-3 pairs; 42 joint actuators, 6 adhesion on 11-dof legs
+      CHECK(fm.nefcmax == 4 * fm.nconmax && fm.njmax == 17);
+      CHECK(fm.nJmom == 42 + 6 * 17);
+    }
+    // the rows and the Hessian's factor dense where MuJoCo's Jacobians are (nv < 60: the
+    // held models), for the host; a model for the lanes keeps the chains and the tree
+    // layout, and a bound applied after keeps it so
+    int dense = !mj_isSparse(m);
+    CHECK(dense == (i >= 2));
+    CHECK(fm.dense_rows == 1 && fm.nefcJ == fm.nefcmax * fm.njmax);
+    CHECK(fm.nefcD == (dense ? fm.nefcmax * fm.nv : 0));
+    CHECK(fm.nL == (dense ? fm.nv * fm.nv : fm.nH));
+    fs_model_for_lanes(&fm);
+    CHECK(fm.dense_rows == 0 && fm.nefcD == 0 && fm.nL == fm.nH);
+    fs_model_bound_contacts(&fm, 2);
+    CHECK(fm.nconmax == 2 && fm.nefcD == 0 && fm.nL == fm.nH);
+    fs_model_free(&fm);
+    mj_deleteModel(m);
+  }
+  // built for the collision stage: no rows
+  mjModel* m = fs_test_load_model(fly);
+  fsModel fm;
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_build_for(m, fly, &fm, FS_BUILD_COLLISION, &err) == 0);
+  CHECK(fm.nefcmax == 0 && fm.nJmom == 42);
+  fs_model_free(&fm);
+  mj_deleteModel(m);
+
+  const char* path = fs_test_model("cuda_efc_unsupported.xml");
+  m = fs_test_load_model(path);
+  CHECK(fs_model_support(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 8 features");
+  CHECK_CONTAINS(err.msg, "the CG constraint solver");
+  CHECK_CONTAINS(err.msg, "elliptic friction cones");
+  CHECK_CONTAINS(err.msg, "the exact constraint diagonal (enable flag diagexact)");
+  CHECK_CONTAINS(err.msg, "surface velocity on 1 geom (first: 'ball'");
+  CHECK_CONTAINS(err.msg, "1 contact pair between bodies without dofs");
+  CHECK_CONTAINS(err.msg, "joint limits (the solver implements contact rows only) on 1 joint "
+                          "(first: 'hinge'");
+  CHECK_CONTAINS(err.msg, "dof friction loss (the solver implements contact rows only) on 1 "
+                          "joint");
+  CHECK_CONTAINS(err.msg, "active equality constraints");
+  mj_deleteModel(m);
+}
+
+int main(void) {
+  unsupported_model();
+  tethered_unsupported();
+  collision_build();
+  constraint_build();
+  fly();
+  expect_ok(fs_test_model("cuda_chain.xml"), 0);
+  expect_ok(fs_test_model("cuda_free.xml"), 0);
+  expect_ok(fs_test_model("cuda_limb.xml"), 0);
+  // the limb's contacts are off by its own flag; switched back on, its geoms would
+  // collide by contype/conaffinity (no broadphase): refused
+  mjModel* m = fs_test_load_model(fs_test_model("cuda_limb.xml"));
+  m->opt.disableflags &= ~mjDSBL_CONTACT;
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_support(m, "cuda_limb.xml", &err) == -1);
+  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
+  mj_deleteModel(m);
+  return fs_test_finish("cuda model check");
+}

@@ -1,0 +1,109 @@
+// The batched stepper against MuJoCo, stage by stage and step by step, on our
+// small models, on NeuroMechFly with contacts disabled and on NeuroMechFly tethered (a
+// mocap thorax, six trees; and the small tethered limb, its mocap pose moved in every
+// world, contacts on two trees) (docs/engine/design.md, "Accuracy"):
+// the check of common/parity/stages.h (each stage alone from MuJoCo's inputs, mj_forward
+// from the state, whole steps with a NaN control and a NaN velocity), every field of
+// every world, the worst error per stage collected over the models.
+// Built four times: host float64, host float32, host float64 on emulated lanes (the
+// device's default width and 32: engine_stages_host_lanes32), and cuda (77 without a GPU).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/parity/stages.h"
+#include "tests/testutil.h"
+
+typedef struct Case {
+  const char* label;
+  const char* path;
+  int disable; // mjtDisableBit flags added to the model's
+  int nworld;
+  fshNoise noise;
+  int nstep; // steps of the multi-step comparison
+} Case;
+
+// Worst error per stage over all cases: isolated, in the chained forward, whole steps.
+static double g_worst_alone[FS_NSTAGE], g_worst_chain[FS_NSTAGE], g_worst_step;
+
+// Every field's line as the library prints it, and the worst per stage.
+static void collect(void* arg, const fshFieldReport* r) {
+  (void)arg;
+  char bound[48] = "";
+  if (r->bound > 0) snprintf(bound, sizeof bound, " (bound %.2e)", r->bound);
+  printf("  %-22s %-18s %-8.2e %s %.10g vs %.10g%s%s\n", r->label, r->field, r->err, r->where,
+         r->ours, r->ref, bound, r->bad ? "  <-- FAIL" : "");
+  double* slot = NULL;
+  if (!strncmp(r->label, "step", 4)) slot = &g_worst_step;
+  for (int s = FS_STAGE_KINEMATICS; s < FS_NSTAGE && !slot; s++) {
+    char chained[48];
+    snprintf(chained, sizeof chained, "forward: %s", fs_stage_name(s));
+    if (!strcmp(r->label, fs_stage_name(s))) slot = &g_worst_alone[s];
+    if (!strcmp(r->label, chained)) slot = &g_worst_chain[s];
+  }
+  if (slot && isfinite(r->err) && r->err > *slot) *slot = r->err;
+}
+
+static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
+  printf("\n== %s (%s), %d worlds, %s\n", c->label, c->path, c->nworld, r->name);
+  mjModel* mj = fs_test_load_model(c->path);
+  mj->opt.disableflags |= c->disable;
+  fshStageCheck check = {c->nworld, seed,
+                         c->nstep,  FSH_CHECK_ALONE | FSH_CHECK_FORWARD | FSH_CHECK_STEPS,
+                         c->noise,  fsh_stage_tolerance(NULL),
+                         0};
+  check.tol = fsh_stage_tolerance(&check.tol_b);
+  fsError err;
+  int nbad = fsh_check_stages(r, mj, c->path, &check, &err);
+  mj_deleteModel(mj);
+  if (nbad == FSH_SKIP) return FS_TEST_SKIP;
+  if (nbad < 0) fprintf(stderr, "%s\n", err.msg);
+  CHECK_MSG(nbad == 0, "%s: %d comparisons beyond tolerance", c->label, nbad);
+  return 0;
+}
+
+int main(void) {
+  fshRunner r = fsh_runner();
+  fshTol tol = fsh_stage_tolerance(NULL);
+  fsh_set_report(collect, NULL);
+  printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
+         "%g\n",
+         tol.floor, tol.rel);
+  // fs_test_model/fs_test_asset return rotating buffers: keep copies.
+  char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
+  snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
+  snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
+  snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
+  snprintf(tethered, sizeof tethered, "%s", fs_test_model("cuda_tethered.xml"));
+  snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
+  snprintf(fly_tethered, sizeof fly_tethered, "%s", fs_test_asset("worlds/tethered.mjb"));
+  const Case cases[] = {
+      {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20},
+      {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20},
+      {"limb", limb, 0, 5, {0.3, 3, 0.5, 3}, 20},
+      {"limb, gravity off", limb, mjDSBL_GRAVITY, 3, {0.3, 3, 0.5, 3}, 5},
+      {"limb, springs off", limb, mjDSBL_SPRING, 3, {0.3, 3, 0.5, 3}, 5},
+      {"limb, dampers off", limb, mjDSBL_DAMPER, 3, {0.3, 3, 0.5, 3}, 5},
+      {"limb, actuation off", limb, mjDSBL_ACTUATION, 3, {0.3, 3, 0.5, 3}, 5},
+      {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5},
+      {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5},
+      {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3},
+      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20},
+      {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20},
+      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20},
+  };
+  int ncase = (int)(sizeof cases / sizeof cases[0]);
+  for (int i = 0; i < ncase; i++)
+    if (run_case(&r, &cases[i], 1000 + (uint64_t)i) == FS_TEST_SKIP) {
+      printf("skipped: no CUDA device\n");
+      return FS_TEST_SKIP;
+    }
+  printf("\nworst error per stage over all models (%s): alone | in mj_forward\n", r.name);
+  for (int s = FS_STAGE_KINEMATICS; s < FS_STAGE_EULER; s++)
+    printf("  %-18s %.2e | %.2e\n", fs_stage_name(s), g_worst_alone[s], g_worst_chain[s]);
+  printf("  %-18s %.2e | (not in mj_forward)\n", fs_stage_name(FS_STAGE_EULER),
+         g_worst_alone[FS_STAGE_EULER]);
+  printf("  %-18s %.2e\n", "whole steps", g_worst_step);
+  return fs_test_finish("cuda stages");
+}
