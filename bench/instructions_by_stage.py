@@ -259,7 +259,7 @@ def per_step(a, b, steps):
 
 def check_stage_list(root):
     """The table's stage functions against common/engine/fields.h's FS_STAGES."""
-    path = os.path.join(root, "src", "model", "fields.h")
+    path = os.path.join(root, "common", "engine", "fields.h")
     if not os.path.isfile(path):
         return
     text = open(path).read()

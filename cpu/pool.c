@@ -85,10 +85,6 @@ fsPool* fs_pool_create(int nworker, fsError* err) {
   return p;
 }
 
-int fs_pool_size(const fsPool* p) {
-  return p->n;
-}
-
 void fs_pool_start(fsPool* p, fsPoolFn fn, void* arg) {
   pthread_mutex_lock(&p->lock);
   p->fn = fn;

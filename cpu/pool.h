@@ -10,7 +10,6 @@ typedef struct fsPool fsPool;
 typedef void (*fsPoolFn)(void* arg, int worker);
 
 fsPool* fs_pool_create(int nworker, fsError* err);
-int fs_pool_size(const fsPool* p);
 void fs_pool_start(fsPool* p, fsPoolFn fn, void* arg);
 void fs_pool_wait(fsPool* p);
 void fs_pool_destroy(fsPool* p);

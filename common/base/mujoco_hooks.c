@@ -79,10 +79,3 @@ void fs_mujoco_quiet_warnings(int quiet) {
   g_quiet = quiet;
   pthread_mutex_unlock(&g_print);
 }
-
-long fs_mujoco_warning_count(void) {
-  pthread_mutex_lock(&g_print);
-  long n = g_nwarning;
-  pthread_mutex_unlock(&g_print);
-  return n;
-}

@@ -37,9 +37,6 @@ void fs_mj_trap_set(fsMjTrap* trap);
 /// make bad worlds on purpose; quiet warnings are not counted either.
 void fs_mujoco_quiet_warnings(int quiet);
 
-/// Number of MuJoCo warnings printed so far (all threads).
-long fs_mujoco_warning_count(void);
-
 // A guarded region reads:
 //   fsMjTrap trap;
 //   fs_mj_trap_set(&trap);

@@ -205,24 +205,6 @@ FS_HD fsReal fs_pow(fsReal x, fsReal y) {
 
 #define FS_PI ((fsReal)3.14159265358979323846)
 
-/// The next representable real after a finite x, up (up != 0) or down: its bits
-/// plus or minus one (nextafter, which the device's C++ cannot call here).
-FS_HD fsReal fs_nextafter(fsReal x, int up) {
-#ifdef FS_REAL_FLOAT
-  int bits = 1;
-#else
-  long long bits = 1;
-#endif
-  if (x == 0) { // the smallest subnormal, up or down
-    memcpy(&x, &bits, sizeof x);
-    return up ? x : -x;
-  }
-  memcpy(&bits, &x, sizeof x);
-  bits += (x > 0) == (up != 0) ? 1 : -1; // away from zero, or toward it
-  memcpy(&x, &bits, sizeof x);
-  return x;
-}
-
 FS_HD fsReal fs_clip(fsReal x, fsReal lo, fsReal hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }

@@ -14,10 +14,6 @@ static const char* const kNames[FS_NSERIES] = {"angles",   "targets",     "force
   "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion, iterations, legs "   \
   "(or all, none)"
 
-const char* fs_record_name(int k) {
-  return k >= 0 && k < FS_NSERIES ? kNames[k] : "?";
-}
-
 int fs_record_parse(const char* list, unsigned* mask, fsError* err) {
   *mask = 0;
   char buf[512];

@@ -95,9 +95,6 @@ int fs_record_parse(const char* list, unsigned* mask, fsError* err);
 /// "angles,targets,forces,sites,thorax" for a mask ("none" for 0).
 void fs_record_names(unsigned mask, char* out, size_t n);
 
-/// The --record name of series k ("angles", ...).
-const char* fs_record_name(int k);
-
 /// Build the layout of mask for model m and binding b.
 int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned mask,
                            fsRecordLayout* out, fsError* err);
