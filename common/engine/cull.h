@@ -1,4 +1,4 @@
-// Static pair culling (docs/engine/design.md, "Collision"): which of a world's explicit pairs of a
+// Static pair culling (docs/engine/collision.md): which of a world's explicit pairs of a
 // moving geom against a static geom are worth testing this step. The static geoms never
 // move, so the model build (common/model/model_build.c) computes their world bounding boxes
 // (cull_aabb) and puts them, by x and y, into a uniform grid once (grid_*); each step, per

@@ -13,7 +13,8 @@
 // Layout: every row of a contact moves the dofs of its pair's chain (pair_dof,
 // fixed by the model: planes are static, so it is the other geom's body's ancestor
 // dofs, 17 of NeuroMechFly's 72); row r keeps those efc_J_rownnz[r] non-zeros at
-// efc_J[r * njmax ...], their dofs at pair_dof[efc_J_coladr[r] ...] (docs/engine/design.md).
+// efc_J[r * njmax ...], their dofs at pair_dof[efc_J_coladr[r] ...]
+// (docs/engine/constraints-and-solver.md).
 #ifndef FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
 #define FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
 

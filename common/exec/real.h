@@ -2,11 +2,11 @@
 // builds (C compiler) and the CUDA build (nvcc) of the same stage functions.
 //
 // Real type: fsReal is double unless FS_REAL_FLOAT is defined (float). The build
-// chooses (src/CMakeLists.txt): flysim_engine_f64 and flysim_cuda_f64_obj (double),
-// flysim_engine_f32 and flysim_cuda_f32_obj (float). Per-world time is always double
-// (it only accumulates).
+// chooses (cpu/CMakeLists.txt, cuda/CMakeLists.txt): flysim_engine_f64 and flysim_cuda_f64_obj
+// (double), flysim_engine_f32 and flysim_cuda_f32_obj (float). Per-world time is always double (it
+// only accumulates).
 //
-// Execution model (see docs/engine/design.md): every stage function works on ONE world.
+// Execution model (docs/engine/lanes-and-onchip.md): every stage function works on ONE world.
 // On the device a group of a warp's lanes runs a world (FS_WORLD_LANES, below): its lanes share
 // loops over elements (FS_FOR_LANE), meet at FS_SYNC() between dependent passes, agree on
 // world-wide flags with FS_ANY() and add up their parts of a sum with fs_lane_sum(). FS_ANY and
@@ -50,7 +50,8 @@ typedef double fsReal;
 /// noslip work with differences of large terms (NeuroMechFly's J qacc and aref are
 /// ~1e6 where the forces that matter are ~1e-3), which float32 cannot resolve to
 /// MuJoCo's tolerance; the solver reads the step's fields in fsReal, iterates in
-/// double and writes its results back in fsReal (docs/engine/design.md, "Precision").
+/// double and writes its results back in fsReal (docs/engine/constraints-and-solver.md,
+/// "Precision").
 typedef double fsSol;
 #define FS_SOL_MINVAL 1e-15 // mjMINVAL in double
 

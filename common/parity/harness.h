@@ -1,5 +1,5 @@
-// The stepper checked against MuJoCo (docs/ARCHITECTURE.md, docs/engine/design.md), as library code
-// for the tests (tests/cuda) and `flysim compare --stages`: reference worlds from MuJoCo itself
+// The stepper checked against MuJoCo (docs/engine/accuracy.md), as library code
+// for the tests (tests/engine) and `flysim compare --stages`: reference worlds from MuJoCo itself
 // (seeded noise, a few steps, mj_forward), a different state in every world, outputs poisoned with
 // NaN before a stage runs, every field of every world compared with mjData, the worst world, field
 // and element reported.

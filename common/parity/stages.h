@@ -35,7 +35,7 @@ typedef struct fshStageCheck {
 enum { FSH_CHECK_ALONE = 1, FSH_CHECK_FORWARD = 2, FSH_CHECK_STEPS = 4 };
 
 /// The build's bounds: float64 1e-9 with a floor of 1e-6 of the field's scale in the
-/// world; float32 1e-4 of the field's scale (see docs/engine/design.md); tol_b 1e-6 in float32.
+/// world; float32 1e-4 of the field's scale (docs/engine/accuracy.md); tol_b 1e-6 in float32.
 fshTol fsh_stage_tolerance(double* tol_b);
 
 /// Run the check of model mj (path names it) on runner r. Returns the number of

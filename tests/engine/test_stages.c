@@ -1,7 +1,7 @@
 // The batched stepper against MuJoCo, stage by stage and step by step, on our
 // small models, on NeuroMechFly with contacts disabled and on NeuroMechFly tethered (a
 // mocap thorax, six trees; and the small tethered limb, its mocap pose moved in every
-// world, contacts on two trees) (docs/engine/design.md, "Accuracy"):
+// world, contacts on two trees) (docs/engine/accuracy.md, "Smooth stages"):
 // the check of common/parity/stages.h (each stage alone from MuJoCo's inputs, mj_forward
 // from the state, whole steps with a NaN control and a NaN velocity), every field of
 // every world, the worst error per stage collected over the models.
