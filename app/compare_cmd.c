@@ -126,8 +126,8 @@ static void print_help(void) {
          "above --max-ratio, problem worlds on B that A has not, or a stage beyond its\n"
          "bound), 1 error, 2 usage error, 130 interrupted (what was compared is reported\n"
          "and saved). The last line is a key=value summary.\n"
-         "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's passive forces by\n"
-         "(1 + x): a deliberately broken stepper, which the comparison must catch.\n");
+         "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's spring stiffness and\n"
+         "damping by (1 + x): a deliberately broken stepper, which the comparison must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

@@ -9,8 +9,8 @@
 // FLYSIM_ONCHIP_POISON=1 (a test switch) fills with NaN before every step: the results
 // must not change by a bit. A field the caller views is kept out of the plan, so that
 // every view is current after every step. FLYSIM_PERTURB_PASSIVE=<x> (a test switch,
-// cpu/serial.h; named in the description when set) scales every world's passive force
-// by (1 + x): a deliberately broken stage, which `flysim compare` must catch.
+// cpu/serial.h; named in the description when set) scales every model's spring stiffness
+// and damping by (1 + x): a deliberately broken stepper, which `flysim compare` must catch.
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +50,7 @@ typedef struct Host {
   size_t chip_alloc; // bytes of chip_mem
   long chip_budget;  // a world's bytes on-chip (FLYSIM_ONCHIP_BYTES or the default)
   int poison;        // FLYSIM_ONCHIP_POISON=1: the regions filled with NaN before every step
+  double perturb;    // FLYSIM_PERTURB_PASSIVE (cpu/serial.h): every model's springs and dampers
   unsigned char viewed[FS_NDATA_FIELD]; // fields a view handed out: kept in global memory
   fsCtrlSeq seq;                        // the control sequence (nrow 0: none)
   int nrec;
@@ -300,11 +301,22 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
 
 // fs_model_build_bounded, its model check's failure FS_ERR_MODEL (every other failure of
 // the build is an allocation's, FS_ERR_MEMORY, or the candidate bound's, FS_ERR_ARGUMENT).
-static int build_model(const Host* h, const mjModel* mj, fsModel* out, fsError* err) {
-  if (!fs_model_build_bounded(mj, h->name, h->max_contacts, h->max_candidates, out, err)) return 0;
-  if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)
-    err->status = FS_ERR_MODEL;
-  return -1;
+// The test switch FLYSIM_PERTURB_PASSIVE applied to the model built (its change into
+// *perturb unless NULL; its bad value: FS_ERR_ARGUMENT).
+static int build_model(const Host* h, const mjModel* mj, fsModel* out, double* perturb,
+                       fsError* err) {
+  if (fs_model_build_bounded(mj, h->name, h->max_contacts, h->max_candidates, out, err)) {
+    if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)
+      err->status = FS_ERR_MODEL;
+    return -1;
+  }
+  double x;
+  if (fs_serial_perturb_passive(out, perturb ? perturb : &x, err)) {
+    fs_model_free(out);
+    if (err) err->status = FS_ERR_ARGUMENT;
+    return -1;
+  }
+  return 0;
 }
 
 // The first size of a that differs from b's, or NULL.
@@ -340,7 +352,7 @@ static int host_set_world_model(void* self, int w, const mjModel* m, fsError* er
   }
   fsModel* fm = fs_calloc(err, "a world's model", 1, sizeof *fm);
   if (!fm) return -1;
-  if (build_model(h, m, fm, err)) {
+  if (build_model(h, m, fm, NULL, err)) {
     free(fm);
     return fs_fail_append(err, " (world %d's model)", w);
   }
@@ -401,9 +413,10 @@ static void describe(const Host* h, char* out, size_t n) {
                    h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME, world, h->chip.nfield,
                    h->chip.nallow, h->chip.bytes, (double)h->chip.allow_bytes / 1024.0,
                    h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
-  if (fs_test_perturb_passive != 0 && k > 0 && (size_t)k < n)
-    snprintf(out + k, n - k, ", passive force x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
-             fs_test_perturb_passive);
+  if (h->perturb != 0 && k > 0 && (size_t)k < n)
+    snprintf(out + k, n - k,
+             ", spring stiffness and damping x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
+             h->perturb);
 }
 
 static int host_info(void* self, fsBatchInfo* out, fsError* err) {
@@ -513,11 +526,7 @@ void* fs_host_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   h->max_candidates = opt->max_candidates;
   int nthread = opt->nthread > 0 ? opt->nthread : fs_cpu_count();
   h->nthread = nthread < 1 ? 1 : nthread > h->N ? h->N : nthread;
-  if (fs_host_test_switches(err)) {
-    if (err) err->status = FS_ERR_ARGUMENT; // a test switch's value
-    goto fail;
-  }
-  if (build_model(h, m, &h->m, err)) goto fail;
+  if (build_model(h, m, &h->m, &h->perturb, err)) goto fail;
   if (fs_worlds_alloc(&h->m, h->N, &h->b, err)) goto fail;
   if (alloc_health(h, err)) goto fail;
   if (!(h->scratch = make_scratch(h, err))) goto fail;

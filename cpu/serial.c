@@ -6,20 +6,20 @@
 
 #include "common/engine/stage_forward.h"
 
-double fs_test_perturb_passive = 0;
-
-int fs_host_test_switches(fsError* err) {
+int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
+  *x = 0;
   const char* s = getenv("FLYSIM_PERTURB_PASSIVE");
-  fs_test_perturb_passive = 0;
   if (!s || !*s) return 0;
   char* end;
-  double x = strtod(s, &end);
-  if (*end || !(x > -1 && x < 1))
+  double v = strtod(s, &end);
+  if (*end || !(v > -1 && v < 1))
     return fs_fail(err,
                    "FLYSIM_PERTURB_PASSIVE='%s' is not a number in (-1, 1); fix: unset it "
                    "(it is a test switch), or give a relative change such as 1e-3",
                    s);
-  fs_test_perturb_passive = x;
+  for (int j = 0; j < m->njnt; j++) m->jnt_stiffness[j] *= (fsReal)(1 + v);
+  for (int i = 0; i < m->nv; i++) m->dof_damping[i] *= (fsReal)(1 + v);
+  *x = v;
   return 0;
 }
 

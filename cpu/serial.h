@@ -16,13 +16,12 @@
 #include "common/model/onchip.h"
 
 // This build's names (common/exec/real.h FS_PREC): both precisions link into one program.
-#define fs_serial_stage         FS_PREC(fs_serial_stage)
-#define fs_serial_forward       FS_PREC(fs_serial_forward)
-#define fs_serial_step          FS_PREC(fs_serial_step)
-#define fs_serial_step_on_chip  FS_PREC(fs_serial_step_on_chip)
-#define fs_serial_real_name     FS_PREC(fs_serial_real_name)
-#define fs_host_test_switches   FS_PREC(fs_host_test_switches)
-#define fs_test_perturb_passive FS_PREC(fs_test_perturb_passive)
+#define fs_serial_stage           FS_PREC(fs_serial_stage)
+#define fs_serial_forward         FS_PREC(fs_serial_forward)
+#define fs_serial_step            FS_PREC(fs_serial_step)
+#define fs_serial_step_on_chip    FS_PREC(fs_serial_step_on_chip)
+#define fs_serial_real_name       FS_PREC(fs_serial_real_name)
+#define fs_serial_perturb_passive FS_PREC(fs_serial_perturb_passive)
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,12 +47,12 @@ void fs_serial_step_on_chip(const fsModel* m, fsWorlds* b, int nstep, const fsCh
 /// "float64" or "float32": the real type this build was compiled with.
 const char* fs_serial_real_name(void);
 
-/// The host builds' test switch: FLYSIM_PERTURB_PASSIVE=x scales every passive force
-/// by (1 + x) (common/engine/stage_velocity.h), a deliberately broken stage that `flysim
-/// compare` and its --stages must catch; read from the environment by
-/// fs_host_test_switches (the host backend and the host runner call it). Not on the GPU.
-extern double fs_test_perturb_passive;
-int fs_host_test_switches(fsError* err);
+/// The host steppers' test switch, outside the engine: FLYSIM_PERTURB_PASSIVE=x (a relative
+/// change in (-1, 1)) scales model m's joint stiffness and dof damping by (1 + x), a
+/// deliberately wrong passive force (and implicit damping) that `flysim compare` and its
+/// --stages must catch. *x is the change (0: unset, m untouched); -1 with the fix for a bad
+/// value. The host backend applies it to its models, the host runner to the stages'.
+int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@ typedef struct CudaRunner {
   fsDevice* dev;
 } CudaRunner;
 
-static int cuda_open(void* self, const fsModel* m, int nworld, fsError* err) {
+static int cuda_open(void* self, fsModel* m, int nworld, fsError* err) {
   if (fs_cuda_device_count() == 0) return FSH_SKIP;
   CudaRunner* r = self;
   r->dev = fs_device_create(m, nworld, err);

@@ -110,16 +110,6 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
 /// mj_passive: joint springs and dof dampers (with what actuators add), summed into
 /// qfrc_passive, then contact adhesion (fsi_adhesion) added. Gravity compensation,
 /// fluid forces and passive contacts are refused by the model check (common/model/model_support.c).
-// The host builds' test switch FLYSIM_PERTURB_PASSIVE (cpu/serial.h): the passive
-// force deliberately wrong by a factor (1 + x); x = 0 leaves it bit for bit. Not in
-// the kernels.
-#ifdef __CUDACC__
-#define FSI_TEST_PERTURB_PASSIVE(f)
-#else
-extern double FS_PREC(fs_test_perturb_passive);
-#define FSI_TEST_PERTURB_PASSIVE(f) ((f) *= (fsReal)(1 + FS_PREC(fs_test_perturb_passive)))
-#endif
-
 FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nv) {
     d->qfrc_spring[i] = d->qfrc_damper[i] = d->qfrc_passive[i] = d->qfrc_adhesion[i] = 0;
@@ -147,7 +137,6 @@ FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nv) {
     d->qfrc_passive[i] = d->qfrc_spring[i] + d->qfrc_damper[i];
     if (adhesion && fsi_adhesion(m, d, i)) d->qfrc_passive[i] += d->qfrc_adhesion[i];
-    FSI_TEST_PERTURB_PASSIVE(d->qfrc_passive[i]);
   }
   FS_SYNC();
 }

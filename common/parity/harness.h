@@ -38,8 +38,8 @@ typedef struct fshRunner {
   const char* name; // "host float64", "host float32", "cuda float32"
   void* self;
   /// Prepare for model m and nworld worlds (0, or -1 with a message; FSH_SKIP: no
-  /// device here).
-  int (*open)(void* self, const fsModel* m, int nworld, fsError* err);
+  /// device here). The host runner applies its test switch to m (cpu/serial.h).
+  int (*open)(void* self, fsModel* m, int nworld, fsError* err);
   /// Run a stage (fsStage) or, with FSH_FORWARD / FSH_STEP, mj_forward or n steps.
   int (*run)(void* self, fsWorlds* b, int what, int n, fsError* err);
   void (*close)(void* self);
