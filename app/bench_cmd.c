@@ -84,11 +84,11 @@ static void print_help(void) {
          "                          up to 65536; the table adds the ratios\n"
          "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
          "                          on the emulated lanes at 32, 16, 8 and 4 lanes a world\n"
-         "                          (bench/lanes_profile: per stage and solver phase, the\n"
-         "                          share of the world's time, the lanes' utilisation, the\n"
-         "                          serial share; the build's width is FLYSIM_WORLD_LANES,\n"
-         "                          %d); with --out,\n"
-         "                          DIR/lanes.csv (bench/results/lanes.csv is the record)\n"
+         "                          (bench/proxies/lanes_profile.c: per stage and solver\n"
+         "                          phase, the share of the world's time, the lanes'\n"
+         "                          utilisation, the serial share; the build's width is\n"
+         "                          FLYSIM_WORLD_LANES, %d); with --out, DIR/lanes.csv\n"
+         "                          (bench/results/lanes.csv is the record)\n"
          "  --profile PATH          one cuda point (one precision, graph setting and worlds):\n"
          "                          re-run under Nsight Systems as flysim replay --profile\n"
          "                          does (PATH.nsys-rep)\n"
@@ -271,7 +271,8 @@ static int run_ncu(const Options* o, int argc, char** argv, fsError* err) {
   return fs_ncu_run(argc, argv, o->ncu, skip, err) ? EXIT_RUNTIME : EXIT_OK;
 }
 
-// --lanes: bench/lanes_profile, built beside flysim, its table on stdout.
+// --lanes: the lanes_profile proxy (bench/proxies/lanes_profile.c), built beside flysim, its
+// table on stdout.
 static int run_lanes(const Options* o, fsError* err) {
   char csv[4200] = "";
   if (o->out[0]) {

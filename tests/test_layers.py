@@ -47,8 +47,8 @@ LAYERS = [
 ]
 # the engine's proxies, measuring the engine itself (bench/README.md)
 EXCEPTIONS = {
-    "bench/lanes_profile.c": LIB_BASE + ["cpu"],
-    "bench/onchip_sizes.c": LIB_BASE + ["cpu"],
+    "bench/proxies/lanes_profile.c": LIB_BASE + ["cpu"],
+    "bench/proxies/onchip_sizes.c": LIB_BASE + ["cpu"],
 }
 GENERATED = {"common/api/version.h"}
 SOURCE = (".c", ".h", ".cu", ".cuh", ".cpp")
