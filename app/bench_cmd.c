@@ -13,6 +13,7 @@
 #include "bench/bench_io.h"
 #include "bench/peers.h"
 #include "bench/sweep.h"
+#include "common/cli/verb_options.h"
 #include "common/inputs/inputs.h"
 #include "common/sys/files.h"
 #include "common/sys/interrupt.h"
@@ -23,23 +24,20 @@
 #include "common/profiling/profile_nsys.h"
 #include "common/inputs/targets.h"
 #include "common/replay/replay_io.h"
-#include "common/replay/options.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 enum { MAX_LIST = 32, MAX_ROWS = 512, MAX_REPEATS = 100 };
 
 typedef struct Options {
+  fsVerbOptions v;               // model or world, targets, threads, --sim-steps (timed steps a
+                                 // repeat), warm-up, disable, bounds, --precision (a list), quiet
   int backend[3], nbackend;      // fsBackendKind
-  int bits[2], nbits;            // host and cuda
   int graph[2], ngraph;          // cuda
   int record[2], nrecord;        // 0 off, 1 every series into an HDF5 file
   int worlds[MAX_LIST], nworlds; // 0: auto
   char peer[32];
-  char model[4096], targets[4096], out[4096], profile[4096], ncu[4096];
-  int threads, repeats, disable, quiet, plot, nstep, lanes, max_contacts, max_candidates;
-  int model_given, world_given; // --model, --world (one of them names the model)
-  char world[64];               // --world's name
-  double warmup_sec;
+  char out[4096], profile[4096], ncu[4096];
+  int repeats, plot, lanes;
   char command_line[8192];
 } Options;
 
@@ -86,11 +84,11 @@ static void print_help(void) {
          "                          up to 65536; the table adds the ratios\n"
          "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
          "                          on the emulated lanes at 32, 16, 8 and 4 lanes a world\n"
-         "                          (bench/lanes_profile: per stage and solver phase, the\n"
-         "                          share of the world's time, the lanes' utilisation, the\n"
-         "                          serial share; the build's width is FLYSIM_WORLD_LANES,\n"
-         "                          %d); with --out,\n"
-         "                          DIR/lanes.csv (bench/results/lanes.csv is the record)\n"
+         "                          (bench/proxies/lanes_profile.c: per stage and solver\n"
+         "                          phase, the share of the world's time, the lanes'\n"
+         "                          utilisation, the serial share; the build's width is\n"
+         "                          FLYSIM_WORLD_LANES, %d); with --out, DIR/lanes.csv\n"
+         "                          (bench/results/lanes.csv is the record)\n"
          "  --profile PATH          one cuda point (one precision, graph setting and worlds):\n"
          "                          re-run under Nsight Systems as flysim replay --profile\n"
          "                          does (PATH.nsys-rep)\n"
@@ -110,14 +108,15 @@ static void print_help(void) {
          fs_bench_peer_names(), FS_WORLD_LANES);
 }
 
-// Split a comma-separated list; each item through fn. -1 on a bad item.
+// Split a comma-separated list of at most max items; each item through fn. -1 on a bad
+// item.
 static int parse_list(const char* opt, const char* s, int (*fn)(const char*, int*), int* out,
-                      int* n, fsError* err) {
-  char buf[1024];
+                      int max, int* n, fsError* err) {
+  char buf[1024], *save = NULL;
   snprintf(buf, sizeof buf, "%s", s);
   *n = 0;
-  for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-    if (*n == MAX_LIST) return fs_fail(err, "%s: at most %d values", opt, MAX_LIST);
+  for (char* tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (*n == max) return fs_fail(err, "%s: at most %d values; see flysim bench --help", opt, max);
     if (fn(tok, &out[*n]))
       return fs_fail(err, "%s: '%s' is not a value of it; see flysim bench --help", opt, tok);
     (*n)++;
@@ -126,19 +125,13 @@ static int parse_list(const char* opt, const char* s, int (*fn)(const char*, int
 }
 
 static int backend_of(const char* s, int* v) {
-  *v = !strcmp(s, "cpu")    ? FS_BACKEND_CPU
-       : !strcmp(s, "host") ? FS_BACKEND_HOST
-       : !strcmp(s, "cuda") ? FS_BACKEND_CUDA
-                            : -1;
-  return *v < 0;
+  fsBackendKind kind;
+  if (fs_parse_backend_name(s, &kind)) return -1;
+  *v = kind;
+  return 0;
 }
 
-static int bits_of(const char* s, int* v) {
-  *v = !strcmp(s, "f32") ? 32 : !strcmp(s, "f64") ? 64 : 0;
-  return !*v;
-}
-
-static int graph_of(const char* s, int* v) {
+static int on_off(const char* s, int* v) {
   *v = !strcmp(s, "on") ? 1 : !strcmp(s, "off") ? 0 : -1;
   return *v < 0;
 }
@@ -152,166 +145,110 @@ static int worlds_of(const char* s, int* v) {
 
 enum {
   OPT_BACKENDS = 256,
-  OPT_PRECISION,
   OPT_GRAPH,
   OPT_RECORD,
   OPT_WORLDS,
-  OPT_STEPS,
-  OPT_WARMUP,
   OPT_REPEAT,
-  OPT_THREADS,
-  OPT_MODEL,
-  OPT_WORLD,
-  OPT_TARGETS,
-  OPT_DISABLE,
   OPT_PEER,
   OPT_OUT,
-  OPT_NO_PLOT,
-  OPT_QUIET,
-  OPT_LANES,
   OPT_PROFILE,
-  OPT_NCU,
-  OPT_MAX_CONTACTS,
-  OPT_MAX_CANDIDATES
+  OPT_NCU
 };
 
-static int parse_one(int c, void* arg, fsError* err) {
+// One of bench's own options (fsVerb.one).
+static int parse_one(int c, const char* val, void* arg, fsError* err) {
   Options* o = arg;
-  long v = 0;
   switch (c) {
   case OPT_BACKENDS:
-    return parse_list("--backends", optarg, backend_of, o->backend, &o->nbackend, err);
-  case OPT_PRECISION:
-    return parse_list("--precision", optarg, bits_of, o->bits, &o->nbits, err);
+    return parse_list("--backends", val, backend_of, o->backend, 3, &o->nbackend, err);
   case OPT_GRAPH:
-    return parse_list("--graph", optarg, graph_of, o->graph, &o->ngraph, err);
+    return parse_list("--graph", val, on_off, o->graph, 2, &o->ngraph, err);
   case OPT_RECORD:
-    return parse_list("--record", optarg, graph_of, o->record, &o->nrecord, err); // on, off
+    return parse_list("--record", val, on_off, o->record, 2, &o->nrecord, err);
   case OPT_WORLDS:
-    if (!strcmp(optarg, "auto")) {
+    if (!strcmp(val, "auto")) {
       o->nworlds = 0;
       return 0;
     }
-    return parse_list("--worlds", optarg, worlds_of, o->worlds, &o->nworlds, err);
-  case OPT_STEPS:
-    if (fs_parse_positive_int("--sim-steps", optarg, 1L << 20, &v, err)) return -1;
-    o->nstep = (int)v;
-    return 0;
-  case OPT_WARMUP:
-    return fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err);
+    return parse_list("--worlds", val, worlds_of, o->worlds, MAX_LIST, &o->nworlds, err);
   case OPT_REPEAT:
-    if (fs_parse_positive_int("--repeat", optarg, MAX_REPEATS, &v, err)) return -1;
-    o->repeats = (int)v;
-    return 0;
-  case OPT_THREADS:
-    if (fs_parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
-    o->threads = (int)v;
-    return 0;
-  case OPT_MODEL:
-    if (o->world_given)
-      return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
-    o->model_given = 1;
-    return fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err);
-  case OPT_WORLD:
-    if (o->model_given)
-      return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
-    o->world_given = 1;
-    snprintf(o->world, sizeof o->world, "%s", optarg);
-    return fs_world_model_path(optarg, o->model, sizeof o->model, err);
-  case OPT_TARGETS:
-    return fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err);
-  case OPT_DISABLE:
-    return fs_parse_disable(optarg, &o->disable, err);
+    return fs_parse_count("--repeat", val, MAX_REPEATS, &o->repeats, err);
   case OPT_PEER:
-    if (!fs_bench_peer_known(optarg))
-      return fs_fail(err, "--peer: '%s' is not a peer; fix: --peer %s", optarg,
-                     fs_bench_peer_names());
-    snprintf(o->peer, sizeof o->peer, "%s", optarg);
+    if (!fs_bench_peer_known(val))
+      return fs_fail(err, "--peer: '%s' is not a peer; fix: --peer %s", val, fs_bench_peer_names());
+    snprintf(o->peer, sizeof o->peer, "%s", val);
     return 0;
   case OPT_OUT:
-    return fs_copy_path_option("--out", optarg, o->out, sizeof o->out, err);
-  case OPT_NO_PLOT:
-    o->plot = 0;
-    return 0;
-  case OPT_QUIET:
-    o->quiet = 1;
-    return 0;
-  case OPT_LANES:
-    o->lanes = 1;
-    return 0;
+    return fs_copy_path_option("--out", val, o->out, sizeof o->out, err);
   case OPT_PROFILE:
-    return fs_copy_path_option("--profile", optarg, o->profile, sizeof o->profile, err);
+    return fs_copy_path_option("--profile", val, o->profile, sizeof o->profile, err);
   case OPT_NCU:
-    return fs_copy_path_option("--ncu", optarg, o->ncu, sizeof o->ncu, err);
-  case OPT_MAX_CONTACTS:
-    return fs_parse_max_contacts(optarg, &o->max_contacts, err);
-  case OPT_MAX_CANDIDATES:
-    return fs_parse_max_candidates(optarg, &o->max_candidates, err);
+    return fs_copy_path_option("--ncu", val, o->ncu, sizeof o->ncu, err);
   default:
-    return fs_fail(err, "internal: option %d", c);
+    return fs_fail(err, "internal: flysim bench: option %d", c);
   }
 }
 
 static int parse_options(int argc, char** argv, Options* o, fsError* err) {
-  static const struct option longopts[] = {
-      {"backends", required_argument, NULL, OPT_BACKENDS},
-      {"backend", required_argument, NULL, OPT_BACKENDS},
-      {"precision", required_argument, NULL, OPT_PRECISION},
-      {"graph", required_argument, NULL, OPT_GRAPH},
-      {"record", required_argument, NULL, OPT_RECORD},
-      {"worlds", required_argument, NULL, OPT_WORLDS},
-      {"sim-steps", required_argument, NULL, OPT_STEPS},
-      {"warmup-sec", required_argument, NULL, OPT_WARMUP},
-      {"repeat", required_argument, NULL, OPT_REPEAT},
-      {"threads", required_argument, NULL, OPT_THREADS},
-      {"model", required_argument, NULL, OPT_MODEL},
-      {"world", required_argument, NULL, OPT_WORLD},
-      {"targets", required_argument, NULL, OPT_TARGETS},
-      {"disable", required_argument, NULL, OPT_DISABLE},
-      {"peer", required_argument, NULL, OPT_PEER},
-      {"out", required_argument, NULL, OPT_OUT},
-      {"no-plot", no_argument, NULL, OPT_NO_PLOT},
-      {"quiet", no_argument, NULL, OPT_QUIET},
-      {"lanes", no_argument, NULL, OPT_LANES},
-      {"profile", required_argument, NULL, OPT_PROFILE},
-      {"ncu", required_argument, NULL, OPT_NCU},
-      {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
-      {"max-candidates", required_argument, NULL, OPT_MAX_CANDIDATES},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  const struct option own[] = {{"backends", required_argument, NULL, OPT_BACKENDS},
+                               {"backend", required_argument, NULL, OPT_BACKENDS},
+                               {"graph", required_argument, NULL, OPT_GRAPH},
+                               {"record", required_argument, NULL, OPT_RECORD},
+                               {"worlds", required_argument, NULL, OPT_WORLDS},
+                               {"repeat", required_argument, NULL, OPT_REPEAT},
+                               {"peer", required_argument, NULL, OPT_PEER},
+                               {"out", required_argument, NULL, OPT_OUT},
+                               {"no-plot", no_argument, &o->plot, 0},
+                               {"lanes", no_argument, &o->lanes, 1},
+                               {"profile", required_argument, NULL, OPT_PROFILE},
+                               {"ncu", required_argument, NULL, OPT_NCU},
+                               {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
+  fs_verb_options_init(&o->v);
+  o->v.sim_steps = 500;
+  o->v.warmup_sec = 0.005;
   int cuda = (fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK);
   o->backend[0] = cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   o->backend[1] = FS_BACKEND_HOST;
   o->nbackend = cuda ? 1 : 2;
-  o->bits[0] = 32;
-  o->nbits = 1;
   o->graph[0] = 1;
   o->ngraph = 1;
   o->nrecord = 1; // off
-  o->nstep = 500;
-  o->warmup_sec = 0.005;
   o->repeats = 3;
   o->plot = 1;
-  snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
-  snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
-  int rc = fs_parse_verb_options(argc, argv, "bench", longopts, print_help, parse_one, o, err);
+  const fsVerb verb = {.name = "bench",
+                       .takes = FS_VERB_ALL & ~(FS_VERB_WORLDS | FS_VERB_DURATION),
+                       .max_steps = 1L << 20,
+                       .precision_list = 1,
+                       .own = own,
+                       .one = parse_one,
+                       .arg = o,
+                       .help = print_help};
+  int rc = fs_parse_verb(argc, argv, &verb, &o->v, err);
   if (rc) return rc;
+  int flysim = 0;
+  for (int b = 0; b < o->nbackend; b++) flysim |= o->backend[b] != FS_BACKEND_CPU;
+  if (!o->lanes && fs_verb_check_flysim_options(&o->v, flysim,
+                                                "add host or cuda to --backends (e.g. --backends "
+                                                "cpu,host)",
+                                                err))
+    return -1;
+  if (!o->v.nprecision) o->v.precision[o->v.nprecision++] = 32;
   if (!o->plot && !o->out[0])
     return fs_fail(err, "--no-plot only applies with --out DIR; fix: add --out DIR or drop it");
-  if (o->world_given && !strcmp(o->peer, "flygym") && strcmp(o->world, "flat") &&
-      strcmp(o->world, "flat_capsule"))
+  if (o->v.world[0] && !strcmp(o->peer, "flygym") && strcmp(o->v.world, "flat") &&
+      strcmp(o->v.world, "flat_capsule"))
     return fs_fail(err,
                    "--peer flygym runs FlyGym's flat world, not '%s'; fix: drop --peer, or "
                    "--world flat or flat_capsule",
-                   o->world);
+                   o->v.world);
   if (o->lanes && o->peer[0])
     return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
-  if (o->lanes && o->max_contacts)
+  if (o->lanes && o->v.max_contacts)
     return fs_fail(err, "--lanes profiles the step's lanes, which the contact buffer's size does "
                         "not change; fix: drop --max-contacts");
   const char* prof = o->profile[0] ? "--profile" : o->ncu[0] ? "--ncu" : NULL;
-  if (prof && !(o->nbackend == 1 && o->backend[0] == FS_BACKEND_CUDA && o->nbits == 1 &&
+  if (prof && !(o->nbackend == 1 && o->backend[0] == FS_BACKEND_CUDA && o->v.nprecision == 1 &&
                 o->ngraph == 1 && o->nrecord == 1 && o->nworlds == 1 && !o->peer[0]))
     return fs_fail(err,
                    "%s profiles one point of the GPU stepper; fix: --backends cuda with one "
@@ -326,24 +263,32 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
 // --ncu: the same command under Nsight Compute, on a timed launch of the replay kernel
 // (the warm-up's launches, fs_replay_launches, and two more skipped).
 static int run_ncu(const Options* o, int argc, char** argv, fsError* err) {
-  mjModel* m = fs_model_load(o->model, err);
+  mjModel* m = fs_model_load(o->v.model, err);
   if (!m) return EXIT_RUNTIME;
-  int warm = (int)lround(o->warmup_sec / m->opt.timestep);
+  int warm = (int)lround(o->v.warmup_sec / m->opt.timestep);
   int skip = fs_replay_launches(warm) + 2;
   mj_deleteModel(m);
   return fs_ncu_run(argc, argv, o->ncu, skip, err) ? EXIT_RUNTIME : EXIT_OK;
 }
 
-// --lanes: bench/lanes_profile, built beside flysim, its table on stdout.
+// --lanes: the lanes_profile proxy (bench/proxies/lanes_profile.c), built beside flysim, its
+// table on stdout.
 static int run_lanes(const Options* o, fsError* err) {
   char csv[4200] = "";
   if (o->out[0]) {
     if (fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
     snprintf(csv, sizeof csv, "%s/lanes.csv", o->out);
   }
-  const char* argv[] = {
-      FLYSIM_LANES_PROFILE,    "--model", o->model, "--targets", o->targets, "--lanes", "32,16,8,4",
-      csv[0] ? "--csv" : NULL, csv,       NULL};
+  const char* argv[] = {FLYSIM_LANES_PROFILE,
+                        "--model",
+                        o->v.model,
+                        "--targets",
+                        o->v.targets,
+                        "--lanes",
+                        "32,16,8,4",
+                        csv[0] ? "--csv" : NULL,
+                        csv,
+                        NULL};
   fsSpawnSpec spec = {argv, -1, -1, -1, {-1, -1}, 0};
   fflush(stdout);
   pid_t pid = fs_spawn(&spec, err);
@@ -378,7 +323,7 @@ static int auto_worlds(const Session* s, fsBackendKind kind, int* out) {
     for (long w = 1024; w <= (1L << 22) && n < MAX_LIST; w *= 4) out[n++] = (int)w;
     return n;
   }
-  int threads = s->opt.threads > 0 ? s->opt.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = s->opt.v.threads > 0 ? s->opt.v.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   for (int w = 1; w <= 2 * threads && n < MAX_LIST; w *= 2) out[n++] = w;
   return n;
 }
@@ -389,7 +334,7 @@ static int out_of_memory(const fsBenchRow* r) {
 
 // A progress line on a terminal (not with --quiet): "flysim bench: " and fmt's text.
 __attribute__((format(printf, 2, 3))) static void progress(const Session* s, const char* fmt, ...) {
-  if (s->opt.quiet || !isatty(STDERR_FILENO)) return;
+  if (s->opt.v.quiet || !isatty(STDERR_FILENO)) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("\rflysim bench: ", stderr);
@@ -408,7 +353,7 @@ static void progress_point(const Session* s, const fsBenchPoint* p) {
 }
 
 static void clear_progress(const Session* s) {
-  if (s->opt.quiet || !isatty(STDERR_FILENO)) return;
+  if (s->opt.v.quiet || !isatty(STDERR_FILENO)) return;
   fprintf(stderr, "\r\033[K");
   fflush(stderr);
 }
@@ -476,11 +421,11 @@ static void sweep_cpu(Session* s) {
   for (int b = 0; b < o->nbackend; b++) {
     fsBackendKind kind = (fsBackendKind)o->backend[b];
     if (kind == FS_BACKEND_CUDA) continue;
-    int nbits = kind == FS_BACKEND_CPU ? 1 : o->nbits;
+    int nbits = kind == FS_BACKEND_CPU ? 1 : o->v.nprecision;
     for (int k = 0; k < nbits; k++)
       for (int rec = 0; rec < o->nrecord && np < MAX_CPU_POINTS; rec++)
-        pts[np++] =
-            (fsBenchPoint){kind, kind == FS_BACKEND_CPU ? 64 : o->bits[k], 0, 0, o->record[rec]};
+        pts[np++] = (fsBenchPoint){kind, kind == FS_BACKEND_CPU ? 64 : o->v.precision[k], 0, 0,
+                                   o->record[rec]};
   }
   if (!np) return;
   int list[MAX_LIST], n = o->nworlds ? o->nworlds : auto_worlds(s, FS_BACKEND_CPU, list);
@@ -523,9 +468,9 @@ static void sweep_cpu(Session* s) {
 static void run_peer(Session* s) {
   int gpu = fs_bench_peer_on_gpu(s->opt.peer), cuda = 0;
   for (int b = 0; b < s->opt.nbackend; b++) cuda |= s->opt.backend[b] == FS_BACKEND_CUDA;
-  const char* base = strrchr(s->opt.model, '/');
-  base = base ? base + 1 : s->opt.model;
-  const char* model = gpu ? s->opt.model : !strncmp(base, "capsule", 7) ? "capsule" : "mesh";
+  const char* base = strrchr(s->opt.v.model, '/');
+  base = base ? base + 1 : s->opt.v.model;
+  const char* model = gpu ? s->opt.v.model : !strncmp(base, "capsule", 7) ? "capsule" : "mesh";
   fsBackendKind kind = gpu && cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, kind, list);
   if (s->opt.nworlds) memcpy(list, s->opt.worlds, sizeof(int) * (size_t)n);
@@ -551,20 +496,22 @@ static const char* record_dir(const Options* o) {
 
 static int load(Session* s, fsError* err) {
   Options* o = &s->opt;
-  if (fs_replay_inputs_load(o->model, o->targets, o->disable, &s->inputs, err)) return -1;
-  s->in = (fsBenchInputs){
-      s->inputs.m,     o->model,         &s->inputs.targets,
-      &s->inputs.bind, o->nstep,         (int)lround(o->warmup_sec / s->inputs.m->opt.timestep),
-      o->threads,      o->repeats,       record_dir(o),
-      o->max_contacts, o->max_candidates};
+  if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err)) return -1;
+  s->in =
+      (fsBenchInputs){s->inputs.m,         o->v.model,
+                      &s->inputs.targets,  &s->inputs.bind,
+                      (int)o->v.sim_steps, (int)lround(o->v.warmup_sec / s->inputs.m->opt.timestep),
+                      o->v.threads,        o->repeats,
+                      record_dir(o),       o->v.max_contacts,
+                      o->v.max_candidates};
   s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
   return s->rows ? 0 : -1;
 }
 
 static int save(Session* s, fsError* err) {
   char path[4200];
-  fsBenchMeta meta = {s->opt.command_line, s->opt.model,  s->opt.targets,
-                      s->in.nstep,         s->in.nwarmup, s->in.repeats};
+  fsBenchMeta meta = {s->opt.command_line, s->opt.v.model, s->opt.v.targets,
+                      s->in.nstep,         s->in.nwarmup,  s->in.repeats};
   snprintf(path, sizeof path, "%s/bench.csv", s->opt.out);
   if (fs_bench_write_csv(path, s->rows, s->nrow, err)) return -1;
   snprintf(path, sizeof path, "%s/bench.json", s->opt.out);
@@ -594,10 +541,10 @@ static int run(Session* s, fsError* err) {
   if (load(s, err)) return EXIT_RUNTIME;
   if (o->out[0] && fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
   printf("flysim %s, MuJoCo %s\n", fs_version_string(), mj_versionString());
-  printf("model   %s, clip %s\n", o->model, o->targets);
+  printf("model   %s, clip %s\n", o->v.model, o->v.targets);
   char bound[64] = "";
-  if (o->max_contacts)
-    snprintf(bound, sizeof bound, ", at most %d a world (host, cuda)", o->max_contacts);
+  if (o->v.max_contacts)
+    snprintf(bound, sizeof bound, ", at most %d a world (host, cuda)", o->v.max_contacts);
   printf("bench   %d timed steps a repeat, %d repeats, %d warm-up steps before each; contacts "
          "%s%s\n\n",
          s->in.nstep, s->in.repeats, s->in.nwarmup,
@@ -606,10 +553,10 @@ static int run(Session* s, fsError* err) {
   sweep_cpu(s);
   for (int b = 0; b < o->nbackend && !s->interrupted; b++) {
     if (o->backend[b] != FS_BACKEND_CUDA) continue;
-    for (int k = 0; k < o->nbits && !s->interrupted; k++)
+    for (int k = 0; k < o->v.nprecision && !s->interrupted; k++)
       for (int g = 0; g < o->ngraph && !s->interrupted; g++)
         for (int rec = 0; rec < o->nrecord && !s->interrupted; rec++) {
-          fsBenchPoint p = {FS_BACKEND_CUDA, o->bits[k], o->graph[g], 0, o->record[rec]};
+          fsBenchPoint p = {FS_BACKEND_CUDA, o->v.precision[k], o->graph[g], 0, o->record[rec]};
           sweep_worlds(s, &p);
         }
   }

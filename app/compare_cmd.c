@@ -17,7 +17,7 @@
 #include "common/sys/interrupt.h"
 #include "common/inputs/model.h"
 #include "common/base/mujoco_hooks.h"
-#include "common/replay/options.h"
+#include "common/cli/verb_options.h"
 #include "common/replay/replay_io.h"
 #include "common/inputs/targets.h"
 #include "compare/compare.h"
@@ -35,14 +35,12 @@ typedef struct Side {
 } Side;
 
 typedef struct Options {
+  fsVerbOptions v; // model, targets, worlds, threads, steps, warm-up, disable, bounds, quiet;
+                   // --precision: the real of flysim's steppers without a :f32 / :f64
   Side side[2];
   int backends_given;
-  int precision; // flysim's steppers without a :f32 / :f64
-  char model[4096], model_b[4096], targets[4096], targets_b[4096];
-  int worlds, threads, disable, quiet, stages, plot, max_contacts, max_candidates;
-  int model_given; // bits: 1 --model seen, 2 --world seen
-  long sim_steps;
-  double sim_duration_sec, warmup_sec;
+  char model_b[4096], targets_b[4096];
+  int stages, plot;
   int floor_mode; // -1: from B's precision
   int floor_runs; // 0: from the floor
   double max_ratio, threshold[FS_CMP_NTHRESH];
@@ -147,13 +145,7 @@ static int parse_side(const char* text, size_t len, Side* s, fsError* err) {
     else
       return fs_fail(err, "--backends: '%s' is not a precision; fix: :f32 or :f64", colon + 1);
   }
-  if (!strcmp(name, "cpu"))
-    s->kind = FS_BACKEND_CPU;
-  else if (!strcmp(name, "cuda"))
-    s->kind = FS_BACKEND_CUDA;
-  else if (!strcmp(name, "host"))
-    s->kind = FS_BACKEND_HOST;
-  else
+  if (fs_parse_backend_name(name, &s->kind))
     return fs_fail(err,
                    "--backends: '%s' is not a backend; fix: two of cpu, cuda, host, e.g. "
                    "--backends cpu,host",
@@ -185,174 +177,92 @@ static int parse_floor(const char* s, Options* o, fsError* err) {
 
 enum {
   OPT_BACKENDS = 256,
-  OPT_MAX_CONTACTS,
-  OPT_MAX_CANDIDATES,
-  OPT_PRECISION,
-  OPT_MODEL,
-  OPT_WORLD,
   OPT_MODEL_B,
-  OPT_TARGETS,
   OPT_TARGETS_B,
-  OPT_WORLDS,
-  OPT_THREADS,
-  OPT_STEPS,
-  OPT_DURATION,
-  OPT_WARMUP,
-  OPT_DISABLE,
   OPT_FLOOR,
   OPT_FLOOR_RUNS,
   OPT_MAX_RATIO,
   OPT_ANGLE,
   OPT_THORAX,
-  OPT_STAGES,
-  OPT_SAVE,
-  OPT_NO_PLOT,
-  OPT_QUIET
+  OPT_SAVE
 };
 
-static int parse_one(int c, void* arg, fsError* err) {
+// One of compare's own options (fsVerb.one).
+static int parse_one(int c, const char* val, void* arg, fsError* err) {
   Options* o = arg;
-  long v = 0;
   switch (c) {
   case OPT_BACKENDS:
-    return parse_backends(optarg, o, err);
-  case OPT_PRECISION:
-    if (!strcmp(optarg, "f32") || !strcmp(optarg, "f64")) {
-      o->precision = optarg[1] == '3' ? 32 : 64;
-      return 0;
-    }
-    return fs_fail(err, "--precision: '%s' is not a precision; fix: --precision f32 or f64",
-                   optarg);
-  case OPT_MODEL:
-  case OPT_WORLD: {
-    int which = c == OPT_WORLD ? 2 : 1;
-    if (o->model_given & ~which)
-      return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
-    o->model_given |= which;
-    if (c == OPT_WORLD) return fs_world_model_path(optarg, o->model, sizeof o->model, err);
-    return fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err);
-  }
+    return parse_backends(val, o, err);
   case OPT_MODEL_B:
-    return fs_copy_path_option("--model-b", optarg, o->model_b, sizeof o->model_b, err);
-  case OPT_TARGETS:
-    return fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err);
+    return fs_copy_path_option("--model-b", val, o->model_b, sizeof o->model_b, err);
   case OPT_TARGETS_B:
-    return fs_copy_path_option("--targets-b", optarg, o->targets_b, sizeof o->targets_b, err);
-  case OPT_WORLDS:
-    if (fs_parse_positive_int("--worlds", optarg, 1L << 20, &v, err)) return -1;
-    o->worlds = (int)v;
-    return 0;
-  case OPT_THREADS:
-    if (fs_parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
-    o->threads = (int)v;
-    return 0;
-  case OPT_STEPS:
-    return fs_parse_positive_int("--sim-steps", optarg, 1L << 26, &o->sim_steps, err);
-  case OPT_DURATION:
-    return fs_parse_seconds("--sim-duration-sec", optarg, 0, &o->sim_duration_sec, err);
-  case OPT_WARMUP:
-    return fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err);
-  case OPT_DISABLE:
-    return fs_parse_disable(optarg, &o->disable, err);
-  case OPT_MAX_CONTACTS:
-    return fs_parse_max_contacts(optarg, &o->max_contacts, err);
-  case OPT_MAX_CANDIDATES:
-    return fs_parse_max_candidates(optarg, &o->max_candidates, err);
+    return fs_copy_path_option("--targets-b", val, o->targets_b, sizeof o->targets_b, err);
   case OPT_FLOOR:
-    return parse_floor(optarg, o, err);
+    return parse_floor(val, o, err);
   case OPT_FLOOR_RUNS:
-    if (fs_parse_positive_int("--floor-runs", optarg, 64, &v, err)) return -1;
-    o->floor_runs = (int)v;
-    return 0;
+    return fs_parse_count("--floor-runs", val, 64, &o->floor_runs, err);
   case OPT_MAX_RATIO:
-    return fs_parse_positive_double("--max-ratio", optarg, &o->max_ratio, err);
+    return fs_parse_positive_double("--max-ratio", val, &o->max_ratio, err);
   case OPT_ANGLE:
-    return fs_parse_positive_double("--angle-threshold", optarg, &o->threshold[FS_CMP_ANGLE], err);
+    return fs_parse_positive_double("--angle-threshold", val, &o->threshold[FS_CMP_ANGLE], err);
   case OPT_THORAX:
-    return fs_parse_positive_double("--thorax-threshold", optarg, &o->threshold[FS_CMP_THORAX],
-                                    err);
-  case OPT_STAGES:
-    o->stages = 1;
-    return 0;
+    return fs_parse_positive_double("--thorax-threshold", val, &o->threshold[FS_CMP_THORAX], err);
   case OPT_SAVE:
-    return fs_copy_path_option("--save", optarg, o->save, sizeof o->save, err);
-  case OPT_NO_PLOT:
-    o->plot = 0;
-    return 0;
-  case OPT_QUIET:
-    o->quiet = 1;
-    return 0;
+    return fs_copy_path_option("--save", val, o->save, sizeof o->save, err);
   default:
-    return fs_fail(err, "internal: option %d", c);
+    return fs_fail(err, "internal: flysim compare: option %d", c);
   }
 }
 
 // 0 to run, 1 after --help, -1 on a usage error.
 static int parse_options(int argc, char** argv, Options* o, fsError* err) {
-  static const struct option longopts[] = {
-      {"backends", required_argument, NULL, OPT_BACKENDS},
-      {"precision", required_argument, NULL, OPT_PRECISION},
-      {"model", required_argument, NULL, OPT_MODEL},
-      {"world", required_argument, NULL, OPT_WORLD},
-      {"model-b", required_argument, NULL, OPT_MODEL_B},
-      {"targets", required_argument, NULL, OPT_TARGETS},
-      {"targets-b", required_argument, NULL, OPT_TARGETS_B},
-      {"worlds", required_argument, NULL, OPT_WORLDS},
-      {"threads", required_argument, NULL, OPT_THREADS},
-      {"sim-steps", required_argument, NULL, OPT_STEPS},
-      {"sim-duration-sec", required_argument, NULL, OPT_DURATION},
-      {"warmup-sec", required_argument, NULL, OPT_WARMUP},
-      {"disable", required_argument, NULL, OPT_DISABLE},
-      {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
-      {"max-candidates", required_argument, NULL, OPT_MAX_CANDIDATES},
-      {"floor", required_argument, NULL, OPT_FLOOR},
-      {"floor-runs", required_argument, NULL, OPT_FLOOR_RUNS},
-      {"max-ratio", required_argument, NULL, OPT_MAX_RATIO},
-      {"angle-threshold", required_argument, NULL, OPT_ANGLE},
-      {"thorax-threshold", required_argument, NULL, OPT_THORAX},
-      {"stages", no_argument, NULL, OPT_STAGES},
-      {"save", required_argument, NULL, OPT_SAVE},
-      {"no-plot", no_argument, NULL, OPT_NO_PLOT},
-      {"quiet", no_argument, NULL, OPT_QUIET},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  const struct option own[] = {{"backends", required_argument, NULL, OPT_BACKENDS},
+                               {"model-b", required_argument, NULL, OPT_MODEL_B},
+                               {"targets-b", required_argument, NULL, OPT_TARGETS_B},
+                               {"floor", required_argument, NULL, OPT_FLOOR},
+                               {"floor-runs", required_argument, NULL, OPT_FLOOR_RUNS},
+                               {"max-ratio", required_argument, NULL, OPT_MAX_RATIO},
+                               {"angle-threshold", required_argument, NULL, OPT_ANGLE},
+                               {"thorax-threshold", required_argument, NULL, OPT_THORAX},
+                               {"stages", no_argument, &o->stages, 1},
+                               {"save", required_argument, NULL, OPT_SAVE},
+                               {"no-plot", no_argument, &o->plot, 0},
+                               {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
+  fs_verb_options_init(&o->v);
+  o->v.worlds = 4;
   o->side[0] = (Side){FS_BACKEND_CPU, 0};
   o->side[1] = (Side){(fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK) ? FS_BACKEND_CUDA
                                                                              : FS_BACKEND_HOST,
                       0};
-  o->precision = 32;
-  o->worlds = 4;
-  o->sim_duration_sec = -1;
-  o->sim_steps = -1;
-  o->warmup_sec = 0.05;
   o->floor_mode = -1;
   o->max_ratio = 0; // from B's precision
   o->threshold[FS_CMP_ANGLE] = 1e-3;
   o->threshold[FS_CMP_THORAX] = 1e-3;
   o->threshold[FS_CMP_CONTACTS] = 0;
   o->plot = 1;
-  snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
-  snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
-  int rc = fs_parse_verb_options(argc, argv, "compare", longopts, print_help, parse_one, o, err);
+  const fsVerb verb = {.name = "compare",
+                       .takes = FS_VERB_ALL,
+                       .max_worlds = 1L << 20,
+                       .max_steps = 1L << 26,
+                       .own = own,
+                       .one = parse_one,
+                       .arg = o,
+                       .help = print_help};
+  int rc = fs_parse_verb(argc, argv, &verb, &o->v, err);
   if (rc) return rc;
-  if (o->sim_steps > 0 && o->sim_duration_sec > 0)
-    return fs_fail(err, "--sim-steps and --sim-duration-sec both given; fix: pass one of them");
   if (!o->plot && !o->save[0])
     return fs_fail(err, "--no-plot only applies with --save DIR; fix: add --save DIR or drop it");
-  for (int k = 0; k < 2; k++)
-    if (!o->side[k].bits) o->side[k].bits = o->side[k].kind == FS_BACKEND_CPU ? 64 : o->precision;
-  if (o->max_contacts && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
-    return fs_fail(err, "--max-contacts bounds the buffers of flysim's stepper, and both sides "
-                        "are MuJoCo's cpu stepper; fix: drop --max-contacts, or compare with "
-                        "host or cuda (e.g. --backends cpu,host)");
-  if (o->max_candidates && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
-    return fs_fail(err, "--max-candidates bounds the pairs flysim's stepper tests, and both "
-                        "sides are MuJoCo's cpu stepper; fix: drop --max-candidates, or compare "
-                        "with host or cuda (e.g. --backends cpu,host)");
-  if (o->stages && o->side[0].kind == FS_BACKEND_CPU && o->side[1].kind == FS_BACKEND_CPU)
+  int flysim = o->side[0].kind != FS_BACKEND_CPU || o->side[1].kind != FS_BACKEND_CPU;
+  if (fs_verb_check_flysim_options(&o->v, flysim,
+                                   "compare with host or cuda (e.g. --backends cpu,host)", err))
+    return -1;
+  if (o->stages && !flysim)
     return fs_fail(err, "--stages checks flysim's stepper against MuJoCo, and both backends are "
                         "cpu (MuJoCo); fix: --backends cpu,host or cpu,cuda");
+  int precision = o->v.nprecision ? o->v.precision[0] : 32;
+  for (int k = 0; k < 2; k++)
+    if (!o->side[k].bits) o->side[k].bits = o->side[k].kind == FS_BACKEND_CPU ? 64 : precision;
   if (o->floor_mode < 0) o->floor_mode = o->side[1].bits == 32 ? FS_FLOOR_F32_STEP : FS_FLOOR_ULP;
   if (o->floor_runs == 0) o->floor_runs = o->side[1].bits == 32 ? 4 : 1;
   // Measured on NeuroMechFly (mesh, capsule; 4 and 16 worlds; 2,000 and 10,000 steps):
@@ -391,8 +301,8 @@ typedef struct Session {
 } Session;
 
 static long steps_of(const Options* o, const fsTargets* t) {
-  if (o->sim_steps > 0) return o->sim_steps;
-  if (o->sim_duration_sec > 0) return lround(o->sim_duration_sec / t->timestep);
+  if (o->v.sim_steps > 0) return o->v.sim_steps;
+  if (o->v.sim_duration_sec > 0) return lround(o->v.sim_duration_sec / t->timestep);
   return 2000;
 }
 
@@ -402,14 +312,14 @@ static int plan_input(const Options* o, const char* model, const fsReplayInputs*
                       Input* in, fsError* err) {
   long nstep = steps_of(o, &src->targets);
   if (nstep > (1L << 26)) nstep = 1L << 26;
-  int nwarmup = (int)lround(o->warmup_sec / src->m->opt.timestep);
-  if (fs_replay_plan(&in->plan, src->m, model, &src->targets, &src->bind, o->worlds * copies,
+  int nwarmup = (int)lround(o->v.warmup_sec / src->m->opt.timestep);
+  if (fs_replay_plan(&in->plan, src->m, model, &src->targets, &src->bind, o->v.worlds * copies,
                      (int)nstep, nwarmup, err))
     return EXIT_USAGE;
-  for (int w = o->worlds; w < o->worlds * copies; w++)
-    in->plan.world_start[w] = in->plan.world_start[w % o->worlds];
-  in->plan.max_contacts = o->max_contacts; // host and cuda; the cpu's arena has no bound
-  in->plan.max_candidates = o->max_candidates;
+  for (int w = o->v.worlds; w < o->v.worlds * copies; w++)
+    in->plan.world_start[w] = in->plan.world_start[w % o->v.worlds];
+  in->plan.max_contacts = o->v.max_contacts; // host and cuda; the cpu's arena has no bound
+  in->plan.max_candidates = o->v.max_candidates;
   in->loaded = 1;
   return EXIT_OK;
 }
@@ -418,7 +328,7 @@ static int plan_input(const Options* o, const char* model, const fsReplayInputs*
 // exit status.
 static int load_input(const Options* o, const char* model, const char* targets, int in_float,
                       int copies, Input* in, fsError* err) {
-  if (fs_replay_inputs_load(model, targets, o->disable, &in->inputs, err)) return EXIT_RUNTIME;
+  if (fs_replay_inputs_load(model, targets, o->v.disable, &in->inputs, err)) return EXIT_RUNTIME;
   if (in_float) // what a float32 stepper holds: the clip, and (below) the model
     for (long k = 0; k < (long)in->inputs.targets.nstep * in->inputs.targets.ndof; k++)
       in->inputs.targets.value[k] = (float)in->inputs.targets.value[k];
@@ -449,17 +359,17 @@ static const char* side_what(fsBackendKind kind) {
 
 static int open_all(Session* s, fsError* err) {
   const Options* o = &s->opt;
-  const char* model_b = o->model_b[0] ? o->model_b : o->model;
-  const char* targets_b = o->targets_b[0] ? o->targets_b : o->targets;
+  const char* model_b = o->model_b[0] ? o->model_b : o->v.model;
+  const char* targets_b = o->targets_b[0] ? o->targets_b : o->v.targets;
   int floor_in_float = o->floor_mode == FS_FLOOR_F32_STEP && o->side[0].bits == 64;
   int own_b = o->model_b[0] || o->targets_b[0];
   s->use[0] = s->use[1] = s->use[2] = &s->in[0];
-  int rc = load_input(o, o->model, o->targets, 0, 1, &s->in[0], err);
+  int rc = load_input(o, o->v.model, o->v.targets, 0, 1, &s->in[0], err);
   if (!rc && own_b) rc = load_input(o, model_b, targets_b, 0, 1, s->use[1] = &s->in[1], err);
   if (!rc && floor_in_float) // A's model and clip again, rounded to float32
-    rc = load_input(o, o->model, o->targets, 1, o->floor_runs, s->use[2] = &s->in[2], err);
+    rc = load_input(o, o->v.model, o->v.targets, 1, o->floor_runs, s->use[2] = &s->in[2], err);
   else if (!rc && o->floor_runs > 1) // A's loaded model and clip, the worlds copied
-    rc = plan_input(o, o->model, &s->in[0].inputs, o->floor_runs, s->use[2] = &s->in[2], err);
+    rc = plan_input(o, o->v.model, &s->in[0].inputs, o->floor_runs, s->use[2] = &s->in[2], err);
   if (rc) return rc;
   if (fs_compare_check_plans(&s->use[0]->plan, &s->use[1]->plan, err)) return EXIT_RUNTIME;
   const Side* side[3] = {&o->side[0], &o->side[1], &o->side[0]};
@@ -474,7 +384,7 @@ static int open_all(Session* s, fsError* err) {
       return EXIT_RUNTIME;
     }
   for (int k = 0; k < 3; k++) {
-    if (fs_replay_open(&s->use[k]->plan, side[k]->kind, side[k]->bits, o->threads, &s->rb[k],
+    if (fs_replay_open(&s->use[k]->plan, side[k]->kind, side[k]->bits, o->v.threads, &s->rb[k],
                        err)) {
       fs_fail_append(err, " (backend %s of --backends)", k == 1 ? "B" : "A");
       return EXIT_RUNTIME;
@@ -491,7 +401,7 @@ static int open_all(Session* s, fsError* err) {
                             o->floor_runs,
                             o->max_ratio,
                             {o->threshold[0], o->threshold[1], o->threshold[2]},
-                            !o->quiet && isatty(STDERR_FILENO)};
+                            !o->v.quiet && isatty(STDERR_FILENO)};
   return EXIT_OK;
 }
 
@@ -505,9 +415,9 @@ static void print_header(const Session* s) {
   const Options* o = &s->opt;
   fsCompareInputs in = {{side_what(s->rb[0].info.backend), side_what(s->rb[1].info.backend)},
                         {s->rb[0].info.description, s->rb[1].info.description},
-                        o->model,
+                        o->v.model,
                         o->model_b,
-                        o->targets,
+                        o->v.targets,
                         o->targets_b,
                         !o->backends_given && s->rb[1].info.backend == FS_BACKEND_HOST};
   fs_compare_print_header(stdout, &s->spec, &in);

@@ -9,17 +9,18 @@
 
 #include "common/sys/interrupt.h"
 #include "common/base/mujoco_hooks.h"
-#include "common/replay/options.h"
+#include "common/cli/verb_options.h"
 #include "generate/generate.h"
 #include "generate/ranks.h"
 #include "generate/spec.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
-enum { OPT_OUT = 256, OPT_RESUME, OPT_THREADS, OPT_QUIET, OPT_EXAMPLE, OPT_GPUS };
+enum { OPT_OUT = 256, OPT_GPUS };
 
 typedef struct Options {
+  fsVerbOptions v; // --threads, --quiet (the spec names the rest)
   char spec[4096], out[4096];
-  int resume, threads, quiet, example, gpus_per_node;
+  int resume, example, gpus_per_node;
 } Options;
 
 static void print_help(void) {
@@ -54,57 +55,36 @@ static void print_help(void) {
          fs_ranks_have_mpi() ? "yes" : "no");
 }
 
-static int one(int c, void* arg, fsError* err) {
+// One of generate's own options (fsVerb.one).
+static int parse_one(int c, const char* val, void* arg, fsError* err) {
   Options* o = arg;
-  long v = 0;
   switch (c) {
   case OPT_OUT:
-    return fs_copy_path_option("--out", optarg, o->out, sizeof o->out, err);
-  case OPT_RESUME:
-    o->resume = 1;
-    return 0;
-  case OPT_THREADS:
-    if (fs_parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
-    o->threads = (int)v;
-    return 0;
-  case OPT_QUIET:
-    o->quiet = 1;
-    return 0;
-  case OPT_EXAMPLE:
-    o->example = 1;
-    return 0;
+    return fs_copy_path_option("--out", val, o->out, sizeof o->out, err);
   case OPT_GPUS:
-    if (fs_parse_positive_int("--gpus-per-node", optarg, 1024, &v, err)) return -1;
-    o->gpus_per_node = (int)v;
-    return 0;
+    return fs_parse_count("--gpus-per-node", val, 1024, &o->gpus_per_node, err);
   default:
-    return fs_fail(err, "unexpected option");
+    return fs_fail(err, "internal: flysim generate: option %d", c);
   }
 }
 
 static int parse(int argc, char** argv, Options* o, fsError* err) {
-  static const struct option longopts[] = {{"out", required_argument, NULL, OPT_OUT},
-                                           {"resume", no_argument, NULL, OPT_RESUME},
-                                           {"threads", required_argument, NULL, OPT_THREADS},
-                                           {"quiet", no_argument, NULL, OPT_QUIET},
-                                           {"example-spec", no_argument, NULL, OPT_EXAMPLE},
-                                           {"gpus-per-node", required_argument, NULL, OPT_GPUS},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {NULL, 0, NULL, 0}};
+  const struct option own[] = {{"out", required_argument, NULL, OPT_OUT},
+                               {"resume", no_argument, &o->resume, 1},
+                               {"example-spec", no_argument, &o->example, 1},
+                               {"gpus-per-node", required_argument, NULL, OPT_GPUS},
+                               {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
-  // The spec is the one positional argument: take it out before getopt sees it.
-  char* args[256];
-  int n = 0;
-  for (int i = 0; i < argc && n < 255; i++) {
-    if (i > 0 && argv[i][0] != '-' && !o->spec[0] && strcmp(argv[i - 1], "--out") &&
-        strcmp(argv[i - 1], "--threads") && strcmp(argv[i - 1], "--gpus-per-node")) {
-      snprintf(o->spec, sizeof o->spec, "%s", argv[i]);
-      continue;
-    }
-    args[n++] = argv[i];
-  }
-  args[n] = NULL;
-  int rc = fs_parse_verb_options(n, args, "generate", longopts, print_help, one, o, err);
+  fs_verb_options_init(&o->v);
+  const fsVerb verb = {.name = "generate",
+                       .takes = FS_VERB_THREADS | FS_VERB_QUIET,
+                       .own = own,
+                       .one = parse_one,
+                       .arg = o,
+                       .help = print_help,
+                       .positional = o->spec,
+                       .positional_size = sizeof o->spec};
+  int rc = fs_parse_verb(argc, argv, &verb, &o->v, err);
   if (rc) return rc;
   if (o->example) return 0;
   if (!o->spec[0])
@@ -159,7 +139,8 @@ static int generate(Options* po, const fsRanks* ranks) {
   fs_interrupt_install();
   fs_mujoco_install_hooks();
   int lead = ranks->rank == 0; // the one that prints
-  fsGenOptions go = {o.out, o.resume, o.threads, lead && !o.quiet && isatty(STDERR_FILENO), ranks};
+  fsGenOptions go = {o.out, o.resume, o.v.threads, lead && !o.v.quiet && isatty(STDERR_FILENO),
+                     ranks};
   fsGenResult res;
   int failed = fs_gen_run(&spec, &go, &res, lead ? stdout : NULL, &err);
   if (failed && ranks->size > 1)

@@ -8,7 +8,7 @@
 #include "app/compare_cmd.h"
 #include "app/generate_cmd.h"
 #include "app/replay_cmd.h"
-#include "common/replay/options.h"
+#include "common/cli/verb_options.h"
 #include "common/replay/replay_io.h"
 
 static void print_help(void) {

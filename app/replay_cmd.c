@@ -28,8 +28,9 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 // Steps to replay: --sim-steps, else --sim-duration-sec, else half the clip (FlyGym).
 static long replay_steps(const fsReplayOptions* o, const fsTargets* t) {
-  if (o->sim_steps > 0) return o->sim_steps;
-  double duration = o->sim_duration_sec > 0 ? o->sim_duration_sec : 0.5 * t->nstep * t->timestep;
+  if (o->v.sim_steps > 0) return o->v.sim_steps;
+  double duration =
+      o->v.sim_duration_sec > 0 ? o->v.sim_duration_sec : 0.5 * t->nstep * t->timestep;
   return fs_resample_count(1, duration, t->timestep);
 }
 
@@ -65,18 +66,19 @@ static void session_free(Session* s) {
 // Load the model and targets, bind them and plan the run. Returns an exit status.
 static int prepare(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
-  if (fs_replay_inputs_load(o->model, o->targets, o->disable, &s->inputs, err)) return EXIT_RUNTIME;
+  if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err))
+    return EXIT_RUNTIME;
   long nstep = replay_steps(o, &s->inputs.targets);
-  int nwarmup = (int)lround(o->warmup_sec / s->inputs.m->opt.timestep);
+  int nwarmup = (int)lround(o->v.warmup_sec / s->inputs.m->opt.timestep);
   if (nstep > (1L << 30)) nstep = 1L << 30; // fs_replay_plan rejects it against the clip
-  if (fs_replay_plan(&s->plan, s->inputs.m, o->model, &s->inputs.targets, &s->inputs.bind,
-                     o->worlds, (int)nstep, nwarmup, err))
+  if (fs_replay_plan(&s->plan, s->inputs.m, o->v.model, &s->inputs.targets, &s->inputs.bind,
+                     o->v.worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;
-  s->plan.max_contacts = o->max_contacts;
-  s->plan.max_candidates = o->max_candidates;
+  s->plan.max_contacts = o->v.max_contacts;
+  s->plan.max_candidates = o->v.max_candidates;
   // Recorded with --save-data; the grid video's worlds (cpu with one world: its
   // replay.mp4 already shows it).
-  int grid = o->save_data[0] && o->video && (o->backend != FS_BACKEND_CPU || o->worlds > 1);
+  int grid = o->save_data[0] && o->video && (o->backend != FS_BACKEND_CPU || o->v.worlds > 1);
   if (o->save_data[0] &&
       fs_replay_set_record(&s->plan, o->record, grid ? o->render_worlds : 0, err))
     return EXIT_RUNTIME;
@@ -88,14 +90,14 @@ static void print_header(const Session* s) {
   const fsTargets* t = &s->inputs.targets;
   printf("flysim %s, MuJoCo %s\n", fs_version_string(), mj_versionString());
   printf("model   %s (nbody %ld, njnt %ld, nq %ld, nv %ld, nu %ld, ngeom %ld, npair %ld)\n",
-         s->opt.model, (long)m->nbody, (long)m->njnt, (long)m->nq, (long)m->nv, (long)m->nu,
+         s->opt.v.model, (long)m->nbody, (long)m->njnt, (long)m->nq, (long)m->nv, (long)m->nu,
          (long)m->ngeom, (long)m->npair);
-  if (s->opt.disable) {
+  if (s->opt.v.disable) {
     char names[1024];
-    fs_disable_names(s->opt.disable, names, sizeof names);
+    fs_disable_names(s->opt.v.disable, names, sizeof names);
     printf("        disabled by --disable: %s\n", names);
   }
-  printf("targets %s (%d DoFs, %d steps at %g s", s->opt.targets, t->ndof, t->nstep, t->timestep);
+  printf("targets %s (%d DoFs, %d steps at %g s", s->opt.v.targets, t->ndof, t->nstep, t->timestep);
   if (fabs(t->source_timestep - t->timestep) > 1e-15)
     printf(", resampled from %g s", t->source_timestep);
   printf(")\n");
@@ -248,10 +250,10 @@ static int run(Session* s, fsError* err) {
   int status = prepare(s, err);
   if (status != EXIT_OK) return status;
   if (o->save_data[0] && o->plots &&
-      fs_plot_leg_resolve(&s->inputs.bind, o->model, o->plot_leg, s->plot_leg, sizeof s->plot_leg,
+      fs_plot_leg_resolve(&s->inputs.bind, o->v.model, o->plot_leg, s->plot_leg, sizeof s->plot_leg,
                           err))
     return EXIT_USAGE;
-  if (fs_replay_open(&s->plan, o->backend, o->precision, o->threads, &s->rb, err))
+  if (fs_replay_open(&s->plan, o->backend, o->precision, o->v.threads, &s->rb, err))
     return EXIT_RUNTIME;
   const char* backend = fs_backend_name(s->rb.info.backend);
   print_header(s);
@@ -267,7 +269,7 @@ static int run(Session* s, fsError* err) {
   int video0 = s->outputs && o->backend == FS_BACKEND_CPU && o->video; // world 0's replay.mp4
   fsRunOptions ropt = {s->rec,
                        block,
-                       !o->quiet && isatty(STDERR_FILENO),
+                       !o->v.quiet && isatty(STDERR_FILENO),
                        label,
                        &hooks,
                        s->outputs ? fs_outputs_block : NULL,

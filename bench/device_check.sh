@@ -399,7 +399,7 @@ fi
 if section python "the Python package on the GPU: flysim.Batch's device arrays (DLPack, __cuda_array_interface__), and the gym env on torch tensors (device recording, device-mask resets) against its numpy round trips, to the bit"; then
   site="$work/site"
   if [ -n "$sim" ]; then
-    row "python: not run under the simulator (bench/gpusim_check.sh runs" \
+    row "python: not run under the simulator (bench/gpusim/gpusim_check.sh runs" \
       "test_device_arrays.py through its own host program)"
   elif [ ! -d "$bb/python/flysim" ] || [ -z "$(echo "$bb"/wheels/*.whl)" ]; then
     row "python: not run: the bundle holds no python/flysim or wheels/ (make it again with" \

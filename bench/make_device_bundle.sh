@@ -33,7 +33,7 @@
 #                                             simulator parses one architecture's PTX;
 #                                             one warp a block, FLYSIM_BLOCK_THREADS=32:
 #                                             its shuffles act on a block's first warp,
-#                                             bench/gpusim_check.sh), build-device/build-sim,
+#                                             bench/gpusim/gpusim_check.sh), build-device/build-sim,
 #                                             build-device/bundle-sim.tar.xz, for
 #                                             bench/device_check.sh --simulator DEST
 # FLYSIM_BUILD_DIR=dir packs an existing build instead of building (it must hold every

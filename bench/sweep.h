@@ -5,7 +5,6 @@
 
 #include "common/inputs/model.h"
 #include "common/inputs/targets.h"
-#include "common/replay/options.h"
 #include "common/replay/replay.h"
 
 /// What is measured at a point.

@@ -2,7 +2,7 @@
 # CUDA compiler launcher (CMAKE_CUDA_COMPILER_LAUNCHER): runs the compile with
 # ptxas's resource report on (-Xptxas=-v) and keeps that report next to the object
 # (<object>.ptxas.txt) instead of in the build log; everything else the compiler says
-# goes to stderr as usual. bench/ptxas_report.sh and the cuda_ptxas test read the
+# goes to stderr as usual. bench/proxies/ptxas_report.sh and the cuda_ptxas test read the
 # reports: every kernel's registers, stack, spills and shared memory per arch, from
 # the build itself, at no extra compile.
 obj=""

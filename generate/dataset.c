@@ -191,7 +191,7 @@ static int create_data(fsDataset* d, fsError* err) {
     if (!s->rec->ncol[k]) continue;
     fsSeriesSpec ss = fs_record_series_spec(s->rec, k);
     // One world by a window of rows (about 64 KiB): a training loader's random window
-    // of one world decompresses one or two chunks (bench/read_dataset.py measures it).
+    // of one world decompresses one or two chunks (bench/cpu/read_dataset.py measures it).
     hsize_t C = (hsize_t)ss.ncol, window = FS_DATASET_CHUNK_BYTES / (C * 4);
     if (window < 1) window = 1;
     if (window > R) window = R;

@@ -9,7 +9,7 @@
 #include <yaml.h>
 
 #include "common/inputs/inputs.h"
-#include "common/replay/options.h"
+#include "common/cli/verb_options.h"
 #include "common/replay/record.h"
 
 static const struct {

@@ -5,7 +5,7 @@
 #
 #   scripts/setup.sh              everything, Release build in build/
 #   scripts/setup.sh --no-build   packages, venv and assets only (for scripts that build
-#                                 their own trees: bench/gpusim_check.sh)
+#                                 their own trees: bench/gpusim/gpusim_check.sh)
 #   FLYSIM_BUILD_DIR=dir ...      build somewhere else
 #   FLYSIM_CMAKE_ARGS="..."       extra configure arguments (first configure only)
 set -euo pipefail

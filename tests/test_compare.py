@@ -48,6 +48,8 @@ def test_help_and_usage():
         (["--max-ratio", "0"], "--max-ratio"),
         (["--no-plot"], "--no-plot only applies with --save"),
         (["--backends", "cpu,cpu", "--stages"], "both backends are cpu"),
+        (["--backends", "cpu,cpu", "--max-contacts", "8"],
+         "--max-contacts bounds the buffers of flysim's stepper"),
         (["--sim-steps", "5", "--sim-duration-sec", "1"], "pass one of them"),
         (["--bogus"], "unknown option '--bogus'"),
     ]

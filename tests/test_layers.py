@@ -14,8 +14,8 @@ import sys
 root = sys.argv[1]
 
 LIB_BASE = ["common/base", "common/exec", "common/engine", "common/model"]
-VERBS_SHARED = ["common/base", "common/sys", "common/recorder", "common/inputs", "common/replay",
-                "common/profiling", "common/outputs"]
+VERBS_SHARED = ["common/base", "common/sys", "common/recorder", "common/inputs", "common/cli",
+                "common/replay", "common/profiling", "common/outputs"]
 
 # folder -> the folders its files may include, bottom to top
 LAYERS = [
@@ -33,9 +33,10 @@ LAYERS = [
     ("common/sys", ["common/base"]),  # files, signals, processes, JSON, the clock
     ("common/recorder", ["common/base", "common/sys"]),  # HDF5
     ("common/inputs", ["common/base", "common/sys", "common/recorder"]),  # model, clip
-    ("common/replay", VERBS_SHARED[:4]),  # the driver, its options, its file
-    ("common/profiling", VERBS_SHARED[:5]),  # perf, MuJoCo's timers, nsys, ncu
-    ("common/outputs", VERBS_SHARED[:6]),  # plots, video
+    ("common/cli", VERBS_SHARED[:4]),  # the options every verb takes, their parser
+    ("common/replay", VERBS_SHARED[:5]),  # the driver, its options, its file
+    ("common/profiling", VERBS_SHARED[:6]),  # perf, MuJoCo's timers, nsys, ncu
+    ("common/outputs", VERBS_SHARED[:7]),  # plots, video
     # the verbs and the executable
     ("compare", VERBS_SHARED + ["common/parity"]),  # --stages: the parity checks
     ("generate", VERBS_SHARED),
@@ -46,8 +47,8 @@ LAYERS = [
 ]
 # the engine's proxies, measuring the engine itself (bench/README.md)
 EXCEPTIONS = {
-    "bench/lanes_profile.c": LIB_BASE + ["cpu"],
-    "bench/onchip_sizes.c": LIB_BASE + ["cpu"],
+    "bench/proxies/lanes_profile.c": LIB_BASE + ["cpu"],
+    "bench/proxies/onchip_sizes.c": LIB_BASE + ["cpu"],
 }
 GENERATED = {"common/api/version.h"}
 SOURCE = (".c", ".h", ".cu", ".cuh", ".cpp")

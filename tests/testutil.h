@@ -48,7 +48,7 @@ extern int fs_test_failures;
 int fs_test_finish(const char* name);
 
 /// The GPU tests' small mode, FLYSIM_TEST_SMALL=1 in the environment: fewer worlds, steps
-/// and cases, for the GPU simulator (bench/gpusim_check.sh runs the device code on the
+/// and cases, for the GPU simulator (bench/gpusim/gpusim_check.sh runs the device code on the
 /// CPU at about 0.6 M instructions a second). 1 when on (said once on stdout), else 0.
 int fs_test_small(void);
 

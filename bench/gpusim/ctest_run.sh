@@ -2,7 +2,7 @@
 # A ctest `gpusim` test: PROGRAM's device code under GPGPU-Sim (bench/gpusim/run.sh), when
 # FLYSIM_GPUSIM names the simulator's build folder (the DEST of the GPU simulator's build.sh)
 # and this build is one the simulator runs (sm_80 PTX only, one warp a block:
-# bench/gpusim_check.sh configures such a build); otherwise 77 (skipped).
+# bench/gpusim/gpusim_check.sh configures such a build); otherwise 77 (skipped).
 #   ctest_run.sh READY LOGDIR PROGRAM [ARGS...]
 # READY is 1 for such a build (CMake knows). The simulator's whole output goes to
 # LOGDIR/<name>.log; the program's own lines pass through, then one line: the exit
@@ -12,12 +12,12 @@ ready=$1 logdir=$2
 shift 2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [ -z "${FLYSIM_GPUSIM:-}" ]; then
-  echo "skipped: FLYSIM_GPUSIM is not set (the GPU simulator's build folder; see bench/gpusim_check.sh)"
+  echo "skipped: FLYSIM_GPUSIM is not set (the GPU simulator's build folder; see bench/gpusim/gpusim_check.sh)"
   exit 77
 fi
 if [ "$ready" != 1 ]; then
   echo "skipped: this build is not one the simulator runs; configure it with" \
-    "-DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_BLOCK_THREADS=32 (bench/gpusim_check.sh does)"
+    "-DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_BLOCK_THREADS=32 (bench/gpusim/gpusim_check.sh does)"
   exit 77
 fi
 if [ ! -f "$FLYSIM_GPUSIM/env.sh" ]; then

@@ -5,7 +5,7 @@
                                  flysim's kernels named with their precision)
     launches.py --json LOG...    the same as a JSON object {kernel: count}
     launches.py --step NAME WHAT RC WALL_S RESULT LOG
-                                 one line of bench/gpusim_check.sh's steps.jsonl
+                                 one line of bench/gpusim/gpusim_check.sh's steps.jsonl
 
 GPGPU-Sim prints `GPGPU-Sim: Performing Functional Simulation, executing kernel NAME...`
 for every launch it runs, stream-ordered launches and a CUDA graph's kernel nodes alike.

@@ -3,7 +3,7 @@
 // parameter and to global memory, as the box-mesh collider does (fsi_box_mesh passes its
 // shapes and contacts, locals, to fsi_ccd_penetration). On a GPU each returns its sum.
 // GPGPU-Sim (667834cf with the CUDA 13 patch) reads other memory through the local pointer
-// (the parameter and global pointers read right). bench/gpusim_check.sh runs it to say
+// (the parameter and global pointers read right). bench/gpusim/gpusim_check.sh runs it to say
 // whether the box-mesh collider's results under the simulator can be trusted.
 // Exit 0: every sum right; 1: a wrong sum.
 #include <cstdio>

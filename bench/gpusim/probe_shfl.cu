@@ -3,7 +3,7 @@
 // 8-11) each sum a double over their lanes with __shfl_xor_sync under their own mask, as
 // common/exec/real.h's fs_lane_sum does. On a GPU every world gets its sum. GPGPU-Sim (667834cf
 // with the CUDA 13 patch) executes every warp's shuffle on the first warp's threads: the
-// second warp's worlds read other lanes or abort. bench/gpusim_check.sh runs it to say
+// second warp's worlds read other lanes or abort. bench/gpusim/gpusim_check.sh runs it to say
 // whether its one-warp-a-block workaround is still needed. Exit 0: correct; 1: wrong sums.
 #include <cstdio>
 #include <cuda_runtime.h>

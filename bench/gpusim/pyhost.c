@@ -1,4 +1,4 @@
-// pyhost: Python's interpreter as a program the GPU simulator runs (bench/gpusim_check.sh,
+// pyhost: Python's interpreter as a program the GPU simulator runs (bench/gpusim/gpusim_check.sh,
 // the Python module's device arrays).
 //
 // GPGPU-Sim judges a process by its executable (/proc/self/exe): a path holding "python"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""bench/results/gpusim.md from a bench/gpusim_check.sh run.
+"""bench/results/gpusim.md from a bench/gpusim/gpusim_check.sh run.
 
     report.py STEPS.jsonl PTXAS.csv OUT.md [--header TEXT_FILE]
 
-STEPS.jsonl: one JSON object a step (bench/gpusim_check.sh writes them): name, what,
+STEPS.jsonl: one JSON object a step (bench/gpusim/gpusim_check.sh writes them): name, what,
 precision, rc, wall_s, kernels ({kernel: launches}), result (a line the step's output or
 comparison gave: its largest error, or why it failed), and optionally status (the
 table's word for it, instead of rc's: a probe of the simulator itself). PTXAS.csv

@@ -34,7 +34,7 @@ double fs_lane_sum_emu(double x);
 /// Run fn(arg) on fs_lane_count() lanes and wait for them (one world at a time).
 void fs_lanes_run(void (*fn)(void*), void* arg);
 
-// The lane-utilisation profile (builds with FS_LANES_PROFILE; bench/lanes_profile.c).
+// The lane-utilisation profile (builds with FS_LANES_PROFILE; bench/proxies/lanes_profile.c).
 // Each lane's work between two syncs (a phase) is timed with the CPU's cycle counter,
 // less the cost of an empty phase; a warp would spend the busiest lane's time on the
 // phase (its span) with n = fs_lane_count() lane slots. Per label (FSI_MARK):

@@ -111,7 +111,7 @@ __device__ static inline unsigned fs_lane_mask(void) {
 #define FS_ONE_LANE 1
 #endif
 
-/// The lane-utilisation profile (bench/lanes_profile.c, flysim bench --lanes): its
+/// The lane-utilisation profile (bench/proxies/lanes_profile.c, flysim bench --lanes): its
 /// build of the emulation (FS_LANES_PROFILE) charges each span between two syncs to
 /// the part of the step the lanes are in, set by FSI_MARK at the stages' starts (the
 /// fsStage values) and at the solver's phases below; elsewhere FSI_MARK is nothing.

@@ -1,17 +1,13 @@
-#include "common/inputs/inputs.h"
+// `flysim replay`'s options (common/replay/options.h): its --help, its own options, and
+// which of them go together.
 #include "common/replay/options.h"
 
-#include "common/replay/record.h"
-
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include <mujoco/mujoco.h>
+#include "common/inputs/inputs.h"
+#include "common/replay/record.h"
 
 void fs_print_replay_help(void) {
   printf("usage: flysim replay [options]\n"
@@ -102,199 +98,57 @@ void fs_print_replay_help(void) {
          "and scripts/plot_replay.py, found at build time).\n");
 }
 
-int fs_parse_positive_int(const char* opt, const char* s, long max, long* out, fsError* err) {
-  char* end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < 1 || v > max)
-    return fs_fail(err, "%s: '%s' is not an integer in [1, %ld]; fix: e.g. %s 64", opt, s, max,
-                   opt);
-  *out = v;
-  return 0;
-}
+enum { OPT_BACKEND = 256, OPT_SAVE, OPT_PROFILE, OPT_PLOT_LEG, OPT_RECORD, OPT_RENDER_WORLDS };
 
-int fs_parse_seconds(const char* opt, const char* s, int allow_zero, double* out, fsError* err) {
-  char* end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v < 0 || (!allow_zero && v == 0))
-    return fs_fail(err, "%s: '%s' is not a %s number of seconds; fix: e.g. %s 0.5", opt, s,
-                   allow_zero ? "non-negative" : "positive", opt);
-  *out = v;
-  return 0;
-}
-
-int fs_parse_max_contacts(const char* s, int* out, fsError* err) {
-  long v = 0;
-  if (fs_parse_positive_int("--max-contacts", s, 1L << 20, &v, err)) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-int fs_parse_max_candidates(const char* s, int* out, fsError* err) {
-  long v = 0;
-  if (fs_parse_positive_int("--max-candidates", s, 1L << 24, &v, err)) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsError* err) {
-  if (!s[0]) return fs_fail(err, "%s: empty path", opt);
-  if (strlen(s) >= n) return fs_fail(err, "%s: path longer than %zu characters", opt, n - 1);
-  memcpy(out, s, strlen(s) + 1);
-  return 0;
-}
-
-int fs_parse_disable(const char* s, int* mask, fsError* err) {
-  int flag = fs_disable_flag(s);
-  if (!flag) {
-    char all[1024];
-    fs_disable_names((1 << mjNDISABLE) - 1, all, sizeof all);
-    return fs_fail(err, "--disable: '%s' is not a MuJoCo disable flag; fix: one of %s", s, all);
-  }
-  *mask |= flag;
-  return 0;
-}
-
-int fs_parse_positive_double(const char* opt, const char* s, double* out, fsError* err) {
-  char* end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v <= 0)
-    return fs_fail(err, "%s: '%s' is not a positive number; fix: e.g. %s 3", opt, s, opt);
-  *out = v;
-  return 0;
-}
-
-int fs_parse_verb_options(int argc, char** argv, const char* verb, const struct option* longopts,
-                          void (*help)(void), int (*one)(int c, void* arg, fsError* err), void* arg,
-                          fsError* err) {
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    if (c == 'h') {
-      help();
-      return 1;
-    }
-    if (c == ':')
-      return fs_fail(err, "%s needs a value; see flysim %s --help", argv[optind - 1], verb);
-    if (c == '?')
-      return fs_fail(err, "unknown option '%s'; see flysim %s --help", argv[optind - 1], verb);
-    if (one(c, arg, err)) return -1;
-  }
-  if (optind < argc)
-    return fs_fail(err, "unexpected argument '%s'; see flysim %s --help", argv[optind], verb);
-  return 0;
-}
-
-void fs_join_command_line(int argc, char** argv, char* out, size_t n) {
-  size_t used = 0;
-  out[0] = 0;
-  for (int i = 0; i < argc && used + 1 < n; i++) {
-    int quote = strpbrk(argv[i], " \t\"'") != NULL || !argv[i][0];
-    int k = snprintf(out + used, n - used, "%s%s%s%s", i ? " " : "", quote ? "'" : "", argv[i],
-                     quote ? "'" : "");
-    if (k < 0) break;
-    used += (size_t)k;
-  }
-}
-
-int fs_disable_flag(const char* name) {
-  for (int i = 0; i < mjNDISABLE; i++)
-    if (!strcasecmp(name, mjDISABLESTRING[i])) return 1 << i;
-  return 0;
-}
-
-void fs_disable_names(int mask, char* out, size_t n) {
-  size_t used = 0;
-  out[0] = 0;
-  for (int i = 0; i < mjNDISABLE && used + 1 < n; i++)
-    if (mask & (1 << i)) {
-      int k = snprintf(out + used, n - used, "%s%s", used ? "," : "", mjDISABLESTRING[i]);
-      if (k < 0) break;
-      used += (size_t)k;
-    }
-  for (char* p = out; *p; p++)
-    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-}
-
-enum {
-  OPT_BACKEND = 256,
-  OPT_PRECISION,
-  OPT_MODEL,
-  OPT_WORLD,
-  OPT_TARGETS,
-  OPT_WORLDS,
-  OPT_THREADS,
-  OPT_DURATION,
-  OPT_STEPS,
-  OPT_WARMUP,
-  OPT_SAVE,
-  OPT_PROFILE,
-  OPT_DISABLE,
-  OPT_QUIET,
-  OPT_TIMING,
-  OPT_NO_VIDEO,
-  OPT_NO_PLOTS,
-  OPT_PLOT_LEG,
-  OPT_RECORD,
-  OPT_RENDER_WORLDS,
-  OPT_MAX_CONTACTS,
-  OPT_MAX_CANDIDATES
-};
-
-// The outputs' options (--mujoco-timing, --no-video, --no-plots, --plot-leg): 1 if c
-// is one of them, -1 on a bad value, 0 otherwise.
-static int parse_output_option(int c, fsReplayOptions* o, fsError* err) {
+// The outputs' options with a value (--plot-leg, --record, --render-worlds): 1 if c is
+// one of them, -1 on a bad value, 0 otherwise.
+static int parse_output_option(int c, const char* val, fsReplayOptions* o, fsError* err) {
   switch (c) {
-  case OPT_TIMING:
-    o->mujoco_timing = 1;
-    return 1;
-  case OPT_NO_VIDEO:
-    o->video = 0;
-    return 1;
-  case OPT_NO_PLOTS:
-    o->plots = 0;
-    return 1;
   case OPT_PLOT_LEG:
-    if (!optarg[0] || strlen(optarg) >= sizeof o->plot_leg || strpbrk(optarg, " /-_"))
+    if (!val[0] || strlen(val) >= sizeof o->plot_leg || strpbrk(val, " /-_"))
       return fs_fail(err,
                      "--plot-leg: '%s' is not a leg name; fix: e.g. --plot-leg lf (lf lm "
                      "lh rf rm rh for NeuroMechFly)",
-                     optarg);
-    snprintf(o->plot_leg, sizeof o->plot_leg, "%s", optarg);
+                     val);
+    snprintf(o->plot_leg, sizeof o->plot_leg, "%s", val);
     return 1;
   case OPT_RECORD:
     o->record_set = 1;
-    return fs_record_parse(optarg, &o->record, err) ? -1 : 1;
-  case OPT_RENDER_WORLDS: {
-    long k = 0;
-    if (fs_parse_positive_int("--render-worlds", optarg, 1024, &k, err)) return -1;
-    o->render_worlds = (int)k;
+    return fs_record_parse(val, &o->record, err) ? -1 : 1;
+  case OPT_RENDER_WORLDS:
     o->render_worlds_set = 1;
-    return 1;
-  }
+    return fs_parse_count("--render-worlds", val, 1024, &o->render_worlds, err) ? -1 : 1;
   default:
     return 0;
   }
 }
 
+// One of replay's own options (fsVerb.one).
+static int parse_one(int c, const char* val, void* arg, fsError* err) {
+  fsReplayOptions* o = arg;
+  int handled = parse_output_option(c, val, o, err);
+  if (handled) return handled < 0 ? -1 : 0;
+  switch (c) {
+  case OPT_BACKEND:
+    if (fs_parse_backend_name(val, &o->backend))
+      return fs_fail(err, "--backend: '%s' is not a backend; fix: --backend cpu, cuda or host",
+                     val);
+    return 0;
+  case OPT_SAVE:
+    return fs_copy_path_option("--save-data", val, o->save_data, sizeof o->save_data, err);
+  case OPT_PROFILE:
+    return fs_copy_path_option("--profile", val, o->profile, sizeof o->profile, err);
+  default:
+    return fs_fail(err, "internal: flysim replay: option %d", c);
+  }
+}
+
 // Options that only make sense together, or only on one backend.
 static int check_combinations(fsReplayOptions* o, fsError* err) {
-  if (o->precision && o->backend == FS_BACKEND_CPU)
-    return fs_fail(err, "--precision chooses flysim's stepper's real; the cpu backend is "
-                        "MuJoCo's own mj_step in float64; fix: drop --precision, or add "
-                        "--backend cuda or --backend host");
-  if (!o->precision) o->precision = 32;
-  if (o->max_contacts && o->backend == FS_BACKEND_CPU)
-    return fs_fail(err, "--max-contacts bounds the buffers of flysim's stepper; the cpu backend "
-                        "is MuJoCo's own mj_step, whose arena grows with the contacts; fix: drop "
-                        "--max-contacts, or add --backend cuda or --backend host");
-  if (o->max_candidates && o->backend == FS_BACKEND_CPU)
-    return fs_fail(err, "--max-candidates bounds the pairs flysim's stepper tests; the cpu "
-                        "backend is MuJoCo's own mj_step, which tests every pair; fix: drop "
-                        "--max-candidates, or add --backend cuda or --backend host");
+  if (fs_verb_check_flysim_options(&o->v, o->backend != FS_BACKEND_CPU,
+                                   "add --backend cuda or --backend host", err))
+    return -1;
+  o->precision = o->v.nprecision ? o->v.precision[0] : 32;
   if (o->mujoco_timing && o->backend != FS_BACKEND_CPU)
     return fs_fail(err, "--mujoco-timing: MuJoCo's timers time MuJoCo's own mj_step, which "
                         "only --backend cpu runs; fix: drop --mujoco-timing, or use --backend cpu "
@@ -311,153 +165,43 @@ static int check_combinations(fsReplayOptions* o, fsError* err) {
                    "%s",
                    needs_save, needs_save);
   // The default (9) is capped at --worlds; a K given is what the user asked to see.
-  if (o->render_worlds_set && o->render_worlds > o->worlds)
+  int nworld = o->v.worlds;
+  if (o->render_worlds_set && o->render_worlds > nworld)
     return fs_fail(err,
                    "--render-worlds %d is more than the %d world%s of the run (--worlds %d); "
                    "fix: --render-worlds at most --worlds (e.g. --render-worlds %d), or "
                    "--worlds %d",
-                   o->render_worlds, o->worlds, o->worlds == 1 ? "" : "s", o->worlds, o->worlds,
+                   o->render_worlds, nworld, nworld == 1 ? "" : "s", nworld, nworld,
                    o->render_worlds);
   return 0;
 }
 
 int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* err) {
-  static const struct option longopts[] = {
-      {"backend", required_argument, NULL, OPT_BACKEND},
-      {"precision", required_argument, NULL, OPT_PRECISION},
-      {"model", required_argument, NULL, OPT_MODEL},
-      {"world", required_argument, NULL, OPT_WORLD},
-      {"targets", required_argument, NULL, OPT_TARGETS},
-      {"worlds", required_argument, NULL, OPT_WORLDS},
-      {"threads", required_argument, NULL, OPT_THREADS},
-      {"sim-duration-sec", required_argument, NULL, OPT_DURATION},
-      {"sim-steps", required_argument, NULL, OPT_STEPS},
-      {"warmup-sec", required_argument, NULL, OPT_WARMUP},
-      {"save-data", required_argument, NULL, OPT_SAVE},
-      {"profile", required_argument, NULL, OPT_PROFILE},
-      {"disable", required_argument, NULL, OPT_DISABLE},
-      {"quiet", no_argument, NULL, OPT_QUIET},
-      {"mujoco-timing", no_argument, NULL, OPT_TIMING},
-      {"no-video", no_argument, NULL, OPT_NO_VIDEO},
-      {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
-      {"plot-leg", required_argument, NULL, OPT_PLOT_LEG},
-      {"record", required_argument, NULL, OPT_RECORD},
-      {"render-worlds", required_argument, NULL, OPT_RENDER_WORLDS},
-      {"max-contacts", required_argument, NULL, OPT_MAX_CONTACTS},
-      {"max-candidates", required_argument, NULL, OPT_MAX_CANDIDATES},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  const struct option own[] = {{"backend", required_argument, NULL, OPT_BACKEND},
+                               {"save-data", required_argument, NULL, OPT_SAVE},
+                               {"profile", required_argument, NULL, OPT_PROFILE},
+                               {"mujoco-timing", no_argument, &o->mujoco_timing, 1},
+                               {"no-video", no_argument, &o->video, 0},
+                               {"no-plots", no_argument, &o->plots, 0},
+                               {"plot-leg", required_argument, NULL, OPT_PLOT_LEG},
+                               {"record", required_argument, NULL, OPT_RECORD},
+                               {"render-worlds", required_argument, NULL, OPT_RENDER_WORLDS},
+                               {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
+  fs_verb_options_init(&o->v);
   o->backend = FS_BACKEND_CPU;
-  o->precision = 0; // unset: 32 on cuda and host
-  o->worlds = 1;
-  o->threads = 0;
-  o->sim_duration_sec = -1;
-  o->sim_steps = -1;
-  o->warmup_sec = 0.05;
   o->video = 1;
   o->plots = 1;
   o->record = FS_RECORD_REPLAY_DEFAULT;
   o->render_worlds = 9;
-  snprintf(o->model, sizeof o->model, "%s/mesh.mjb", fs_assets_dir());
-  snprintf(o->targets, sizeof o->targets, "%s/walking_clip.h5", fs_assets_dir());
-
-  long v = 0;
-  int c, model_given = 0, world_given = 0;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    int handled = parse_output_option(c, o, err);
-    if (handled < 0) return -1;
-    if (handled) continue;
-    switch (c) {
-    case OPT_BACKEND:
-      if (!strcmp(optarg, "cpu"))
-        o->backend = FS_BACKEND_CPU;
-      else if (!strcmp(optarg, "cuda"))
-        o->backend = FS_BACKEND_CUDA;
-      else if (!strcmp(optarg, "host"))
-        o->backend = FS_BACKEND_HOST;
-      else
-        return fs_fail(err,
-                       "--backend: '%s' is not a backend; fix: --backend cpu, cuda or "
-                       "host",
-                       optarg);
-      break;
-    case OPT_PRECISION:
-      if (!strcmp(optarg, "f32") || !strcmp(optarg, "float32"))
-        o->precision = 32;
-      else if (!strcmp(optarg, "f64") || !strcmp(optarg, "float64"))
-        o->precision = 64;
-      else
-        return fs_fail(err,
-                       "--precision: '%s' is not a precision; fix: --precision f32 or "
-                       "--precision f64",
-                       optarg);
-      break;
-    case OPT_MODEL:
-      if (world_given)
-        return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
-      if (fs_copy_path_option("--model", optarg, o->model, sizeof o->model, err)) return -1;
-      model_given = 1;
-      break;
-    case OPT_WORLD:
-      if (model_given)
-        return fs_fail(err, "--model and --world both name the model; fix: pass one of them");
-      if (fs_world_model_path(optarg, o->model, sizeof o->model, err)) return -1;
-      world_given = 1;
-      break;
-    case OPT_TARGETS:
-      if (fs_copy_path_option("--targets", optarg, o->targets, sizeof o->targets, err)) return -1;
-      break;
-    case OPT_WORLDS:
-      if (fs_parse_positive_int("--worlds", optarg, 1L << 24, &v, err)) return -1;
-      o->worlds = (int)v;
-      break;
-    case OPT_THREADS:
-      if (fs_parse_positive_int("--threads", optarg, 4096, &v, err)) return -1;
-      o->threads = (int)v;
-      break;
-    case OPT_DURATION:
-      if (fs_parse_seconds("--sim-duration-sec", optarg, 0, &o->sim_duration_sec, err)) return -1;
-      break;
-    case OPT_STEPS:
-      if (fs_parse_positive_int("--sim-steps", optarg, 1L << 30, &o->sim_steps, err)) return -1;
-      break;
-    case OPT_WARMUP:
-      if (fs_parse_seconds("--warmup-sec", optarg, 1, &o->warmup_sec, err)) return -1;
-      break;
-    case OPT_SAVE:
-      if (fs_copy_path_option("--save-data", optarg, o->save_data, sizeof o->save_data, err))
-        return -1;
-      break;
-    case OPT_PROFILE:
-      if (fs_copy_path_option("--profile", optarg, o->profile, sizeof o->profile, err)) return -1;
-      break;
-    case OPT_DISABLE:
-      if (fs_parse_disable(optarg, &o->disable, err)) return -1;
-      break;
-    case OPT_QUIET:
-      o->quiet = 1;
-      break;
-    case OPT_MAX_CONTACTS:
-      if (fs_parse_max_contacts(optarg, &o->max_contacts, err)) return -1;
-      break;
-    case OPT_MAX_CANDIDATES:
-      if (fs_parse_max_candidates(optarg, &o->max_candidates, err)) return -1;
-      break;
-    case 'h':
-      fs_print_replay_help();
-      return 1;
-    case ':':
-      return fs_fail(err, "%s needs a value; see flysim replay --help", argv[optind - 1]);
-    default:
-      return fs_fail(err, "unknown option '%s'; see flysim replay --help", argv[optind - 1]);
-    }
-  }
-  if (optind < argc)
-    return fs_fail(err, "unexpected argument '%s'; see flysim replay --help", argv[optind]);
-  if (o->sim_steps > 0 && o->sim_duration_sec > 0)
-    return fs_fail(err, "--sim-steps and --sim-duration-sec both given; fix: pass one of them");
-  return check_combinations(o, err);
+  const fsVerb verb = {.name = "replay",
+                       .takes = FS_VERB_ALL,
+                       .max_worlds = 1L << 24,
+                       .max_steps = 1L << 30,
+                       .own = own,
+                       .one = parse_one,
+                       .arg = o,
+                       .help = fs_print_replay_help};
+  int rc = fs_parse_verb(argc, argv, &verb, &o->v, err);
+  return rc ? rc : check_combinations(o, err);
 }

@@ -5,7 +5,7 @@ test's own (cudaMalloc, offered through the CUDA array interface) taken by the b
 reset mask read on the device and a recording written there.
 
 Skipped where no CUDA device is (CI). On a GPU, or under the GPU simulator
-(bench/gpusim_check.sh runs it with a module built with -DFLYSIM_CUDART_SHARED=ON), it
+(bench/gpusim/gpusim_check.sh runs it with a module built with -DFLYSIM_CUDART_SHARED=ON), it
 opens 2 worlds and takes 1 step a batch: the simulator runs one world-step in seconds.
 """
 import ctypes

@@ -11,13 +11,13 @@ Each model starts at its first keyframe, controls included, and keeps them (Neur
 standing in its neutral pose, so contacts, adhesion and noslip are at work; the walk is
 `flysim bench`'s); a model without keyframes runs with zero controls.
 
-  PYTHONPATH=build/python python3 bench/per_core.py [--steps S] [--repeat R] [--csv PATH]
+  PYTHONPATH=build/python python3 bench/cpu/per_core.py [--steps S] [--repeat R] [--csv PATH]
 
 --worlds NAME,... runs FlyGym's exported worlds instead (flysim's --world names: flat,
 flat_capsule, assets/worlds/NAME.mjb: gapped_capsule, blocks_capsule, ...), the fly
 falling from its spawn onto the ground during the warm-up and then standing:
 
-  PYTHONPATH=build/python python3 bench/per_core.py --warmup 1000 \
+  PYTHONPATH=build/python python3 bench/cpu/per_core.py --warmup 1000 \
       --worlds flat_capsule,gapped_capsule,blocks_capsule,mixed_capsule,flat,gapped,blocks,mixed \
       --csv bench/results/per-core-terrains.csv
 """
@@ -34,7 +34,7 @@ import numpy as np
 
 import flysim
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPPERS = [("cpu", None), ("host", "f32"), ("host", "f64")]
 
 

@@ -1,7 +1,7 @@
 """How fast a generate dataset reads, world-major (flysim generate's layout) against
 the time-major layout of `replay --save-data` holding the same numbers.
 
-    python bench/read_dataset.py DIR/dataset.h5 [--series qpos] [--window 100] [--reads 500]
+    python bench/cpu/read_dataset.py DIR/dataset.h5 [--series qpos] [--window 100] [--reads 500]
 
 It writes a time-major copy of one series beside the dataset ((rows, worlds, columns),
 chunked as the replay recorder chunks: a block of rows by a slice of worlds, shuffle +

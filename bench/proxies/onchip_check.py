@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Run the on-chip proxy (bench/onchip_sizes_f32 and _f64) and hold it to the record,
-bench/results/onchip-sizes.csv: at every precision and contact bound, the bytes that keep
-a world's whole intermediate state on-chip (shared_bytes) must not grow, and the default
-plans (848 B and 2,640 B a world) must not hold fewer fields. A change that improves them
-is recorded with --write.
+"""Run the on-chip proxy (onchip_sizes_f32 and _f64: bench/proxies/onchip_sizes.c) and hold
+it to the record, bench/results/onchip-sizes.csv: at every precision and contact bound, the
+bytes that keep a world's whole intermediate state on-chip (shared_bytes) must not grow,
+and the default plans (848 B and 2,640 B a world) must not hold fewer fields. A change that
+improves them is recorded with --write.
 
   onchip_check.py ONCHIP_SIZES_F32 ONCHIP_SIZES_F64 RECORD_CSV [--write]
 """

@@ -6,7 +6,7 @@
 //             [--only bare|flysim]
 //
 // --only runs one loop once (1 world, 1 thread, after the warm-up) and nothing
-// else: bench/overhead_callgrind.sh counts its instructions under callgrind, a
+// else: bench/cpu/overhead_callgrind.sh counts its instructions under callgrind, a
 // measure of the harness's overhead that the machine's load cannot blur.
 //
 // Prints a table; with --csv appends rows a script can read (header written if the
@@ -22,7 +22,6 @@
 #include "common/sys/clock.h"
 #include "common/inputs/model.h"
 #include "common/base/mujoco_hooks.h"
-#include "common/replay/options.h"
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"
 
@@ -194,8 +193,9 @@ static int overhead(const Args* a, const Setup* s, FILE* csv) {
     printf("  %-28s %10.0f steps/s  %6.3fx realtime\n", "flysim CPU stepper", a->steps / to,
            a->steps / to * dt);
     printf("  %-28s %+9.2f %%  (target: under 2 %%; wall time on a shared machine varies by\n"
-           "  %-28s several %% between runs: bench/overhead_callgrind.sh counts instructions)\n\n",
-           "overhead", pct, "");
+           "  %-28s several %% between runs: bench/cpu/overhead_callgrind.sh counts\n"
+           "  %-28s instructions)\n\n",
+           "overhead", pct, "", "");
     if (csv) {
       fprintf(csv, "%s,%s,bare_loop,1,1,%d,%d,%.6f,%.6g,%.6g,\n", a->label, a->model, a->steps,
               a->repeats, tb, a->steps / tb, a->steps / tb * dt);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Python's cost per flysim.Batch.step(1), against a host world-step.
 
-  PYTHONPATH=build/python .venv/bin/python bench/python_overhead.py [--worlds 64] [--out CSV]
+  PYTHONPATH=build/python .venv/bin/python bench/cpu/python_overhead.py [--worlds 64] [--out CSV]
 
 The binding's own cost is a call that steps nothing: step(0) goes through the Python
 wrapper's checks, nanobind, the GIL's release and the batch's lock, into the library and
@@ -19,7 +19,7 @@ import numpy as np
 
 import flysim
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--worlds", type=int, default=64)

@@ -5,7 +5,7 @@ step's cost.
 
   ptxas_table.py BUILD_DIR                   print the table (every arch)
   ptxas_table.py BUILD_DIR --write CSV [--arch sm_90]
-                                             write it (bench/ptxas_report.sh does)
+                                             write it (bench/proxies/ptxas_report.sh does)
   ptxas_table.py BUILD_DIR --check CSV [--arch sm_90]
                                              fail (exit 1) if a kernel uses more
                                              registers, stack or spills than CSV records

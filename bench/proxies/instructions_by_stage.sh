@@ -2,24 +2,24 @@
 # Where the instructions go: instructions per world-step by stage and by solver phase
 # (valgrind's callgrind, inclusive costs) of flysim's host stepper in float32 and float64
 # and of MuJoCo's mj_step (the cpu backend), on NeuroMechFly with contacts, 1 world, 1
-# thread, the runs of bench/instructions_callgrind.sh: each runs S and 2S steps and a
+# thread, the runs of bench/proxies/instructions_callgrind.sh: each runs S and 2S steps and a
 # row's difference over S is its cost per world-step, set-up and warm-up cancelled.
-# bench/instructions_by_stage.py maps the functions onto the stages (its STAGES table)
+# bench/proxies/instructions_by_stage.py maps the functions onto the stages (its STAGES table)
 # and attributes inlined code through the debug information of a Release build with -g
 # (the same code as build/: the same instruction count), which this script configures
 # in FLYSIM_BUILD_DIR (default build-cg: no CUDA, no MPI) if it is not there, and brings
 # up to date (the flysim target).
-#   bench/instructions_by_stage.sh [S]   (default 200; 6 runs, about 2 minutes in all)
+#   bench/proxies/instructions_by_stage.sh [S]   (default 200; 6 runs, about 2 minutes in all)
 # Prints the table and writes bench/results/instructions-by-stage.csv.
 #
 # --model PATH instead counts one world of any model the host stepper takes (the test
-# suite's held models: tests/models/NAME.xml) as bench/per_core.py runs it: from its first
+# suite's held models: tests/models/NAME.xml) as bench/cpu/per_core.py runs it: from its first
 # keyframe, controls included, W warm-up steps (--warmup, default 1000), then S or 2S
-# (bench/step_one.c, through the public API); the table goes to
+# (bench/proxies/step_one.c, through the public API); the table goes to
 # bench/results/instructions-by-stage-NAME.csv.
-#   bench/instructions_by_stage.sh [S] --model tests/models/walker.xml [--warmup W]
+#   bench/proxies/instructions_by_stage.sh [S] --model tests/models/walker.xml [--warmup W]
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="${FLYSIM_BUILD_DIR:-$root/build-cg}"
 flysim="$build/flysim"
 s=200
@@ -30,7 +30,7 @@ while (($#)); do
     --model) model="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
     [0-9]*) s="$1"; shift ;;
-    *) echo "usage: bench/instructions_by_stage.sh [S] [--model PATH [--warmup W]]" >&2; exit 2 ;;
+    *) echo "usage: bench/proxies/instructions_by_stage.sh [S] [--model PATH [--warmup W]]" >&2; exit 2 ;;
   esac
 done
 csv="$root/bench/results/instructions-by-stage.csv"
@@ -67,7 +67,7 @@ for v in "cpu f64" "host f32" "host f64"; do
   run "$backend" "$prec" "$s"
   run "$backend" "$prec" $((2 * s))
 done
-python3 "$root/bench/instructions_by_stage.py" --steps "$s" --csv "$csv" \
+python3 "$root/bench/proxies/instructions_by_stage.py" --steps "$s" --csv "$csv" \
   --host-f32 "$tmp/host-f32-$s.out" "$tmp/host-f32-$((2 * s)).out" \
   --host-f64 "$tmp/host-f64-$s.out" "$tmp/host-f64-$((2 * s)).out" \
   --mujoco "$tmp/cpu-f64-$s.out" "$tmp/cpu-f64-$((2 * s)).out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # flysim's device code on the CPU, through the GPU simulator (GPGPU-Sim with the CUDA 13
 # patch, built by the GPU simulator's build.sh into DEST), before a GPU comes:
-#   bench/gpusim_check.sh DEST [--no-build] [--jobs N]
+#   bench/gpusim/gpusim_check.sh DEST [--no-build] [--jobs N]
 # 1. Builds what the simulator runs (sm_80 PTX alone), in two trees:
 #      build-gpusim         one warp a block (-DFLYSIM_BLOCK_THREADS=32): the simulator's
 #                           shuffles read and write the first warp of a block whichever
@@ -31,8 +31,8 @@
 # build-gpusim/Testing/gpusim/. About an hour on 2 cores, the two trees' builds first
 # (15-20 minutes after source changes; setup.sh --no-build leaves build/ alone).
 set -u
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-dest=${1:?usage: bench/gpusim_check.sh DEST [--no-build] [--jobs N]}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dest=${1:?usage: bench/gpusim/gpusim_check.sh DEST [--no-build] [--jobs N]}
 dest=$(cd "$dest" && pwd) || exit 2
 shift
 build_trees=1
@@ -41,7 +41,7 @@ while (($#)); do
   case $1 in
     --no-build) build_trees=0 ;;
     --jobs) jobs=$2; shift ;;
-    *) echo "usage: bench/gpusim_check.sh DEST [--no-build] [--jobs N]" >&2; exit 2 ;;
+    *) echo "usage: bench/gpusim/gpusim_check.sh DEST [--no-build] [--jobs N]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -291,7 +291,7 @@ head="$work/header.md"
 cat >"$head" <<MD
 # The device code under the GPU simulator
 
-\`bench/gpusim_check.sh\` at $rev, $(date -u +%Y-%m-%d), on $(nproc) cores of
+\`bench/gpusim/gpusim_check.sh\` at $rev, $(date -u +%Y-%m-%d), on $(nproc) cores of
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'): GPGPU-Sim (accel-sim/gpgpu-sim_distribution 667834cf) with
 the CUDA 13 patch, functional mode, an sm_86 configuration running our sm_80 PTX. Small sizes (the test
 programs' small mode, 2 worlds of the replay for 8 steps from a settled keyframe): the

@@ -1,7 +1,7 @@
 // step_one: one world of a model on one thread through the public API, for instruction
-// counts (bench/instructions_by_stage.sh --model): the world starts at the model's first
+// counts (bench/proxies/instructions_by_stage.sh --model): the world starts at the model's first
 // keyframe, controls included (its qpos0 and zero controls without keyframes), as
-// bench/per_core.py starts it, and runs WARMUP + STEPS steps in one fs_batch_step call.
+// bench/cpu/per_core.py starts it, and runs WARMUP + STEPS steps in one fs_batch_step call.
 // Two runs of STEPS and 2 x STEPS differ by STEPS steps, set-up and warm-up cancelled.
 //
 //   step_one MODEL cpu|host f32|f64 WARMUP STEPS

@@ -4,10 +4,10 @@
 # float32 and float64 (the kernels' code on one lane) and MuJoCo's mj_step (the cpu
 # backend) on NeuroMechFly with contacts, 1 world, 1 thread. Each runs S and 2S steps;
 # the difference is S steps with set-up and warm-up cancelled.
-#   bench/instructions_callgrind.sh [S]   (default 200; about a minute in all)
+#   bench/proxies/instructions_callgrind.sh [S]   (default 200; about a minute in all)
 # Prints a table and writes bench/results/instructions.csv.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 flysim="${FLYSIM_BUILD_DIR:-$root/build}/flysim"
 s=${1:-200}
 csv="$root/bench/results/instructions.csv"

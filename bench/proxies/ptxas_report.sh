@@ -6,8 +6,8 @@
 # build to; commit it when the kernels change, with the reason) and
 # bench/results/ptxas.txt (every arch, as a table).
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="${FLYSIM_BUILD_DIR:-$root/build}"
 py="$root/.venv/bin/python"
-"$py" "$root/bench/ptxas_table.py" "$build" >"$root/bench/results/ptxas.txt"
-"$py" "$root/bench/ptxas_table.py" "$build" --arch sm_90 --write "$root/bench/results/ptxas-sm90.csv"
+"$py" "$root/bench/proxies/ptxas_table.py" "$build" >"$root/bench/results/ptxas.txt"
+"$py" "$root/bench/proxies/ptxas_table.py" "$build" --arch sm_90 --write "$root/bench/results/ptxas-sm90.csv"

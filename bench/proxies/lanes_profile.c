@@ -81,7 +81,9 @@ static int parse(int argc, char** argv, Args* a) {
         return -1;
       }
     } else {
-      fprintf(stderr, "lanes_profile: bad argument '%s'; see the header of bench/lanes_profile.c\n",
+      fprintf(stderr,
+              "lanes_profile: bad argument '%s'; see the header of "
+              "bench/proxies/lanes_profile.c\n",
               argv[i]);
       return -1;
     }

@@ -3,9 +3,9 @@
 # same whatever else the machine does): flysim's stepper against the bare mj_step
 # loop, 1 world, 1 thread, both after the same warm-up. Each is run for S and 2S
 # steps; the difference is the cost of S steps with set-up and warm-up cancelled.
-#   bench/overhead_callgrind.sh [S]     (default 500; about a minute per 500 steps)
+#   bench/cpu/overhead_callgrind.sh [S]     (default 500; about a minute per 500 steps)
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench="${FLYSIM_BUILD_DIR:-$root/build}/bench/bench_cpu"
 s=${1:-500}
 tmp=$(mktemp -d)

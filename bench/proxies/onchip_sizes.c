@@ -3,7 +3,7 @@
 // onchip_sizes_f64), for several contact bounds (--max-contacts): the world's bytes, its
 // intermediates side by side and sharing bytes where their lifetimes allow, and the
 // default plans at 4 and 8 lanes a world (848 B and 2,640 B a world on an H200). One CSV
-// row per bound on stdout; bench/onchip_check.py holds them to
+// row per bound on stdout; bench/proxies/onchip_check.py holds them to
 // bench/results/onchip-sizes.csv.
 //
 //   onchip_sizes_f32 [--model PATH] [--header]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Instructions per world-step by stage and by solver phase, from callgrind's raw output
-(bench/instructions_by_stage.sh runs callgrind and calls this): flysim's host stepper
+(bench/proxies/instructions_by_stage.sh runs callgrind and calls this): flysim's host stepper
 (float32, float64) and MuJoCo's mj_step side by side, each stage's row the same work on
 both sides through ONE table (STAGES below: a stage's flysim functions and MuJoCo's).
 
@@ -9,7 +9,7 @@ both sides through ONE table (STAGES below: a stage's flysim functions and MuJoC
 
 Each pair of runs made S and 2S steps after the same set-up and warm-up: a row's
 instructions in the 2S run less those in the S run, over S, is its cost per world-step,
-set-up cancelled (as bench/instructions_callgrind.sh does for the whole process).
+set-up cancelled (as bench/proxies/instructions_callgrind.sh does for the whole process).
 
 Costs are inclusive and attributed by call site. callgrind names a cost by the symbol it
 ran in, so inlined code needs more: in an object with debug information (flysim, built
@@ -261,14 +261,15 @@ def check_stage_list(root):
     """The table's stage functions against common/engine/fields.h's FS_STAGES."""
     path = os.path.join(root, "common", "engine", "fields.h")
     if not os.path.isfile(path):
-        return
+        sys.exit(f"instructions_by_stage: no {path}, whose FS_STAGES the table must cover; "
+                 "fix: the path in check_stage_list")
     text = open(path).read()
     listed = re.findall(r"X\(\w+, \"(\w+)\", (fs_\w+)\)", text)
     ours = {f for r in STAGES if not r[1] for f in r[2].split()}
     missing = [f for name, f in listed if f not in ours and name != "noslip"]
     if missing:
         sys.exit(f"instructions_by_stage: FS_STAGES' {', '.join(missing)} not in STAGES; "
-                 "fix: give each stage a row in bench/instructions_by_stage.py")
+                 "fix: give each stage a row in bench/proxies/instructions_by_stage.py")
 
 
 def main():
@@ -278,7 +279,7 @@ def main():
     for k in ("host-f32", "host-f64", "mujoco"):
         ap.add_argument(f"--{k}", nargs=2, metavar=("S_OUT", "2S_OUT"), required=True)
     a = ap.parse_args()
-    check_stage_list(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    check_stage_list(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     cols = {}
     for k, side in (("host_f32", "flysim"), ("host_f64", "flysim"), ("mujoco", "mujoco")):
         runs = [row_costs(Units(p), side) for p in getattr(a, k)]

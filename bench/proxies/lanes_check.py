@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Run the lane-utilisation profile (bench/lanes_profile, at the device's lanes per world)
-and hold it to the record: the whole step's utilisation must stay above half of
-bench/results/lanes.csv's at the same width (a stage that lost its lanes, or a loop
-serialised on one), and its serial share below the record's plus 25 points. The profile
+"""Run the lane-utilisation profile (lanes_profile, bench/proxies/lanes_profile.c, at the
+device's lanes per world) and hold it to the record: the whole step's utilisation must stay
+above half of bench/results/lanes.csv's at the same width (a stage that lost its lanes, or
+a loop serialised on one), and its serial share below the record's plus 25 points. The profile
 times lanes with the CPU's cycle counter, so it varies by about 10 % from run to run on
 a quiet machine; on a shared one, where other work deschedules the lane threads, one run
 in several reads twice the serial share. So a failing run is repeated, up to ATTEMPTS
