@@ -3,7 +3,7 @@
 
 const char* fs_gen_example_spec(void) {
   return "# flysim generate: a dataset of NeuroMechFly walking with per-world variation.\n"
-         "# Run: flysim generate spec.yaml --out data/   (see README, \"Generating datasets\")\n"
+         "# Run: flysim generate spec.yaml --out data/   (see docs/generate.md)\n"
          "#\n"
          "# Distributions, for any axis under vary: a number (fixed), {fixed: x},\n"
          "# {uniform: [lo, hi]}, {normal: [mean, std]}, {list: [a, b, ...]}. Each world\n"

@@ -110,7 +110,7 @@ def test_terrain(world):
                   f"compare {world} f64: the legs as on MuJoCo within 1e-10 rad: {s}")
         # float32: the floor's 4 runs (one rounding to nearest, three stochastically) carry
         # the contact events that float32 sets off on the boxes' edges, as ours does (with
-        # the one run alone, gapped_capsule's ratio was 205: README, "FlyGym's worlds")
+        # the one run alone, gapped_capsule's ratio was 205: docs/compare.md, "Floor runs")
         print(f"compare {world} {prec}: max |dq| {s.get('max_dq_b')} rad, ratio {s.get('ratio')} "
               f"(bound {s.get('max_ratio')}), verdict {s.get('verdict')}, stages {s.get('stages')}")
 
