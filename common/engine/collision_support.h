@@ -58,9 +58,6 @@ FS_HD void fsi_ccd_copy(fsCcdReal* r, const fsCcdReal* v, int n) {
   FS_IVDEP
   for (int i = 0; i < n; i++) r[i] = v[i];
 }
-FS_HD void fsi_ccd_zero(fsCcdReal* r, int n) {
-  for (int i = 0; i < n; i++) r[i] = 0;
-}
 FS_HD fsCcdReal fsi_ccd_dot(const fsCcdReal a[3], const fsCcdReal b[3]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
