@@ -109,36 +109,14 @@ FS_HD int fsi_ccd_penetration(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fs
   return st->nx;
 }
 
-/// mju_makeFrame from a normal alone (f[3..8] 0): y if the normal is not near it, else
-/// z, made orthogonal; their cross product.
-FS_HD void fsi_ccd_make_frame(fsCcdReal f[9]) {
-  fsi_ccd_normalize(f);
-  f[3] = f[4] = f[5] = 0;
-  if (f[1] < 0.5 && f[1] > -0.5)
-    f[4] = 1;
-  else
-    f[5] = 1;
-  fsCcdReal s = fsi_ccd_dot(f, f + 3);
-  for (int j = 0; j < 3; j++) f[3 + j] -= f[j] * s;
-  fsi_ccd_normalize(f + 3);
-  fsi_ccd_cross(f + 6, f, f + 3);
-}
+// mju_makeFrame and mju_quat2Mat in double (common/engine/spatial.h's definitions).
+FSI_DEFINE_MAKE_FRAME(fsi_ccd_make_frame, fsCcdReal, fsi_ccd_normalize, fsi_ccd_dot, fsi_ccd_cross)
+FSI_DEFINE_QUAT_TO_MAT(fsi_ccd_quat_to_mat, fsCcdReal)
 
-/// Rotation matrix of angle about the unit axis (mju_axisAngle2Quat, mju_quat2Mat).
+/// Rotation matrix of angle about the unit axis (mju_axisAngle2Quat, then mju_quat2Mat).
 FS_HD void fsi_ccd_axis_angle_mat(fsCcdReal r[9], const fsCcdReal axis[3], fsCcdReal angle) {
   fsCcdReal s = sin(angle * 0.5), q[4] = {cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s};
-  fsCcdReal ww = q[0] * q[0], wx = q[0] * q[1], wy = q[0] * q[2], wz = q[0] * q[3];
-  fsCcdReal xx = q[1] * q[1], xy = q[1] * q[2], xz = q[1] * q[3];
-  fsCcdReal yy = q[2] * q[2], yz = q[2] * q[3], zz = q[3] * q[3];
-  r[0] = ww + xx - yy - zz;
-  r[4] = ww - xx + yy - zz;
-  r[8] = ww - xx - yy + zz;
-  r[1] = 2 * (xy - wz);
-  r[2] = 2 * (xz + wy);
-  r[3] = 2 * (xy + wz);
-  r[5] = 2 * (yz - wx);
-  r[6] = 2 * (xz - wy);
-  r[7] = 2 * (yz + wx);
+  fsi_ccd_quat_to_mat(r, q);
 }
 
 /// Turn a shape's frame by rot about the point origin (mju_rotateFrame).
@@ -164,6 +142,7 @@ FS_HD int fsi_ccd_perturb(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcd
                           int g2, fsCcdReal margin, fsiCcdContact* con) {
   fsCcdReal frame[9], pos1[3], mat1[9], pos2[3], mat2[9];
   fsi_ccd_copy(frame, con[0].normal, 3);
+  frame[3] = frame[4] = frame[5] = 0; // no tangent: mju_makeFrame's own
   fsi_ccd_make_frame(frame);
   fsi_ccd_copy(pos1, o1->pos, 3), fsi_ccd_copy(mat1, o1->mat, 9);
   fsi_ccd_copy(pos2, o2->pos, 3), fsi_ccd_copy(mat2, o2->mat, 9);

@@ -145,24 +145,6 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
   }
 }
 
-/// MuJoCo's mju_makeFrame: f[0..2] the normal (normalized again), f[3..5] a
-/// tangent or 0 (then y, or z if the normal is near y), made orthonormal; f[6..8]
-/// their cross product.
-FS_HD void fsi_make_frame(fsReal f[9]) {
-  fsi_normalize3(f);
-  if (fsi_dot3(f + 3, f + 3) < (fsReal)0.25) {
-    f[3] = f[4] = f[5] = 0;
-    if (f[1] < (fsReal)0.5 && f[1] > (fsReal)-0.5)
-      f[4] = 1;
-    else
-      f[5] = 1;
-  }
-  fsReal s = fsi_dot3(f, f + 3);
-  for (int j = 0; j < 3; j++) f[3 + j] -= f[j] * s;
-  fsi_normalize3(f + 3);
-  fsi_cross(f + 6, f, f + 3);
-}
-
 /// Contact c from slot k of pair p: geometry, frame and the pair's parameters
 /// (mj_setContact; the override flag replaces margin, solref, solreffriction,
 /// solimp and friction with opt's).
