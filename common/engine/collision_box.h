@@ -39,6 +39,18 @@ FS_HD fsReal fsi_clamp_to(fsReal x, fsReal limit) {
   return x;
 }
 
+/// Clamp *x, a segment's or an edge's parameter, to [-1, 1]: at 1, *end = 2; at -1, *end = 0;
+/// inside, both unchanged (fsi_capsule_box's edge parameter and its end code).
+FS_HD void fsi_clamp_end(fsReal* x, int* end) {
+  if (*x > 1) {
+    *x = 1;
+    *end = 2;
+  } else if (*x < -1) {
+    *x = -1;
+    *end = 0;
+  }
+}
+
 /// Sphere of radius r at pos1 against box (pos2, mat2, half-sizes size2), into slot k
 /// (mjraw_SphereBox): the box point nearest the centre, or, with the centre inside,
 /// the nearest face. 1 contact if within margin.
@@ -180,24 +192,12 @@ FS_HD int fsi_capsule_box(const fsModel* m, fsData* d, int k, int g1, int g2, fs
         x2 = 1;
         s2 = 2;
         x1 = (u - mb) * (1 / ma);
-        if (x1 > 1) {
-          x1 = 1;
-          s1 = 2;
-        } else if (x1 < -1) {
-          x1 = -1;
-          s1 = 0;
-        }
+        fsi_clamp_end(&x1, &s1);
       } else if (x2 < -1) {
         x2 = -1;
         s2 = 0;
         x1 = (u + mb) * (1 / ma);
-        if (x1 > 1) {
-          x1 = 1;
-          s1 = 2;
-        } else if (x1 < -1) {
-          x1 = -1;
-          s1 = 0;
-        }
+        fsi_clamp_end(&x1, &s1);
       }
       for (int a = 0; a < 3; a++) {
         dif[a] = tmp3[a] - pos[a];
