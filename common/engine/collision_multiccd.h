@@ -237,17 +237,21 @@ FS_HD int fsi_ccd_mesh_normals(fsCcdReal* res, int* resind, int dim, const fsiCc
   return n;
 }
 
+/// Unit direction of an edge feature v1 v2 (dim 2) and its far end in endverts: the first
+/// case of boxEdgeNormals and of meshEdgeNormals, the same for a box or a mesh.
+FS_HD int fsi_ccd_edge_dir(fsCcdReal* res, fsCcdReal* endverts, const fsCcdReal v[9]) {
+  fsi_ccd_copy(endverts, v + 3, 3);
+  fsi_ccd_sub(res, v + 3, v);
+  fsi_ccd_normalize(res);
+  return 1;
+}
+
 /// Unit directions along the mesh edges of the feature (meshEdgeNormals): the edge v1 v2
 /// (dim 2), or from vertex v1i to the previous vertex of each of its polygons (dim 1);
 /// their far ends in endverts.
 FS_HD int fsi_ccd_mesh_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const fsiCcdObj* o,
                              const fsCcdReal v[9], int v1i) {
-  if (dim == 2) {
-    fsi_ccd_copy(endverts, v + 3, 3);
-    fsi_ccd_sub(res, v + 3, v);
-    fsi_ccd_normalize(res);
-    return 1;
-  }
+  if (dim == 2) return fsi_ccd_edge_dir(res, endverts, v);
   if (dim != 1) return 0;
   const fsModel* m = o->m;
   int va = m->mesh_vertadr[o->mesh], pa = m->mesh_polyadr[o->mesh];
@@ -338,12 +342,7 @@ FS_HD int fsi_ccd_box_normals(fsCcdReal* res, int* resind, int dim, const fsiCcd
 /// (dim 2) or the three edges from corner v1i (dim 1); their far ends in endverts.
 FS_HD int fsi_ccd_box_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const fsiCcdObj* o,
                             const fsCcdReal v[9], int v1i) {
-  if (dim == 2) {
-    fsi_ccd_copy(endverts, v + 3, 3);
-    fsi_ccd_sub(res, v + 3, v);
-    fsi_ccd_normalize(res);
-    return 1;
-  }
+  if (dim == 2) return fsi_ccd_edge_dir(res, endverts, v);
   if (dim != 1) return 0;
   const fsCcdReal* size = o->size;
   fsCcdReal x = (v1i & 1) ? size[0] : -size[0], y = (v1i & 2) ? size[1] : -size[1];
