@@ -21,8 +21,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(ROOT, "src", "model")
-ENGINE = os.path.join(ROOT, "src", "engine")
+MODEL = os.path.join(ROOT, "common", "model")
+ENGINE = os.path.join(ROOT, "common", "engine")
 
 # fs_step's phases in order are common/model/onchip.h's FS_CHIP_*: the stages of
 # common/engine/fields.h's FS_STAGES (X(ID, name, function): the phase of that ID runs that
@@ -39,7 +39,7 @@ CONSTRAINT_PARTS = {
 
 def stages():
     """FS_STAGES of common/engine/fields.h: [(ID, function)] in mj_step's order."""
-    text = open(os.path.join(MODEL, "fields.h")).read()
+    text = open(os.path.join(ENGINE, "fields.h")).read()
     body = text[text.index("#define FS_STAGES(X)"):]
     body = body[:body.index("\n\n")]
     return re.findall(r"X\(\s*(\w+)\s*,\s*\"\w+\"\s*,\s*(\w+)\s*\)", body)
@@ -75,7 +75,7 @@ CONSTRAINT_BODY = "fs_fwd_constraint"  # its own refs: SOLVER_SETUP .. SOLVER_RE
 
 
 def data_fields():
-    text = open(os.path.join(MODEL, "fields.h")).read()
+    text = open(os.path.join(ENGINE, "fields.h")).read()
     body = text[text.index("#define FS_DATA_FIELDS(X)"):]
     body = body[:body.index("\n\n")]
     return re.findall(r"X\(\s*\w+\s*,\s*(\w+)\s*,", body)

@@ -18,8 +18,8 @@ import sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIELDS = os.path.join(root, "src", "model", "fields.h")
-FORWARD = os.path.join(root, "src", "engine", "stage_forward.h")
+FIELDS = os.path.join(root, "common", "engine", "fields.h")
+FORWARD = os.path.join(root, "common", "engine", "stage_forward.h")
 
 # Stages of the table the step does not call itself: noslip alone (the tests' entry;
 # fs_fwd_constraint runs noslip within).
