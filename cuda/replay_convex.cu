@@ -1,6 +1,6 @@
 // The cuda backend's replay kernel for models with box-mesh pairs (FlyGym's terrains with
 // the mesh fly): cuda/step_kernels.cuh's replay kernel compiled again with the box-mesh
-// collider (GJK, EPA, multiccd: common/engine/stage_collision_convex.h) in the step
+// collider (GJK, EPA, multiccd: common/engine/collision_convex.h) in the step
 // (FS_DEVICE_CONVEX, common/engine/stage_collision.h says why the other replay kernels leave
 // it out). One instantiation: each world with its own model where the batch has them.
 #define FS_DEVICE_CONVEX      1

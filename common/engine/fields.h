@@ -21,7 +21,7 @@
 #define FS_NWARNING 7  // mjNWARNING
 #define FS_NISLAND  20 // mjNISLAND: islands with solver statistics
 
-// The box-mesh collider's scratch (fsiCcdWork, common/engine/stage_collision_convex.h: GJK's
+// The box-mesh collider's scratch (fsiCcdWork, common/engine/collision_convex.h: GJK's
 // status, EPA's polytope or the multi-contact's polygons) lives in the world's data
 // (ccd_work), not on a lane's stack: FS_CCD_LANES lanes' of FS_CCD_WORK_DOUBLES each, in
 // models with box-mesh pairs only. A world's first FS_CCD_LANES lanes collide those pairs.
@@ -108,8 +108,8 @@ enum {
   X(nmeshpolymap)  /* entries of the vertex -> polygons map */                                     \
   X(nmeshextrema)  /* nmesh * 27 */                                                                \
   X(nprecon)       /* contact slots: ncandmax * nslot, a slot row per candidate pair (flysim) */   \
-  X(ncandmax) /* candidate pairs a world tests in a step at most (flysim, common/engine/cull.h) */ \
-  X(nalways)  /* pairs every world tests every step: all but the culled (flysim) */                \
+  X(ncandmax)    /* candidate pairs a world tests in a step at most (flysim, collision_cull.h) */  \
+  X(nalways)     /* pairs every world tests every step: all but the culled (flysim) */             \
   X(ncullgeom)   /* moving geoms with pairs against static geoms (culled pairs, flysim) */         \
   X(ncullstatic) /* static geoms of those pairs (flysim) */                                        \
   X(ncullpair)   /* ncullgeom * ncullstatic (flysim) */                                            \
@@ -317,7 +317,7 @@ typedef struct fsModel {
   int ccd_iterations;      // opt.ccd_iterations: GJK and EPA iterations (convex pairs)
   double ccd_tolerance;    // opt.ccd_tolerance: their tolerance (the collider is double)
   int nslot;               // contact slots per candidate pair: the largest pair_maxcon
-  fsReal grid_lo[2];       // static geoms' grid (common/engine/cull.h): its low corner in x, y,
+  fsReal grid_lo[2];       // static geoms' grid (collision_cull.h): its low corner in x, y,
   fsReal grid_inv[2];      //   1 / cell size,
   int grid_n[2];           //   cells along x, y (ngrid = grid_n[0] * grid_n[1]),
   fsReal grid_z[2];        //   the lowest and highest z of its boxes (cull_aabb)

@@ -76,6 +76,27 @@ FS_HD void fsi_cross(fsReal res[3], const fsReal a[3], const fsReal b[3]) {
   res[2] = a[0] * b[1] - a[1] * b[0];
 }
 
+/// MuJoCo's mju_makeFrame: f[0..2] the normal (normalized again), f[3..5] a tangent or 0
+/// (then y, or z if the normal is near y), made orthonormal; f[6..8] their cross product.
+/// Written once for each real type T with its normalize, dot and cross: fsi_make_frame
+/// (fsReal) here, fsi_ccd_make_frame (double, common/engine/collision_convex.h).
+#define FSI_DEFINE_MAKE_FRAME(name, T, normalize3, dot3, cross3)                                   \
+  FS_HD void name(T f[9]) {                                                                        \
+    normalize3(f);                                                                                 \
+    if (dot3(f + 3, f + 3) < (T)0.25) {                                                            \
+      f[3] = f[4] = f[5] = 0;                                                                      \
+      if (f[1] < (T)0.5 && f[1] > (T)-0.5)                                                         \
+        f[4] = 1;                                                                                  \
+      else                                                                                         \
+        f[5] = 1;                                                                                  \
+    }                                                                                              \
+    T s = dot3(f, f + 3);                                                                          \
+    for (int j = 0; j < 3; j++) f[3 + j] -= f[j] * s;                                              \
+    normalize3(f + 3);                                                                             \
+    cross3(f + 6, f, f + 3);                                                                       \
+  }
+FSI_DEFINE_MAKE_FRAME(fsi_make_frame, fsReal, fsi_normalize3, fsi_dot3, fsi_cross)
+
 /// Hamilton product res = a * b.
 FS_HD void fsi_mul_quat(fsReal res[4], const fsReal a[4], const fsReal b[4]) {
   fsReal w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
@@ -122,25 +143,29 @@ FS_HD void fsi_axis_angle_quat(fsReal res[4], const fsReal axis[3], fsReal angle
   res[3] = axis[2] * s;
 }
 
-/// Rotation matrix of the unit quaternion q.
-FS_HD void fsi_quat_to_mat(fsReal res[9], const fsReal q[4]) {
-  if (q[0] == 1 && q[1] == 0 && q[2] == 0 && q[3] == 0) {
-    for (int i = 0; i < 9; i++) res[i] = (i % 4 == 0) ? 1 : 0;
-    return;
+/// Rotation matrix of the unit quaternion q (MuJoCo's mju_quat2Mat), written once for each
+/// real type T: fsi_quat_to_mat (fsReal) here, fsi_ccd_quat_to_mat (the convex collider's
+/// double, common/engine/collision_convex.h).
+#define FSI_DEFINE_QUAT_TO_MAT(name, T)                                                            \
+  FS_HD void name(T res[9], const T q[4]) {                                                        \
+    if (q[0] == 1 && q[1] == 0 && q[2] == 0 && q[3] == 0) {                                        \
+      for (int i = 0; i < 9; i++) res[i] = (i % 4 == 0) ? 1 : 0;                                   \
+      return;                                                                                      \
+    }                                                                                              \
+    T ww = q[0] * q[0], wx = q[0] * q[1], wy = q[0] * q[2], wz = q[0] * q[3];                      \
+    T xx = q[1] * q[1], xy = q[1] * q[2], xz = q[1] * q[3];                                        \
+    T yy = q[2] * q[2], yz = q[2] * q[3], zz = q[3] * q[3];                                        \
+    res[0] = ww + xx - yy - zz;                                                                    \
+    res[4] = ww - xx + yy - zz;                                                                    \
+    res[8] = ww - xx - yy + zz;                                                                    \
+    res[1] = 2 * (xy - wz);                                                                        \
+    res[2] = 2 * (xz + wy);                                                                        \
+    res[3] = 2 * (xy + wz);                                                                        \
+    res[5] = 2 * (yz - wx);                                                                        \
+    res[6] = 2 * (xz - wy);                                                                        \
+    res[7] = 2 * (yz + wx);                                                                        \
   }
-  fsReal ww = q[0] * q[0], wx = q[0] * q[1], wy = q[0] * q[2], wz = q[0] * q[3];
-  fsReal xx = q[1] * q[1], xy = q[1] * q[2], xz = q[1] * q[3];
-  fsReal yy = q[2] * q[2], yz = q[2] * q[3], zz = q[3] * q[3];
-  res[0] = ww + xx - yy - zz;
-  res[4] = ww - xx + yy - zz;
-  res[8] = ww - xx - yy + zz;
-  res[1] = 2 * (xy - wz);
-  res[2] = 2 * (xz + wy);
-  res[3] = 2 * (xy + wz);
-  res[5] = 2 * (yz - wx);
-  res[6] = 2 * (xz - wy);
-  res[7] = 2 * (yz + wx);
-}
+FSI_DEFINE_QUAT_TO_MAT(fsi_quat_to_mat, fsReal)
 
 /// Rotation vector (axis * angle, angle wrapped to (-pi, pi]) of the unit quaternion q.
 FS_HD void fsi_quat_to_vel(fsReal res[3], const fsReal q[4]) {

@@ -95,8 +95,8 @@ void fs_model_row_sizes(fsModel* m);
 /// On built sizes, before allocating data; bounds applied after it keep it.
 void fs_model_for_lanes(fsModel* m);
 
-/// Bound a world's candidate pairs (common/engine/cull.h) to n where the model culls pairs
-/// (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the
+/// Bound a world's candidate pairs (common/engine/collision_cull.h) to n where the model culls
+/// pairs (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the
 /// contact slots, contacts and rows follow (every candidate's slots). A world with more
 /// keeps the first n and counts the rest (cand_overflow, CONTACTFULL: a problem world).
 /// -1 (err says why) if n is below the pairs tested every step (nalways). On built

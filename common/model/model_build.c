@@ -6,7 +6,7 @@
 // world's bytes, and the descriptions of the fields (common/engine/fields.h) and of the stages.
 #include "common/model/model.h"
 
-#include "common/engine/cull.h"
+#include "common/engine/collision_cull.h"
 #include "common/engine/stage_position.h"
 
 #include <math.h>
@@ -240,7 +240,7 @@ static void derive_moments(const mjModel* mj, fsModel* m, int with_rows) {
   free(fill);
 }
 
-// The static pair culling's plan (common/engine/cull.h), made with the sizes and written
+// The static pair culling's plan (common/engine/collision_cull.h), made with the sizes and written
 // into the model's arrays after they are allocated.
 typedef struct CullPlan {
   int* pair_static; // (npair) the pair's static geom's row in the plan, -1: always tested
@@ -371,7 +371,7 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
     int g = c->statics[s];
     const mjtNum *pos = d->geom_xpos + 3 * g, *mat = d->geom_xmat + 9 * g;
     const mjtNum* box = mj->geom_aabb + 6 * g; // local centre, half sizes
-    // x and y place the box in the grid; z bounds its height (cull.h's test in z)
+    // x and y place the box in the grid; z bounds its height (collision_cull.h's test in z)
     for (int a = 0; a < 3; a++) {
       double cen = pos[a], half = 0;
       for (int j = 0; j < 3; j++) {
@@ -413,8 +413,8 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
 }
 
 // Each pair's contact bound; the always-tested pairs; the culling's arrays and grid
-// (common/engine/cull.h) from the plan. Without contacts (disabled) no slots: the collision
-// stage returns none.
+// (common/engine/collision_cull.h) from the plan. Without contacts (disabled) no slots: the
+// collision stage returns none.
 static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
   int na = 0;
   for (int p = 0; p < m->npair; p++) {

@@ -4,7 +4,7 @@
 // helpers the build shares (common/model/model_build.c): whether contacts are on, and how many
 // contacts a pair can make.
 #include "common/model/model.h"
-#include "common/engine/stage_collision.h" // the box-mesh collider's bounds
+#include "common/engine/collision_multiccd.h" // the box-mesh collider's bounds (FS_CCD_*)
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -192,7 +192,7 @@ static void check_constraint(const mjModel* m, Problems* p) {
             moving.count, moving.count == 1 ? "" : "s", moving.first);
 }
 
-// What the box-mesh collider (common/engine/stage_collision_convex.h) implements: MuJoCo's
+// What the box-mesh collider (common/engine/collision_convex.h) implements: MuJoCo's
 // native CCD, within the fixed scratch of a lane (iterations, polygon sizes and vertex
 // degrees of the meshes).
 static int box_mesh(const mjModel* m, int k) {

@@ -1,4 +1,4 @@
-// The collision stage's box colliders (common/engine/stage_collision.h: fsi_capsule_box,
+// The collision stage's box colliders (common/engine/collision_box.h: fsi_capsule_box,
 // fsi_sphere_box: MuJoCo's mjc_CapsuleBox and mjc_SphereBox) against MuJoCo's
 // mj_collision, on tests/models/cuda_contact_box.xml: a short and a long capsule and a
 // sphere, free, each paired explicitly with six static boxes (a slab, a turned cube, two

@@ -1,4 +1,4 @@
-// The box-mesh collider (common/engine/stage_collision_convex.h, MuJoCo's mjc_Convex under
+// The box-mesh collider (common/engine/collision_convex.h, MuJoCo's mjc_Convex under
 // native CCD) against MuJoCo's mj_collision, on tests/models/cuda_contact_convex.xml:
 // two static boxes, four free meshes (a cube, an octagonal prism, NeuroMechFly's tarsus
 // and tibia hulls), each paired with both boxes, margin 0 and margin > 0.

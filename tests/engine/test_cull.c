@@ -1,4 +1,4 @@
-// The static pair culling (common/engine/cull.h) and the collision stage over it, against
+// The static pair culling (common/engine/collision_cull.h) and the collision stage over it, against
 // MuJoCo's mj_collision, on FlyGym's rough terrains with the capsule fly
 // (assets/worlds/{gapped,blocks,mixed}_capsule.mjb) and on the box colliders' test model
 // (tests/models/cuda_contact_box.xml, its boxes static).

@@ -1,68 +1,34 @@
-// Convex-convex distance and penetration for the collision stage, as MuJoCo 3.16's native
-// CCD computes them (mjc_ccd: GJK, its intersection fallback, the EPA polytope and its
-// expansion), operation for operation, for a box or a convex mesh against a box or a
-// convex mesh (common/engine/stage_collision_convex.h supplies the shapes and the
-// multi-contact step). One pair per lane: every buffer is a fixed-size member of
-// fsiCcdWork on the lane's stack, sized by FS_CCD_ITERMAX (the model check refuses
-// models that need more); nothing is allocated.
+// Convex-convex distance and penetration for the convex collider (collision_convex.h), as
+// MuJoCo 3.16's native CCD computes them in engine_collision_gjk.c (MuJoCo Warp's
+// collision_gjk.py): GJK (gjk, its distance subalgorithm S1D, S2D, S3D, its intersection
+// fallback gjkIntersect), the EPA polytope from GJK's simplex (polytope2, polytope3,
+// polytope4) and its expansion (epa, horizon), operation for operation, over the shapes'
+// support (collision_support.h), for a box or a convex mesh against a box or a convex
+// mesh. One pair per lane: every buffer is a fixed-size member of the lane's scratch
+// (fsiCcdWork, collision_convex.h, in the world's ccd_work), sized by FS_CCD_ITERMAX (the
+// model check refuses models that need more); nothing is allocated.
 //
 // Layout of the work: fsiCcdVertex (a Minkowski-difference vertex with the two shape
-// points that make it), fsiCcdFace (a polytope triangle: packed vertex ids, adjacent
-// faces, the origin's projection on it and its squared norm, its slot in the face map),
-// fsiCcdPolytope (vertices [5 + FS_CCD_ITERMAX], faces and the map of live candidate
-// faces [6 FS_CCD_ITERMAX], the horizon [FS_CCD_HORIZON]) and fsiCcdStatus (MuJoCo's
-// mjCCDStatus: witness points x1, x2 [FS_CCD_MAXWIT x 3], distances, the simplex).
-#ifndef FLYSIM_COMMON_ENGINE_STAGE_COLLISION_GJK_H
-#define FLYSIM_COMMON_ENGINE_STAGE_COLLISION_GJK_H
+// points that make it, collision_support.h), fsiCcdFace (a polytope triangle: packed
+// vertex ids, adjacent faces, the origin's projection on it and its squared norm, its slot
+// in the face map), fsiCcdPolytope (vertices [5 + FS_CCD_ITERMAX], faces and the map of
+// live candidate faces [6 FS_CCD_ITERMAX], the horizon [FS_CCD_HORIZON]) and fsiCcdStatus
+// (MuJoCo's mjCCDStatus: witness points x1, x2 [FS_CCD_MAXWIT x 3], distances, the simplex).
+#ifndef FLYSIM_COMMON_ENGINE_COLLISION_GJK_H
+#define FLYSIM_COMMON_ENGINE_COLLISION_GJK_H
 
-#include "common/engine/fields.h"
-#include "common/engine/spatial.h"
+#include "common/engine/collision_support.h"
 
 #define FS_CCD_ITERMAX 35 // opt.ccd_iterations at most: MuJoCo's default, FlyGym's (polytope size)
-#define FS_CCD_POLYMAX 16 // vertices of a mesh's hull polygon at most (mesh_polyvertnum)
-#define FS_CCD_DEGMAX  32 // hull polygons at a mesh vertex at most (mesh_polymapnum)
 #define FS_CCD_MAXWIT  4  // witness points: MuJoCo's multi-contact gives at most 4 here
 #define FS_CCD_HORIZON 24 // horizon edges (MuJoCo's buffer: 24)
 #define FS_CCD_MAXVERT (5 + FS_CCD_ITERMAX)
 #define FS_CCD_MAXFACE (6 * FS_CCD_ITERMAX)
 
-// The collider computes in double in every build (fsCcdReal): GJK's and EPA's tests
-// against MuJoCo's float64 tolerances (ccd_tolerance 1e-6, mjMINVAL) are meaningless in
-// float32; the float32 build reads its fsReal inputs into doubles and rounds the contacts
-// once, at the end. MuJoCo's float64 limits:
-typedef double fsCcdReal;
-#define FS_CCD_MINVAL    1e-15                           // mjMINVAL
-#define FS_CCD_MAXVAL    1e10                            // mjMAXVAL
-#define FS_CCD_LIMIT     1.7976931348623157e308          // mjMAX_LIMIT (DBL_MAX)
 #define FS_CCD_MINDIST2  (FS_CCD_MINVAL * FS_CCD_MINVAL) // origin on a face: polytope2, 3, 4
 #define FS_CCD_MINDIST3  (FS_CCD_MINVAL * FS_CCD_MINVAL)
 #define FS_CCD_MINDIST4  (FS_CCD_MINVAL * FS_CCD_MINVAL)
 #define FS_CCD_MINEPATOL FS_CCD_MINVAL // EPA's tolerance for discrete shapes
-#define FS_CCD_FACE_TOL  0.996         // mjFACE_TOL: faces aligned (~5.1 deg)
-#define FS_CCD_EDGE_TOL  0.0888        // mjEDGE_TOL: edge along a face
-#define FS_CCD_MINVAL2   (FS_CCD_MINVAL * FS_CCD_MINVAL)
-#define FS_CCD_MAXVAL2   (FS_CCD_MAXVAL * FS_CCD_MAXVAL)
-
-/// One shape of a pair (MuJoCo's mjCCDObj for a box or a mesh geom): frame, size,
-/// the margin each side adds half of, and the support's caches.
-typedef struct fsiCcdObj {
-  int type;          // FS_GEOM_BOX or FS_GEOM_MESH
-  int mesh;          // geom_dataid (mesh) or -1
-  int hillclimb;     // mesh with a hull graph of >= FS_MESH_HILLCLIMB vertices
-  int vertindex;     // last support vertex: box corner (bits x, y, z) or mesh vertex id
-  int meshindex;     // last hill-climb vertex (graph id), -1: none yet
-  fsCcdReal margin;  // margin + gap of the pair (each shape is inflated by half)
-  fsCcdReal pos[3];  // geom_xpos
-  fsCcdReal mat[9];  // geom_xmat
-  fsCcdReal size[3]; // geom_size
-  const fsModel* m;  // mesh data
-} fsiCcdObj;
-
-/// A vertex of the Minkowski difference and the points of the shapes that make it.
-typedef struct fsiCcdVertex {
-  fsCcdReal vert[3], vert1[3], vert2[3];
-  int index1, index2; // vertex ids of the discrete shapes (box corner, mesh vertex)
-} fsiCcdVertex;
 
 /// A polytope face: vertex ids packed 10 bits each, adjacent faces across the edges
 /// [v1 v2], [v2 v3], [v3 v1], the origin's projection v, dist2 = |v|^2, map slot
@@ -95,89 +61,6 @@ typedef struct fsiCcdStatus {
   fsiCcdVertex simplex[4];
   int nsimplex;
 } fsiCcdStatus;
-
-//--------------------------------- vectors (MuJoCo's gjk utilities) ------------------------------
-
-/// r = v (n), r apart from v.
-FS_HD void fsi_ccd_copy(fsCcdReal* r, const fsCcdReal* v, int n) {
-  FS_IVDEP
-  for (int i = 0; i < n; i++) r[i] = v[i];
-}
-FS_HD void fsi_ccd_zero(fsCcdReal* r, int n) {
-  for (int i = 0; i < n; i++) r[i] = 0;
-}
-FS_HD fsCcdReal fsi_ccd_dot(const fsCcdReal a[3], const fsCcdReal b[3]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-FS_HD void fsi_ccd_cross(fsCcdReal r[3], const fsCcdReal a[3], const fsCcdReal b[3]) {
-  r[0] = a[1] * b[2] - a[2] * b[1];
-  r[1] = a[2] * b[0] - a[0] * b[2];
-  r[2] = a[0] * b[1] - a[1] * b[0];
-}
-/// mju_normalize3: unit x if shorter than mjMINVAL; returns the old norm.
-FS_HD fsCcdReal fsi_ccd_normalize(fsCcdReal v[3]) {
-  fsCcdReal norm = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-  if (norm < FS_CCD_MINVAL) {
-    v[0] = 1;
-    v[1] = v[2] = 0;
-  } else {
-    fsCcdReal inv = 1 / norm;
-    v[0] *= inv;
-    v[1] *= inv;
-    v[2] *= inv;
-  }
-  return norm;
-}
-/// res = mat * v (3x3), res may alias v.
-FS_HD void fsi_ccd_mul_mat_vec(fsCcdReal res[3], const fsCcdReal mat[9], const fsCcdReal v[3]) {
-  fsCcdReal r[3];
-  for (int i = 0; i < 3; i++)
-    r[i] = mat[3 * i] * v[0] + mat[3 * i + 1] * v[1] + mat[3 * i + 2] * v[2];
-  fsi_ccd_copy(res, r, 3);
-}
-
-FS_HD void fsi_ccd_sub(fsCcdReal r[3], const fsCcdReal a[3], const fsCcdReal b[3]) {
-  r[0] = a[0] - b[0], r[1] = a[1] - b[1], r[2] = a[2] - b[2];
-}
-FS_HD void fsi_ccd_add(fsCcdReal r[3], const fsCcdReal a[3], const fsCcdReal b[3]) {
-  r[0] = a[0] + b[0], r[1] = a[1] + b[1], r[2] = a[2] + b[2];
-}
-FS_HD void fsi_ccd_scl(fsCcdReal r[3], const fsCcdReal v[3], fsCcdReal s) {
-  r[0] = s * v[0], r[1] = s * v[1], r[2] = s * v[2];
-}
-FS_HD fsCcdReal fsi_ccd_norm(const fsCcdReal v[3]) {
-  return sqrt(fsi_ccd_dot(v, v));
-}
-FS_HD fsCcdReal fsi_ccd_det3(const fsCcdReal a[3], const fsCcdReal b[3], const fsCcdReal c[3]) {
-  return a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) +
-         a[2] * (b[0] * c[1] - b[1] * c[0]);
-}
-/// res = sum_i coef[i] v_i for n = 0..4 vectors (MuJoCo's lincomb), r apart from the rest.
-FS_HD void fsi_ccd_lincomb(fsCcdReal* FS_RESTRICT r, const fsCcdReal* c, int n, const fsCcdReal* v1,
-                           const fsCcdReal* v2, const fsCcdReal* v3, const fsCcdReal* v4) {
-  for (int i = 0; i < 3; i++) {
-    switch (n) {
-    case 0:
-      r[i] = 0;
-      break;
-    case 1:
-      r[i] = c[0] * v1[i];
-      break;
-    case 2:
-      r[i] = c[0] * v1[i] + c[1] * v2[i];
-      break;
-    case 3:
-      r[i] = c[0] * v1[i] + c[1] * v2[i] + c[2] * v3[i];
-      break;
-    default:
-      r[i] = c[0] * v1[i] + c[1] * v2[i] + c[2] * v3[i] + c[3] * v4[i];
-    }
-  }
-}
-
-// The shapes' support, margin inflation included (stage_collision_convex.h).
-FS_HD void fsi_ccd_support(fsiCcdVertex* v, fsiCcdObj* o1, fsiCcdObj* o2, const fsCcdReal dir[3],
-                           const fsCcdReal dir_neg[3]);
 
 //--------------------------------- GJK ------------------------------------------------------------
 

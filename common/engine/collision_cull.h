@@ -18,8 +18,12 @@
 // cells and the geom's (the cell function is monotonic, and the build registers the geom
 // with the same function on the same stored values): each candidate once, in every
 // precision, without marks or atomics.
-#ifndef FLYSIM_COMMON_ENGINE_CULL_H
-#define FLYSIM_COMMON_ENGINE_CULL_H
+//
+// MuJoCo has no counterpart: its broadphase (mj_broadphase, sweep and prune over every geom)
+// finds pairs by contype/conaffinity, which flysim's models leave off; their explicit pairs
+// are what this culls.
+#ifndef FLYSIM_COMMON_ENGINE_COLLISION_CULL_H
+#define FLYSIM_COMMON_ENGINE_COLLISION_CULL_H
 
 #include "common/engine/fields.h"
 

@@ -1,160 +1,20 @@
-// Box against convex mesh for the collision stage: MuJoCo 3.16's mjc_Convex under native
-// CCD (mjDSBL_NATIVECCD clear), operation for operation. The shapes' support functions
-// (box corners; mesh vertices by hill climbing on the hull graph, warm-started from the
-// previous call, or exhaustively), GJK and EPA (common/engine/stage_collision_gjk.h), and
-// the two multi-contact methods multiccd selects:
-//  - margin + gap = 0: MuJoCo's multicontact -- the EPA face's features on either shape
-//    (vertex, edge, face), a pair of faces aligned within ~5 deg (or an edge along a
-//    face), the one polygon clipped against the other, up to 4 contacts;
-//  - margin + gap > 0 (each shape inflated by half of it, no longer polytopes): one
-//    contact, then MuJoCo's perturbation: both shapes turned by +-1e-3 rad about the
-//    contact frame's two tangents around the first contact, a new contact kept if
-//    farther than 1e-3 min(rbound) from those kept, at the first one's depth; up to 5.
-// With multiccd off, one contact. A contact: pos the witness points' midpoint, normal
-// from geom 2's witness point to geom 1's, dist = margin + their signed distance.
-#ifndef FLYSIM_COMMON_ENGINE_STAGE_COLLISION_CONVEX_H
-#define FLYSIM_COMMON_ENGINE_STAGE_COLLISION_CONVEX_H
+// The convex collider's multi-contact step at margin + gap = 0 (collision_convex.h): MuJoCo
+// 3.16's multicontact in engine_collision_gjk.c (MuJoCo Warp's collision_gjk.py),
+// operation for operation. From the EPA face (collision_gjk.h), the features of either
+// shape that make it -- a vertex, an edge or a face (simplexDim) -- their faces' normals
+// (boxNormals, meshNormals) and edges' directions (boxEdgeNormals, meshEdgeNormals); a pair
+// of faces aligned within ~5 deg, or an edge along a face; then the one polygon clipped
+// against the other (polygonClip, reduced by polygonQuad): up to 4 contacts' witness points
+// and distances in the status.
+#ifndef FLYSIM_COMMON_ENGINE_COLLISION_MULTICCD_H
+#define FLYSIM_COMMON_ENGINE_COLLISION_MULTICCD_H
 
-#include "common/engine/stage_collision_gjk.h"
+#include "common/engine/collision_gjk.h"
 
-#define FS_DSBL_NATIVECCD (1 << 17) // mjDSBL_NATIVECCD: libccd instead (refused)
-#define FS_DSBL_MULTICCD  (1 << 19) // mjDSBL_MULTICCD: one contact per convex pair
-
-// On the device the collider is a call, not inlined into the collision loop: its
-// registers stay out of the step kernels' other stages; its 17.6 KiB of scratch
-// (fsiCcdWork) is the world's ccd_work (FS_CCD_LANES lanes'), not a lane's stack.
-#ifdef __CUDACC__
-#define FSI_CCD_NOINLINE __noinline__
-#else
-#define FSI_CCD_NOINLINE
-#endif
-
-/// r = v (an fsReal field read into doubles), r apart from v.
-FS_HD void fsi_ccd_load(fsCcdReal* r, const fsReal* v, int n) {
-  FS_IVDEP
-  for (int i = 0; i < n; i++) r[i] = v[i];
-}
-
-/// a . v for a mesh vertex or normal v (MuJoCo's dot3f: its vertices are floats).
-FS_HD fsCcdReal fsi_ccd_dotv(const fsCcdReal a[3], const fsReal* v) {
-  return a[0] * (fsCcdReal)v[0] + a[1] * (fsCcdReal)v[1] + a[2] * (fsCcdReal)v[2];
-}
-
-//--------------------------------- the shapes -----------------------------------------------------
-
-/// Shape of geom g (box or mesh) with the pair's margin (mjc_initCCDObj).
-FS_HD void fsi_ccd_obj(fsiCcdObj* o, const fsModel* m, const fsData* d, int g, fsCcdReal margin) {
-  o->type = m->geom_type[g];
-  o->mesh = o->type == FS_GEOM_MESH ? m->geom_dataid[g] : -1;
-  o->hillclimb = o->mesh >= 0 && m->mesh_graphadr[o->mesh] >= 0 &&
-                 m->mesh_vertnum[o->mesh] >= FS_MESH_HILLCLIMB;
-  o->vertindex = o->meshindex = -1;
-  o->margin = margin;
-  fsi_ccd_load(o->pos, d->geom_xpos + 3 * g, 3);
-  fsi_ccd_load(o->mat, d->geom_xmat + 9 * g, 9);
-  fsi_ccd_load(o->size, m->geom_size + 3 * g, 3);
-  o->m = m;
-}
-
-/// res = mat * (l1, l2, l3) + pos (pos NULL: none), MuJoCo's globalcoord / localToGlobal.
-FS_HD void fsi_ccd_global(fsCcdReal* FS_RESTRICT res, const fsCcdReal mat[9], const fsCcdReal* pos,
-                          fsCcdReal l1, fsCcdReal l2, fsCcdReal l3) {
-  for (int i = 0; i < 3; i++) {
-    res[i] = mat[3 * i] * l1 + mat[3 * i + 1] * l2 + mat[3 * i + 2] * l3;
-    if (pos) res[i] += pos[i];
-  }
-}
-
-/// A mesh vertex (mesh-local id) in world coordinates.
-FS_HD void fsi_ccd_mesh_vertex(fsCcdReal res[3], const fsiCcdObj* o, int v) {
-  const fsReal* p = o->m->mesh_vert + 3 * (o->m->mesh_vertadr[o->mesh] + v);
-  fsi_ccd_global(res, o->mat, o->pos, p[0], p[1], p[2]);
-}
-
-/// Support point of the shape along the unit direction dir (world), without the margin:
-/// mjc_boxSupport, mjc_hillclimbSupport (warm start: the better of the last vertex and
-/// the 3x3x3 seed) or mjc_meshSupport (exhaustive, from the last vertex).
-FS_HD void fsi_ccd_shape_support(fsCcdReal res[3], fsiCcdObj* o, const fsCcdReal dir[3]) {
-  const fsCcdReal* mat = o->mat;
-  fsCcdReal ld[3] = {mat[0] * dir[0] + mat[3] * dir[1] + mat[6] * dir[2],
-                     mat[1] * dir[0] + mat[4] * dir[1] + mat[7] * dir[2],
-                     mat[2] * dir[0] + mat[5] * dir[1] + mat[8] * dir[2]};
-  if (o->type == FS_GEOM_BOX) {
-    fsCcdReal s[3];
-    for (int i = 0; i < 3; i++) s[i] = ld[i] >= 0 ? o->size[i] : -o->size[i];
-    o->vertindex = (s[0] > 0 ? 1 : 0) | (s[1] > 0 ? 2 : 0) | (s[2] > 0 ? 4 : 0);
-    fsi_ccd_global(res, mat, o->pos, s[0], s[1], s[2]);
-    return;
-  }
-  const fsModel* m = o->m;
-  const fsReal* vert = m->mesh_vert + 3 * m->mesh_vertadr[o->mesh];
-  int imax;
-  if (o->hillclimb) {
-    const int* graph = m->mesh_graph + m->mesh_graphadr[o->mesh];
-    int numvert = graph[0];
-    const int *edgeadr = graph + 2, *globalid = graph + 2 + numvert;
-    const int* edge = graph + 2 + 2 * numvert;
-    int cell[3];
-    for (int k = 0; k < 3; k++) cell[k] = (ld[k] > 0.4) - (ld[k] < -0.4) + 1;
-    int seed = m->mesh_extrema[27 * o->mesh + 9 * cell[0] + 3 * cell[1] + cell[2]];
-    imax = seed;
-    if (o->meshindex >= 0) {
-      fsCcdReal cached = fsi_ccd_dotv(ld, vert + 3 * globalid[o->meshindex]);
-      fsCcdReal seeded = fsi_ccd_dotv(ld, vert + 3 * globalid[seed]);
-      imax = seeded > cached ? seed : o->meshindex;
-    }
-    fsCcdReal best = fsi_ccd_dotv(ld, vert + 3 * globalid[imax]);
-    for (int prev = -1; imax != prev;) {
-      prev = imax;
-      for (int e = edgeadr[prev], loc; (loc = edge[e]) >= 0; e++) {
-        fsCcdReal v = fsi_ccd_dotv(ld, vert + 3 * globalid[loc]);
-        if (v > best) {
-          best = v;
-          imax = loc;
-        }
-      }
-    }
-    o->meshindex = imax;
-    imax = o->vertindex = globalid[imax];
-  } else {
-    fsCcdReal best = -FS_FLTMAX;
-    imax = 0;
-    if (o->vertindex >= 0) {
-      imax = o->vertindex;
-      best = fsi_ccd_dotv(ld, vert + 3 * imax);
-    }
-    for (int i = 0; i < m->mesh_vertnum[o->mesh]; i++) {
-      fsCcdReal v = fsi_ccd_dotv(ld, vert + 3 * i);
-      if (v > best) {
-        best = v;
-        imax = i;
-      }
-    }
-    o->vertindex = imax;
-  }
-  fsi_ccd_global(res, mat, o->pos, vert[3 * imax], vert[3 * imax + 1], vert[3 * imax + 2]);
-}
-
-/// Support of the Minkowski difference along dir: shape 1 along dir, shape 2 along
-/// dir_neg, each pushed out by half its margin (MuJoCo's support).
-FS_HD void fsi_ccd_support(fsiCcdVertex* v, fsiCcdObj* o1, fsiCcdObj* o2, const fsCcdReal dir[3],
-                           const fsCcdReal dir_neg[3]) {
-  fsi_ccd_shape_support(v->vert1, o1, dir);
-  if (o1->margin > 0) {
-    fsCcdReal h = 0.5 * o1->margin;
-    for (int i = 0; i < 3; i++) v->vert1[i] += dir[i] * h;
-  }
-  fsi_ccd_shape_support(v->vert2, o2, dir_neg);
-  if (o2->margin > 0) {
-    fsCcdReal h = 0.5 * o2->margin;
-    for (int i = 0; i < 3; i++) v->vert2[i] += dir_neg[i] * h;
-  }
-  fsi_ccd_sub(v->vert, v->vert1, v->vert2);
-  v->index1 = o1->vertindex;
-  v->index2 = o2->vertindex;
-}
-
-//--------------------------------- multi-contact (margin 0) ---------------------------------------
+#define FS_CCD_POLYMAX  16     // vertices of a mesh's hull polygon at most (mesh_polyvertnum)
+#define FS_CCD_DEGMAX   32     // hull polygons at a mesh vertex at most (mesh_polymapnum)
+#define FS_CCD_FACE_TOL 0.996  // mjFACE_TOL: faces aligned (~5.1 deg)
+#define FS_CCD_EDGE_TOL 0.0888 // mjEDGE_TOL: edge along a face
 
 /// Scratch of the multi-contact step: candidate normals [FS_CCD_DEGMAX x 3] and their
 /// face ids, edge ends, the two features' polygons [FS_CCD_POLYMAX x 3], the clipping
@@ -377,17 +237,21 @@ FS_HD int fsi_ccd_mesh_normals(fsCcdReal* res, int* resind, int dim, const fsiCc
   return n;
 }
 
+/// Unit direction of an edge feature v1 v2 (dim 2) and its far end in endverts: the first
+/// case of boxEdgeNormals and of meshEdgeNormals, the same for a box or a mesh.
+FS_HD int fsi_ccd_edge_dir(fsCcdReal* res, fsCcdReal* endverts, const fsCcdReal v[9]) {
+  fsi_ccd_copy(endverts, v + 3, 3);
+  fsi_ccd_sub(res, v + 3, v);
+  fsi_ccd_normalize(res);
+  return 1;
+}
+
 /// Unit directions along the mesh edges of the feature (meshEdgeNormals): the edge v1 v2
 /// (dim 2), or from vertex v1i to the previous vertex of each of its polygons (dim 1);
 /// their far ends in endverts.
 FS_HD int fsi_ccd_mesh_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const fsiCcdObj* o,
                              const fsCcdReal v[9], int v1i) {
-  if (dim == 2) {
-    fsi_ccd_copy(endverts, v + 3, 3);
-    fsi_ccd_sub(res, v + 3, v);
-    fsi_ccd_normalize(res);
-    return 1;
-  }
+  if (dim == 2) return fsi_ccd_edge_dir(res, endverts, v);
   if (dim != 1) return 0;
   const fsModel* m = o->m;
   int va = m->mesh_vertadr[o->mesh], pa = m->mesh_polyadr[o->mesh];
@@ -478,12 +342,7 @@ FS_HD int fsi_ccd_box_normals(fsCcdReal* res, int* resind, int dim, const fsiCcd
 /// (dim 2) or the three edges from corner v1i (dim 1); their far ends in endverts.
 FS_HD int fsi_ccd_box_edges(fsCcdReal* res, fsCcdReal* endverts, int dim, const fsiCcdObj* o,
                             const fsCcdReal v[9], int v1i) {
-  if (dim == 2) {
-    fsi_ccd_copy(endverts, v + 3, 3);
-    fsi_ccd_sub(res, v + 3, v);
-    fsi_ccd_normalize(res);
-    return 1;
-  }
+  if (dim == 2) return fsi_ccd_edge_dir(res, endverts, v);
   if (dim != 1) return 0;
   const fsCcdReal* size = o->size;
   fsCcdReal x = (v1i & 1) ? size[0] : -size[0], y = (v1i & 2) ? size[1] : -size[1];
@@ -658,210 +517,6 @@ FS_HD void fsi_ccd_multicontact(const fsiCcdVertex fv[3], fsiCcdStatus* st, cons
                              w->face2, nface2, w->n1 + 3 * i, wdir);
   }
   if (n > 0) st->nx = n;
-}
-
-//--------------------------------- mjc_ccd, mjc_Convex --------------------------------------------
-
-/// A contact of the pair (MuJoCo's mjPreContact, tangent 0), in double.
-typedef struct fsiCcdContact {
-  fsCcdReal dist, pos[3], normal[3];
-} fsiCcdContact;
-
-/// A lane's scratch for one convex pair (in the world's ccd_work: FS_CCD_WORK_DOUBLES):
-/// the pair's shapes and contacts too, which the collider's calls reach through pointers
-/// (memory the world owns, not the calling lane's stack frame).
-typedef struct fsiCcdWork {
-  fsiCcdStatus st;
-  union {
-    fsiCcdPolytope pt;
-    fsiCcdMulti multi; // after EPA (the face's data copied out first, as MuJoCo does)
-  } u;
-  fsiCcdObj o1, o2;     // the box and the mesh
-  fsiCcdContact con[5]; // the pair's contacts: 1, 4 (multicontact) or 5 (perturbation)
-} fsiCcdWork;
-#ifdef __cplusplus
-static_assert(sizeof(fsiCcdWork) <= 8 * FS_CCD_WORK_DOUBLES, "FS_CCD_WORK_DOUBLES too small");
-#else
-_Static_assert(sizeof(fsiCcdWork) <= 8 * FS_CCD_WORK_DOUBLES, "FS_CCD_WORK_DOUBLES too small");
-#endif
-
-/// MuJoCo's mjc_ccd without distances: GJK, then EPA if the shapes intersect, then the
-/// multi-contact step if max_contacts > 1. Returns the smallest witness distance
-/// (negative: penetrating); witness points in w->st.
-FS_HD fsCcdReal fsi_ccd(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2,
-                        int max_contacts) {
-  fsiCcdStatus* st = &w->st;
-  fsi_ccd_copy(st->x1, o1->pos, 3);
-  fsi_ccd_copy(st->x2, o2->pos, 3);
-  st->gjk_iterations = 0;
-  st->tolerance = m->ccd_tolerance;
-  st->max_iterations = m->ccd_iterations;
-  st->max_contacts = max_contacts;
-  fsi_gjk(st, o1, o2);
-  if (st->dist[0] <= m->ccd_tolerance && st->nsimplex > 1 && !st->separated) {
-    st->dist[0] = 0; // assume touching
-    fsiCcdPolytope* pt = &w->u.pt;
-    pt->nfaces = pt->nmap = pt->nverts = pt->nedges = pt->overflow = 0;
-    pt->maxfaces = 6 * m->ccd_iterations;
-    int ret = st->nsimplex == 2   ? fsi_epa_polytope2(pt, st, o1, o2)
-              : st->nsimplex == 3 ? fsi_epa_polytope3(pt, st, o1, o2)
-                                  : fsi_epa_polytope4(pt, st, o1, o2);
-    if (!ret) {
-      int face = fsi_epa(st, pt, o1, o2);
-      if (max_contacts > 1 && face >= 0) {
-        fsiCcdVertex fv[3]; // the face's vertices, out of the polytope's memory
-        int vs[3];
-        fsi_epa_verts(pt->faces + face, vs);
-        for (int i = 0; i < 3; i++) fv[i] = pt->verts[vs[i]];
-        fsi_ccd_multicontact(fv, st, o1, o2, &w->u.multi);
-      }
-    }
-  }
-  fsCcdReal min_dist = st->dist[0];
-  for (int i = 1; i < st->nx; i++)
-    if (st->dist[i] < min_dist) min_dist = st->dist[i];
-  return min_dist;
-}
-
-/// MuJoCo's mjc_penetration (native): contacts from the witness points into con[...]:
-/// pos the midpoint, normal x1 - x2 normalized, dist = margin + witness distance.
-FS_HD int fsi_ccd_penetration(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2,
-                              int max_contacts, fsCcdReal margin, fsiCcdContact* con) {
-  if (!(fsi_ccd(m, w, o1, o2, max_contacts) < 0)) return 0;
-  const fsiCcdStatus* st = &w->st;
-  for (int i = 0; i < st->nx; i++) {
-    const fsCcdReal *x1 = st->x1 + 3 * i, *x2 = st->x2 + 3 * i;
-    con[i].dist = margin + st->dist[i];
-    fsi_ccd_add(con[i].pos, x1, x2);
-    fsi_ccd_scl(con[i].pos, con[i].pos, 0.5);
-    fsi_ccd_sub(con[i].normal, x1, x2);
-    fsi_ccd_normalize(con[i].normal);
-  }
-  return st->nx;
-}
-
-/// mju_makeFrame from a normal alone (f[3..8] 0): y if the normal is not near it, else
-/// z, made orthogonal; their cross product.
-FS_HD void fsi_ccd_make_frame(fsCcdReal f[9]) {
-  fsi_ccd_normalize(f);
-  f[3] = f[4] = f[5] = 0;
-  if (f[1] < 0.5 && f[1] > -0.5)
-    f[4] = 1;
-  else
-    f[5] = 1;
-  fsCcdReal s = fsi_ccd_dot(f, f + 3);
-  for (int j = 0; j < 3; j++) f[3 + j] -= f[j] * s;
-  fsi_ccd_normalize(f + 3);
-  fsi_ccd_cross(f + 6, f, f + 3);
-}
-
-/// Rotation matrix of angle about the unit axis (mju_axisAngle2Quat, mju_quat2Mat).
-FS_HD void fsi_ccd_axis_angle_mat(fsCcdReal r[9], const fsCcdReal axis[3], fsCcdReal angle) {
-  fsCcdReal s = sin(angle * 0.5), q[4] = {cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s};
-  fsCcdReal ww = q[0] * q[0], wx = q[0] * q[1], wy = q[0] * q[2], wz = q[0] * q[3];
-  fsCcdReal xx = q[1] * q[1], xy = q[1] * q[2], xz = q[1] * q[3];
-  fsCcdReal yy = q[2] * q[2], yz = q[2] * q[3], zz = q[3] * q[3];
-  r[0] = ww + xx - yy - zz;
-  r[4] = ww - xx + yy - zz;
-  r[8] = ww - xx - yy + zz;
-  r[1] = 2 * (xy - wz);
-  r[2] = 2 * (xz + wy);
-  r[3] = 2 * (xy + wz);
-  r[5] = 2 * (yz - wx);
-  r[6] = 2 * (xz - wy);
-  r[7] = 2 * (yz + wx);
-}
-
-/// Turn a shape's frame by rot about the point origin (mju_rotateFrame).
-FS_HD void fsi_ccd_rotate_frame(const fsCcdReal origin[3], const fsCcdReal rot[9], fsCcdReal mat[9],
-                                fsCcdReal pos[3]) {
-  fsCcdReal r[9], rel[3], vec[3];
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      r[3 * i + j] =
-          rot[3 * i] * mat[j] + rot[3 * i + 1] * mat[3 + j] + rot[3 * i + 2] * mat[6 + j];
-  fsi_ccd_copy(mat, r, 9);
-  fsi_ccd_sub(rel, origin, pos);
-  fsi_ccd_mul_mat_vec(vec, rot, rel);
-  for (int i = 0; i < 3; i++) vec[i] -= rel[i];
-  for (int i = 0; i < 3; i++) pos[i] -= vec[i];
-}
-
-/// MuJoCo's multiccd perturbation after a first contact con[0] (margin > 0): both shapes
-/// turned by -+1e-3 rad about the contact frame's tangents around con[0].pos (g1 by rot,
-/// g2 by its inverse); a new contact kept if farther than 1e-3 min(rbound) from every
-/// kept one, at con[0]'s depth. Returns the contacts in all (1..5).
-FS_HD int fsi_ccd_perturb(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2, int g1,
-                          int g2, fsCcdReal margin, fsiCcdContact* con) {
-  fsCcdReal frame[9], pos1[3], mat1[9], pos2[3], mat2[9];
-  fsi_ccd_copy(frame, con[0].normal, 3);
-  fsi_ccd_make_frame(frame);
-  fsi_ccd_copy(pos1, o1->pos, 3), fsi_ccd_copy(mat1, o1->mat, 9);
-  fsi_ccd_copy(pos2, o2->pos, 3), fsi_ccd_copy(mat2, o2->mat, 9);
-  fsCcdReal rb1 = m->geom_rbound[g1], rb2 = m->geom_rbound[g2];
-  fsCcdReal tol = 1e-3 * (rb1 < rb2 ? rb1 : rb2);
-  int ncon = 1;
-  for (int axis = 0; axis < 2; axis++)
-    for (int sgn = 0; sgn < 2; sgn++) {
-      fsCcdReal rot[9], inv[9];
-      fsi_ccd_axis_angle_mat(rot, frame + 3 + 3 * axis, sgn ? 1e-3 : -1e-3);
-      fsi_ccd_rotate_frame(con[0].pos, rot, o1->mat, o1->pos);
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) inv[3 * i + j] = rot[3 * j + i];
-      fsi_ccd_rotate_frame(con[0].pos, inv, o2->mat, o2->pos);
-      if (fsi_ccd_penetration(m, w, o1, o2, 1, margin, con + ncon)) {
-        int distinct = 1;
-        for (int i = 0; i < ncon && distinct; i++) { // mjc_isDistinctContact
-          fsCcdReal gap[3];
-          fsi_ccd_sub(gap, con[i].pos, con[ncon].pos);
-          distinct = !(sqrt(fsi_ccd_dot(gap, gap)) <= tol);
-        }
-        if (distinct) con[ncon++].dist = con[0].dist;
-      }
-      fsi_ccd_copy(o1->pos, pos1, 3), fsi_ccd_copy(o1->mat, mat1, 9);
-      fsi_ccd_copy(o2->pos, pos2, 3), fsi_ccd_copy(o2->mat, mat2, 9);
-    }
-  return ncon;
-}
-
-/// 1 if mesh g2's bounding sphere lies beyond a face slab of box g1 by more than margin
-/// (fsi_beyond_box with the mesh's centre in the box's frame and reach rbound + margin).
-FS_HD int fsi_mesh_beyond_box(const fsModel* m, const fsData* d, int g1, int g2, fsReal margin) {
-  const fsReal *p1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
-  const fsReal* p2 = d->geom_xpos + 3 * g2;
-  fsReal rel[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]}, c[3], ext[3] = {0, 0, 0};
-  for (int j = 0; j < 3; j++) c[j] = mat1[j] * rel[0] + mat1[3 + j] * rel[1] + mat1[6 + j] * rel[2];
-  return fsi_beyond_box(c, ext, m->geom_size + 3 * g1, m->geom_rbound[g2] + margin);
-}
-
-/// Box g1 against convex mesh g2 with margin (margin + gap) into slots k..., w the lane's
-/// scratch: skipped if their bounding spheres are beyond the margin (mj_filterSphere) or
-/// the mesh's bounding sphere is beyond a face slab of the box (fsi_mesh_beyond_box),
-/// else MuJoCo 3.16's mjc_Convex under native CCD. Returns the number of contacts (at
-/// most fs_model_pair_maxcon's bound: 1, 4 or 5).
-FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2,
-                                        fsReal margin_, fsiCcdWork* w) {
-  const fsReal *p1 = d->geom_xpos + 3 * g1, *p2 = d->geom_xpos + 3 * g2;
-  fsCcdReal margin = margin_;
-  fsCcdReal dif[3] = {(fsCcdReal)p1[0] - p2[0], (fsCcdReal)p1[1] - p2[1], (fsCcdReal)p1[2] - p2[2]};
-  fsCcdReal bound = (fsCcdReal)m->geom_rbound[g1] + m->geom_rbound[g2] + margin;
-  if (fsi_ccd_dot(dif, dif) > bound * bound) return 0; // mj_filterSphere
-  if (fsi_mesh_beyond_box(m, d, g1, g2, margin_)) return 0;
-  fsiCcdObj *o1 = &w->o1, *o2 = &w->o2;
-  fsiCcdContact* con = w->con;
-  fsi_ccd_obj(o1, m, d, g1, margin);
-  fsi_ccd_obj(o2, m, d, g2, margin);
-  int multi = !(m->disableflags & FS_DSBL_MULTICCD);
-  int max_contacts = (margin > 0 || !multi) ? 1 : 4; // maxContacts
-  int ncon = fsi_ccd_penetration(m, w, o1, o2, max_contacts, margin, con);
-  if (max_contacts == 1 && ncon == 1 && multi)
-    ncon = fsi_ccd_perturb(m, w, o1, o2, g1, g2, margin, con);
-  for (int i = 0; i < ncon; i++) {
-    fsReal pos[3], nrm[3];
-    for (int j = 0; j < 3; j++) pos[j] = (fsReal)con[i].pos[j], nrm[j] = (fsReal)con[i].normal[j];
-    fsi_precon(d, k + i, (fsReal)con[i].dist, pos, nrm, 0);
-  }
-  return ncon;
 }
 
 #endif
