@@ -26,6 +26,7 @@
 #include "common/api/backend.h"
 #include "common/base/error.h"
 #include "common/base/mujoco_hooks.h"
+#include "common/engine/fields.h"
 #include "cpu/pool.h"
 #include "common/model/health.h"
 
@@ -83,7 +84,7 @@ typedef struct Field {
   const char* name;
   int dtype;    // fsDtype; -1: neither mjtNum nor int (not a view)
   int scalar;   // time, ncon: one value a world
-  int writable; // an input, copied into mjData before a world's steps
+  int writable; // an input (fs_view_writable), copied into mjData before a world's steps
   int64_t rows, cols;
   size_t bytes; // a world's
   char* copy;   // (N x rows x cols) the view, or NULL: not asked yet
@@ -144,21 +145,13 @@ static void* field_addr(int i, mjData* d) {
   }
 }
 
-static int is_input(const char* name) {
-  static const char* const inputs[] = {"qpos",         "qvel",         "act",       "ctrl",
-                                       "qfrc_applied", "xfrc_applied", "mocap_pos", "mocap_quat"};
-  for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; k++)
-    if (!strcmp(name, inputs[k])) return 1;
-  return 0;
-}
-
 static void set_field(Field* f, const char* name, const char* type, int64_t rows, int64_t cols) {
   f->name = name;
   f->dtype = !strcmp(type, "mjtNum") ? FS_DTYPE_F64 : !strcmp(type, "int") ? FS_DTYPE_I32 : -1;
   f->rows = rows;
   f->cols = cols;
   f->bytes = (size_t)(rows * cols) * (f->dtype == FS_DTYPE_F64 ? sizeof(double) : sizeof(int));
-  f->writable = is_input(name);
+  f->writable = fs_view_writable(name);
 }
 
 // Every field's name, type and shape (m's sizes).

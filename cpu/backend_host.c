@@ -290,9 +290,7 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
   out->shape[2] = f->cols;
   int one = f->size_off == offsetof(fsModel, one) && f->cols == 1;
   out->ndim = one ? 1 : f->cols == 1 ? 2 : 3;
-  out->writable = !strcmp(name, "ctrl") || !strcmp(name, "qpos") || !strcmp(name, "qvel") ||
-                  !strcmp(name, "qfrc_applied") || !strcmp(name, "mocap_pos") ||
-                  !strcmp(name, "mocap_quat");
+  out->writable = fs_view_writable(name);
   return 0;
 }
 

@@ -499,9 +499,6 @@ static int cuda_reset_device(void* self, const uint8_t* mask, int key, fsError* 
 
 //---------------------------------- views ---------------------------------------------------------
 
-static const char* const kWritable[] = {"ctrl",         "qpos",      "qvel",
-                                        "qfrc_applied", "mocap_pos", "mocap_quat"};
-
 // 1 if name is one of MuJoCo's mjData members (arrays, scalars and statistics).
 static int is_mjdata(const char* name) {
 #define X(type, field, rows, cols)                                                                 \
@@ -578,8 +575,7 @@ static int cuda_view(void* self, const char* name, int extra, fsView* out, fsErr
   out->ndim = scalar ? 1 : fi->cols == 1 ? 2 : 3;
   out->shape[1] = scalar ? 1 : rows;
   out->shape[2] = fi->cols;
-  out->writable = 0;
-  for (const char* wname : kWritable) out->writable |= !strcmp(name, wname);
+  out->writable = fs_view_writable(name);
   // a field the step may keep on-chip is stale in global memory: from the next step on,
   // it stays there
   if (!c->global[f]) {
