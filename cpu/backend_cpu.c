@@ -209,11 +209,6 @@ static int cpu_view(void* self, const char* name, int extra, fsView* out, fsErro
     fs_extra_view(&c->h, c->N, extra, FS_MEMORY_HOST, 0, out);
     return 0;
   }
-  out->memory = FS_MEMORY_HOST;
-  out->device = 0;
-  out->writable = 0;
-  out->shape[0] = c->N;
-  out->shape[1] = out->shape[2] = 1;
   int i = find_field(c, name);
   if (i < 0)
     return fs_fail_status(err, FS_ERR_ARGUMENT,
@@ -228,14 +223,10 @@ static int cpu_view(void* self, const char* name, int extra, fsView* out, fsErro
                           "read it from each world's fs_batch_mjdata between steps",
                           c->name, name);
   if (activate(c, i, err)) return -1;
+  fs_field_view(name, (fsDtype)f->dtype, f->rows, f->cols, f->scalar, c->N, out);
   out->data = f->copy;
-  out->dtype = (fsDtype)f->dtype;
-  out->ndim = f->scalar ? 1 : f->cols == 1 ? 2 : 3;
-  if (!f->scalar) {
-    out->shape[1] = f->rows;
-    out->shape[2] = f->cols;
-  }
-  out->writable = f->writable;
+  out->memory = FS_MEMORY_HOST;
+  out->device = 0;
   return 0;
 }
 

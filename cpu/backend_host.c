@@ -273,24 +273,13 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
     fs_extra_view(&h->health, h->N, extra, FS_MEMORY_HOST, 0, out);
     return 0;
   }
+  const fsFieldInfo* f = data_field(name);
+  if (!f || !fs_field_is_view(f)) return no_view(h, name, f, err);
+  if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;
+  fs_data_field_view(&h->m, f, h->N, out);
+  out->data = *fs_field_ptr(&h->b.base, f);
   out->memory = FS_MEMORY_HOST;
   out->device = 0;
-  out->writable = 0;
-  const fsFieldInfo* f = data_field(name);
-  if (!f || (f->kind != FS_KIND_MJ && strcmp(name, "ncon"))) return no_view(h, name, f, err);
-  if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;
-  int rows = fs_field_rows(&h->m, f);
-  out->data = *fs_field_ptr(&h->b.base, f);
-  out->dtype = f->type == FS_TYPE_int      ? FS_DTYPE_I32
-               : f->type == FS_TYPE_double ? FS_DTYPE_F64
-               : sizeof(fsReal) == 4       ? FS_DTYPE_F32
-                                           : FS_DTYPE_F64;
-  out->shape[0] = h->N;
-  out->shape[1] = rows;
-  out->shape[2] = f->cols;
-  int one = f->size_off == offsetof(fsModel, one) && f->cols == 1;
-  out->ndim = one ? 1 : f->cols == 1 ? 2 : 3;
-  out->writable = fs_view_writable(name);
   return 0;
 }
 

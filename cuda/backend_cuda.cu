@@ -522,7 +522,7 @@ static void view_names(char* out, size_t n) {
   out[0] = 0;
   for (int f = 0; f < fs_data_nfield; f++) {
     const fsFieldInfo* fi = &fs_data_fields[f];
-    if (fi->kind != FS_KIND_MJ && strcmp(fi->name, "ncon")) continue;
+    if (!fs_field_is_view(fi)) continue;
     int k = snprintf(out + at, n - at, "%s, ", fi->name);
     if (k < 0 || (size_t)k >= n - at) return;
     at += (size_t)k;
@@ -555,27 +555,16 @@ static int cuda_view(void* self, const char* name, int extra, fsView* out, fsErr
     fs_extra_view(&c->dh, c->N, extra, FS_MEMORY_DEVICE, c->device, out);
     return 0;
   }
-  out->memory = FS_MEMORY_DEVICE;
-  out->device = c->device;
-  out->shape[0] = c->N;
-  out->shape[1] = out->shape[2] = 1;
   int f = 0;
-  while (f < fs_data_nfield && (strcmp(fs_data_fields[f].name, name) ||
-                                (fs_data_fields[f].kind != FS_KIND_MJ && strcmp(name, "ncon"))))
+  while (f < fs_data_nfield &&
+         (strcmp(fs_data_fields[f].name, name) || !fs_field_is_view(&fs_data_fields[f])))
     f++;
   if (f == fs_data_nfield) return no_view(c, name, err);
   const fsFieldInfo* fi = &fs_data_fields[f];
-  int rows = fs_field_rows(&c->hm, fi);
+  fs_data_field_view(&c->hm, fi, c->N, out);
   out->data = *fs_field_ptr((void*)fs_device_data(c->dev), fi);
-  out->dtype = fi->type == FS_TYPE_int      ? FS_DTYPE_I32
-               : fi->type == FS_TYPE_double ? FS_DTYPE_F64
-               : sizeof(fsReal) == 4        ? FS_DTYPE_F32
-                                            : FS_DTYPE_F64;
-  int scalar = fi->size_off == offsetof(fsModel, one) && fi->cols == 1;
-  out->ndim = scalar ? 1 : fi->cols == 1 ? 2 : 3;
-  out->shape[1] = scalar ? 1 : rows;
-  out->shape[2] = fi->cols;
-  out->writable = fs_view_writable(name);
+  out->memory = FS_MEMORY_DEVICE;
+  out->device = c->device;
   // a field the step may keep on-chip is stale in global memory: from the next step on,
   // it stays there
   if (!c->global[f]) {

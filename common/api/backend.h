@@ -14,6 +14,7 @@
 #ifndef FLYSIM_COMMON_API_BACKEND_H
 #define FLYSIM_COMMON_API_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <flysim/flysim.h>
@@ -101,6 +102,30 @@ static inline void fs_extra_view(const fsHealthArrays* h, int N, int extra, fsMe
     out->ndim = 2;
     out->shape[1] = 2;
   }
+}
+
+/// The view of N worlds' field `name`, each world's rows x cols elements of dtype (scalar:
+/// one value a world): its dtype, dimensions, shape and whether a caller writes it
+/// (fs_view_writable); the backend sets its address and memory. Every backend's views.
+static inline void fs_field_view(const char* name, fsDtype dtype, int64_t rows, int64_t cols,
+                                 int scalar, int N, fsView* out) {
+  out->dtype = dtype;
+  out->ndim = scalar ? 1 : cols == 1 ? 2 : 3;
+  out->shape[0] = N;
+  out->shape[1] = scalar ? 1 : rows;
+  out->shape[2] = scalar ? 1 : cols;
+  out->writable = fs_view_writable(name);
+}
+
+/// fs_field_view of the engine's data field f (model m's sizes, this build's real): the
+/// host and cuda backends' views.
+static inline void fs_data_field_view(const fsModel* m, const fsFieldInfo* f, int N, fsView* out) {
+  fsDtype dtype = f->type == FS_TYPE_int      ? FS_DTYPE_I32
+                  : f->type == FS_TYPE_double ? FS_DTYPE_F64
+                  : sizeof(fsReal) == 4       ? FS_DTYPE_F32
+                                              : FS_DTYPE_F64;
+  int scalar = f->size_off == offsetof(fsModel, one) && f->cols == 1;
+  fs_field_view(f->name, dtype, fs_field_rows(m, f), f->cols, scalar, N, out);
 }
 
 /// A backend's operations. Every one returns 0, or -1 with err written (err->status a

@@ -592,4 +592,10 @@ static inline int fs_view_writable(const char* name) {
   return 0;
 }
 
+/// 1 if data field f is a view of the engine's backends (host, cuda): MuJoCo's own
+/// (FS_KIND_MJ), and ncon.
+static inline int fs_field_is_view(const fsFieldInfo* f) {
+  return f->kind == FS_KIND_MJ || !strcmp(f->name, "ncon");
+}
+
 #endif
