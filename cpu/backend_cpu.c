@@ -31,6 +31,8 @@
 #include "common/model/health.h"
 
 _Static_assert(mjNWARNING == FS_NWARNING, "MuJoCo's warning kinds are the health's");
+_Static_assert(_Generic((fsReal)0, mjtNum : 1, default : 0),
+               "the cpu backend's real is MuJoCo's: FS_CTRL_SEQ_APPLY writes mjData's ctrl");
 
 //---------------------------------- what MuJoCo's data says ---------------------------------------
 
@@ -286,23 +288,19 @@ static void record_stopped(const Cpu* c, int w) {
     }
 }
 
-// World w's ctrl from the control sequence, at step k of the call.
-static void sequence_ctrl(const Cpu* c, int w, int k, mjData* d) {
-  const double* value = fs_ctrl_seq_values(&c->seq, w, c->step + k);
-  for (int col = 0; col < c->seq.ncol; col++) d->ctrl[c->seq.actuator[col]] = value[col];
-}
-
-// World w's steps of the call. The views go in once: after each step they are the
-// world's data again.
+// World w's steps of the call: ctrl from the control sequence (when one is set), the
+// step, the health, the views, the recordings. The views go in once: after each step they
+// are the world's data again.
 static void step_world(Cpu* c, int w) {
   World* wd = &c->worlds[w];
   mjData* d = wd->d;
   const mjModel* m = model_of(c, w);
+  fsCtrlRows seq = fs_ctrl_rows(&c->seq, c->seq.value);
   views_in(c, w);
   for (int k = 0; k < c->nstep; k++) {
     if (atomic_load_explicit(&c->stop, memory_order_relaxed)) return;
     wd->k = k;
-    if (c->seq.nrow) sequence_ctrl(c, w, k, d);
+    if (seq.table) FS_CTRL_SEQ_APPLY(seq, w, c->step + k, d->ctrl);
     mj_step(m, d);
     note_step(c, m, w, c->step + k);
     views_out(c, w);

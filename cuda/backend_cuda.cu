@@ -158,13 +158,9 @@ static StepArgs step_args(const Batch* c) {
   StepArgs a;
   memset(&a, 0, sizeof a);
   a.counter = c->d_counter;
-  if (c->seq.nrow) {
-    a.table = c->d_table;
-    a.actuator = c->d_actuator;
-    a.world_row = c->d_world_row;
-    a.step0 = c->seq.step0;
-    a.ncol = c->seq.ncol;
-  }
+  a.seq = fs_ctrl_rows(&c->seq, c->d_table); // its sizes, with the device's arrays
+  a.seq.actuator = c->d_actuator;
+  a.seq.world_row = c->d_world_row;
   a.N = c->N;
   a.nrec = c->nrec;
   a.rec = c->d_rec;
@@ -689,9 +685,8 @@ static int upload_sequence(Batch* c, const fsCtrlSeq* q, fsError* err) {
     }
   }
   if (!c->d_world_row && device_alloc(c, &c->d_world_row, (size_t)c->N, err)) return -1;
-  fsReal* table = (fsReal*)fs_calloc(err, "the control sequence", n, sizeof(fsReal));
+  fsReal* table = fs_ctrl_seq_reals(q, err);
   if (!table) return -1;
-  for (size_t k = 0; k < n; k++) table[k] = (fsReal)q->value[k];
   int rc = upload(c, c->d_table, table, n * sizeof(fsReal), err);
   free(table);
   if (rc || upload(c, c->d_actuator, q->actuator, sizeof(int) * q->ncol, err) ||

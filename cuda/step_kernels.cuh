@@ -31,14 +31,10 @@ struct RecArgs {
 // What the replay kernel reads and writes besides the worlds' data.
 struct StepArgs {
   const Counter* counter;
-  const fsReal* table;      // (T x ncol) the control sequence, or NULL: none
-  const int* actuator;      // (ncol) the actuator of each column
-  const int64_t* world_row; // (N) each world's row at step step0
-  long long step0;          // the batch's step count when the sequence was set
-  int ncol;                 //
-  int N, nrec;              // worlds; recordings
-  const RecArgs* rec;       // (nrec)
-  fsHealthArrays health;    // (N) device arrays
+  fsCtrlRows seq;        // the control sequence (device arrays; table NULL: none)
+  int N, nrec;           // worlds; recordings
+  const RecArgs* rec;    // (nrec)
+  fsHealthArrays health; // (N) device arrays
 };
 
 // The recordings of this call (counter->mask) at step s of the launch: world w's columns
@@ -53,23 +49,6 @@ __device__ static void record_world(const StepArgs& a, const fsData* d, int w, i
     float* row = q->buf + ((size_t)(half * q->cap + slot) * q->cols.nworld + k) * q->cols.ncol;
     FS_FOR_LANE(c, q->cols.ncol) fs_record_column(&q->cols, d, c, row);
   }
-}
-
-// World w's health after the step taken at the batch's step count `step` (lane 0).
-__device__ static void note_health(const StepArgs& a, const fsModel* m, const fsData* d, int w,
-                                   long long step) {
-  int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
-  for (int k = 0; k < ni && k < FS_NISLAND; k++)
-    hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= m->iterations;
-  fsStepReport r;
-  r.warnings = d->warning_number;
-  r.made = d->ncon[0] + d->contact_overflow[0];
-  r.full = d->contact_overflow[0] > 0 || d->efc_overflow[0] > 0 || d->cand_overflow[0] > 0;
-  r.limit = hit;
-  r.failed = d->solver_error[0] != 0;
-  r.newton = fs_solver_iterations(d, 0);
-  r.noslip = fs_solver_iterations(d, 1);
-  fs_health_note(&a.health, w, &r, step);
 }
 
 // The replay kernel's name: cuda/replay_convex.cu compiles it again, with the box-mesh
@@ -97,15 +76,10 @@ static __global__ void __launch_bounds__(FS_BLOCK_THREADS, kOwnModels ? FS_MIN_B
   fsData* d = fs_kernel_view(&m, &base, w, &plan);
   const fsModel* mw = kOwnModels > 0 || (kOwnModels < 0 && models) ? models + w : &m;
   for (int s = 0; s < nstep; s++) {
-    if (a.table) {
-      const fsReal* row =
-          a.table + fs_ctrl_seq_row(a.world_row, a.step0, w, a.counter->step + s) * a.ncol;
-      FS_FOR_LANE(k, a.ncol) d->ctrl[a.actuator[k]] = row[k];
-      FS_SYNC();
-    }
+    if (a.seq.table) FS_CTRL_SEQ_APPLY(a.seq, w, a.counter->step + s, d->ctrl);
     fs_step(mw, d);
     if (a.counter->mask) record_world(a, d, w, s);
-    FS_LANE0 note_health(a, mw, d, w, a.counter->step + s);
+    FS_LANE0 fs_health_note_step(&a.health, w, mw, d, a.counter->step + s);
     FS_SYNC();
   }
 }
