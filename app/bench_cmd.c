@@ -260,7 +260,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
   return 0;
 }
 
-// --ncu: the same command under Nsight Compute, on a timed launch of the replay kernel
+// --ncu: the same command under Nsight Compute, on a timed launch of the step kernel
 // (the warm-up's launches, fs_replay_launches, and two more skipped).
 static int run_ncu(const Options* o, int argc, char** argv, fsError* err) {
   mjModel* m = fs_model_load(o->v.model, err);

@@ -15,7 +15,7 @@
 #      racecheck, initcheck) on a short replay with contacts, the NVTX ranges of a real
 #      run, the sweep at 4, 8, 16 (and 32, every intermediate on-chip) lanes a world
 #      and without the on-chip plan, the cost of recording every series beside the
-#      loop (bench --record off,on), one Nsight Compute report of the replay kernel,
+#      loop (bench --record off,on), one Nsight Compute report of the step kernel,
 #      the sweep's points with a bounded contact buffer (--max-contacts), MuJoCo on
 #      the CPU for scale;
 # a table last.
@@ -566,7 +566,7 @@ if section bench_record "recording every series to HDF5 beside the loop (float32
   rows_from bench_record '^(cuda|  cuda)'
 fi
 
-if section ncu "Nsight Compute: one timed launch of the replay kernel (float32, $big worlds)"; then
+if section ncu "Nsight Compute: one timed launch of the step kernel (float32, $big worlds)"; then
   if [ -n "$sim" ]; then
     row "ncu: not under the simulator"
   elif ! ncu=$(find_tool ncu); then

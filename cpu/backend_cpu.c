@@ -26,10 +26,13 @@
 #include "common/api/backend.h"
 #include "common/base/error.h"
 #include "common/base/mujoco_hooks.h"
+#include "common/engine/fields.h"
 #include "cpu/pool.h"
 #include "common/model/health.h"
 
 _Static_assert(mjNWARNING == FS_NWARNING, "MuJoCo's warning kinds are the health's");
+_Static_assert(_Generic((fsReal)0, mjtNum : 1, default : 0),
+               "the cpu backend's real is MuJoCo's: FS_CTRL_SEQ_APPLY writes mjData's ctrl");
 
 //---------------------------------- what MuJoCo's data says ---------------------------------------
 
@@ -83,7 +86,7 @@ typedef struct Field {
   const char* name;
   int dtype;    // fsDtype; -1: neither mjtNum nor int (not a view)
   int scalar;   // time, ncon: one value a world
-  int writable; // an input, copied into mjData before a world's steps
+  int writable; // an input (fs_view_writable), copied into mjData before a world's steps
   int64_t rows, cols;
   size_t bytes; // a world's
   char* copy;   // (N x rows x cols) the view, or NULL: not asked yet
@@ -144,21 +147,13 @@ static void* field_addr(int i, mjData* d) {
   }
 }
 
-static int is_input(const char* name) {
-  static const char* const inputs[] = {"qpos",         "qvel",         "act",       "ctrl",
-                                       "qfrc_applied", "xfrc_applied", "mocap_pos", "mocap_quat"};
-  for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; k++)
-    if (!strcmp(name, inputs[k])) return 1;
-  return 0;
-}
-
 static void set_field(Field* f, const char* name, const char* type, int64_t rows, int64_t cols) {
   f->name = name;
   f->dtype = !strcmp(type, "mjtNum") ? FS_DTYPE_F64 : !strcmp(type, "int") ? FS_DTYPE_I32 : -1;
   f->rows = rows;
   f->cols = cols;
   f->bytes = (size_t)(rows * cols) * (f->dtype == FS_DTYPE_F64 ? sizeof(double) : sizeof(int));
-  f->writable = is_input(name);
+  f->writable = fs_view_writable(name);
 }
 
 // Every field's name, type and shape (m's sizes).
@@ -216,11 +211,6 @@ static int cpu_view(void* self, const char* name, int extra, fsView* out, fsErro
     fs_extra_view(&c->h, c->N, extra, FS_MEMORY_HOST, 0, out);
     return 0;
   }
-  out->memory = FS_MEMORY_HOST;
-  out->device = 0;
-  out->writable = 0;
-  out->shape[0] = c->N;
-  out->shape[1] = out->shape[2] = 1;
   int i = find_field(c, name);
   if (i < 0)
     return fs_fail_status(err, FS_ERR_ARGUMENT,
@@ -235,14 +225,10 @@ static int cpu_view(void* self, const char* name, int extra, fsView* out, fsErro
                           "read it from each world's fs_batch_mjdata between steps",
                           c->name, name);
   if (activate(c, i, err)) return -1;
+  fs_field_view(name, (fsDtype)f->dtype, f->rows, f->cols, f->scalar, c->N, out);
   out->data = f->copy;
-  out->dtype = (fsDtype)f->dtype;
-  out->ndim = f->scalar ? 1 : f->cols == 1 ? 2 : 3;
-  if (!f->scalar) {
-    out->shape[1] = f->rows;
-    out->shape[2] = f->cols;
-  }
-  out->writable = f->writable;
+  out->memory = FS_MEMORY_HOST;
+  out->device = 0;
   return 0;
 }
 
@@ -302,23 +288,19 @@ static void record_stopped(const Cpu* c, int w) {
     }
 }
 
-// World w's ctrl from the control sequence, at step k of the call.
-static void sequence_ctrl(const Cpu* c, int w, int k, mjData* d) {
-  const double* value = fs_ctrl_seq_values(&c->seq, w, c->step + k);
-  for (int col = 0; col < c->seq.ncol; col++) d->ctrl[c->seq.actuator[col]] = value[col];
-}
-
-// World w's steps of the call. The views go in once: after each step they are the
-// world's data again.
+// World w's steps of the call: ctrl from the control sequence (when one is set), the
+// step, the health, the views, the recordings. The views go in once: after each step they
+// are the world's data again.
 static void step_world(Cpu* c, int w) {
   World* wd = &c->worlds[w];
   mjData* d = wd->d;
   const mjModel* m = model_of(c, w);
+  fsCtrlRows seq = fs_ctrl_rows(&c->seq, c->seq.value);
   views_in(c, w);
   for (int k = 0; k < c->nstep; k++) {
     if (atomic_load_explicit(&c->stop, memory_order_relaxed)) return;
     wd->k = k;
-    if (c->seq.nrow) sequence_ctrl(c, w, k, d);
+    if (seq.table) FS_CTRL_SEQ_APPLY(seq, w, c->step + k, d->ctrl);
     mj_step(m, d);
     note_step(c, m, w, c->step + k);
     views_out(c, w);

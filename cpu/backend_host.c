@@ -53,6 +53,7 @@ typedef struct Host {
   double perturb;    // FLYSIM_PERTURB_PASSIVE (cpu/serial.h): every model's springs and dampers
   unsigned char viewed[FS_NDATA_FIELD]; // fields a view handed out: kept in global memory
   fsCtrlSeq seq;                        // the control sequence (nrow 0: none)
+  fsReal* table;                        // ... its values in the build's real
   int nrec;
   fsRecordSpec rec[FS_MAX_RECORDINGS];
   // the step job the workers run
@@ -85,24 +86,6 @@ static const fsModel* world_model(const Host* h, int w) {
   return h->wm && h->wm[w] ? h->wm[w] : &h->m;
 }
 
-// World w's health after the step taken at the batch's step count `step`: MuJoCo's
-// warnings, the contacts the collision made (kept and dropped), Newton solves (an
-// island's) at the iteration limit, failed solves, the iterations.
-static void note_health(const Host* h, const fsModel* m, int w, const fsData* d, int64_t step) {
-  int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
-  for (int k = 0; k < ni && k < FS_NISLAND; k++)
-    hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= m->iterations;
-  fsStepReport s;
-  s.warnings = d->warning_number;
-  s.made = d->ncon[0] + d->contact_overflow[0];
-  s.full = d->contact_overflow[0] != 0 || d->efc_overflow[0] != 0 || d->cand_overflow[0] != 0;
-  s.limit = hit;
-  s.failed = d->solver_error[0] != 0;
-  s.newton = fs_solver_iterations(d, 0);
-  s.noslip = fs_solver_iterations(d, 1);
-  fs_health_note(&h->health, w, &s, (long long)step);
-}
-
 // Every recording of world w into its output of the job's step k.
 static void record_world(const Host* h, int w, const fsData* d, int k) {
   for (int r = 0; r < h->nrec && h->job_out; r++) {
@@ -119,14 +102,12 @@ static void record_world(const Host* h, int w, const fsData* d, int k) {
 static void run_world(const Host* h, int w, int t) {
   fsData d = world_view(h, w, t);
   const fsModel* m = world_model(h, w);
+  fsCtrlRows seq = fs_ctrl_rows(&h->seq, h->table);
   for (int k = 0; k < h->job_nstep; k++) {
     int64_t step = h->job_step + k;
-    if (h->seq.nrow) {
-      const double* v = fs_ctrl_seq_values(&h->seq, w, step);
-      for (int c = 0; c < h->seq.ncol; c++) d.ctrl[h->seq.actuator[c]] = (fsReal)v[c];
-    }
+    if (seq.table) FS_CTRL_SEQ_APPLY(seq, w, step, d.ctrl);
     step_world(h, m, &d, t);
-    note_health(h, m, w, &d, step);
+    fs_health_note_step(&h->health, w, m, &d, step);
     record_world(h, w, &d, k);
   }
 }
@@ -274,26 +255,13 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
     fs_extra_view(&h->health, h->N, extra, FS_MEMORY_HOST, 0, out);
     return 0;
   }
+  const fsFieldInfo* f = data_field(name);
+  if (!f || !fs_field_is_view(f)) return no_view(h, name, f, err);
+  if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;
+  fs_data_field_view(&h->m, f, h->N, out);
+  out->data = *fs_field_ptr(&h->b.base, f);
   out->memory = FS_MEMORY_HOST;
   out->device = 0;
-  out->writable = 0;
-  const fsFieldInfo* f = data_field(name);
-  if (!f || (f->kind != FS_KIND_MJ && strcmp(name, "ncon"))) return no_view(h, name, f, err);
-  if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;
-  int rows = fs_field_rows(&h->m, f);
-  out->data = *fs_field_ptr(&h->b.base, f);
-  out->dtype = f->type == FS_TYPE_int      ? FS_DTYPE_I32
-               : f->type == FS_TYPE_double ? FS_DTYPE_F64
-               : sizeof(fsReal) == 4       ? FS_DTYPE_F32
-                                           : FS_DTYPE_F64;
-  out->shape[0] = h->N;
-  out->shape[1] = rows;
-  out->shape[2] = f->cols;
-  int one = f->size_off == offsetof(fsModel, one) && f->cols == 1;
-  out->ndim = one ? 1 : f->cols == 1 ? 2 : 3;
-  out->writable = !strcmp(name, "ctrl") || !strcmp(name, "qpos") || !strcmp(name, "qvel") ||
-                  !strcmp(name, "qfrc_applied") || !strcmp(name, "mocap_pos") ||
-                  !strcmp(name, "mocap_quat");
   return 0;
 }
 
@@ -375,9 +343,20 @@ static int host_set_world_model(void* self, int w, const mjModel* m, fsError* er
   return 0;
 }
 
-static int host_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* seq, fsError* err) {
+// The sequence and its values in the build's real; on failure (no memory) the old ones.
+static int host_set_ctrl_sequence(void* self, const fsCtrlSeqSpec* spec, fsError* err) {
   Host* h = self;
-  return fs_ctrl_seq_set(&h->seq, seq, h->N, err);
+  fsCtrlSeq q = {0};
+  fsReal* table = NULL;
+  if (spec && (fs_ctrl_seq_set(&q, spec, h->N, err) || !(table = fs_ctrl_seq_reals(&q, err)))) {
+    fs_ctrl_seq_free(&q);
+    return -1;
+  }
+  fs_ctrl_seq_free(&h->seq);
+  free(h->table);
+  h->seq = q;
+  h->table = table;
+  return 0;
 }
 
 static int host_add_recording(void* self, int id, const fsRecordSpec* spec, fsError* err) {
@@ -449,6 +428,7 @@ static void host_destroy(void* self) {
   free(h->health.problems);
   free(h->health.iterations);
   fs_ctrl_seq_free(&h->seq);
+  free(h->table);
   if (h->scratch) mj_deleteData(h->scratch);
   fs_worlds_free(&h->b);
   for (int w = 0; h->wm && w < h->N; w++)

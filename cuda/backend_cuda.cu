@@ -1,8 +1,8 @@
 // The cuda backend (common/api/backend.h): every world of a batch on one GPU, stepped by the
-// replay kernel from CUDA graphs on the batch's stream.
+// step kernel (cuda/step_kernel.cuh) from CUDA graphs on the batch's stream.
 //
 // A step call queues launches of FLYSIM_STEPS_PER_LAUNCH steps (the rest one at a time), each
-// a graph captured once (the replay kernel, then the counter's advance) and replayed, or
+// a graph captured once (the step kernel, then the counter's advance) and replayed, or
 // the kernels themselves under FLYSIM_NO_GRAPH=1; each launch is an NVTX `step` range. The
 // call returns without waiting. Per world and step the kernel sets ctrl from the control
 // sequence (when one is set), steps (fs_step), writes the recordings this call records
@@ -32,19 +32,70 @@
 #include "cuda/cuda_try.h"
 #include "cuda/device.h"
 #include "cuda/kernel_world.cuh"
-#include "common/engine/stage_forward.h"
 #include "common/model/health.h"
 #include "common/model/model.h"
 #include "common/model/onchip.h"
 #include "common/model/record.h"
 #include "common/model/worlds.h"
+#include "cuda/step_kernel.cuh"
 
 // This build's names (common/exec/real.h FS_PREC), as common/api/backend.h declares them.
 #define fs_cuda_open FS_PREC(fs_cuda_open)
 #define fs_cuda_ops  FS_PREC(fs_cuda_ops)
 
-#include "cuda/step_kernels.cuh"
-#include "cuda/replay_convex.h"
+/// The data fields of the state (FS_STAGE_STATE), counted off the table: the most a
+/// reset uploads.
+#define FSI_COUNT_STATE(type, name, size, cols, stage, kind) +(FS_STAGE_##stage == FS_STAGE_STATE)
+enum { FS_MAX_STATE = 0 FS_DATA_FIELDS(FSI_COUNT_STATE) };
+#undef FSI_COUNT_STATE
+
+//---------------------------------- the backend's kernels -----------------------------------------
+// (the step kernel's: cuda/step_kernel.cuh) the counter's start and advance, in stream order
+// around the step kernel's launches, and the masked reset's scatter
+
+namespace FS_KERNELS {
+
+static __global__ void advance_kernel(Counter* counter, int nstep) {
+  counter->step += nstep;
+  counter->slot += nstep;
+}
+
+// A call's start, in stream order: its values travel as the launch's arguments, so no
+// host buffer is rewritten while an earlier launch may still read it.
+static __global__ void start_kernel(Counter* counter, long long step, int half, int mask) {
+  counter->step = step;
+  counter->slot = 0;
+  counter->half = half;
+  counter->mask = mask;
+}
+
+// What a reset scatters: the state fields of n worlds, packed world after world in src[f],
+// into world worlds[k]'s slice of dst[f]; and their health from zero.
+struct ResetArgs {
+  int n, nfield;
+  const int* worlds;       // (n)
+  const uint8_t* mask;     // (n = N) device memory, or NULL: the n worlds of `worlds`
+  char* dst[FS_MAX_STATE]; // each field's base pointer
+  const char* src[FS_MAX_STATE];
+  int words[FS_MAX_STATE]; // a world's 4-byte words of the field
+  fsHealthArrays health;
+};
+
+// A block a reset world.
+static __global__ void reset_kernel(const __grid_constant__ ResetArgs a) {
+  int k = (int)blockIdx.x;
+  if (k >= a.n || (a.mask && !a.mask[k])) return;
+  int w = a.worlds[k]; // (with a mask, every world packed: worlds[k] = k)
+  for (int f = 0; f < a.nfield; f++) {
+    int n = a.words[f];
+    int* dst = (int*)(void*)a.dst[f] + (size_t)w * n;
+    const int* src = (const int*)(const void*)a.src[f] + (size_t)k * n;
+    for (int i = (int)threadIdx.x; i < n; i += (int)blockDim.x) dst[i] = src[i];
+  }
+  if (threadIdx.x == 0) fs_health_clear(&a.health, w);
+}
+
+} // namespace FS_KERNELS
 using namespace FS_KERNELS;
 
 //---------------------------------- the batch -----------------------------------------------------
@@ -139,17 +190,18 @@ struct DeviceScope {
 
 } // namespace
 
-// 1 if c's model has box-mesh pairs: its worlds step in replay_convex_kernel
-// (cuda/replay_convex.cu), the replay kernel with the box-mesh collider.
-static int convex(const Batch* c) {
-  return fs_device_model(c->dev)->nccdwork > 0;
+// The step kernel's variant c launches (fsStepVariant): Convex, the box-mesh collider in the
+// step, if c's model has box-mesh pairs; else Own, each world with its own model, where the
+// worlds have them, or Shared, every world with the batch's.
+static int variant_of(const Batch* c) {
+  return fs_device_model(c->dev)->nccdwork > 0 ? FS_STEP_CONVEX
+         : fs_device_world_models(c->dev)      ? FS_STEP_OWN
+                                               : FS_STEP_SHARED;
 }
 
-// The replay kernel c launches: with each world's own model or with the batch's.
+// The step kernel c launches.
 static const void* kernel_of(const Batch* c) {
-  if (convex(c)) return fs_replay_convex_kernel();
-  return fs_device_world_models(c->dev) ? (const void*)replay_kernel<1>
-                                        : (const void*)replay_kernel<0>;
+  return fs_step_kernel(variant_of(c));
 }
 
 //---------------------------------- launches and graphs -------------------------------------------
@@ -158,13 +210,9 @@ static StepArgs step_args(const Batch* c) {
   StepArgs a;
   memset(&a, 0, sizeof a);
   a.counter = c->d_counter;
-  if (c->seq.nrow) {
-    a.table = c->d_table;
-    a.actuator = c->d_actuator;
-    a.world_row = c->d_world_row;
-    a.step0 = c->seq.step0;
-    a.ncol = c->seq.ncol;
-  }
+  a.seq = fs_ctrl_rows(&c->seq, c->d_table); // its sizes, with the device's arrays
+  a.seq.actuator = c->d_actuator;
+  a.seq.world_row = c->d_world_row;
   a.N = c->N;
   a.nrec = c->nrec;
   a.rec = c->d_rec;
@@ -172,24 +220,23 @@ static StepArgs step_args(const Batch* c) {
   return a;
 }
 
-// Queue nstep steps on `stream` (the replay kernel, then the counter's advance): what a
+// Queue nstep steps on `stream` (the step kernel, then the counter's advance): what a
 // graph captures.
 static int launch_steps(Batch* c, cudaStream_t stream, int nstep, fsError* err) {
   StepArgs a = step_args(c);
-  const fsChipPlan* plan = fs_device_chip_plan(c->dev);
-  const fsModel* models = fs_device_world_models(c->dev);
-  const fsModel* m = fs_device_model(c->dev);
-  const fsData* d = fs_device_data(c->dev);
+  StepLaunch l;
+  l.plan = fs_device_chip_plan(c->dev);
   int lanes = fs_device_lanes(c->dev);
-  size_t smem = fs_world_smem(lanes, plan->bytes);
-  dim3 grid = fs_world_grid(c->N, lanes), block = fs_world_block(lanes);
-  if (convex(c)) {
-    fsReplayLaunch l = {grid, block, smem, stream, m, d, models, plan, &a, nstep};
-    fs_replay_convex_launch(&l);
-  } else if (models)
-    replay_kernel<1><<<grid, block, smem, stream>>>(*m, *d, models, *plan, a, nstep);
-  else
-    replay_kernel<0><<<grid, block, smem, stream>>>(*m, *d, NULL, *plan, a, nstep);
+  l.grid = fs_world_grid(c->N, lanes);
+  l.block = fs_world_block(lanes);
+  l.smem = fs_world_smem(lanes, l.plan->bytes);
+  l.stream = stream;
+  l.m = fs_device_model(c->dev);
+  l.d = fs_device_data(c->dev);
+  l.models = fs_device_world_models(c->dev);
+  l.a = &a;
+  l.nstep = nstep;
+  fs_step_launch(variant_of(c), &l);
   FS_CUDA_TRY(cudaGetLastError(), err);
   advance_kernel<<<1, 1, 0, stream>>>(c->d_counter, nstep);
   FS_CUDA_TRY(cudaGetLastError(), err);
@@ -251,7 +298,7 @@ static int run_steps(Batch* c, int n, fsError* err) {
 }
 
 // The step's on-chip fields (common/model/onchip.h) but the viewed ones: the budget
-// (FLYSIM_ONCHIP_BYTES, else what keeps the replay kernel's resident worlds), at most what
+// (FLYSIM_ONCHIP_BYTES, else what keeps the step kernel's resident worlds), at most what
 // a block's shared memory gives each of its worlds; the kernel's shared-memory attributes.
 static int set_chip_plan(Batch* c, fsError* err) {
   const void* kernel = kernel_of(c);
@@ -499,9 +546,6 @@ static int cuda_reset_device(void* self, const uint8_t* mask, int key, fsError* 
 
 //---------------------------------- views ---------------------------------------------------------
 
-static const char* const kWritable[] = {"ctrl",         "qpos",      "qvel",
-                                        "qfrc_applied", "mocap_pos", "mocap_quat"};
-
 // 1 if name is one of MuJoCo's mjData members (arrays, scalars and statistics).
 static int is_mjdata(const char* name) {
 #define X(type, field, rows, cols)                                                                 \
@@ -525,7 +569,7 @@ static void view_names(char* out, size_t n) {
   out[0] = 0;
   for (int f = 0; f < fs_data_nfield; f++) {
     const fsFieldInfo* fi = &fs_data_fields[f];
-    if (fi->kind != FS_KIND_MJ && strcmp(fi->name, "ncon")) continue;
+    if (!fs_field_is_view(fi)) continue;
     int k = snprintf(out + at, n - at, "%s, ", fi->name);
     if (k < 0 || (size_t)k >= n - at) return;
     at += (size_t)k;
@@ -558,28 +602,16 @@ static int cuda_view(void* self, const char* name, int extra, fsView* out, fsErr
     fs_extra_view(&c->dh, c->N, extra, FS_MEMORY_DEVICE, c->device, out);
     return 0;
   }
-  out->memory = FS_MEMORY_DEVICE;
-  out->device = c->device;
-  out->shape[0] = c->N;
-  out->shape[1] = out->shape[2] = 1;
   int f = 0;
-  while (f < fs_data_nfield && (strcmp(fs_data_fields[f].name, name) ||
-                                (fs_data_fields[f].kind != FS_KIND_MJ && strcmp(name, "ncon"))))
+  while (f < fs_data_nfield &&
+         (strcmp(fs_data_fields[f].name, name) || !fs_field_is_view(&fs_data_fields[f])))
     f++;
   if (f == fs_data_nfield) return no_view(c, name, err);
   const fsFieldInfo* fi = &fs_data_fields[f];
-  int rows = fs_field_rows(&c->hm, fi);
+  fs_data_field_view(&c->hm, fi, c->N, out);
   out->data = *fs_field_ptr((void*)fs_device_data(c->dev), fi);
-  out->dtype = fi->type == FS_TYPE_int      ? FS_DTYPE_I32
-               : fi->type == FS_TYPE_double ? FS_DTYPE_F64
-               : sizeof(fsReal) == 4        ? FS_DTYPE_F32
-                                            : FS_DTYPE_F64;
-  int scalar = fi->size_off == offsetof(fsModel, one) && fi->cols == 1;
-  out->ndim = scalar ? 1 : fi->cols == 1 ? 2 : 3;
-  out->shape[1] = scalar ? 1 : rows;
-  out->shape[2] = fi->cols;
-  out->writable = 0;
-  for (const char* wname : kWritable) out->writable |= !strcmp(name, wname);
+  out->memory = FS_MEMORY_DEVICE;
+  out->device = c->device;
   // a field the step may keep on-chip is stale in global memory: from the next step on,
   // it stays there
   if (!c->global[f]) {
@@ -704,9 +736,8 @@ static int upload_sequence(Batch* c, const fsCtrlSeq* q, fsError* err) {
     }
   }
   if (!c->d_world_row && device_alloc(c, &c->d_world_row, (size_t)c->N, err)) return -1;
-  fsReal* table = (fsReal*)fs_calloc(err, "the control sequence", n, sizeof(fsReal));
+  fsReal* table = fs_ctrl_seq_reals(q, err);
   if (!table) return -1;
-  for (size_t k = 0; k < n; k++) table[k] = (fsReal)q->value[k];
   int rc = upload(c, c->d_table, table, n * sizeof(fsReal), err);
   free(table);
   if (rc || upload(c, c->d_actuator, q->actuator, sizeof(int) * q->ncol, err) ||

@@ -1,8 +1,7 @@
-// The batched stepper's device side: allocation and copies driven by the field
-// tables, and thin kernels (a group of a warp's lanes per world, common/exec/real.h) over
-// the stage functions. Its kernels run the stage checks and the tests on any model, so
-// they collide box-mesh pairs too (FS_DEVICE_CONVEX, common/engine/stage_collision.h).
-#define FS_DEVICE_CONVEX 1
+// The batched stepper's device memory (cuda/device.h): allocation and copies driven by the
+// field tables, each world's own model, and each world's share of a block's shared memory
+// (the on-chip plan, the kernels' shared-memory attributes). No kernels: the step kernel is
+// cuda/step_kernel.cuh's, the tests' are cuda/test_kernels.cu's.
 #include "cuda/device.h"
 
 #include <cuda_runtime.h>
@@ -14,7 +13,6 @@
 #include "common/model/model.h"
 #include "cuda/kernel_world.cuh"
 #include "common/model/onchip.h"
-#include "common/engine/stage_forward.h"
 
 struct fsDevice {
   fsModel m;   // device pointers, host-side sizes and options
@@ -28,39 +26,7 @@ struct fsDevice {
   int lanes;           // lanes per world (common/exec/real.h)
 };
 
-//---------------------------------- kernels -------------------------------------------------------
-// (cuda/kernel_world.cuh: the blocks, each thread's world and its view, the namespace)
-namespace FS_KERNELS {
-
-static __global__ void stage_kernel(const __grid_constant__ fsModel m,
-                                    const __grid_constant__ fsData base, int nworld, int stage) {
-  int w = fs_kernel_world();
-  if (w >= nworld) return;
-  fsData d = fs_data_world(&m, &base, w);
-  fs_stage_run(&m, &d, stage);
-}
-
-static __global__ void forward_kernel(const __grid_constant__ fsModel m,
-                                      const __grid_constant__ fsData base, int nworld) {
-  int w = fs_kernel_world();
-  if (w >= nworld) return;
-  fsData d = fs_data_world(&m, &base, w);
-  fs_forward(&m, &d);
-}
-
-static __global__ void __launch_bounds__(FS_BLOCK_THREADS, FS_MIN_BLOCKS_PER_SM)
-    step_kernel(const __grid_constant__ fsModel m, const __grid_constant__ fsData base, int nworld,
-                int nstep, const __grid_constant__ fsChipPlan plan) {
-  int w = fs_kernel_world();
-  if (w >= nworld) return;
-  fsData* d = fs_kernel_view(&m, &base, w, &plan);
-  for (int s = 0; s < nstep; s++) fs_step(&m, d);
-}
-
-} // namespace FS_KERNELS
-using namespace FS_KERNELS;
-
-//---------------------------------- launchers -----------------------------------------------------
+//---------------------------------- shared memory and a kernel's resources -----------------------
 
 long fs_device_chip_budget(const fsDevice* dev, const void* kernel, int keep_occupancy,
                            fsError* err) {
@@ -139,15 +105,13 @@ int fs_device_kernel_smem(const void* kernel, size_t smem, fsError* err) {
 }
 
 int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err) {
-  long most = fs_device_chip_budget(dev, (const void*)step_kernel, 0, err);
+  long most = fs_device_chip_budget(dev, NULL, 0, err);
   if (most < 0) return -1;
   if (plan->bytes > most)
     return fs_fail(err,
                    "the on-chip plan takes %d bytes a world, the device has %ld for each of a "
                    "block's %d worlds; fix: a smaller FLYSIM_ONCHIP_BYTES",
                    plan->bytes, most, FS_BLOCK_THREADS / dev->lanes);
-  size_t smem = fs_world_smem(dev->lanes, plan->bytes);
-  if (fs_device_kernel_smem((const void*)step_kernel, smem, err)) return -1;
   dev->chip = *plan;
   return 0;
 }
@@ -177,17 +141,6 @@ const fsModel* fs_device_world_models(const fsDevice* dev) {
   return dev->d_models;
 }
 
-int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err) {
-  size_t smem = fs_world_smem(dev->lanes, dev->chip.bytes);
-  dim3 grid = fs_world_grid(dev->nworld, dev->lanes), block = fs_world_block(dev->lanes);
-  if (dev->d_models)
-    return fs_fail(err, "fs_device_launch_step: the worlds have their own models, which the "
-                        "replay kernel steps (cuda/backend_cuda.cu); fix: step them there");
-  step_kernel<<<grid, block, smem, dev->stream>>>(dev->m, dev->base, dev->nworld, nstep, dev->chip);
-  FS_CUDA_TRY(cudaGetLastError(), err);
-  return 0;
-}
-
 int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out,
                           fsError* err) {
   cudaFuncAttributes a;
@@ -205,28 +158,6 @@ int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo*
   out->chip_bytes = dev->chip.bytes;
   out->block_threads = threads;
   out->occupancy = max_threads > 0 ? (double)blocks * threads / max_threads : 0;
-  return 0;
-}
-
-int fs_device_stage(fsDevice* dev, int stage, fsError* err) {
-  stage_kernel<<<fs_world_grid(dev->nworld, dev->lanes), fs_world_block(dev->lanes), 0,
-                 dev->stream>>>(dev->m, dev->base, dev->nworld, stage);
-  FS_CUDA_TRY(cudaGetLastError(), err);
-  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
-  return 0;
-}
-
-int fs_device_forward(fsDevice* dev, fsError* err) {
-  forward_kernel<<<fs_world_grid(dev->nworld, dev->lanes), fs_world_block(dev->lanes), 0,
-                   dev->stream>>>(dev->m, dev->base, dev->nworld);
-  FS_CUDA_TRY(cudaGetLastError(), err);
-  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
-  return 0;
-}
-
-int fs_device_step(fsDevice* dev, int nstep, fsError* err) {
-  if (fs_device_launch_step(dev, nstep, err)) return -1;
-  FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
   return 0;
 }
 
@@ -329,7 +260,8 @@ fsDevice* fs_device_create_on(const fsModel* m, int nworld, void* stream, fsErro
   }
   for (int f = 0; f < FS_NDATA_FIELD; f++) dev->chip.off[f] = -1; // no plan: global memory
   // uploads on stream 0 finish before any kernel runs on dev's (non-blocking) stream
-  fsChipPlan none = dev->chip; // the step kernels' views alone (over 48 KiB at 1 lane a world)
+  fsChipPlan none = dev->chip; // the step kernels' views alone must fit (over 48 KiB at 1
+                               // lane a world)
   if (create_stream(dev, stream, err) || alloc_model(dev, m, err) || alloc_data(dev, err) ||
       fs_device_set_chip_plan(dev, &none, err) || sync_device(err)) {
     fs_device_destroy(dev);

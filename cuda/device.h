@@ -1,8 +1,10 @@
-// The batched stepper on a GPU: the model uploaded once, every world's data in
-// device memory (world-major, as common/engine/fields.h defines), and the kernels that run
-// the stage functions of common/engine/stage_*.h -- a group of a warp's lanes per world
-// (common/exec/real.h), its lanes over the world's elements. Host-callable C API; every
-// CUDA call checked. The cuda backend (cuda/backend_cuda.cu) builds on it.
+// The batched stepper's device memory: the model uploaded once, every world's data in
+// device memory (world-major, as common/engine/fields.h defines), each world's own model
+// where the worlds vary, and each world's region of a block's shared memory (the on-chip
+// plan, common/model/onchip.h) with the kernels' shared-memory attributes and resources.
+// Host-callable C API; every CUDA call checked. The kernels that run the stage functions on
+// it: cuda/step_kernel.cuh (the step), cuda/test_kernels.h (the tests' stages, forward and
+// steps); the cuda backend (cuda/backend_cuda.cu) builds on it.
 #ifndef FLYSIM_CUDA_DEVICE_H
 #define FLYSIM_CUDA_DEVICE_H
 
@@ -17,14 +19,10 @@
 #define fs_device_destroy            FS_PREC(fs_device_destroy)
 #define fs_device_upload             FS_PREC(fs_device_upload)
 #define fs_device_download           FS_PREC(fs_device_download)
-#define fs_device_stage              FS_PREC(fs_device_stage)
-#define fs_device_forward            FS_PREC(fs_device_forward)
-#define fs_device_step               FS_PREC(fs_device_step)
 #define fs_device_model              FS_PREC(fs_device_model)
 #define fs_device_data               FS_PREC(fs_device_data)
 #define fs_device_nworld             FS_PREC(fs_device_nworld)
 #define fs_device_stream             FS_PREC(fs_device_stream)
-#define fs_device_launch_step        FS_PREC(fs_device_launch_step)
 #define fs_device_set_world_models   FS_PREC(fs_device_set_world_models)
 #define fs_device_clear_world_models FS_PREC(fs_device_clear_world_models)
 #define fs_device_kernel_info        FS_PREC(fs_device_kernel_info)
@@ -68,12 +66,6 @@ void fs_device_destroy(fsDevice* dev);
 int fs_device_upload(fsDevice* dev, const fsWorlds* host, fsError* err);
 int fs_device_download(fsDevice* dev, fsWorlds* host, fsError* err);
 
-/// Run one stage (fsStage) on every world / mj_forward / nstep steps, without a
-/// graph (the graphs are the cuda backend's, cuda/backend_cuda.cu). Synchronous.
-int fs_device_stage(fsDevice* dev, int stage, fsError* err);
-int fs_device_forward(fsDevice* dev, fsError* err);
-int fs_device_step(fsDevice* dev, int nstep, fsError* err);
-
 /// The device copy of the model (device pointers) and the worlds' base pointers.
 const fsModel* fs_device_model(const fsDevice* dev);
 const fsData* fs_device_data(const fsDevice* dev);
@@ -82,18 +74,14 @@ int fs_device_nworld(const fsDevice* dev);
 /// The stream all of dev's work is queued on (a cudaStream_t).
 void* fs_device_stream(const fsDevice* dev);
 
-/// Launch the step kernel (nstep steps of every world) on dev's stream, without
-/// waiting.
-int fs_device_launch_step(fsDevice* dev, int nstep, fsError* err);
-
 /// Per-world models (fs_batch_set_param): world(arg, w) is world w's host model (sizes
 /// as base's, the host model dev was made from; borrowed for the call), or NULL: base
 /// itself. The fields that differ from base in any world get per-world device copies
 /// (uploaded on dev's stream); the others, and the meshes, stay shared; each world's
-/// options (gravity, ...) are its own. The replay kernel then reads world w's model
-/// (replay_kernel<1>, cuda/backend_cuda.cu: a second kernel, the shared model's
-/// unchanged); fs_device_step refuses such a device. Replaces the worlds' models of an
-/// earlier call (after the work queued on dev's stream is done).
+/// options (gravity, ...) are its own. The cuda backend's step kernel then reads world w's
+/// model (its Own or Convex variant, cuda/step_kernel.cuh); fs_device_step refuses such a
+/// device. Replaces the worlds' models of an earlier call (after the work queued on dev's
+/// stream is done).
 int fs_device_set_world_models(fsDevice* dev, const fsModel* base,
                                const fsModel* (*world)(void* arg, int w), void* arg, fsError* err);
 
@@ -104,13 +92,15 @@ int fs_device_clear_world_models(fsDevice* dev, fsError* err);
 /// The most on-chip bytes a world of `kernel` (a step kernel, keeping the views in
 /// shared memory) can have on the current device: its shared memory per block over a
 /// block's worlds; with keep_occupancy, at most the share of an SM's shared memory of
-/// each of the blocks the kernel's registers let it hold. -1 on a CUDA error.
+/// each of the blocks the kernel's registers let it hold (without, kernel is not read and
+/// may be NULL). -1 on a CUDA error.
 long fs_device_chip_budget(const fsDevice* dev, const void* kernel, int keep_occupancy,
                            fsError* err);
 
 /// The step kernels keep plan's fields of each world in shared memory
-/// (common/model/onchip.h) from now on; the stage kernels (fs_device_stage, _forward) never do.
-/// Fails, keeping the current plan, if it does not fit the device.
+/// (common/model/onchip.h) from now on; the stage kernels (fs_device_stage, _forward) never
+/// do. Fails, keeping the current plan, if it does not fit a block's shared memory. Each
+/// kernel that launches with it raises its own attributes (fs_device_kernel_smem).
 typedef struct fsChipPlan fsChipPlan;
 int fs_device_set_chip_plan(fsDevice* dev, const fsChipPlan* plan, fsError* err);
 
@@ -129,7 +119,7 @@ const fsChipPlan* fs_device_chip_plan(const fsDevice* dev);
 const fsModel* fs_device_world_models(const fsDevice* dev);
 
 /// A step kernel's fsKernelInfo on the current device, launched with dev's lanes and plan:
-/// kernel is the __global__ function (the cuda backend's replay kernel).
+/// kernel is the __global__ function (the variant the cuda backend launches).
 int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo* out, fsError* err);
 
 /// Let `kernel` (a step kernel) launch with smem bytes of dynamic shared memory a block
@@ -142,18 +132,10 @@ int fs_device_kernel_info(const fsDevice* dev, const void* kernel, fsKernelInfo*
 int fs_device_kernel_smem(const void* kernel, size_t smem, fsError* err);
 
 /// The kernels' blocks: FS_BLOCK_THREADS threads (128: four warps, each holding whole
-/// worlds), lanes per world chosen at launch (fs_device_lanes). The step and replay kernels
-/// are compiled for FS_MIN_BLOCKS_PER_SM resident blocks (__launch_bounds__): 65,536
-/// registers / (4 x 128 threads) = 128 registers a thread, the budget the on-chip plan and
-/// the occupancy are sized for. The per-world-model replay kernel (replay_kernel<1>) reads
-/// the model through a pointer, its arrays' addresses held in registers: 155-166 registers
-/// unpinned, and held to 128 it spills (56-104 B a thread), so it is compiled for
-/// FS_MIN_BLOCKS_PER_SM_OWN blocks (170 registers).
+/// worlds), lanes per world chosen at launch (fs_device_lanes).
 #ifndef FS_BLOCK_THREADS // (CMake's FLYSIM_BLOCK_THREADS)
 #define FS_BLOCK_THREADS 128
 #endif
-#define FS_MIN_BLOCKS_PER_SM     4
-#define FS_MIN_BLOCKS_PER_SM_OWN 3
 
 #ifdef __cplusplus
 }

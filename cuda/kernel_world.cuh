@@ -1,5 +1,6 @@
-// How a kernel finds its world and the world's view (CUDA only; cuda/device.cu's
-// stepper kernels and cuda/backend_cuda.cu's replay kernel).
+// How a kernel finds its world and the world's view (CUDA only; the step kernel,
+// cuda/step_kernel.cuh, and the tests' kernels, cuda/test_kernels.cu), and the launch
+// geometry the device's budgets use (cuda/device.cu).
 //
 // Block (lanes, FS_BLOCK_THREADS / lanes), lanes per world chosen at launch (common/exec/real.h):
 // threadIdx.x is the lane, threadIdx.y the world in the block; a warp holds 32 / lanes

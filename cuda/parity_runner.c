@@ -1,6 +1,7 @@
 // The device runner: the batch is uploaded, the stage (or forward, or steps) runs
 // in the kernels, the batch comes back. No GPU: open returns FSH_SKIP.
 #include "cuda/device.h"
+#include "cuda/test_kernels.h"
 #include "common/parity/harness.h"
 
 typedef struct CudaRunner {

@@ -147,7 +147,7 @@ if "--import" in args:
                                   ("Theoretical Occupancy", "%", "12.5"),
                                   ("Memory Throughput", "%", "41.2"),
                                   ("Elapsed Cycles", "cycle", "1")]:
-            print(f'"0","replay_kernel","S","{name}","{unit}","{value}"')
+            print(f'"0","step_kernel","S","{name}","{unit}","{value}"')
     else:
         stalls = ["long_scoreboard", "barrier", "wait", "math_pipe_throttle", "lg_throttle",
                   "no_instruction"]
@@ -155,7 +155,7 @@ if "--import" in args:
             f'"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio"' for s in stalls]
         print(",".join(head))
         print(",".join(['""', '""'] + ['"ratio"'] * len(stalls)))
-        print(",".join(['"0"', '"replay_kernel"'] + [f'"{v}"' for v in (9.5, 3.1, 2.2, 1.0, 0.5, 0.1)]))
+        print(",".join(['"0"', '"step_kernel"'] + [f'"{v}"' for v in (9.5, 3.1, 2.2, 1.0, 0.5, 0.1)]))
     sys.exit(0)
 with open(os.environ["FAKE_NCU_LOG"], "w") as f:
     f.write(os.environ.get("FLYSIM_UNDER_NCU", "") + "\n" + "\n".join(args) + "\n")
@@ -182,7 +182,7 @@ def test_ncu(tmp):
     with open(log) as f:
         guard, *args = f.read().split("\n")
     check(guard == "1", "the profiled run has FLYSIM_UNDER_NCU=1")
-    for a, b in [("--kernel-name", "regex:replay_kernel"), ("--launch-skip", "10"),
+    for a, b in [("--kernel-name", "regex:step_kernel"), ("--launch-skip", "10"),
                  ("--launch-count", "1"), ("--export", os.path.join(tmp, "prof", "step"))]:
         check(a in args and args[args.index(a) + 1] == b, f"ncu {a} {b}: {args}")
     check("WarpStateStats" in args and "SourceCounters" in args and "--ncu" not in args

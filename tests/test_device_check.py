@@ -59,7 +59,7 @@ case $action in
   fail) echo "$name: FAIL: a numeric check"; exit 1 ;;
   cuda) echo "CUDA error cudaErrorIllegalAddress (an illegal memory access was encountered)" \
           "in cudaStreamSynchronize(s) at cuda/backend_cuda.cu:123"; exit 1 ;;
-  assert) echo "replay_kernel: block: [0,0,0], thread: [3,0,0] Assertion failed."
+  assert) echo "step_kernel: block: [0,0,0], thread: [3,0,0] Assertion failed."
           echo "error: device-side assert triggered"; exit 1 ;;
   hang) echo $$ >>"$FAKE_LOG.pids"; exec sleep 300 ;;
   wrapped) # a hang under a wrapper that dies on TERM, as run.sh does; the program does not

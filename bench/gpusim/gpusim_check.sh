@@ -226,7 +226,7 @@ for p in f32 f64; do
     --no-plot --quiet
 done
 # The mesh fly on the blocks terrain: box-mesh pairs (GJK, EPA, multiccd) in the device step
-# (replay_convex_kernel), both precisions
+# (step_kernel<Convex>), both precisions
 for p in f32 f64; do
   sim "compare_blocks_mesh_$p" "compare --backends host,cuda on FlyGym's blocks terrain (mesh fly: box-mesh pairs)" \
     -- "$flysim" compare --backends host,cuda --precision $p --model "$work/settled-blocks.mjb" \
@@ -305,8 +305,8 @@ How it is run, and why (the simulator's faults, worked around in how it runs):
   and NaN). Such literals become 0d literals of the same bits, which it reads whole.
 - It cannot load a \`trap\` (it asks the instruction for a type it has none of, and aborts
   while loading the PTX): \`ptx_fix.py\` writes \`exit\` for it. Our kernels trap only where
-  the backend never goes (a replay kernel without the box-mesh collider handed a model with
-  box-mesh pairs); there a thread would exit instead of failing.
+  the backend never goes (a step kernel variant without the box-mesh collider handed a model
+  with box-mesh pairs); there a thread would exit instead of failing.
 - The simulator's \`shfl.sync\` reads and writes the threads of a block's first warp
   whichever warp executes it (its warp id is never set in functional mode): any kernel with
   more than one warp a block gets other worlds' lane sums, or aborts. build-gpusim runs one

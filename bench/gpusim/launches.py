@@ -25,13 +25,14 @@ def demangle(names):
                              check=True).stdout.split("\n")
     except (OSError, subprocess.CalledProcessError):
         return {n: n for n in names}
-    # "void fs_f32::replay_kernel<0>(fsModel, ...)" -> "f32 replay_kernel<0>" (the
-    # precision's namespace, cuda/kernel_world.cuh), another kernel by its name alone
+    # "void fs_f32::step_kernel<fs_f32::Shared>(fsModel, ...)" -> "f32 step_kernel<Shared>"
+    # (the precision's namespace, cuda/kernel_world.cuh, as bench/ptxas_table.py names it),
+    # another kernel by its name alone
     short = []
     for o in out[:len(names)]:
         o = re.sub(r"^void ", "", o).split("(")[0]
         m = re.match(r"fs_(f32|f64)::(.*)", o)
-        short.append(f"{m.group(1)} {m.group(2)}" if m else o)
+        short.append(f"{m.group(1)} {re.sub(r'fs_f(?:32|64)::', '', m.group(2))}" if m else o)
     return dict(zip(names, short))
 
 

@@ -21,8 +21,8 @@ Address offsets outside a C int cannot be rewritten this way: the script stops.
 `trap` is rewritten as `exit`: the simulator asks every instruction but a few untyped
 ones (exit, ret, bra, nop, call...) for its type, and `trap` has none (an assertion in
 ptx_instruction::get_type aborts the program while it loads the PTX). Our kernels trap
-only where a model reaches a kernel built without what it needs (the replay kernels
-without the box-mesh collider, handed a model with box-mesh pairs), which the backend
+only where a model reaches a kernel built without what it needs (the step kernel's
+variants without the box-mesh collider, handed a model with box-mesh pairs), which the backend
 never launches: under the simulator such a thread would exit instead of failing.
 """
 import re

@@ -35,7 +35,7 @@ def main():
     with open(ptxas_path) as f:
         for row in csv.DictReader(f):
             kernels[(row["precision"], row["kernel"])] = 0
-    for s in steps:  # kernels named "f32 replay_kernel<0>" (bench/gpusim/launches.py)
+    for s in steps:  # kernels named "f32 step_kernel<Shared>" (bench/gpusim/launches.py)
         for k, n in s.get("kernels", {}).items():
             prec, _, name = k.partition(" ")
             if prec not in ("f32", "f64"):

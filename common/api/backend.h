@@ -14,11 +14,13 @@
 #ifndef FLYSIM_COMMON_API_BACKEND_H
 #define FLYSIM_COMMON_API_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <flysim/flysim.h>
 #include <mujoco/mujoco.h>
 
+#include "common/base/error.h"
 #include "common/exec/real.h"
 #include "common/model/health.h"
 #include "common/model/record.h"
@@ -65,15 +67,53 @@ int fs_ctrl_seq_set(fsCtrlSeq* seq, const fsCtrlSeqSpec* spec, int N, fsError* e
 /// Free seq's arrays (none set).
 void fs_ctrl_seq_free(fsCtrlSeq* seq);
 
+/// The control sequence as a world's step reads it (host or device memory).
+typedef struct fsCtrlRows {
+  const fsReal* table;      // (nrow x ncol) in the build's real, or NULL: no sequence
+  const int* actuator;      // (ncol) the actuator of each column
+  const int64_t* world_row; // (N) each world's row at step `step0`
+  int64_t step0;            // the batch's step count when it was set
+  int ncol;
+} fsCtrlRows;
+
 /// The table's row world w reads at the batch's step count `step` (world_row: each
-/// world's row at step0): every backend's, the cuda kernel's too.
+/// world's row at step0).
 FS_HD int64_t fs_ctrl_seq_row(const int64_t* world_row, int64_t step0, int w, int64_t step) {
   return world_row[w] + (step - step0);
 }
 
-/// World w's ctrl values (ncol, for actuator[0..ncol)) at the batch's step count `step`.
-static inline const double* fs_ctrl_seq_values(const fsCtrlSeq* seq, int w, int64_t step) {
-  return seq->value + fs_ctrl_seq_row(seq->world_row, seq->step0, w, step) * seq->ncol;
+/// World w's ctrl at the batch's step count `step` from the sequence q (an fsCtrlRows, its
+/// table set): its row's column c into ctrl[actuator[c]], the columns over the world's
+/// lanes, which then sync (the step reads ctrl). Every backend's: the cpu backend's mjData
+/// (its real, double, is MuJoCo's), the host backend's worlds and the cuda kernel's. A
+/// macro, so that the kernel reads q's fields from its parameter and ctrl's address from
+/// the world's view where it uses each, as before it was shared: a function's copies of
+/// them cost the float64 kernel spills (sm_90: 20/36 B of spill stores/loads, not 12/28).
+/// q and ctrl are evaluated more than once.
+#define FS_CTRL_SEQ_APPLY(q, w, step, ctrl)                                                        \
+  do {                                                                                             \
+    const fsReal* fsi_row_ =                                                                       \
+        (q).table + fs_ctrl_seq_row((q).world_row, (q).step0, (w), (step)) * (q).ncol;             \
+    FS_FOR_LANE(fsi_c_, (q).ncol) {                                                                \
+      (ctrl)[(q).actuator[fsi_c_]] = fsi_row_[fsi_c_];                                             \
+    }                                                                                              \
+    FS_SYNC();                                                                                     \
+  } while (0)
+
+/// seq as a step reads it, with its values `table` (seq's own where the build's real is
+/// double, else fs_ctrl_seq_reals' copy); table NULL where seq has none.
+static inline fsCtrlRows fs_ctrl_rows(const fsCtrlSeq* seq, const fsReal* table) {
+  fsCtrlRows q = {seq->nrow ? table : NULL, seq->actuator, seq->world_row, seq->step0, seq->ncol};
+  return q;
+}
+
+/// seq's values in the build's real (nrow x ncol, allocated: free it; rounded as a
+/// caller's write of ctrl would be), or NULL with err (no memory).
+static inline fsReal* fs_ctrl_seq_reals(const fsCtrlSeq* seq, fsError* err) {
+  size_t n = (size_t)seq->nrow * (size_t)seq->ncol;
+  fsReal* table = (fsReal*)fs_calloc(err, "the control sequence", n ? n : 1, sizeof(fsReal));
+  for (size_t k = 0; table && k < n; k++) table[k] = (fsReal)seq->value[k];
+  return table;
 }
 
 /// The views a backend offers beyond its data fields of MuJoCo's names.
@@ -101,6 +141,30 @@ static inline void fs_extra_view(const fsHealthArrays* h, int N, int extra, fsMe
     out->ndim = 2;
     out->shape[1] = 2;
   }
+}
+
+/// The view of N worlds' field `name`, each world's rows x cols elements of dtype (scalar:
+/// one value a world): its dtype, dimensions, shape and whether a caller writes it
+/// (fs_view_writable); the backend sets its address and memory. Every backend's views.
+static inline void fs_field_view(const char* name, fsDtype dtype, int64_t rows, int64_t cols,
+                                 int scalar, int N, fsView* out) {
+  out->dtype = dtype;
+  out->ndim = scalar ? 1 : cols == 1 ? 2 : 3;
+  out->shape[0] = N;
+  out->shape[1] = scalar ? 1 : rows;
+  out->shape[2] = scalar ? 1 : cols;
+  out->writable = fs_view_writable(name);
+}
+
+/// fs_field_view of the engine's data field f (model m's sizes, this build's real): the
+/// host and cuda backends' views.
+static inline void fs_data_field_view(const fsModel* m, const fsFieldInfo* f, int N, fsView* out) {
+  fsDtype dtype = f->type == FS_TYPE_int      ? FS_DTYPE_I32
+                  : f->type == FS_TYPE_double ? FS_DTYPE_F64
+                  : sizeof(fsReal) == 4       ? FS_DTYPE_F32
+                                              : FS_DTYPE_F64;
+  int scalar = f->size_off == offsetof(fsModel, one) && f->cols == 1;
+  fs_field_view(f->name, dtype, fs_field_rows(m, f), f->cols, scalar, N, out);
 }
 
 /// A backend's operations. Every one returns 0, or -1 with err written (err->status a

@@ -576,4 +576,26 @@ static inline void** fs_field_ptr(void* s, const fsFieldInfo* f) {
   return (void**)((char*)s + f->ptr_off);
 }
 
+/// The views a caller writes between steps (fsView.writable: the next step reads them),
+/// MuJoCo's inputs of mjData by name: one list for every backend. The cpu backend views
+/// each of them; host and cuda the ones FS_DATA_FIELDS holds, all STATE fields (act and
+/// xfrc_applied are the cpu backend's alone).
+#define FS_WRITABLE_VIEWS(X)                                                                       \
+  X(qpos) X(qvel) X(act) X(ctrl) X(qfrc_applied) X(xfrc_applied) X(mocap_pos) X(mocap_quat)
+
+/// 1 if the view `name` is one a caller writes (FS_WRITABLE_VIEWS).
+static inline int fs_view_writable(const char* name) {
+#define FS_X(field)                                                                                \
+  if (!strcmp(name, #field)) return 1;
+  FS_WRITABLE_VIEWS(FS_X)
+#undef FS_X
+  return 0;
+}
+
+/// 1 if data field f is a view of the engine's backends (host, cuda): MuJoCo's own
+/// (FS_KIND_MJ), and ncon.
+static inline int fs_field_is_view(const fsFieldInfo* f) {
+  return f->kind == FS_KIND_MJ || !strcmp(f->name, "ncon");
+}
+
 #endif

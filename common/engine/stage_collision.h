@@ -82,11 +82,11 @@ FS_HD int fsi_pair_filtered(const fsModel* m, const fsData* d, int p, fsReal mar
 }
 
 /// Box-mesh pairs in this build's step (FSI_CONVEX): the host builds always; on the device
-/// only the kernels compiled with FS_DEVICE_CONVEX (cuda/replay_convex.cu's replay
-/// kernel, cuda/device.cu's checker kernels), which the cuda backend launches for
+/// only the kernels compiled with FS_DEVICE_CONVEX (cuda/step_kernel_convex.cu's
+/// step_kernel<Convex>, cuda/test_kernels.cu's kernels), which the cuda backend launches for
 /// models with box-mesh pairs (nccdwork > 0). The collider is a call with a large register
-/// footprint: compiled into every model's replay kernel it cost that kernel spills around
-/// the call (ptxas, sm_90), so the other replay kernels leave it out, and trap if handed
+/// footprint: compiled into every model's step kernel it cost that kernel spills around
+/// the call (ptxas, sm_90), so the other step kernels leave it out, and trap if handed
 /// a model with box-mesh pairs (never silently without their contacts).
 #if !defined(__CUDA_ARCH__) || defined(FS_DEVICE_CONVEX)
 #define FSI_CONVEX 1

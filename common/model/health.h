@@ -10,6 +10,7 @@
 #include <flysim/flysim.h>
 
 #include "common/engine/fields.h"
+#include "common/model/record.h"
 
 /// Every world's health, one array a quantity (host or device memory).
 typedef struct fsHealthArrays {
@@ -60,6 +61,27 @@ FS_HD void fs_health_note(const fsHealthArrays* h, int w, const fsStepReport* s,
       h->first_step[w] = step;
       return;
     }
+}
+
+/// World w's health after the step taken at the batch's step count `step`, from the
+/// engine's data d of model m (host and cuda, on the device by the world's first lane;
+/// the cpu backend reports from MuJoCo's data): MuJoCo's warnings, the contacts the
+/// collision made (kept and dropped), a buffer that dropped some, Newton solves (an
+/// island's) at the iteration limit, failed solves, the iterations.
+FS_HD void fs_health_note_step(const fsHealthArrays* h, int w, const fsModel* m, const fsData* d,
+                               long long step) {
+  int ni = d->nisland[0] ? d->nisland[0] : 1, hit = 0;
+  for (int k = 0; k < ni && k < FS_NISLAND; k++)
+    hit |= d->solver_niter[k] - d->solver_nnoslip[k] >= m->iterations;
+  fsStepReport s;
+  s.warnings = d->warning_number;
+  s.made = d->ncon[0] + d->contact_overflow[0];
+  s.full = d->contact_overflow[0] != 0 || d->efc_overflow[0] != 0 || d->cand_overflow[0] != 0;
+  s.limit = hit;
+  s.failed = d->solver_error[0] != 0;
+  s.newton = fs_solver_iterations(d, 0);
+  s.noslip = fs_solver_iterations(d, 1);
+  fs_health_note(h, w, &s, step);
 }
 
 /// World w's health from zero (a reset).

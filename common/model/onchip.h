@@ -33,8 +33,8 @@
 // world can have without lowering the SM's resident worlds: the shared memory of an SM
 // over the blocks its registers let it hold, less what the runtime keeps per block and
 // the world's view (fs_device_chip_budget). On the host (which runs the plan only to
-// test it) the default is FS_CHIP_DEFAULT_BYTES, that share on an H200 for the replay
-// kernel (cuda/backend_cuda.cu): 128 registers (either precision) hold 4 blocks of 128 threads
+// test it) the default is FS_CHIP_DEFAULT_BYTES, that share on an H200 for the step
+// kernel (cuda/step_kernel.cuh): 128 registers (either precision) hold 4 blocks of 128 threads
 // a SM, 32 worlds a block at 4 lanes a world; 228 KiB / 4 less 1 KiB a block is 1.75
 // KiB a world, less its 0.9 KiB view (at 8 lanes a world, 2.6 KiB).
 #ifndef FLYSIM_COMMON_MODEL_ONCHIP_H

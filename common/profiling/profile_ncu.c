@@ -1,4 +1,4 @@
-// Nsight Compute on the replay kernel, the GPU step (common/profiling/profile_ncu.h).
+// Nsight Compute on the step kernel, the GPU step (common/profiling/profile_ncu.h).
 #include "common/profiling/profile_ncu.h"
 
 #include <errno.h>
@@ -32,7 +32,7 @@ int fs_ncu_argv(int argc, char* const* argv, const char* ncu, const char* self, 
                         "--target-processes",
                         "all",
                         "--kernel-name",
-                        "regex:replay_kernel",
+                        "regex:step_kernel",
                         "--launch-skip",
                         skip_buf,
                         "--launch-count",

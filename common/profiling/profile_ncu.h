@@ -3,7 +3,7 @@
 //
 // fs_ncu_run spawns (and waits for)
 //
-//   ncu --target-processes all --kernel-name regex:replay_kernel --launch-skip SKIP
+//   ncu --target-processes all --kernel-name regex:step_kernel --launch-skip SKIP
 //       --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats
 //       --section WarpStateStats --section MemoryWorkloadAnalysis --section SourceCounters
 //       --import-source yes --force-overwrite --export PATH

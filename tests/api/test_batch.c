@@ -474,6 +474,21 @@ static void test_views_and_misuse(void) {
   CHECK(fs_batch_view(b, "ctrl", &v, &err) == FS_OK && v.data == addr); // fixed address
   CHECK(fs_batch_view(b, "xpos", &v, &err) == FS_OK);
   CHECK(v.ndim == 3 && v.shape[1] == g_m->nbody && v.shape[2] == 3 && !v.writable);
+  // MuJoCo's inputs are the writable views (every one on the cpu backend, on host and cuda
+  // those the engine holds), its outputs and the state the step keeps are not
+  const char* inputs[] = {"qpos",      "qvel",       "ctrl", "qfrc_applied",
+                          "mocap_pos", "mocap_quat", "act",  "xfrc_applied"};
+  for (int k = 0; k < 8; k++) {
+    int has = fs_batch_view(b, inputs[k], &v, &err) == FS_OK;
+    CHECK_MSG(has == (k < 6 || g_backend == FS_BACKEND_CPU), "view %s: %s", inputs[k],
+              has ? "there" : err.msg);
+    CHECK_MSG(!has || v.writable, "view %s is not writable", inputs[k]);
+  }
+  const char* outputs[] = {"time", "qacc", "qacc_warmstart", "actuator_force", "ncon", "xquat"};
+  for (int k = 0; k < 6; k++) {
+    CHECK_MSG(fs_batch_view(b, outputs[k], &v, &err) == FS_OK, "view %s: %s", outputs[k], err.msg);
+    CHECK_MSG(!v.writable, "view %s is writable", outputs[k]);
+  }
   CHECK(fs_batch_view(b, "time", &v, &err) == FS_OK);
   CHECK(v.ndim == 1 && v.dtype == FS_DTYPE_F64);
   CHECK(fs_batch_view(b, "ncon", &v, &err) == FS_OK && v.dtype == FS_DTYPE_I32);
