@@ -10,10 +10,6 @@
 
 //---------------------------------- reference worlds ----------------------------------------------
 
-static double sym_uniform(void) {
-  return 2 * fs_random_uniform() - 1;
-}
-
 // Whether pair p is between contact c's geoms (in either order).
 static int pair_is(const mjModel* mj, int p, const mjContact* c) {
   int a = mj->pair_geom1[p], b = mj->pair_geom2[p];
@@ -61,15 +57,6 @@ static void pair_dists(mjModel* mj, mjData* d, double* dist) {
   mj->opt = opt;
 }
 
-// Rotate the unit quaternion q by a random rotation of up to amp radians.
-static void rotate_randomly(mjtNum q[4], double amp) {
-  mjtNum axis[3] = {sym_uniform(), sym_uniform(), sym_uniform()}, rot[4];
-  mju_normalize3(axis);
-  mju_axisAngle2Quat(rot, axis, amp * sym_uniform());
-  mju_mulQuat(q, q, rot);
-  mju_normalize4(q);
-}
-
 // Quaternion of the rotation that turns unit vector a onto unit vector b.
 static void quat_between(mjtNum q[4], const mjtNum a[3], const mjtNum b[3]) {
   mjtNum axis[3];
@@ -113,11 +100,11 @@ static void preset_quat(const mjModel* mj, int g, int k, mjtNum q[4]) {
 static void add_noise(const mjModel* mj, mjData* d, const fshContactNoise* nz, int preset) {
   for (int j = 0; j < mj->njnt; j++) {
     mjtNum* q = d->qpos + mj->jnt_qposadr[j];
-    if (mj->jnt_type[j] == mjJNT_HINGE) q[0] += nz->qnoise * sym_uniform();
-    if (mj->jnt_type[j] == mjJNT_BALL) rotate_randomly(q, nz->qnoise);
+    if (mj->jnt_type[j] == mjJNT_HINGE) q[0] += nz->qnoise * fsh_sym_uniform();
+    if (mj->jnt_type[j] == mjJNT_BALL) fsh_rotate_randomly(q, nz->qnoise);
     if (mj->jnt_type[j] != mjJNT_FREE) continue;
     if (preset < 0) {
-      rotate_randomly(q + 3, nz->rotnoise);
+      fsh_rotate_randomly(q + 3, nz->rotnoise);
       continue;
     }
     for (int p = 0; p < mj->npair; p++) {
@@ -471,11 +458,11 @@ mjData** fsh_moving_contact_worlds(const mjModel* mj, int nworld, uint64_t seed,
   mjData** d = fsh_contact_worlds(mj, nworld, seed, noise);
   for (int w = 0; w < nworld; w++) {
     if (w % 3 == 1) hover_ball(mj, d[w]);
-    for (int i = 0; i < mj->nv; i++) d[w]->qvel[i] = vnoise * sym_uniform();
+    for (int i = 0; i < mj->nv; i++) d[w]->qvel[i] = vnoise * fsh_sym_uniform();
     for (int i = 0; i < mj->nu; i++) {
       const mjtNum* r = mj->actuator_ctrlrange + 2 * i;
-      d[w]->ctrl[i] =
-          mj->actuator_ctrllimited[i] ? r[0] + (r[1] - r[0]) * fs_random_uniform() : sym_uniform();
+      d[w]->ctrl[i] = mj->actuator_ctrllimited[i] ? r[0] + (r[1] - r[0]) * fs_random_uniform()
+                                                  : fsh_sym_uniform();
     }
     mj_forward(mj, d[w]);
   }

@@ -35,15 +35,14 @@ void fsh_note(const char* fmt, ...) {
   va_end(ap);
 }
 
-static double sym_uniform(void) {
+double fsh_sym_uniform(void) {
   return 2 * fs_random_uniform() - 1;
 }
 
-// Rotate the unit quaternion q by a random rotation of up to amp radians.
-static void rotate_randomly(mjtNum q[4], double amp) {
-  mjtNum axis[3] = {sym_uniform(), sym_uniform(), sym_uniform()}, rot[4];
+void fsh_rotate_randomly(mjtNum q[4], double amp) {
+  mjtNum axis[3] = {fsh_sym_uniform(), fsh_sym_uniform(), fsh_sym_uniform()}, rot[4];
   mju_normalize3(axis);
-  mju_axisAngle2Quat(rot, axis, amp * sym_uniform());
+  mju_axisAngle2Quat(rot, axis, amp * fsh_sym_uniform());
   mju_mulQuat(q, q, rot);
   mju_normalize4(q);
 }
@@ -53,32 +52,32 @@ static void add_noise(const mjModel* mj, mjData* d, const fshNoise* nz) {
     mjtNum* q = d->qpos + mj->jnt_qposadr[j];
     switch (mj->jnt_type[j]) {
     case mjJNT_FREE:
-      for (int k = 0; k < 3; k++) q[k] += 0.1 * nz->qnoise * sym_uniform();
-      rotate_randomly(q + 3, nz->qnoise);
+      for (int k = 0; k < 3; k++) q[k] += 0.1 * nz->qnoise * fsh_sym_uniform();
+      fsh_rotate_randomly(q + 3, nz->qnoise);
       break;
     case mjJNT_BALL:
-      rotate_randomly(q, nz->qnoise);
+      fsh_rotate_randomly(q, nz->qnoise);
       break;
     case mjJNT_SLIDE:
-      q[0] += 0.1 * nz->qnoise * sym_uniform();
+      q[0] += 0.1 * nz->qnoise * fsh_sym_uniform();
       break;
     default:
-      q[0] += nz->qnoise * sym_uniform();
+      q[0] += nz->qnoise * fsh_sym_uniform();
     }
   }
-  for (int i = 0; i < mj->nv; i++) d->qvel[i] = nz->vnoise * sym_uniform();
+  for (int i = 0; i < mj->nv; i++) d->qvel[i] = nz->vnoise * fsh_sym_uniform();
   for (int i = 0; i < mj->nu; i++) {
     const mjtNum* r = mj->actuator_ctrlrange + 2 * i;
     d->ctrl[i] = mj->actuator_ctrllimited[i]
                      ? r[0] + (r[1] - r[0]) * (1.6 * fs_random_uniform() - 0.3)
-                     : nz->cnoise * sym_uniform();
+                     : nz->cnoise * fsh_sym_uniform();
   }
   // mocap bodies moved by +-0.02*qnoise and turned by up to qnoise rad; each quaternion
   // then scaled off the unit sphere (MuJoCo's kinematics normalize a copy of it)
   for (int k = 0; k < mj->nmocap; k++) {
-    for (int c = 0; c < 3; c++) d->mocap_pos[3 * k + c] += 0.02 * nz->qnoise * sym_uniform();
-    rotate_randomly(d->mocap_quat + 4 * k, nz->qnoise);
-    double scale = 1 + 0.5 * sym_uniform();
+    for (int c = 0; c < 3; c++) d->mocap_pos[3 * k + c] += 0.02 * nz->qnoise * fsh_sym_uniform();
+    fsh_rotate_randomly(d->mocap_quat + 4 * k, nz->qnoise);
+    double scale = 1 + 0.5 * fsh_sym_uniform();
     for (int c = 0; c < 4; c++) d->mocap_quat[4 * k + c] *= scale;
   }
 }

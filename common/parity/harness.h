@@ -16,22 +16,24 @@
 #include "common/model/worlds.h"
 #include "common/model/model.h"
 
-#define fsh_runner_host    FS_PREC(fsh_runner_host)
-#define fsh_runner_cuda    FS_PREC(fsh_runner_cuda)
-#define fsh_load_worlds    FS_PREC(fsh_load_worlds)
-#define fsh_run            FS_PREC(fsh_run)
-#define fsh_make_worlds    FS_PREC(fsh_make_worlds)
-#define fsh_keyframe_world FS_PREC(fsh_keyframe_world)
-#define fsh_make_data      FS_PREC(fsh_make_data)
-#define fsh_copy_data      FS_PREC(fsh_copy_data)
-#define fsh_free_worlds    FS_PREC(fsh_free_worlds)
-#define fsh_compare_field  FS_PREC(fsh_compare_field)
-#define fsh_compare_stage  FS_PREC(fsh_compare_stage)
-#define fsh_compare_fields FS_PREC(fsh_compare_fields)
-#define fsh_field          FS_PREC(fsh_field)
-#define fsh_set_report     FS_PREC(fsh_set_report)
-#define fsh_report         FS_PREC(fsh_report)
-#define fsh_note           FS_PREC(fsh_note)
+#define fsh_runner_host     FS_PREC(fsh_runner_host)
+#define fsh_runner_cuda     FS_PREC(fsh_runner_cuda)
+#define fsh_load_worlds     FS_PREC(fsh_load_worlds)
+#define fsh_run             FS_PREC(fsh_run)
+#define fsh_make_worlds     FS_PREC(fsh_make_worlds)
+#define fsh_keyframe_world  FS_PREC(fsh_keyframe_world)
+#define fsh_make_data       FS_PREC(fsh_make_data)
+#define fsh_copy_data       FS_PREC(fsh_copy_data)
+#define fsh_free_worlds     FS_PREC(fsh_free_worlds)
+#define fsh_compare_field   FS_PREC(fsh_compare_field)
+#define fsh_compare_stage   FS_PREC(fsh_compare_stage)
+#define fsh_compare_fields  FS_PREC(fsh_compare_fields)
+#define fsh_field           FS_PREC(fsh_field)
+#define fsh_set_report      FS_PREC(fsh_set_report)
+#define fsh_report          FS_PREC(fsh_report)
+#define fsh_note            FS_PREC(fsh_note)
+#define fsh_sym_uniform     FS_PREC(fsh_sym_uniform)
+#define fsh_rotate_randomly FS_PREC(fsh_rotate_randomly)
 
 /// Where the stages run: the host pipeline or the device.
 typedef struct fshRunner {
@@ -89,6 +91,12 @@ typedef void (*fshReportFn)(void* arg, const fshFieldReport* r);
 void fsh_set_report(fshReportFn fn, void* arg);
 void fsh_report(const fshFieldReport* r);
 void fsh_note(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/// A uniform draw in [-1, 1) from the seeded stream (common/base/random.h).
+double fsh_sym_uniform(void);
+
+/// Rotate the unit quaternion q by a random rotation of up to amp radians.
+void fsh_rotate_randomly(mjtNum q[4], double amp);
 
 /// Every world of b from MuJoCo's data ref[w] (fs_worlds_from_mj; stage as there).
 /// Prints the error and returns -1 if one cannot be copied.
