@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-// src/check's types (precision-free), and its functions in both precisions by their
+// common/parity's types (precision-free), and its functions in both precisions by their
 // names (common/exec/real.h FS_PREC appends _f32 / _f64).
 #include "common/parity/stages.h"
 

@@ -1,7 +1,7 @@
 // flysim compare --stages: common/parity/stages.h's check (each stage alone from MuJoCo's
 // states, then one whole step; every field of every world) on the stepper a
 // comparison ran (host or cuda, float32 or float64), each stage's worst element
-// against the per-precision bounds of tests/cuda.
+// against the per-precision bounds of tests/engine.
 #ifndef FLYSIM_COMPARE_STAGE_CHECK_H
 #define FLYSIM_COMPARE_STAGE_CHECK_H
 

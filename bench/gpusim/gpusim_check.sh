@@ -184,7 +184,7 @@ flysim="$b32/flysim"
 rep=(replay --model "$model" --sim-steps 8 --warmup-sec 0 --quiet --no-video --no-plots
   --record angles,qpos,qvel,forces,legs --worlds) # then the worlds
 say "flysim replay, compare, bench, generate under the simulator"
-# (the test programs cuda_replay_*_gpu run the graph and the launches in both precisions)
+# (the test programs engine_replay_*_gpu run the graph and the launches in both precisions)
 for p in f32 f64; do
   sim "replay_$p" "flysim replay --backend cuda (graph)" -- "$flysim" "${rep[@]}" 2 --backend cuda \
     --precision $p --save-data "$work/replay-$p"

@@ -26,7 +26,7 @@ def demangle(names):
     except (OSError, subprocess.CalledProcessError):
         return {n: n for n in names}
     # "void fs_f32::step_kernel<fs_f32::Shared>(fsModel, ...)" -> "f32 step_kernel<Shared>"
-    # (the precision's namespace, cuda/kernel_world.cuh, as bench/ptxas_table.py names it),
+    # (the precision's namespace, cuda/kernel_world.cuh, as bench/proxies/ptxas_table.py names it),
     # another kernel by its name alone
     short = []
     for o in out[:len(names)]:

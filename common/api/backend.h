@@ -2,8 +2,8 @@
 // checks every argument first, so a backend sees only valid calls).
 //
 // A backend is a table of operations over its own state (`self`), opened from the
-// batch's model and options. Three of them, each its folder: src/cpu (MuJoCo's mj_step
-// on threads), src/host (the engine on threads, per precision) and src/cuda (the
+// batch's model and options. Three of them: cpu/backend_cpu.c (MuJoCo's mj_step on
+// threads), cpu/backend_host.c (the engine on threads, per precision) and cuda/ (the
 // engine as kernels, per precision). The library owns what is common: the handles, the
 // arguments' checks, the worlds' own models (set_param: an mjModel copy per world that
 // has one, with what MuJoCo derives recomputed), the views' names and shapes, the

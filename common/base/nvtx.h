@@ -13,7 +13,7 @@
 //
 // Build. The CMake option FLYSIM_NVTX (default ON when the CUDA toolkit's header-only
 // nvtx3, nvtx3/nvToolsExt.h, is found; no library to link) defines FLYSIM_NVTX=1 for
-// every part of libflysim and what builds on it (flysim_includes, src/CMakeLists.txt)
+// every part of libflysim and what builds on it (flysim_includes, common/CMakeLists.txt)
 // and compiles common/base/nvtx.c into it. With
 // -DFLYSIM_NVTX=OFF it defines FLYSIM_NVTX=0 and the functions below are empty
 // static inline functions: no NVTX code, no dlopen, nothing left in the binary.

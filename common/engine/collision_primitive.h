@@ -5,8 +5,8 @@
 // MuJoCo Warp's collision_primitive.py holds it): the support point along -normal
 // (collision_support.h), then, for a mesh, up to three more vertices of the hull polygon
 // there that faces the plane. 3.16's plane-mesh differs from the 3.12 source (which adds
-// up to two graph neighbours): docs/engine/design.md, "Collision", says how the 3.16
-// algorithm was established.
+// up to two graph neighbours): docs/engine/collision.md, "The colliders", says how the
+// 3.16 algorithm was established.
 //
 // The geometry is MuJoCo 3.16's, operation for operation (so that float64 results are
 // bit-identical). Every collider of the stage writes its contacts from slot k of the

@@ -134,13 +134,14 @@ size_t fs_world_bytes(const fsModel* m);
 /// "220 contacts, 880 rows, 415 KiB a world": what a world of m holds and takes.
 void fs_world_describe(const fsModel* m, char* out, size_t n);
 
-// What the check and the build share (model_check.c and model_build.c), not for callers.
+// What fs_model_support and the build share (model_support.c and model_build.c), not for
+// callers.
 
-/// 1 if m's contacts are on: neither mjDSBL_CONTACT nor mjDSBL_CONSTRAINT (model_check.c).
+/// 1 if m's contacts are on: neither mjDSBL_CONTACT nor mjDSBL_CONSTRAINT (model_support.c).
 int fs_model_contacts_enabled(const mjModel* m);
 
-/// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the plane
-/// pairs the stage implements; 0 for the pairs it does not (model_check.c).
+/// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the pairs
+/// the stage implements; 0 for the pairs it does not (model_support.c).
 int fs_model_pair_maxcon(const mjModel* m, int p);
 
 /// Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies, common

@@ -120,7 +120,7 @@ extern "C" {
 void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out);
 
 /// fs_chip_plan keeping every data field f with global[f] non-zero (FS_NDATA_FIELD
-/// entries; NULL: none) in global memory: the fields a batch's caller views (src/api).
+/// entries; NULL: none) in global memory: the fields a batch's caller views (fs_batch_view).
 void fs_chip_plan_except(const fsModel* m, long budget, const unsigned char* global,
                          fsChipPlan* out);
 

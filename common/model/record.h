@@ -2,7 +2,7 @@
 // element of a source in a world's data, in float32. One definition of the sources and
 // their names; the same column function on both sides (the host backend loops over a
 // world's columns, the GPU's step kernel over them with the world's lanes); the cpu
-// backend reads the same sources from MuJoCo's data (src/cpu).
+// backend reads the same sources from MuJoCo's data (cpu/backend_cpu.c).
 #ifndef FLYSIM_COMMON_MODEL_RECORD_H
 #define FLYSIM_COMMON_MODEL_RECORD_H
 

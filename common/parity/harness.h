@@ -54,7 +54,7 @@ enum { FSH_FORWARD = -1, FSH_STEP = -2, FSH_SKIP = 77 };
 fshRunner fsh_runner_host(void);
 fshRunner fsh_runner_cuda(void);
 
-/// The runner of a test program (tests/cuda: host or cuda, chosen by its link).
+/// The runner of a test program (tests/engine: host or cuda, chosen by its link).
 fshRunner fsh_runner(void);
 
 /// Tolerance of a comparison: error = |ours - ref| / max(|ref|, floor * scale),

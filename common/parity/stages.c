@@ -252,7 +252,7 @@ int fsh_check_stages(const fshRunner* r, const mjModel* mj, const char* path,
   if (fs_model_build(mj, path, &m, err)) return -1;
   Check k = {r, &m, mj, c, NULL, {0}, contacts_on(mj), {{NULL}}};
   if (k.contacts) {
-    // the fly's contact worlds of tests/cuda (test_constraint, test_solver)
+    // the fly's contact worlds of tests/engine (test_constraint, test_solver)
     const fshContactNoise noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};
     k.ref = fsh_moving_contact_worlds(mj, c->nworld, c->seed, &noise, 5.0);
   } else {

@@ -1,7 +1,7 @@
 // 1,000 steps of the contact-free NeuroMechFly replay (walking clip targets,
 // FlyGym's warm-up) on the stepper's host build against MuJoCo's mj_step, joint
 // angle by joint angle, in several worlds with different slices of the clip; built
-// with FSH_CONTACTS (cuda_replay_contacts_*), 2,000 steps of the replay as exported,
+// with FSH_CONTACTS (engine_replay_contacts_*), 2,000 steps of the replay as exported,
 // contacts, adhesion and noslip on (below).
 //
 // The bound comes from MuJoCo itself: how far MuJoCo's
