@@ -6,7 +6,7 @@
 #   bench/cpu/overhead_callgrind.sh [S]     (default 500; about a minute per 500 steps)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-bench="${FLYSIM_BUILD_DIR:-$root/build}/bench/cpu/bench_cpu"
+bench="${FLYSIM_BUILD_DIR:-$root/build}/bench/bench_cpu"
 s=${1:-500}
 tmp=$(mktemp -d)
 count() {  # mode steps -> instructions of the whole process

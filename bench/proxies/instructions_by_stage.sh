@@ -44,7 +44,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DCMAKE_CXX_FLAGS=-g -DFLYSIM_CUDA=OFF -DFLYSIM_MPI=OFF >/dev/null
 fi
 target=flysim
-[ -n "$model" ] && target=step_one && flysim="$build/bench/proxies/step_one"
+[ -n "$model" ] && target=step_one && flysim="$build/bench/step_one"
 cmake --build "$build" --target "$target" >/dev/null
 if ! readelf -S -W "$flysim" | grep -q '\.debug_info'; then
   echo "instructions_by_stage: $flysim has no debug information; fix: a build with -g" \
