@@ -10,15 +10,15 @@ static const char* floor_words(const fsCompareSpec* s) {
   int f32 = s->a.bits == 32;
   switch (s->floor_mode) {
   case FS_FLOOR_F32:
-    return f32 ? "its state moved one float32 ulp after the warm-up (--floor f32)"
-               : "its state rounded to float32 after the warm-up (--floor f32)";
+    return f32 ? "its state moved one float32 ulp at the start of the warm-up (--floor f32)"
+               : "its state rounded to float32 at the start of the warm-up (--floor f32)";
   case FS_FLOOR_F32_STEP:
     return f32 ? "its state moved one float32 ulp before every step (--floor f32-step)"
                : "in float32 storage: its model and clip rounded to float32, its state before "
                  "every step (--floor f32-step)";
   default:
-    return f32 ? "its state moved one float32 ulp after the warm-up (--floor ulp)"
-               : "its state moved one float64 ulp after the warm-up (--floor ulp)";
+    return f32 ? "its state moved one float32 ulp at the start of the warm-up (--floor ulp)"
+               : "its state moved one float64 ulp at the start of the warm-up (--floor ulp)";
   }
 }
 
