@@ -10,7 +10,7 @@
 //   target_column (K) and joint_column (K): the columns of /target and /qpos_joint
 //   copied; attributes leg, world.
 // /pose                  (world 0; FlyGym's plot_pose_over_time):
-//   points (T x P x 3) float32 world positions (see fs_pose_record), time (T),
+//   points (T x P x 3) float32 world positions (see fsPose), time (T),
 //   point_names (P), point_leg (P) index into leg_names or -1,
 //   leg_names (L); attribute source ("site_xpos": the model's sites, as FlyGym's
 //   leg joint sites; "xpos": body origins when the model has no sites).
