@@ -14,7 +14,7 @@
 #           cuSOLVER tests load (libcusolver, libcublas, libcublasLt, libcusparse,
 #           libnvJitLink: about 900 MiB): device_check.sh finds the device's toolkit
 #   assets/ mesh.mjb, capsule.mjb, walking_clip.h5, walking_clip_330hz.h5,
-#           worlds/blocks.mjb, worlds/blocks_capsule.mjb
+#           worlds/blocks.mjb and the capsule fly's blocks, gapped and mixed terrains
 #   python/ the flysim package (its Python files and the module built here, CUDA's
 #           runtime linked in) and the venv's mujoco package without its experimental/
 #           viewer (the wheel is 30 MB of zip; unzipped, xz stores its libmujoco once with
@@ -67,8 +67,8 @@ h5diff=$(command -v h5diff || true)
   exit 1
 }
 
-tests=(engine_stages_gpu engine_replay_gpu engine_collision_gpu engine_constraint_gpu engine_solver_gpu
-       engine_solver_gpu_f64 engine_replay_contacts_gpu engine_replay_contacts_gpu_f64
+tests=(engine_stages_gpu engine_replay_gpu engine_collision_gpu engine_collision_convex_gpu
+       engine_box_collision_gpu engine_cull_gpu engine_constraint_gpu engine_solver_gpu engine_solver_gpu_f64 engine_replay_contacts_gpu engine_replay_contacts_gpu_f64
        engine_contact_bound_gpu engine_cusolver_gpu engine_cusolver_gpu_f64)
 if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # one arch only, no MPI: a smaller bundle
   blog="$out/build$suffix.log" # the compiler's output, shown when the build fails
@@ -106,10 +106,10 @@ done
 for f in mesh.mjb capsule.mjb walking_clip.h5 walking_clip_330hz.h5 manifest.json; do
   cp -L "$root/assets/$f" "$stage/bundle/assets/"
 done
-# FlyGym's blocks terrain for the terrains section (its meshes are mesh.mjb's: xz's
+# FlyGym's terrains for the terrains section and engine_cull_gpu (their meshes are mesh.mjb's: xz's
 # window stores them once)
 mkdir -p "$stage/bundle/assets/worlds"
-for f in blocks.mjb blocks_capsule.mjb; do
+for f in blocks.mjb blocks_capsule.mjb gapped_capsule.mjb mixed_capsule.mjb; do
   cp -L "$root/assets/worlds/$f" "$stage/bundle/assets/worlds/"
 done
 # the Python package, and the wheels of its needs that the device's python3 lacks

@@ -179,5 +179,5 @@ int main(void) {
   fs_replay_binding_free(&c.bind);
   fs_targets_free(&c.t);
   mj_deleteModel(c.mj);
-  return fs_test_finish("cuda behaviour");
+  return fs_test_finish("engine behaviour");
 }

@@ -201,5 +201,5 @@ int main(void) {
     }
   printf("\nworst error over all models (%s): collision alone %.2e | after kinematics %.2e\n",
          r.name, g_worst_alone, g_worst_chain);
-  return fs_test_finish("cuda collision");
+  return fs_test_finish("engine collision");
 }

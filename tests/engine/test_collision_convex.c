@@ -269,5 +269,5 @@ int main(void) {
   }
   printf("\nworst error (%s): collision alone %.2e | after kinematics %.2e\n", r.name,
          g_worst_alone, g_worst_chain);
-  return fs_test_finish("cuda collision convex");
+  return fs_test_finish("engine collision convex");
 }

@@ -309,5 +309,5 @@ int main(void) {
          "diagA: alone %.2e | from the state %.2e; worlds left out (contacts differ at a "
          "threshold): %d\n",
          r.name, g_worst_alone[0], g_worst_chain[0], g_worst_alone[1], g_worst_chain[1], g_skipped);
-  return fs_test_finish("cuda constraint rows");
+  return fs_test_finish("engine constraint rows");
 }

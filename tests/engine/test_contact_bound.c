@@ -212,5 +212,5 @@ int main(void) {
   fs_replay_binding_free(&bind);
   fs_targets_free(&t);
   mj_deleteModel(mj);
-  return fs_test_finish("cuda_contact_bound");
+  return fs_test_finish("engine contact bound");
 }

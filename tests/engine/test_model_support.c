@@ -262,5 +262,5 @@ int main(void) {
   CHECK(fs_model_support(m, "cuda_limb.xml", &err) == -1);
   CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
   mj_deleteModel(m);
-  return fs_test_finish("cuda model check");
+  return fs_test_finish("engine model support");
 }

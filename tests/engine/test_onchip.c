@@ -222,5 +222,5 @@ int main(void) {
   fs_worlds_free(&b);
   fs_model_free(&m);
   fs_replay_inputs_free(&in);
-  return fs_test_finish("test_onchip");
+  return fs_test_finish("engine on-chip sizes");
 }

@@ -418,5 +418,5 @@ int main(void) {
   fs_replay_binding_free(&r.bind);
   fs_targets_free(&r.t);
   mj_deleteModel(r.mj);
-  return fs_test_finish("cuda replay");
+  return fs_test_finish("engine replay");
 }

@@ -603,5 +603,5 @@ int main(void) {
          "counts differ in %d of %d worlds\n",
          r.name, g_worst[0], g_worst[1], g_worst[2], g_worst[3], g_ratio, g_iter_differ,
          g_iter_worlds);
-  return fs_test_finish("cuda solver");
+  return fs_test_finish("engine solver");
 }

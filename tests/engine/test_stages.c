@@ -105,5 +105,5 @@ int main(void) {
   printf("  %-18s %.2e | (not in mj_forward)\n", fs_stage_name(FS_STAGE_EULER),
          g_worst_alone[FS_STAGE_EULER]);
   printf("  %-18s %.2e\n", "whole steps", g_worst_step);
-  return fs_test_finish("cuda stages");
+  return fs_test_finish("engine stages");
 }
