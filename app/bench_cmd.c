@@ -73,7 +73,8 @@ static void print_help(void) {
          "  --world NAME            one of FlyGym's worlds as exported (instead of --model):\n"
          "                          flat, tethered, gapped, blocks, mixed, and their capsule\n"
          "                          variants (flat_capsule, ...)\n"
-         "  --targets PATH          clip (default %s/walking_clip.h5)\n"
+         "  --targets PATH          clip (default %s/walking_clip.h5); 'sine': every\n"
+         "                          actuator its own smooth sine (any model)\n"
          "  --disable NAME          a MuJoCo disable flag (repeatable)\n",
          fs_assets_dir(), fs_assets_dir());
   fputs(FS_MAX_CONTACTS_HELP, stdout);

@@ -145,7 +145,8 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
   if (o->save_data[0]) {
     if (fs_make_dirs(o->save_data, "--save-data", err)) return EXIT_RUNTIME;
     const int* ncol = s->plan.rec.ncol;
-    int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET];
+    int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET] &&
+                   fs_replay_tracked_columns(s->plan.bind) > 0;
     fsOutputsSpec spec = {&s->plan,
                           o->save_data,
                           o->plots && ncol[FS_SERIES_SITE_POS] > 0,
@@ -223,7 +224,8 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
     if (fs_outputs_render_grid(s->outputs, stdout, &e)) output_error(s, "grid video", &e);
   }
   const int* ncol = s->plan.rec.ncol;
-  int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET];
+  int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET] &&
+                 fs_replay_tracked_columns(s->plan.bind) > 0;
   if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0 && !tracking &&
       !ncol[FS_SERIES_SITE_POS]) {
     printf("No plots: they need angles and targets (tracking) or sites (pose) in --record\n");
@@ -232,10 +234,11 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
     if (fs_plots_run(h5path, s->opt.save_data, &e)) {
       output_error(s, "plots", &e);
     } else {
+      if (tracking && s->plot_leg[0])
+        printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0)\n", s->opt.save_data,
+               s->plot_leg);
       if (tracking)
-        printf("Saved %s/joint_angle_tracking.png|pdf (leg %s, world 0) and "
-               "%s/tracking_error.png|pdf (%d world%s)\n",
-               s->opt.save_data, s->plot_leg, s->opt.save_data, s->plan.nworld,
+        printf("Saved %s/tracking_error.png|pdf (%d world%s)\n", s->opt.save_data, s->plan.nworld,
                s->plan.nworld == 1 ? "" : "s");
       if (ncol[FS_SERIES_SITE_POS]) printf("Saved %s/pose_over_time.png|pdf\n", s->opt.save_data);
     }

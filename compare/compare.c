@@ -141,24 +141,26 @@ static void compare_pair(const fsCompareSpec* s, const Run* a, const Run* x, int
 }
 
 // Tracking of run r (A or B) after step t: RMS |q - target| over worlds and the
-// driven joints; each world's sum of squares accumulates in sum2 (N).
+// driven joints (the columns of position servos: a sine control's other columns are not
+// angles); each world's sum of squares accumulates in sum2 (N).
 static void tracking(const Run* run, int r, int t, double* sum2, fsCompareResult* res) {
   const fsReplay* plan = run->side->plan;
   const fsReplayBinding* b = plan->bind;
-  int nq = (int)plan->m->nq, A = b->nact, N = plan->nworld;
+  int nq = (int)plan->m->nq, A = b->nact, N = plan->nworld, tracked = fs_replay_tracked_columns(b);
   double total = 0;
   for (int w = 0; w < N; w++) {
     const double* q = run->q + (size_t)w * nq;
     const double* target = plan->targets->value + (plan->world_start[w] + t) * (long)A;
     double s2 = 0;
     for (int a = 0; a < A; a++) {
+      if (b->actuator_joint[a] < 0) continue;
       double d = diff(q[b->joint_qposadr[b->actuator_joint[a]]], target[a]);
       s2 += d * d;
     }
     sum2[w] += s2;
     total += s2;
   }
-  res->track[r][t] = sqrt(total / ((double)N * (A ? A : 1)));
+  res->track[r][t] = sqrt(total / ((double)N * (tracked ? tracked : 1)));
 }
 
 double fs_compare_ratio(const fsCompareResult* r) {
@@ -275,7 +277,7 @@ static int finish(const fsCompareSpec* s, fsCompareResult* r, double* const trac
     for (int k = 0; k < FS_CMP_NRUN; k++) {
       cw->status[k] = st[k][w];
       cw->problem[k] = fs_world_has_problem(&cw->status[k]);
-      int J = s->a.plan->bind->nact;
+      int J = fs_replay_tracked_columns(s->a.plan->bind);
       cw->track_rms[k] = r->ndone ? sqrt(track2[k][w] / ((double)r->ndone * (J ? J : 1))) : 0;
     }
     r->new_problem_worlds += cw->problem[FS_CMP_RUN_B] && !cw->problem[FS_CMP_RUN_A];

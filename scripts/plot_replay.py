@@ -137,9 +137,9 @@ def main() -> int:
     args = parser.parse_args()
     written = []
     with h5py.File(args.h5, "r") as f:
-        if "plots/joint_tracking" not in f and "pose" not in f:
-            print(f"{args.h5}: neither /plots/joint_tracking nor /pose: not a flysim "
-                  "--save-data file with plots (angles, targets or sites recorded)",
+        if not any(k in f for k in ("plots/joint_tracking", "plots/tracking_error", "pose")):
+            print(f"{args.h5}: no /plots/joint_tracking, /plots/tracking_error or /pose: "
+                  "not a flysim --save-data file with plots (angles, targets or sites recorded)",
                   file=sys.stderr)
             return 1
         if "plots/joint_tracking" in f:

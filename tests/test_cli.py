@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`flysim replay` as a user runs it: help, exit codes, error messages, the
-summary line, the saved file's layout, and Ctrl-C / SIGKILL mid-run.
+summary line, the saved file's layout, --targets sine on a model that is not a fly, and
+Ctrl-C / SIGKILL mid-run.
 
 Usage: test_cli.py FLYSIM_BINARY ASSETS_DIR
 """
@@ -113,6 +114,46 @@ def test_host_backend(tmp):
         rc, _, err = run("replay", "--backend", "host", "--sim-steps", "10")
         del os.environ[var]
         check(rc == 1 and var in err and "fix:" in err, f"bad {var}: {rc} {err!r}")
+
+
+def test_sine_any_model(tmp):
+    """--targets sine on a model that is not a fly: a robot arm of motors and a position
+    servo, no legs. Every actuator driven, the servo's column alone tracked, the
+    tracking-error figure written and no leg figure; --plot-leg asked of it refused."""
+    model = os.path.join(tmp, "arm.xml")
+    with open(model, "w") as f:
+        f.write("<mujoco><option timestep='0.005'/><default><geom contype='0' conaffinity='0'/>"
+                "</default><worldbody><body><joint name='shoulder' axis='0 1 0' damping='0.1'/>"
+                "<geom size='0.05'/><body pos='0 0 -0.3'><joint name='elbow' axis='0 1 0'/>"
+                "<geom size='0.05'/></body></body></worldbody><actuator>"
+                "<motor name='torque' joint='shoulder' ctrlrange='-1 1'/>"
+                "<position name='servo' joint='elbow' kp='5' ctrlrange='-0.5 0.5'/>"
+                "</actuator></mujoco>")
+    out_dir = os.path.join(tmp, "sine")
+    for backend in ("cpu", "host"):
+        rc, out, err = run("replay", "--model", model, "--targets", "sine", "--backend", backend,
+                           "--worlds", "2", "--sim-steps", "400", "--save-data", out_dir,
+                           "--record", "angles,targets", "--no-video")
+        check(rc == 0, f"sine replay on {backend} exits 0: {err}")
+        check("tracking_error.png" in out and "joint_angle_tracking" not in out,
+              f"sine replay on {backend} names the tracking error alone: {out!r}")
+        check(os.path.exists(os.path.join(out_dir, "tracking_error.png")) and
+              not os.path.exists(os.path.join(out_dir, "joint_angle_tracking.png")),
+              f"sine replay on {backend}: the figures")
+        with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
+            t, q = f["target"][:], f["qpos_joint"][:]
+            rms = f["plots/tracking_error/rms"][:]
+            check(list(f["target_joint_index"][:]) == [-1, 1], "sine: the servo's column alone")
+            top = np.abs(t).max(axis=(0, 1))
+            check(t.shape == (400, 2, 2) and 0.7 < top[0] <= 0.8 + 1e-6 and
+                  0.35 < top[1] <= 0.4 + 1e-6 and not np.array_equal(t[:, 0], t[:, 1]),
+                  f"sine: every actuator driven, the worlds at their own phases: {t.shape}")
+            check(np.abs(q[:, :, 0]).max() > 0.01, "sine: the motor moves its joint")
+            check(np.isnan(rms[:, 0]).all() and np.isfinite(rms[:, 1]).all(),
+                  f"sine: the motor's column untracked, the servo's tracked: {rms}")
+    rc, _, err = run("replay", "--model", model, "--targets", "sine", "--sim-steps", "10",
+                     "--save-data", out_dir, "--plot-leg", "lf", "--no-video")
+    check(rc == 2 and "--plot-leg lf" in err and "fix:" in err, f"--plot-leg without legs: {err!r}")
 
 
 def test_runtime_errors(tmp):
@@ -319,6 +360,7 @@ def main():
         test_usage_errors()
         test_precision_usage()
         test_runtime_errors(tmp)
+        test_sine_any_model(tmp)
         test_host_backend(tmp)
         test_max_contacts(tmp)
         test_run_and_file(tmp)

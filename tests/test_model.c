@@ -1,7 +1,10 @@
 // The model loader and the replay binding: errors name the file, MuJoCo's own
-// message and the fix; NeuroMechFly binds as FlyGym builds it.
+// message and the fix; NeuroMechFly binds as FlyGym builds it; the sine control (--targets
+// sine) drives any model's actuators within their ranges.
+#include <math.h>
 #include <mujoco/mujoco.h>
 
+#include "common/inputs/controls.h"
 #include "common/inputs/model.h"
 #include "tests/testutil.h"
 
@@ -131,8 +134,56 @@ static void test_bind_neuromechfly(void) {
   fs_targets_free(&t);
 }
 
+// --targets sine on a model of three kinds of actuator: a motor with a control range, a
+// position servo on a limited joint without one, a motor without either (unnamed): each
+// column within its range's inner 80 % and reaching it, periodic, named; bound column a to
+// actuator a, the servo's column tracking its joint, the motors' tracking none.
+static void test_sine_control(const char* dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/sine.xml", dir);
+  write_file(path, "<mujoco><compiler angle='radian'/><option timestep='0.01'/><worldbody><body>"
+                   "<joint name='a' axis='0 1 0'/><geom size='0.1'/>"
+                   "<body pos='0 0 -0.3'><joint name='b' axis='0 1 0' range='0.5 1.5'/>"
+                   "<geom size='0.1'/></body></body></worldbody><actuator>"
+                   "<motor name='m' joint='a' ctrlrange='-2 1'/>"
+                   "<position name='p' joint='b' kp='5'/><motor joint='a'/></actuator></mujoco>");
+  fsError err = {{0}, FS_OK};
+  mjModel* m = fs_model_load(path, &err);
+  CHECK_MSG(m != NULL, "%s", err.msg);
+  if (!m) return;
+  fsTargets t;
+  CHECK_MSG(fs_targets_sine(m, &t, &err) == 0, "%s", err.msg);
+  CHECK(t.ndof == 3 && t.nstep >= FS_SINE_MIN_ROWS && t.timestep == 0.01);
+  CHECK(!strcmp(t.names[0], "m") && !strcmp(t.names[1], "p") && !strcmp(t.names[2], "actuator 2"));
+  const double lo[3] = {-2, 0.5, -1}, hi[3] = {1, 1.5, 1};
+  for (int a = 0; a < 3; a++) {
+    double mid = 0.5 * (lo[a] + hi[a]), half = 0.4 * (hi[a] - lo[a]), vmin = INFINITY,
+           vmax = -INFINITY;
+    int period = (int)lround((0.5 + 0.25 * a) / 0.01); // rows
+    for (int r = 0; r < t.nstep; r++) {
+      double v = t.value[(long)r * 3 + a];
+      vmin = fmin(vmin, v);
+      vmax = fmax(vmax, v);
+      if (r + period < t.nstep)
+        CHECK_MSG(fabs(t.value[(long)(r + period) * 3 + a] - v) < 1e-9, "column %d row %d", a, r);
+    }
+    CHECK_MSG(vmin >= mid - half - 1e-12 && vmax <= mid + half + 1e-12 &&
+                  vmin < mid - 0.99 * half && vmax > mid + 0.99 * half,
+              "column %d spans [%g, %g], want [%g, %g]", a, vmin, vmax, mid - half, mid + half);
+  }
+  fsReplayBinding b;
+  CHECK_MSG(fs_replay_bind_controls(m, &t, &b, &err) == 0, "%s", err.msg);
+  CHECK(b.nact == 3 && b.njoint == 2 && b.key == -1);
+  CHECK(b.actuator[0] == 0 && b.actuator[1] == 1 && b.actuator[2] == 2);
+  CHECK(b.actuator_joint[0] == -1 && b.actuator_joint[1] == 1 && b.actuator_joint[2] == -1);
+  fs_replay_binding_free(&b);
+  fs_targets_free(&t);
+  mj_deleteModel(m);
+}
+
 int main(void) {
   const char* dir = fs_test_tmpdir("model");
+  test_sine_control(dir);
   test_missing_file();
   test_malformed_xml(dir);
   test_bad_mjb(dir);

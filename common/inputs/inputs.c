@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/inputs/controls.h"
+
 #ifndef FLYSIM_ASSETS_DIR
 #define FLYSIM_ASSETS_DIR "assets"
 #endif
@@ -73,6 +75,11 @@ int fs_replay_inputs_load(const char* model_path, const char* targets_path, int 
   in->m = fs_model_load(model_path, err);
   if (!in->m) return -1;
   in->m->opt.disableflags |= disable;
+  if (!strcmp(targets_path, FS_TARGETS_SINE))
+    return fs_targets_sine(in->m, &in->targets, err) ||
+                   fs_replay_bind_controls(in->m, &in->targets, &in->bind, err)
+               ? -1
+               : 0;
   if (fs_targets_load(targets_path, &in->targets, err) ||
       fs_targets_resample(&in->targets, in->m->opt.timestep, err) ||
       fs_replay_bind(in->m, model_path, &in->targets, &in->bind, err))

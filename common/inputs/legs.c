@@ -28,6 +28,7 @@ int fs_leg_columns(const fsReplayBinding* b, const char* leg, int* cols, int max
   int k = 0;
   for (int a = 0; a < b->nact && k < max; a++) {
     char l[32];
+    if (b->actuator_joint[a] < 0) continue;
     fs_leg_of(b->joint_names[b->actuator_joint[a]], l, sizeof l);
     if (l[0] && !strcmp(l, leg)) cols[k++] = a;
   }
@@ -38,6 +39,7 @@ void fs_leg_list(const fsReplayBinding* b, char* out, size_t n) {
   out[0] = 0;
   for (int a = 0; a < b->nact; a++) {
     char l[32], word[40];
+    if (b->actuator_joint[a] < 0) continue;
     fs_leg_of(b->joint_names[b->actuator_joint[a]], l, sizeof l);
     snprintf(word, sizeof word, " %s ", l);
     char padded[1100];

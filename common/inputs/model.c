@@ -167,6 +167,13 @@ static int fail_unbound(const mjModel* m, const char* model_path, const fsTarget
                              "targets whose DoF names are joints driven by position actuators");
 }
 
+// The keyframe every world resets to: "neutral", else the first, else none (-1: qpos0).
+static void bind_key(const mjModel* m, fsReplayBinding* b) {
+  b->key = m->nkey > 0 ? 0 : -1;
+  int neutral = mj_name2id(m, mjOBJ_KEY, "neutral");
+  if (neutral >= 0) b->key = neutral;
+}
+
 int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t, fsReplayBinding* b,
                    fsError* err) {
   memset(b, 0, sizeof *b);
@@ -215,14 +222,40 @@ int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t,
     fail_unbound(m, model_path, t, b, nmissing, err);
     goto fail;
   }
-  b->key = m->nkey > 0 ? 0 : -1;
-  int neutral = mj_name2id(m, mjOBJ_KEY, "neutral");
-  if (neutral >= 0) b->key = neutral;
+  bind_key(m, b);
   return 0;
 
 fail:
   fs_replay_binding_free(b);
   return -1;
+}
+
+int fs_replay_bind_controls(const mjModel* m, const fsTargets* t, fsReplayBinding* b,
+                            fsError* err) {
+  memset(b, 0, sizeof *b);
+  if (t->ndof != m->nu)
+    return fs_fail(err, "internal: a control clip of %d columns for a model of %ld actuators",
+                   t->ndof, (long)m->nu);
+  b->nact = (int)m->nu;
+  b->actuator = fs_calloc(err, "actuator map", (unsigned)m->nu, sizeof(int));
+  b->actuator_joint = fs_calloc(err, "actuator joints", (unsigned)m->nu, sizeof(int));
+  b->actuator_names = fs_calloc(err, "actuator names", (unsigned)m->nu, sizeof(char*));
+  if (!b->actuator || !b->actuator_joint || !b->actuator_names || bind_joints(m, b, err) ||
+      bind_adhesion(m, b, err)) {
+    fs_replay_binding_free(b);
+    return -1;
+  }
+  for (int a = 0; a < m->nu; a++) {
+    const char* an = mj_id2name(m, mjOBJ_ACTUATOR, a);
+    b->actuator[a] = a;
+    b->actuator_names[a] = an ? an : "";
+    b->actuator_joint[a] = -1;
+    if (!fs_actuator_is_position(m, a)) continue;
+    for (int k = 0; k < b->njoint; k++)
+      if (b->joint_id[k] == m->actuator_trnid[2 * a]) b->actuator_joint[a] = k;
+  }
+  bind_key(m, b);
+  return 0;
 }
 
 void fs_model_round_to_float(mjModel* m) {
@@ -245,6 +278,12 @@ void fs_replay_reset_world(const mjModel* m, const fsReplayBinding* b, mjData* d
   else
     mj_resetData(m, d);
   for (int i = 0; i < b->nadhesion; i++) d->ctrl[b->adhesion[i]] = 1.0;
+}
+
+int fs_replay_tracked_columns(const fsReplayBinding* b) {
+  int n = 0;
+  for (int a = 0; a < b->nact; a++) n += b->actuator_joint[a] >= 0;
+  return n;
 }
 
 void fs_replay_binding_free(fsReplayBinding* b) {

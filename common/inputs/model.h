@@ -25,7 +25,8 @@ void fs_model_round_to_float(mjModel* m);
 typedef struct fsReplayBinding {
   int nact;                    // A: target columns
   int* actuator;               // (A) actuator id driven by each target column
-  int* actuator_joint;         // (A) index into the recorded joints of the driven joint
+  int* actuator_joint;         // (A) index into the recorded joints of the driven joint, -1:
+                               // none (fs_replay_bind_controls' other actuators)
   const char** actuator_names; // (A) the model's actuator names (owned by the model)
   int nadhesion;               // adhesion actuators (body transmission), switched on
   int* adhesion;               // (nadhesion) actuator ids
@@ -41,6 +42,16 @@ typedef struct fsReplayBinding {
 /// that has no such actuator. model_path names the model in errors.
 int fs_replay_bind(const mjModel* m, const char* model_path, const fsTargets* t, fsReplayBinding* b,
                    fsError* err);
+
+/// Bind a clip of one column per actuator, in order (the sine control,
+/// common/inputs/controls.h): column a drives actuator a whatever its kind; the recorded
+/// joints, adhesion actuators and keyframe as fs_replay_bind's; actuator_joint[a] the
+/// recorded joint that a position servo drives, else -1 (a column nothing tracks).
+int fs_replay_bind_controls(const mjModel* m, const fsTargets* t, fsReplayBinding* b, fsError* err);
+
+/// The clip's columns that drive a recorded joint's angle (actuator_joint >= 0): what
+/// tracking (|joint angle - target|) is measured over.
+int fs_replay_tracked_columns(const fsReplayBinding* b);
 
 void fs_replay_binding_free(fsReplayBinding* b);
 

@@ -40,11 +40,15 @@ int fs_plot_leg_resolve(const fsReplayBinding* b, const char* model_path, const 
     if (!fs_leg_columns(b, leg, cols, FS_MAX_LEG_DOFS)) sscanf(legs, "%31s", leg);
   }
   if (fs_leg_columns(b, leg, cols, FS_MAX_LEG_DOFS) > 0) return 0;
+  if (!legs[0] && !(asked && asked[0])) { // a model without legs: no leg plot
+    leg[0] = 0;
+    return 0;
+  }
   if (!legs[0])
     return fs_fail(err,
-                   "%s: no actuated joint names a leg (like 'lf_coxa' or 'l_knee'), so "
-                   "there is no leg to plot; fix: run without --save-data plots (--no-plots)",
-                   model_path);
+                   "--plot-leg %s: no actuated joint of %s names a leg (like 'lf_coxa' or "
+                   "'l_knee'); fix: drop --plot-leg",
+                   asked, model_path);
   return fs_fail(err, "--plot-leg %s: %s has no actuated joints of leg '%s'; fix: one of: %s", leg,
                  model_path, leg, legs);
 }

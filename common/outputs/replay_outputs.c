@@ -139,6 +139,7 @@ int fs_outputs_block(void* arg, const fsBlock* b, fsError* err) {
         const float* tw = t + ((size_t)k * N + w) * A;
         double* sq = o->sq + (size_t)w * A;
         for (int a = 0; a < A; a++) {
+          if (joint[a] < 0) continue; // not a position servo's column: no angle to track
           double e = (double)tw[a] - (double)qw[joint[a]];
           sq[a] += e * e;
         }
@@ -207,8 +208,11 @@ static int write_tracking_error(const fsOutputs* o, hid_t file, const char* path
   int rc = -1;
   hid_t top = -1, g = -1;
   if (!rms || !names) goto done;
-  for (size_t i = 0; i < (size_t)N * A; i++) rms[i] = sqrt(o->sq[i] / (double)o->nsq);
-  for (int a = 0; a < A; a++) names[a] = r->bind->joint_names[r->bind->actuator_joint[a]];
+  const int* joint = r->bind->actuator_joint;
+  for (size_t i = 0; i < (size_t)N * A; i++)
+    rms[i] = joint[i % (size_t)A] >= 0 ? sqrt(o->sq[i] / (double)o->nsq) : NAN;
+  for (int a = 0; a < A; a++)
+    names[a] = joint[a] >= 0 ? r->bind->joint_names[joint[a]] : r->bind->actuator_names[a];
   if ((top = open_group(file, path, "plots", err)) < 0) goto done;
   if ((g = open_group(top, path, "tracking_error", err)) < 0) goto done;
   hsize_t dims[2] = {(hsize_t)N, (hsize_t)A};

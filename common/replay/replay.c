@@ -342,8 +342,10 @@ static int warm_up(const fsReplay* r, fsReplayBatch* rb, int block, const fsWarm
   return fs_batch_sync(rb->b, err) ? -1 : 0;
 }
 
-// The clip as the batch's control sequence: world w from row world_start[w].
+// The clip as the batch's control sequence: world w from row world_start[w]. A clip of no
+// columns (a model without actuators under --targets sine) drives nothing: no sequence.
 static int set_clip(const fsReplay* r, fsReplayBatch* rb, fsError* err) {
+  if (r->bind->nact == 0) return 0;
   int64_t* row = fs_calloc(err, "world offsets", (size_t)r->nworld, sizeof *row);
   if (!row) return -1;
   for (int w = 0; w < r->nworld; w++) row[w] = r->world_start[w];

@@ -115,9 +115,9 @@ fsRecorder* fs_replay_recorder_open(const fsReplay* r, const char* path, int blo
   hsize_t na = (hsize_t)b->nact, nw = (hsize_t)r->nworld;
   if (fs_h5_write_strings(f, path, "joint_names", b->joint_names, b->njoint, err) ||
       fs_h5_write_strings(f, path, "actuator_names", b->actuator_names, b->nact, err) ||
-      write_ints(f, path, "target_joint_index", 1, &na, H5T_STD_I32LE, H5T_NATIVE_INT,
-                 b->actuator_joint,
-                 "for each column of /target, the column of /qpos_joint it drives", err) ||
+      write_ints(
+          f, path, "target_joint_index", 1, &na, H5T_STD_I32LE, H5T_NATIVE_INT, b->actuator_joint,
+          "for each column of /target, the column of /qpos_joint it drives (-1: none)", err) ||
       write_ints(f, path, "world_start", 1, &nw, H5T_STD_I64LE, H5T_NATIVE_LONG, r->world_start,
                  "row of the targets clip at which each world starts", err) ||
       write_provenance(f, path, r, meta, err) || write_record_names(f, path, r, err)) {
