@@ -83,6 +83,19 @@ else
   echo "$req_hash" >"$stamp"
 fi
 
+# --- 2b. Test models no one here wrote: dm_control's suite --------------------------
+# The dm-control wheel for its MJCF (dm_control/suite/*.xml, the conformance test),
+# without its dependencies (its Python needs none of them here).
+dmc=$(sed -n 's/^dm-control==//p' "$root/scripts/requirements-models.txt")
+have=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("dm-control"))' \
+  2>/dev/null || true)
+if [ "$have" = "$dmc" ]; then
+  say "dm_control's models: present (dm-control $dmc)"
+else
+  say "installing dm_control's models (dm-control $dmc, --no-deps)"
+  "$venv/bin/python" -m pip install -q --no-deps -r "$root/scripts/requirements-models.txt"
+fi
+
 # --- 3. Assets exported from the pinned FlyGym ----------------------------------
 exporter="$root/scripts/export_assets.py"
 want=$(sha256sum "$exporter" | cut -d' ' -f1)

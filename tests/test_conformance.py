@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Conformance over models no one here wrote: dm_control's suite (the dm-control wheel's
+dm_control/suite/*.xml, installed without its dependencies by scripts/setup.sh).
+
+Each model goes through `flysim compare --model M --targets sine` as a user runs it:
+cpu (MuJoCo's mj_step) against host (flysim's engine) in float64 and float32, 2 worlds
+(each from its own phase of the sine control) x 1,000 steps, judged by the verb against
+MuJoCo's own floor (float64: one ulp, float32: the f32-step floor; the bound 3x in both)
+with no new problem worlds. Two variants of each model:
+
+  as is          every constraint and contact MuJoCo makes;
+  smooth         MuJoCo's constraint solver disabled (--disable constraint): the smooth
+                 dynamics of every model flysim's stages can step.
+
+Where flysim's engine refuses a model, the refusal must be the model check's one message
+("does not implement N features ...") and the model is listed as skipped with it; any
+other error fails. The test prints one line a model and variant and fails on a failed
+comparison, an unexpected error, or fewer models compared than MIN_COMPARED (so that a
+feature lost shows; raise them as features land). Last, a deliberately broken host
+stepper (FLYSIM_PERTURB_PASSIVE: its joint damping and stiffness scaled by 1e-6) must fail
+on the models with damping.
+
+Usage: test_conformance.py FLYSIM_BINARY
+"""
+
+import glob
+import importlib.util
+import os
+import sys
+
+import cliutil
+from cliutil import check
+
+FLYSIM = sys.argv[1]
+STEPS, WORLDS = 1000, 2
+VARIANTS = {"as is": [], "smooth": ["--disable", "constraint"]}
+# The models of the suite each variant compares today, at the least (of 19).
+MIN_COMPARED = {"as is": 2, "smooth": 10}
+# Models of the smooth variant whose joints have damping: the broken stepper must fail there.
+BROKEN = ("cheetah", "walker")
+REFUSAL = "flysim's engine (host and cuda backends) does not implement"
+
+
+def suite_dir():
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or not spec.submodule_search_locations:
+        print("test_conformance: the dm-control wheel is not in this Python's environment; "
+              "fix: scripts/setup.sh installs it (scripts/requirements-models.txt)",
+              file=sys.stderr)
+        sys.exit(1)
+    return os.path.join(list(spec.submodule_search_locations)[0], "suite")
+
+
+def first_line(text):
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def compare(model, precision, extra, env=None):
+    args = ["compare", "--model", model, "--targets", "sine", "--backends", "cpu,host",
+            "--precision", precision, "--worlds", str(WORLDS), "--sim-steps", str(STEPS),
+            *extra]
+    return cliutil.run(FLYSIM, *args, env=env, timeout=600)
+
+
+def main():
+    models = sorted(glob.glob(os.path.join(suite_dir(), "*.xml")))
+    check(len(models) >= 19, f"dm_control's suite holds its 19 models ({len(models)} found)")
+    compared = {v: set() for v in VARIANTS}
+    for variant, extra in VARIANTS.items():
+        print(f"--- {variant}: cpu against host, {WORLDS} worlds x {STEPS} steps, sine control")
+        for model in models:
+            name = os.path.basename(model)[:-4]
+            for precision in ("f64", "f32"):
+                rc, out, err = compare(model, precision, extra)
+                if rc != 0 and REFUSAL in err:
+                    reason = err.split(REFUSAL, 1)[1].strip()
+                    print(f"{name:14s} {precision}  skipped: flysim's engine does not implement"
+                          f" {reason}")
+                    break  # the same refusal in float32
+                if rc not in (0, 3):
+                    check(False, f"{name} ({variant}, {precision}): compare exits {rc}: "
+                                 f"{first_line(err) or first_line(out)}")
+                    continue
+                s = cliutil.summary(out)
+                ok = rc == 0 and s.get("verdict") == "pass"
+                same = " (bit-identical)" if float(s.get("max_dq_b", "nan")) == 0 else ""
+                print(f"{name:14s} {precision}  {'pass' if ok else 'FAIL'}: ratio {s.get('ratio')}"
+                      f" (bound {s.get('max_ratio')}), max |dq| {s.get('max_dq_b')} rad{same}"
+                      f" (floor {s.get('max_dq_floor')}), new problem worlds"
+                      f" {s.get('new_problem_worlds')}")
+                check(ok, f"{name} ({variant}, {precision}) within MuJoCo's floor: {s}")
+                compared[variant].add(name)
+    for variant, names in compared.items():
+        print(f"{variant}: {len(names)} of {len(models)} models compared: {' '.join(sorted(names))}")
+        check(len(names) >= MIN_COMPARED[variant],
+              f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
+    print("--- a deliberately broken host stepper (FLYSIM_PERTURB_PASSIVE=1e-6)")
+    for name in BROKEN:
+        model = os.path.join(suite_dir(), name + ".xml")
+        rc, out, err = compare(model, "f64", VARIANTS["smooth"],
+                               env={"FLYSIM_PERTURB_PASSIVE": "1e-6"})
+        s = cliutil.summary(out) if rc in (0, 3) else {}
+        print(f"{name:14s} f64  exit {rc}, ratio {s.get('ratio')}: "
+              f"{'caught' if rc == 3 else 'MISSED'}")
+        check(rc == 3 and s.get("verdict") == "fail",
+              f"{name}: the broken stepper fails compare (exit {rc}, {s})")
+    cliutil.finish("test_conformance")
+
+
+if __name__ == "__main__":
+    main()
