@@ -25,6 +25,8 @@
 #include "common/inputs/targets.h"
 #include "common/replay/replay_io.h"
 
+#define BENCH_MAX_STEPS (1L << 20) // --sim-steps, --warmup-sec
+
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 enum { MAX_LIST = 32, MAX_ROWS = 512, MAX_REPEATS = 100 };
 
@@ -219,7 +221,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
   o->plot = 1;
   const fsVerb verb = {.name = "bench",
                        .takes = FS_VERB_ALL & ~(FS_VERB_WORLDS | FS_VERB_DURATION),
-                       .max_steps = 1L << 20,
+                       .max_steps = BENCH_MAX_STEPS,
                        .precision_list = 1,
                        .own = own,
                        .one = parse_one,
@@ -266,9 +268,12 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
 static int run_ncu(const Options* o, int argc, char** argv, fsError* err) {
   mjModel* m = fs_model_load(o->v.model, err);
   if (!m) return EXIT_RUNTIME;
-  int warm = (int)lround(o->v.warmup_sec / m->opt.timestep);
-  int skip = fs_replay_launches(warm) + 2;
+  int warm;
+  int bad = fs_steps_of_seconds("--warmup-sec", o->v.warmup_sec, m->opt.timestep, BENCH_MAX_STEPS,
+                                &warm, err);
   mj_deleteModel(m);
+  if (bad) return EXIT_USAGE;
+  int skip = fs_replay_launches(warm) + 2;
   return fs_ncu_run(argc, argv, o->ncu, skip, err) ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -497,14 +502,14 @@ static const char* record_dir(const Options* o) {
 
 static int load(Session* s, fsError* err) {
   Options* o = &s->opt;
-  if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err)) return -1;
-  s->in =
-      (fsBenchInputs){s->inputs.m,         o->v.model,
-                      &s->inputs.targets,  &s->inputs.bind,
-                      (int)o->v.sim_steps, (int)lround(o->v.warmup_sec / s->inputs.m->opt.timestep),
-                      o->v.threads,        o->repeats,
-                      record_dir(o),       o->v.max_contacts,
-                      o->v.max_candidates};
+  int warm;
+  if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err) ||
+      fs_steps_of_seconds("--warmup-sec", o->v.warmup_sec, s->inputs.m->opt.timestep,
+                          BENCH_MAX_STEPS, &warm, err))
+    return -1;
+  s->in = (fsBenchInputs){
+      s->inputs.m,  o->v.model, &s->inputs.targets, &s->inputs.bind,   (int)o->v.sim_steps, warm,
+      o->v.threads, o->repeats, record_dir(o),      o->v.max_contacts, o->v.max_candidates};
   s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
   return s->rows ? 0 : -1;
 }

@@ -27,6 +27,8 @@
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_FAILED = 3, EXIT_INTERRUPTED = 130 };
 
+#define COMPARE_MAX_STEPS (1L << 26) // --sim-steps, --sim-duration-sec, --warmup-sec
+
 //---------------------------------- options -------------------------------------------------------
 
 typedef struct Side {
@@ -245,7 +247,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
   const fsVerb verb = {.name = "compare",
                        .takes = FS_VERB_ALL,
                        .max_worlds = 1L << 20,
-                       .max_steps = 1L << 26,
+                       .max_steps = COMPARE_MAX_STEPS,
                        .own = own,
                        .one = parse_one,
                        .arg = o,
@@ -301,19 +303,25 @@ typedef struct Session {
   char h5path[4200];
 } Session;
 
-static long steps_of(const Options* o, const fsTargets* t) {
+// Steps to compare: --sim-steps, else --sim-duration-sec, else 2,000 (-1: an error).
+static long steps_of(const Options* o, const fsTargets* t, fsError* err) {
+  int n = 2000;
   if (o->v.sim_steps > 0) return o->v.sim_steps;
-  if (o->v.sim_duration_sec > 0) return lround(o->v.sim_duration_sec / t->timestep);
-  return 2000;
+  if (o->v.sim_duration_sec > 0 && fs_steps_of_seconds("--sim-duration-sec", o->v.sim_duration_sec,
+                                                       t->timestep, COMPARE_MAX_STEPS, &n, err))
+    return -1;
+  return n;
 }
 
 // Plan over loaded inputs `src` (in's own or A's): `copies` times --worlds worlds, world
 // k N + w starting where world w does (the floor's runs). Returns an exit status.
 static int plan_input(const Options* o, const char* model, const fsReplayInputs* src, int copies,
                       Input* in, fsError* err) {
-  long nstep = steps_of(o, &src->targets);
-  if (nstep > (1L << 26)) nstep = 1L << 26;
-  int nwarmup = (int)lround(o->v.warmup_sec / src->m->opt.timestep);
+  long nstep = steps_of(o, &src->targets, err);
+  int nwarmup;
+  if (nstep < 0 || fs_steps_of_seconds("--warmup-sec", o->v.warmup_sec, src->m->opt.timestep,
+                                       COMPARE_MAX_STEPS, &nwarmup, err))
+    return EXIT_USAGE;
   if (fs_replay_plan(&in->plan, src->m, model, &src->targets, &src->bind, o->v.worlds * copies,
                      (int)nstep, nwarmup, err))
     return EXIT_USAGE;

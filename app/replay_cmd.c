@@ -26,11 +26,16 @@
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
-// Steps to replay: --sim-steps, else --sim-duration-sec, else half the clip (FlyGym).
-static long replay_steps(const fsReplayOptions* o, const fsTargets* t) {
+// Steps to replay: --sim-steps, else --sim-duration-sec (numpy.arange's count, as FlyGym),
+// else half the clip. An error (-1) when the duration takes more steps than a run may.
+static long replay_steps(const fsReplayOptions* o, const fsTargets* t, fsError* err) {
   if (o->v.sim_steps > 0) return o->v.sim_steps;
   double duration =
       o->v.sim_duration_sec > 0 ? o->v.sim_duration_sec : 0.5 * t->nstep * t->timestep;
+  int bound;
+  if (fs_steps_of_seconds("--sim-duration-sec", duration, t->timestep, FS_REPLAY_MAX_STEPS, &bound,
+                          err))
+    return -1;
   return fs_resample_count(1, duration, t->timestep);
 }
 
@@ -68,9 +73,11 @@ static int prepare(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
   if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err))
     return EXIT_RUNTIME;
-  long nstep = replay_steps(o, &s->inputs.targets);
-  int nwarmup = (int)lround(o->v.warmup_sec / s->inputs.m->opt.timestep);
-  if (nstep > (1L << 30)) nstep = 1L << 30; // fs_replay_plan rejects it against the clip
+  long nstep = replay_steps(o, &s->inputs.targets, err);
+  int nwarmup;
+  if (nstep < 0 || fs_steps_of_seconds("--warmup-sec", o->v.warmup_sec, s->inputs.m->opt.timestep,
+                                       FS_REPLAY_MAX_STEPS, &nwarmup, err))
+    return EXIT_USAGE;
   if (fs_replay_plan(&s->plan, s->inputs.m, o->v.model, &s->inputs.targets, &s->inputs.bind,
                      o->v.worlds, (int)nstep, nwarmup, err))
     return EXIT_USAGE;

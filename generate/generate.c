@@ -9,6 +9,7 @@
 #include "common/sys/files.h"
 #include "common/sys/interrupt.h"
 #include "common/inputs/model.h"
+#include "common/replay/replay.h"
 #include "generate/dataset.h"
 #include "generate/ranks.h"
 #include "generate/sample.h"
@@ -50,7 +51,11 @@ static int prepare(Run* r, fsError* err) {
   r->S = s->steps;
   r->every = s->record_every;
   r->R = s->steps / s->record_every;
-  r->nwarmup = (int)lround(s->warmup_sec / r->m->opt.timestep);
+  char what[4200];
+  snprintf(what, sizeof what, "%s: warmup_sec", s->path);
+  if (fs_steps_of_seconds(what, s->warmup_sec, r->m->opt.timestep, FS_GEN_MAX_STEPS, &r->nwarmup,
+                          err))
+    return -1;
   r->varies_model = fs_gen_varies_model(s);
   r->params =
       fs_calloc(err, "the worlds' parameters", (size_t)s->worlds * FS_NAXIS, sizeof(double));

@@ -347,7 +347,7 @@ static int parse_top(Ctx* c, const char* key, yaml_node_t* v, fsGenSpec* s) {
   if (!strcmp(key, "worlds"))
     return to_int(c, v, key, 1, 1L << 24, &x) ? -1 : (s->worlds = (int)x, 0);
   if (!strcmp(key, "steps"))
-    return to_int(c, v, key, 1, 1L << 28, &x) ? -1 : (s->steps = (int)x, 0);
+    return to_int(c, v, key, 1, FS_GEN_MAX_STEPS, &x) ? -1 : (s->steps = (int)x, 0);
   if (!strcmp(key, "record_every"))
     return to_int(c, v, key, 1, 1L << 28, &x) ? -1 : (s->record_every = (int)x, 0);
   if (!strcmp(key, "block_worlds"))

@@ -56,6 +56,9 @@ typedef enum fsGenAxis {
 const char* fs_gen_axis_key(int axis);
 int fs_gen_axis_is_model(int axis);
 
+/// The most steps a dataset's worlds run (`steps`, and `warmup_sec` at the model's timestep).
+#define FS_GEN_MAX_STEPS (1L << 28)
+
 typedef struct fsGenSpec {
   char path[4096];  // the spec file
   char* text;       // its bytes (stored in the dataset; --resume compares them)

@@ -156,6 +156,22 @@ def test_sine_any_model(tmp):
     check(rc == 2 and "--plot-leg lf" in err and "fix:" in err, f"--plot-leg without legs: {err!r}")
 
 
+def test_step_overflow():
+    """Seconds that take more steps than a run may (or than an int holds) are refused with
+    the option, the steps and the most seconds allowed, in every verb: never wrapped to a
+    negative count or to 1 warm-up step (issue 46)."""
+    cases = [("replay", "--warmup-sec", "429496.7297"), ("replay", "--warmup-sec", "214748.3648"),
+             ("replay", "--warmup-sec", "1e9"), ("replay", "--sim-duration-sec", "429496.7297"),
+             ("compare", "--warmup-sec", "1e9"), ("compare", "--sim-duration-sec", "214748.3648"),
+             ("bench", "--warmup-sec", "1e9")]
+    for verb, opt, val in cases:
+        extra = ["--backends", "cpu,host"] if verb != "replay" else ["--backend", "host"]
+        rc, out, err = run(verb, opt, val, *extra, timeout=60)
+        check(rc in (1, 2) and f"{opt} {float(val):.10g}:" in err and "fix: at most" in err
+              and "steps at the model's timestep" in err and "summary" not in out,
+              f"{verb} {opt} {val}: refused with the fix ({rc}, {err!r})")
+
+
 def test_runtime_errors(tmp):
     rc, _, err = run("replay", "--model", "/nonexistent/fly.mjb")
     check(rc == 1 and "/nonexistent/fly.mjb" in err and "fix:" in err,
@@ -360,6 +376,7 @@ def main():
         test_usage_errors()
         test_precision_usage()
         test_runtime_errors(tmp)
+        test_step_overflow()
         test_sine_any_model(tmp)
         test_host_backend(tmp)
         test_max_contacts(tmp)

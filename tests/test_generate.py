@@ -283,11 +283,16 @@ def test_errors(tmp):
         ("targets: [/nonexistent/clip.h5]\n", "/nonexistent/clip.h5"),
         ("max_contacts: 16\n", "max_contacts bounds the buffers of flysim's stepper"),
         ("backend: host\nmax_contacts: 0\n", "spec.yaml:2: max_contacts"),
+        # more warm-up steps than an int holds: refused, not wrapped to 1 step
+        ("warmup_sec: 429496.7297\n", "spec.yaml: warmup_sec 429496.7297: 4.295e+09 steps"),
     ]
     for text, want in bad:
         spec = write(tmp, "spec.yaml", text)
         rc, _, err = run("generate", spec, "--out", os.path.join(tmp, "err"))
         check(rc in (1, 2) and want in err and "fix" in err, f"spec {text!r}: {rc} {err!r}")
+        check(not os.path.exists(os.path.join(tmp, "err", "dataset.h5")) and
+              not os.path.exists(os.path.join(tmp, "err", "dataset.partial.h5")),
+              f"spec {text!r}: nothing written")
     spec = write(tmp, "long.yaml", "steps: 2000\nvary:\n  clip:\n    start_row: 19000\n")
     rc, _, err = run("generate", spec, "--out", os.path.join(tmp, "long"))
     check(rc == 1 and "world 0" in err and "start_row" in err, f"window past the clip: {err!r}")

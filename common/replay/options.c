@@ -8,6 +8,7 @@
 
 #include "common/inputs/inputs.h"
 #include "common/replay/record.h"
+#include "common/replay/replay.h"
 
 void fs_print_replay_help(void) {
   printf("usage: flysim replay [options]\n"
@@ -199,7 +200,7 @@ int fs_parse_replay_options(int argc, char** argv, fsReplayOptions* o, fsError* 
   const fsVerb verb = {.name = "replay",
                        .takes = FS_VERB_ALL,
                        .max_worlds = 1L << 24,
-                       .max_steps = 1L << 30,
+                       .max_steps = FS_REPLAY_MAX_STEPS,
                        .own = own,
                        .one = parse_one,
                        .arg = o,

@@ -37,6 +37,19 @@ int fs_replay_plan(fsReplay* r, const mjModel* m, const char* model_path, const 
   return fs_replay_set_record(r, 0, 0, err);
 }
 
+int fs_steps_of_seconds(const char* what, double seconds, double timestep, long max, int* steps,
+                        fsError* err) {
+  if (max > INT_MAX) max = INT_MAX;
+  double n = seconds / timestep;
+  if (!(n >= 0) || !(n <= (double)max + 0.5)) // also NaN and infinities
+    return fs_fail(err,
+                   "%s %.10g: %.4g steps at the model's timestep %g s, more than the %ld a run "
+                   "may take; fix: at most %.6g s",
+                   what, seconds, n, timestep, max, (double)max * timestep);
+  *steps = (int)lround(n);
+  return 0;
+}
+
 void fs_replay_plan_free(fsReplay* r) {
   free(r->world_start);
   r->world_start = NULL;

@@ -47,6 +47,16 @@ typedef struct fsReplay {
   void* arg;
 } fsReplay;
 
+/// The most steps a replay runs (--sim-steps, --sim-duration-sec, --warmup-sec).
+#define FS_REPLAY_MAX_STEPS (1L << 30)
+
+/// Steps that `seconds` take at the model's `timestep`, rounded to the nearest, for the
+/// option or spec key `what` (e.g. "--warmup-sec"): an error naming it, the steps it asks
+/// for and the most seconds allowed when they are more than `max` (at most INT_MAX), or
+/// when seconds / timestep is not a finite number.
+int fs_steps_of_seconds(const char* what, double seconds, double timestep, long max, int* steps,
+                        fsError* err);
+
 /// Fill r: world w starts at row (w mod floor(T / S)) * S -- FlyGym's GPU script's
 /// slices: (w * S) mod T when S divides T, never running past the clip's end.
 /// Errors (as usage errors) if S > T or N < 1.
