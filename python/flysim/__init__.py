@@ -226,12 +226,17 @@ class Batch:
 
     # -- arrays ---------------------------------------------------------------------------
     def view(self, name):
-        """mjData field `name` of every world (worlds first): the batch's memory."""
+        """mjData field `name` of every world (worlds first): the batch's memory. What the
+        step computes (xpos, actuator_force, ...) is read-only: a write would be lost at
+        the next step."""
         a = self._arrays.get(name)
         if a is None or self._b.closed:
             a = self._b.view(name)  # raises once closed
-            if self._b.view_info(name)[3] == "device":
-                a = DeviceArray(self, name, a, self._b.view_info(name))
+            info = self._b.view_info(name)
+            if info[3] == "device":
+                a = DeviceArray(self, name, a, info)
+            elif not info[5]:
+                a.flags.writeable = False
             self._arrays[name] = a
         return a
 
@@ -240,6 +245,24 @@ class Batch:
         if field is None:
             raise AttributeError(f"flysim.Batch has no attribute {attr!r}")
         return self.view(field)
+
+    def __setattr__(self, attr, value):
+        """b.ctrl = values writes into the batch's ctrl (as b.ctrl[:] = values, numpy's
+        broadcasting and casting), never hides the view behind an attribute of its own."""
+        field = Batch._VIEWS.get(attr)
+        if field is None:
+            object.__setattr__(self, attr, value)
+            return
+        _, shape, dtype, where, _, writable = self._b.view_info(field)
+        if not writable:
+            raise AttributeError(f"flysim: Batch.{attr} is read-only (each step computes it); "
+                                 "fix: read it, or write a writable array (ctrl, qpos, qvel, "
+                                 "qfrc_applied, mocap_pos, mocap_quat)")
+        if where == "device":
+            values = np.broadcast_to(np.asarray(value, dtype=dtype), tuple(shape))
+            self.write(field, np.ascontiguousarray(values))
+        else:
+            self.view(field)[...] = value
 
     def read(self, name):
         """A host copy of view `name` (any backend)."""
@@ -315,11 +338,26 @@ class Batch:
         next step."""
         v = np.asarray(values, dtype=np.float64)
         w = None if worlds is None else np.ascontiguousarray(np.atleast_1d(worlds), dtype=np.int32)
-        n = len(w) if w is not None else (v.shape[0] if v.ndim > 1 else 1)
-        if v.size % n:
+        size = self._param_size(name)
+        one = size is not None and v.size == size and (w is None or len(w) == 1)
+        n = len(w) if w is not None else (1 if one or v.ndim <= 1 else v.shape[0])
+        if size is not None and v.size != n * size:
+            raise ValueError(f"flysim: set_param('{name}'): {v.size} values for {n} world"
+                             f"{'s' if n != 1 else ''}; fix: {size} a world (the model's "
+                             f"{name} has {size}), shape ({n}, {size}) or, for one world, "
+                             "the array's own shape")
+        if size is None and v.size % n:
             raise ValueError(f"flysim: set_param('{name}'): {v.size} values for {n} worlds; fix: "
                              "the same number of values a world")
         self._b.set_param(name, w, np.ascontiguousarray(v.reshape(n, -1)))
+
+    def _param_size(self, name):
+        """Reals a world's parameter `name` holds (the mjModel array's size, 3 for
+        opt.gravity); None for a name the model lacks (the library's error names it)."""
+        if name == "opt.gravity":
+            return 3
+        a = getattr(self.model, name, None) if not name.startswith("_") else None
+        return int(np.asarray(a).size) if isinstance(a, np.ndarray) else None
 
     def set_ctrl_sequence(self, values, actuator, world_row):
         """An open-loop control sequence: before each step, world w's
@@ -344,7 +382,12 @@ class Batch:
         src = [c[0] for c in columns]
         idx = np.ascontiguousarray([c[1] for c in columns], dtype=np.int32)
         g = None if geom_group is None else np.ascontiguousarray(geom_group, dtype=np.int32)
-        w0, nw = (0, 0) if worlds is None else (worlds.start or 0, len(worlds))
+        if worlds is not None and (not isinstance(worlds, range) or worlds.step != 1 or
+                                   len(worlds) == 0):
+            raise ValueError(f"flysim: add_recording(worlds={worlds!r}): a recording takes a "
+                             "run of consecutive worlds; fix: range(first, last + 1), or one "
+                             "recording a run")
+        w0, nw = (0, 0) if worlds is None else (worlds.start, len(worlds))
         rid = self._b.add_recording(src, idx, g, w0, nw, int(capacity), bool(device))
         self._recordings.append((nw or self.worlds - w0, len(src), bool(device)))
         return rid

@@ -244,6 +244,40 @@ def test_errors(model):
             b.step(-1)
 
 
+@pytest.mark.parametrize("backend,precision", BACKENDS)
+def test_named_arrays_are_the_batch(model, backend, precision):
+    """b.ctrl = values writes into the batch (never an attribute hiding its view); what the
+    step computes is read-only; set_param refuses too few or too many values; a recording
+    of a stepped range of worlds is refused, not silently made consecutive (issue 46)."""
+    with flysim.Batch(model, 2, backend=backend, precision=precision) as b:
+        b.reset()
+        mine = np.full((2, model.nu), 0.3)
+        b.ctrl = mine
+        assert b.ctrl is not mine and b.ctrl is b.view("ctrl")
+        assert np.all(b.ctrl == np.asarray(0.3, dtype=b.ctrl.dtype))
+        mine[:] = 0
+        assert np.all(b.ctrl != 0)
+        b.ctrl = 0.1  # broadcast, as b.ctrl[:] = 0.1
+        b.step(5)
+        assert np.all(b.view("ctrl") == np.asarray(0.1, dtype=b.ctrl.dtype))
+        with pytest.raises(AttributeError, match="xpos is read-only"):
+            b.xpos = np.zeros((2, model.nbody, 3))
+        with pytest.raises(ValueError, match="read-only"):
+            b.xpos[0, 0, 0] = 1.0
+        b.label = "mine"  # other attributes are the caller's
+        assert b.label == "mine"
+        with pytest.raises(ValueError, match=r"3 values for 1 world; fix: 50 a world"):
+            b.set_param("body_mass", np.ones(3))
+        with pytest.raises(ValueError, match=r"20 values for 2 worlds; fix: 50 a world"):
+            b.set_param("body_mass", np.ones((2, 10)))
+        b.set_param("body_mass", model.body_mass)  # one world: the array's own shape
+        b.set_param("body_mass", np.tile(model.body_mass, (2, 1)))
+        with pytest.raises(ValueError, match=r"range\(0, 4, 2\).*consecutive worlds"):
+            b.add_recording([("qpos", 0)], worlds=range(0, 4, 2))
+        with pytest.raises(ValueError, match="consecutive worlds"):
+            b.add_recording([("qpos", 0)], worlds=[0, 1])
+
+
 class _FakeBatch:
     """What DeviceArray asks of its batch: its stream (0: its own) and sync()."""
 
