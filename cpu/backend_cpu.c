@@ -23,6 +23,7 @@
 
 #include <mujoco/mjxmacro.h>
 
+#include "common/base/memory.h"
 #include "common/api/backend.h"
 #include "common/base/error.h"
 #include "common/base/mujoco_hooks.h"
@@ -477,27 +478,53 @@ static int alloc_health(Cpu* c, fsError* err) {
 }
 
 // World w's data at qpos0; a MuJoCo error (no memory) fails the open.
-static int make_world(Cpu* c, int w, fsError* err) {
+// MuJoCo's data for world w (NULL and err on failure, MuJoCo's error caught).
+static mjData* make_data(const Cpu* c, int w, fsError* err) {
   const double mib = (double)c->m->narena / (1024.0 * 1024.0);
   fsMjTrap trap;
   fs_mj_trap_set(&trap);
   if (setjmp(trap.env)) {
     fs_mj_trap_set(NULL);
-    return fs_fail_status(err, FS_ERR_MEMORY,
-                          "%s: cannot make MuJoCo data for world %d of %d (%.1f MiB each): %s; "
-                          "fix: fewer worlds",
-                          c->name, w, c->N, mib, trap.msg);
+    fs_fail_status(err, FS_ERR_MEMORY,
+                   "%s: cannot make MuJoCo data for world %d of %d (%.1f MiB each): %s; "
+                   "fix: fewer worlds",
+                   c->name, w, c->N, mib, trap.msg);
+    return NULL;
   }
   mjData* d = mj_makeData(c->m);
   fs_mj_trap_set(NULL);
   if (!d)
-    return fs_fail_status(err, FS_ERR_MEMORY,
-                          "%s: cannot allocate MuJoCo data for world %d of %d (%.1f MiB each); "
-                          "fix: fewer worlds",
-                          c->name, w, c->N, mib);
+    fs_fail_status(err, FS_ERR_MEMORY,
+                   "%s: cannot allocate MuJoCo data for world %d of %d (%.1f MiB each); "
+                   "fix: fewer worlds",
+                   c->name, w, c->N, mib);
+  return d;
+}
+
+static int make_world(Cpu* c, int w, fsError* err) {
+  mjData* d = make_data(c, w, err);
+  if (!d) return -1;
   mj_resetData(c->m, d);
   c->worlds[w].d = d;
   return 0;
+}
+
+// The worlds' memory (a world's mjData, measured on one, and its bookkeeping) against what
+// the machine has available: refused up front, before the kernel's out-of-memory killer
+// would stop the process while the worlds are made.
+static int check_memory(const Cpu* c, fsError* err) {
+  mjData* d = make_data(c, 0, err);
+  if (!d) return -1;
+  double world = (double)d->nbuffer + (double)d->narena + sizeof(mjData) + sizeof(World);
+  mj_deleteData(d);
+  double have = fs_memory_available(), gib = 1024.0 * 1024.0 * 1024.0;
+  if (have <= 0 || world * c->N <= have) return 0;
+  return fs_fail_status(err, FS_ERR_MEMORY,
+                        "%s: the cpu backend's %d worlds need %.3g GiB (%.3g MiB a world: "
+                        "MuJoCo's mjData), more than the %.3g GiB this machine has available; "
+                        "fix: at most %.0f worlds",
+                        c->name, c->N, world * c->N / gib, world / (1024.0 * 1024.0), have / gib,
+                        have / world);
 }
 
 static void cpu_destroy(void* self) {
@@ -525,6 +552,7 @@ void* fs_cpu_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   if (c->nthread < 1) c->nthread = 1;
   atomic_init(&c->stop, 0);
   init_fields(c);
+  if (check_memory(c, err)) goto fail;
   c->worlds = fs_calloc(err, "the worlds", (size_t)c->N, sizeof(World));
   if (!c->worlds || alloc_health(c, err)) goto fail;
   for (int w = 0; w < c->N; w++)

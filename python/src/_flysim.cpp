@@ -40,8 +40,9 @@ void raise(int status, const fsError& err) {
   case FS_ERR_ARGUMENT:
   case FS_ERR_MODEL:
     throw nb::value_error(msg.c_str());
-  case FS_ERR_MEMORY:
-    throw std::bad_alloc();
+  case FS_ERR_MEMORY: // MemoryError with the library's message and fix (not std::bad_alloc's)
+    PyErr_SetString(PyExc_MemoryError, msg.c_str());
+    throw nb::python_error();
   case FS_ERR_CLOSED:
   case FS_ERR_UNAVAILABLE:
   default:

@@ -207,6 +207,8 @@ def test_errors(model):
         flysim.Batch(model, 2, backend="cpu", precision="f32")
     with pytest.raises(ValueError, match="nworld 0"):
         flysim.Batch(model, 0, backend="host")
+    with pytest.raises(MemoryError, match="16777216 worlds need .* fix: at most"):
+        flysim.Batch(model, 2**24, backend="cpu")  # refused up front, not OOM-killed
     with pytest.raises(ValueError, match="no such file"):
         flysim.Batch("/nonexistent/model.xml", 2)
     with pytest.raises(ValueError, match="for the cuda backend only"):
