@@ -56,6 +56,7 @@ typedef struct Session {
   fsMjTiming timing;  // --mujoco-timing, summed after the run
   char plot_leg[32];  // the leg plotted (--plot-leg, resolved)
   int output_failed;  // a video, plot or profile error (data saved): exit 1
+  int dir_lock;       // --save-data: the folder held for this run (fs_lock_dir), else -1
 } Session;
 
 static void session_free(Session* s) {
@@ -66,6 +67,8 @@ static void session_free(Session* s) {
   fs_replay_close(&s->rb);
   fs_replay_plan_free(&s->plan);
   fs_replay_inputs_free(&s->inputs);
+  if (s->dir_lock >= 0) close(s->dir_lock); // last: after the file, the plots and the videos
+  s->dir_lock = -1;
 }
 
 // Load the model and targets, bind them and plan the run. Returns an exit status.
@@ -150,7 +153,9 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
   fsReplayOptions* o = &s->opt;
   int cpu = o->backend == FS_BACKEND_CPU;
   if (o->save_data[0]) {
-    if (fs_make_dirs(o->save_data, "--save-data", err)) return EXIT_RUNTIME;
+    if (fs_make_dirs(o->save_data, "--save-data", err) ||
+        (s->dir_lock = fs_lock_dir(o->save_data, "--save-data", err)) < 0)
+      return EXIT_RUNTIME;
     const int* ncol = s->plan.rec.ncol;
     int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET] &&
                    fs_replay_tracked_columns(s->plan.bind) > 0;
@@ -355,6 +360,7 @@ static int start_profile(Session* s, int argc, char** argv, fsError* err) {
 int fs_cmd_replay(int argc, char** argv, const char* command_line) {
   Session s;
   memset(&s, 0, sizeof s);
+  s.dir_lock = -1;
   fsError err = {{0}, FS_OK};
   int rc = fs_parse_replay_options(argc, argv, &s.opt, &err);
   if (rc == 1) return EXIT_OK;

@@ -356,6 +356,29 @@ def test_ctrl_c(tmp):
         check(np.isfinite(f["qpos_joint"][:]).all(), "recorded angles are finite")
 
 
+def test_two_runs_one_folder(tmp):
+    """A second replay onto the --save-data folder that a first is writing is refused before
+    it touches anything; the first finishes with its whole file (issue 46: the second's
+    H5Fcreate used to empty the first's file)."""
+    out_dir = os.path.join(tmp, "shared")
+    path = os.path.join(out_dir, "replay.h5")
+    proc = start_long_run(out_dir)
+    check(wait_for_steps(path, proc, 1), "the first run records steps")
+    rc, out, err = run("replay", "--sim-steps", "100", "--save-data", out_dir, "--no-video",
+                       "--no-plots")
+    check(rc == 1 and "another flysim run is writing there now" in err and "fix:" in err
+          and "summary" not in out, f"the second run is refused: {rc} {err!r}")
+    proc.send_signal(signal.SIGINT)  # the first stops early, its file intact
+    out, err = proc.communicate(timeout=120)
+    check(proc.returncode == 130, f"the first run exits 130: {proc.returncode} {err}")
+    with h5py.File(path) as f:
+        n = int(f.attrs["steps_recorded"])
+        check(n > 0 and f["qpos_joint"].shape == (n, 2, 66), f"the first run's file: {n} steps")
+    rc, _, err = run("replay", "--sim-steps", "100", "--save-data", out_dir, "--no-video",
+                     "--no-plots", "--quiet")
+    check(rc == 0, f"the folder is free again once the first is done: {rc} {err!r}")
+
+
 def test_sigkill(tmp):
     out_dir = os.path.join(tmp, "killed")
     path = os.path.join(out_dir, "replay.h5")
@@ -389,6 +412,7 @@ def main():
         test_run_and_file(tmp)
         test_repack_hangs(tmp)
         test_ctrl_c(tmp)
+        test_two_runs_one_folder(tmp)
         test_sigkill(tmp)
     cliutil.finish("test_cli")
 

@@ -1,9 +1,11 @@
 #include "common/sys/files.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +56,23 @@ int fs_make_dirs(const char* dir, const char* what, fsError* err) {
     if (!c) break;
   }
   return 0;
+}
+
+int fs_lock_dir(const char* dir, const char* what, fsError* err) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return fs_fail(err, "%s %s: cannot open the folder: %s; fix: choose a readable %s path", what,
+                   dir, strerror(errno), what);
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  int e = errno;
+  close(fd);
+  if (e == EWOULDBLOCK)
+    return fs_fail(err,
+                   "%s %s: another flysim run is writing there now (nothing of it touched); "
+                   "fix: wait for it to finish, or give another %s folder",
+                   what, dir, what);
+  return fs_fail(err, "%s %s: cannot lock the folder: %s; fix: choose a local %s path", what, dir,
+                 strerror(e), what);
 }
 
 int fs_find_program(const char* name, const char* env_var, const char* purpose, const char* fix,

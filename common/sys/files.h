@@ -18,6 +18,12 @@ int fs_make_dirs(const char* dir, const char* what, fsError* err);
 /// else that is not a folder): what fs_make_dirs will need, said before a run.
 int fs_check_dirs(const char* dir, const char* what, fsError* err);
 
+/// Hold folder dir for this process (an exclusive flock on the folder itself, released when
+/// the descriptor returned is closed or the process ends): a second run on the same folder
+/// is refused before it touches a file there. Returns the descriptor, or -1 with an error
+/// naming `what`, the folder and the fix.
+int fs_lock_dir(const char* dir, const char* what, fsError* err);
+
 /// Create the parents of file path ("out/run/x.h5" -> "out/run"); nothing for a bare
 /// file name.
 int fs_make_parent_dirs(const char* path, const char* what, fsError* err);
