@@ -9,6 +9,7 @@
 #include "app/generate_cmd.h"
 #include "app/replay_cmd.h"
 #include "common/cli/verb_options.h"
+#include "common/recorder/h5util.h"
 #include "common/replay/replay_io.h"
 
 static void print_help(void) {
@@ -28,6 +29,7 @@ static void print_help(void) {
 }
 
 int main(int argc, char** argv) {
+  fs_h5_process_init();
   char command_line[8192];
   fs_join_command_line(argc, argv, command_line, sizeof command_line);
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

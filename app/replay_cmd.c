@@ -224,10 +224,14 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
     fs_mjtiming_print(&s->timing, stdout);
     if (profiled) fs_perf_phase_print(&s->timing, prof.phase_share, prof.step_samples, stdout);
   }
+  long long saved = s->rec ? fs_recorder_steps(s->rec) : 0;
   int close_failed = fs_replay_recorder_close_with(s->rec, &s->plan, s->status, reason,
                                                    write_extras, s, close_err);
   s->rec = NULL;
-  if (h5path[0] && !close_failed) printf("Saved %s (%lld steps)\n", h5path, res->steps);
+  if (h5path[0] && !close_failed && saved == res->steps)
+    printf("Saved %s (%lld steps)\n", h5path, saved);
+  else if (h5path[0] && !close_failed)
+    printf("Saved %s (%lld of the %lld steps run)\n", h5path, saved, res->steps);
   if (s->outputs) {
     fsError e;
     if (fs_outputs_close_video(s->outputs, res->steps, stdout, &e) < 0)

@@ -1,11 +1,17 @@
 #include "common/recorder/h5util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void fs_h5_quiet(void) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+void fs_h5_process_init(void) {
+  H5dont_atexit();
+  fs_h5_quiet();
 }
 
 typedef struct {
@@ -19,13 +25,34 @@ static herr_t keep_innermost(unsigned n, const H5E_error2_t* e, void* data) {
   return 0;
 }
 
+// The system's error in an HDF5 message ("... errno = 28, error message = 'No space left
+// on device', ..."): its text and number, else the message's first line.
+static void system_error(const char* desc, char* out, size_t n, int* errnum) {
+  const char *msg = strstr(desc, "error message = '"), *num = strstr(desc, "errno = ");
+  *errnum = num ? atoi(num + 8) : 0;
+  if (msg) {
+    msg += strlen("error message = '");
+    const char* end = strchr(msg, '\'');
+    snprintf(out, n, "%.*s (errno %d)", (int)(end ? end - msg : (long)strlen(msg)), msg, *errnum);
+    return;
+  }
+  snprintf(out, n, "%.*s", (int)strcspn(desc, "\n"), desc);
+}
+
 int fs_h5_fail(fsError* err, const char* path, const char* expr, const char* func, const char* file,
                int line) {
   InnerMessage m = {{0}};
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, keep_innermost, &m);
   H5Eclear2(H5E_DEFAULT);
-  return fs_fail(err, "%s: HDF5 call `%s` failed in %s (%s:%d)%s%s", path, expr, func, file, line,
-                 m.desc[0] ? ": " : "", m.desc);
+  char why[512];
+  int errnum;
+  system_error(m.desc, why, sizeof why, &errnum);
+  fs_fail(err, "%s: HDF5 call `%s` failed in %s (%s:%d)%s%s", path, expr, func, file, line,
+          why[0] ? ": " : "", why);
+  if (errnum == ENOSPC || errnum == EDQUOT)
+    fs_fail_append(err, "; fix: free space on that disk, or write to another one (what was "
+                        "written before is kept)");
+  return -1;
 }
 
 void fs_h5_close(hid_t id) {

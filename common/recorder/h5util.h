@@ -13,6 +13,13 @@
 /// Turn off HDF5's automatic error printing (errors are reported through fsError).
 void fs_h5_quiet(void);
 
+/// Before any other HDF5 call of the process (main): HDF5 must not close files at exit.
+/// A file whose close failed (a full disk: its cache cannot be flushed) stays in HDF5's
+/// tables, and HDF5 1.10's own clean-up at exit crashes on it (a segfault in
+/// H5F__close_cb after the data already written were kept); flysim closes its files
+/// itself, so nothing is lost by skipping it.
+void fs_h5_process_init(void);
+
 /// Write "path: HDF5 call `expr` failed in func (file:line): <HDF5 message>".
 int fs_h5_fail(fsError* err, const char* path, const char* expr, const char* func, const char* file,
                int line);

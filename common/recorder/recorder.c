@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,11 +171,40 @@ static int write_rows(fsRecorder* r, hid_t d, int rank, const hsize_t* row_dims,
   return fs_h5_write_slab(d, r->path, rank, start, count, mtype, buf, err);
 }
 
+// Room on the file's disk for nstep more steps: their bytes uncompressed, two chunks a
+// series (a compressed chunk rewritten may move) and 1 MiB for the file's ending (trim and
+// attributes). Checked before a block, so that a full disk stops the recording with the
+// file as the last block left it, readable: HDF5 fails a flush half-way and leaves the
+// file's metadata pointing past its end.
+static int check_space(const fsRecorder* r, int nstep, fsError* err) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", r->path);
+  char* slash = strrchr(dir, '/');
+  if (slash)
+    slash[slash == dir ? 1 : 0] = 0;
+  else
+    snprintf(dir, sizeof dir, ".");
+  struct statvfs fs;
+  if (statvfs(dir, &fs) != 0) return 0; // unknown: HDF5's own error, if any, says it
+  double need = (double)nstep * sizeof(double) + (1 << 20);
+  for (int k = 0; k < r->spec.nseries; k++)
+    need += (double)nstep * r->spec.world_count * r->spec.series[k].ncol * sizeof(float) +
+            2.0 * FS_CHUNK_BYTES;
+  double have = (double)fs.f_bavail * (double)fs.f_frsize, mib = 1024.0 * 1024.0;
+  if (have >= need) return 0;
+  return fs_fail(err,
+                 "%s: the disk holding it has %.1f MiB free, less than the next %d steps may "
+                 "take (%.1f MiB); the recording stops with the %lld steps written before, "
+                 "kept; fix: free space on that disk, or write to another one",
+                 r->path, have / mib, nstep, need / mib, r->nstep);
+}
+
 int fs_recorder_append(fsRecorder* r, int nstep, const float* const* data, fsError* err) {
   if (nstep <= 0) return 0;
   if (r->nstep + nstep > r->spec.nstep)
     return fs_fail(err, "%s: %lld steps recorded, %d more exceed the %lld planned", r->path,
                    r->nstep, nstep, r->spec.nstep);
+  if (check_space(r, nstep, err)) return -1;
   hsize_t t0 = (hsize_t)r->nstep;
   for (int k = 0; k < r->spec.nseries; k++) {
     hsize_t row[3] = {0, (hsize_t)r->spec.world_count, (hsize_t)r->spec.series[k].ncol};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/recorder/h5util.h"
 #include "common/sys/clock.h"
 #include "common/sys/interrupt.h"
 #include "common/base/nvtx.h"
@@ -290,6 +291,8 @@ typedef struct Saver {
 
 static void* saver_main(void* arg) {
   Saver* s = arg;
+  fs_h5_quiet(); // HDF5's error printing is per thread: errors come back as messages
+
   s->rc = save_block(s->r, s->opt, s->b, &s->err);
   return NULL;
 }
@@ -413,6 +416,7 @@ int fs_replay_run(const fsReplay* r, fsReplayBatch* rb, const fsRunOptions* opt,
   int block = opt->block > 0 ? opt->block : fs_replay_block_steps(r->nworld, r->nstep);
   int rc = -1, timed = 0;
   long long step = 0;
+  double t0 = 0; // the timed loop's start (0: not started)
   if (keep)
     for (int i = 0; i < 2; i++)
       if (alloc_block(r, block, &blk[i], err)) goto done;
@@ -424,7 +428,8 @@ int fs_replay_run(const fsReplay* r, fsReplayBatch* rb, const fsRunOptions* opt,
   int cur = 0;
   if (hooks->on_timed_start && hooks->on_timed_start(hooks->arg, err)) goto done;
   timed = 1;
-  double t0 = fs_clock_s(), last_print = t0;
+  t0 = fs_clock_s();
+  double last_print = t0;
   fs_nvtx_push(FS_NVTX_TIMED_RUN);
   while (step < r->nstep && !fs_interrupted()) {
     fsBlock* b = &blk[cur];
@@ -476,6 +481,7 @@ done:
   if (saver.started) saver_join(&saver, NULL);
   if (timed && hooks->on_timed_end) hooks->on_timed_end(hooks->arg, NULL); // loop failed
   res->steps = step;
+  if (res->wall_s <= 0 && t0 > 0) res->wall_s = fs_clock_s() - t0; // the loop stopped early
   if (res->wall_s <= 0) res->wall_s = 0;
   res->world_steps_per_s = res->wall_s > 0 ? (double)step * r->nworld / res->wall_s : 0.0;
   res->realtime = res->world_steps_per_s * r->m->opt.timestep;
