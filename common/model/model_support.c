@@ -137,22 +137,42 @@ int fs_model_pair_maxcon(const mjModel* m, int p) {
   }
 }
 
+// Does the model make constraint rows other than contacts (limits, friction loss, active
+// equality constraints), as its flags leave them on?
+static int other_rows(const mjModel* m) {
+  int on = !disabled(m, mjDSBL_CONSTRAINT), limits = on && !disabled(m, mjDSBL_LIMIT);
+  int friction = on && !disabled(m, mjDSBL_FRICTIONLOSS), eq = on && !disabled(m, mjDSBL_EQUALITY);
+  for (int j = 0; j < m->njnt; j++)
+    if (limits && m->jnt_limited[j]) return 1;
+  for (int k = 0; k < m->ntendon; k++)
+    if ((limits && m->tendon_limited[k]) || (friction && m->tendon_frictionloss[k] > 0)) return 1;
+  for (int i = 0; i < m->nv; i++)
+    if (friction && m->dof_frictionloss[i] > 0) return 1;
+  for (int k = 0; k < m->neq; k++)
+    if (eq && m->eq_active0[k]) return 1;
+  return 0;
+}
+
 // What the constraint rows and the solver implement: MuJoCo's Newton solver over its
 // contact rows under the pyramidal cone with its approximate diagonal, for pairs that
-// move something; no surface velocity.
+// move something; no surface velocity. The solver, the cone and the diagonal are checked
+// wherever the model makes rows (contacts by pairs or by contype/conaffinity, limits,
+// friction loss, equality), so that one message lists them with what else it refuses.
 static void check_constraint(const mjModel* m, Problems* p) {
-  if (!fs_model_contacts_enabled(m) || !m->npair) return;
-  if (m->opt.solver != mjSOL_NEWTON)
+  int contacts = fs_model_contacts_enabled(m) && (m->npair || colliding_geom_pairs(m) > 0);
+  int rows = contacts || other_rows(m);
+  if (rows && m->opt.solver != mjSOL_NEWTON)
     problem(p,
             "the %s constraint solver (flysim implements MuJoCo's Newton solver); fix: "
             "<option solver=\"Newton\"/>",
             m->opt.solver == mjSOL_PGS ? "PGS" : "CG");
-  if (m->opt.cone != mjCONE_PYRAMIDAL)
+  if (contacts && m->opt.cone != mjCONE_PYRAMIDAL)
     problem(p, "elliptic friction cones (the constraint rows implement the pyramidal cone); "
                "fix: <option cone=\"pyramidal\"/>");
-  if (m->opt.enableflags & mjENBL_DIAGEXACT)
+  if (rows && m->opt.enableflags & mjENBL_DIAGEXACT)
     problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
                "diagexact=\"enable\"/>");
+  if (!fs_model_contacts_enabled(m) || !m->npair) return; // the pairs' checks below
   Found surf = {0, 0}, still = {0, 0}, moving = {0, 0}, both = {0, 0};
   for (int g = 0; g < m->ngeom; g++)
     for (int k = 0; k < 6; k++)

@@ -245,7 +245,41 @@ static void constraint_build(void) {
   mj_deleteModel(m);
 }
 
+// A model whose contacts come from contype/conaffinity alone (no <pair>), under the
+// elliptic cone and PGS, with a joint limit: one message lists the broadphase, the solver,
+// the cone and the limit together, not the solver and the cone only once pairs are added
+// (issue 46).
+static void all_at_once(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/all_at_once.xml", fs_test_tmpdir("model_support"));
+  FILE* f = fopen(path, "w");
+  fputs("<mujoco><option solver='PGS' cone='elliptic'/><worldbody><geom type='plane' "
+        "size='1 1 0.1'/><body pos='0 0 0.2'><joint type='slide' axis='0 0 1' range='-1 1'/>"
+        "<geom size='0.1'/></body></worldbody></mujoco>",
+        f);
+  fclose(f);
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_support(m, path, &err) == -1);
+  CHECK_CONTAINS(err.msg, "does not implement 4 features");
+  CHECK_CONTAINS(err.msg, "the PGS constraint solver");
+  CHECK_CONTAINS(err.msg, "elliptic friction cones");
+  CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "joint limits");
+  // contacts off: the limit's rows still meet the solver, not the cone
+  m->opt.disableflags |= mjDSBL_CONTACT;
+  CHECK(fs_model_support(m, path, &err) == -1);
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg, "the PGS constraint solver");
+  CHECK(strstr(err.msg, "elliptic") == NULL);
+  // no rows at all: neither matters
+  m->opt.disableflags |= mjDSBL_LIMIT;
+  CHECK_MSG(fs_model_support(m, path, &err) == 0, "%s", err.msg);
+  mj_deleteModel(m);
+}
+
 int main(void) {
+  all_at_once();
   unsupported_model();
   tethered_unsupported();
   collision_build();
