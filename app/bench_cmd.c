@@ -112,16 +112,17 @@ static void print_help(void) {
 }
 
 // Split a comma-separated list of at most max items; each item through fn. -1 on a bad
-// item.
-static int parse_list(const char* opt, const char* s, int (*fn)(const char*, int*), int* out,
-                      int max, int* n, fsError* err) {
+// item, the error saying what an item may be (`values`).
+static int parse_list(const char* opt, const char* s, int (*fn)(const char*, int*),
+                      const char* values, int* out, int max, int* n, fsError* err) {
   char buf[1024], *save = NULL;
   snprintf(buf, sizeof buf, "%s", s);
   *n = 0;
   for (char* tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (*n == max) return fs_fail(err, "%s: at most %d values; see flysim bench --help", opt, max);
     if (fn(tok, &out[*n]))
-      return fs_fail(err, "%s: '%s' is not a value of it; see flysim bench --help", opt, tok);
+      return fs_fail(err, "%s: '%s' is not %s; fix: a comma-separated list of them", opt, tok,
+                     values);
     (*n)++;
   }
   return *n ? 0 : fs_fail(err, "%s: empty list; see flysim bench --help", opt);
@@ -163,17 +164,19 @@ static int parse_one(int c, const char* val, void* arg, fsError* err) {
   Options* o = arg;
   switch (c) {
   case OPT_BACKENDS:
-    return parse_list("--backends", val, backend_of, o->backend, 3, &o->nbackend, err);
+    return parse_list("--backends", val, backend_of, "cpu, host or cuda", o->backend, 3,
+                      &o->nbackend, err);
   case OPT_GRAPH:
-    return parse_list("--graph", val, on_off, o->graph, 2, &o->ngraph, err);
+    return parse_list("--graph", val, on_off, "on or off", o->graph, 2, &o->ngraph, err);
   case OPT_RECORD:
-    return parse_list("--record", val, on_off, o->record, 2, &o->nrecord, err);
+    return parse_list("--record", val, on_off, "on or off", o->record, 2, &o->nrecord, err);
   case OPT_WORLDS:
     if (!strcmp(val, "auto")) {
       o->nworlds = 0;
       return 0;
     }
-    return parse_list("--worlds", val, worlds_of, o->worlds, MAX_LIST, &o->nworlds, err);
+    return parse_list("--worlds", val, worlds_of, "a number of worlds from 1 to 16777216 (or auto)",
+                      o->worlds, MAX_LIST, &o->nworlds, err);
   case OPT_REPEAT:
     return fs_parse_count("--repeat", val, MAX_REPEATS, &o->repeats, err);
   case OPT_PEER:

@@ -28,14 +28,14 @@ def test_usage():
     for opt in ["--backends", "--precision", "--graph", "--worlds", "--repeat", "--peer", "--out",
                 "Exit status"]:
         check(opt in out, f"bench --help documents {opt}")
-    for args, text in [(["--backends", "tpu"], "'tpu' is not a value"),
-                       (["--worlds", "0"], "'0' is not a value"),
+    for args, text in [(["--backends", "tpu"], "'tpu' is not cpu, host or cuda; fix:"),
+                       (["--worlds", "0"], "'0' is not a number of worlds from 1 to 16777216"),
                        (["--precision", "f16"], "'f16'"),
                        (["--precision", "f32,f64,f32"], "more than the two precisions"),
                        (["--graph", "on,off,on"], "--graph: at most 2 values"),
                        (["--backends", "cpu", "--max-contacts", "8"],
                         "--max-contacts bounds the buffers of flysim's stepper"),
-                       (["--graph", "maybe"], "'maybe'"),
+                       (["--graph", "maybe"], "--graph: 'maybe' is not on or off; fix:"),
                        (["--peer", "mjx2"], "not a peer"),
                        (["--no-plot"], "--no-plot only applies with --out"),
                        (["--repeat", "0"], "--repeat"),

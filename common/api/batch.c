@@ -133,7 +133,15 @@ int fs_cuda_devices(void) {
 #endif
 
 const char* fs_backend_name(fsBackendKind backend) {
-  return backend == FS_BACKEND_CUDA ? "cuda" : backend == FS_BACKEND_HOST ? "host" : "cpu";
+  switch (backend) {
+  case FS_BACKEND_CPU:
+    return "cpu";
+  case FS_BACKEND_HOST:
+    return "host";
+  case FS_BACKEND_CUDA:
+    return "cuda";
+  }
+  return "unknown";
 }
 
 fsBatchOptions fs_batch_default_options(void) {

@@ -147,7 +147,7 @@ FLYSIM_API void fs_batch_close(fsBatch b);
 /// are there), else FS_ERR_UNAVAILABLE and why, with the backends that can.
 FLYSIM_API int fs_backend_available(fsBackendKind backend, fsError* err);
 
-/// "cpu", "cuda", "host".
+/// "cpu", "cuda", "host"; "unknown" for a value that names no backend.
 FLYSIM_API const char* fs_backend_name(fsBackendKind backend);
 
 /// The library's version: FLYSIM_VERSION as built, and a string with its commit.

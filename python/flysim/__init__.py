@@ -58,6 +58,9 @@ def backend_available(backend):
     return _flysim.backend_available(_BACKENDS[backend])
 
 
+_INT_MAX = 2**31 - 1  # the C library's counts (worlds, steps a call) are ints
+
+
 class DeviceArray:
     """A cuda batch's array: device memory, worlds first, the batch's (no copy).
 
@@ -211,6 +214,9 @@ class Batch:
                         ("device", device)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
                 raise ValueError(f"flysim: {name}={v!r}: fix: an integer")
+            if v > _INT_MAX:
+                raise ValueError(f"flysim: {name}={v}: more than the library takes; fix: at most "
+                                 f"{_INT_MAX}")
         self.stream = _stream_handle(stream, backend)
         self.model, name = _as_model(model)
         self.worlds = int(worlds)
@@ -284,10 +290,23 @@ class Batch:
 
     # -- stepping -------------------------------------------------------------------------
     def step(self, n=1):
-        """n steps of every world (the GIL released); cuda: queued, sync() waits."""
-        if not isinstance(n, (int, np.integer)) or n < 0:
+        """n steps of every world (the GIL released); cuda: queued, sync() waits. On cpu and
+        host the steps go in slices of about 4,096 world-steps, so that Ctrl-C (Python's
+        signals) arrives between them, not after the whole call."""
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
             raise ValueError(f"flysim: step({n!r}): fix: a number of steps, 0 or more")
-        self._b.step(int(n))
+        n = int(n)
+        if n == 0 or self.backend == "cuda":
+            while n > _INT_MAX:  # queued: no wait to slice for signals
+                self._b.step(_INT_MAX)
+                n -= _INT_MAX
+            self._b.step(n)
+            return
+        chunk = max(1, 4096 // self.worlds)
+        while n > 0:
+            k = min(n, chunk)
+            self._b.step(k)
+            n -= k
 
     def sync(self):
         """Wait for the queued steps (cuda); report a CUDA error."""

@@ -313,6 +313,12 @@ class FlyWalkVectorEnv(VectorEnv):
                         ("episode_steps", episode_steps)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"flysim.gym: {name}={v!r}: fix: an integer, 1 or more")
+        for name, v in (("reward_scale", reward_scale), ("fall_height", fall_height),
+                        ("action_margin", action_margin)):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(v) or (name != "fall_height" and v < 0):
+                what = "a finite number" if name == "fall_height" else "a finite number, 0 or more"
+                raise ValueError(f"flysim.gym: {name}={v!r}: fix: {what}")
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.metadata = dict(type(self).metadata, autoreset_mode=self.autoreset_mode)
         self.render_mode = None

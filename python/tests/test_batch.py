@@ -5,7 +5,9 @@ assets come from FLYSIM_ASSETS (default <source>/assets); FLYSIM_BINARY names th
 executable for the comparison with `flysim replay` (skipped without it).
 """
 import os
+import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -119,6 +121,28 @@ def test_arrays_outlive_close_safely(model):
 
 
 # step() releases the GIL: another Python thread runs meanwhile.
+def test_ctrl_c_during_a_long_step():
+    """Ctrl-C during b.step(200000) on the host arrives within a second or two, between the
+    slices b.step makes, not after the whole call (issue 46: 78 s later)."""
+    if not os.path.exists(MESH):
+        pytest.skip(f"no {MESH}")
+    code = ("import sys, time, flysim\n"
+            f"b = flysim.Batch({MESH!r}, 1, backend='host', threads=1)\n"
+            "b.reset()\nprint('stepping', flush=True)\nt = time.time()\n"
+            "try:\n    b.step(200000)\nexcept KeyboardInterrupt:\n"
+            "    print(f'interrupted after {time.time() - t:.2f} s', flush=True)\n"
+            "    sys.exit(3)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ))
+    assert p.stdout.readline().strip() == "stepping"
+    time.sleep(0.5)
+    t = time.time()
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 3 and "interrupted" in out, out
+    assert time.time() - t < 5, f"Ctrl-C took {time.time() - t:.1f} s"
+
+
 def test_step_releases_the_gil(model):
     with flysim.Batch(model, 4, backend="host", threads=1) as b:
         b.reset()
@@ -209,6 +233,8 @@ def test_errors(model):
         flysim.Batch(model, 0, backend="host")
     with pytest.raises(MemoryError, match="16777216 worlds need .* fix: at most"):
         flysim.Batch(model, 2**24, backend="cpu")  # refused up front, not OOM-killed
+    with pytest.raises(ValueError, match=r"worlds=2147483648: .* fix: at most 2147483647"):
+        flysim.Batch(model, 2**31, backend="host")
     with pytest.raises(ValueError, match="no such file"):
         flysim.Batch("/nonexistent/model.xml", 2)
     with pytest.raises(ValueError, match="for the cuda backend only"):
@@ -244,6 +270,9 @@ def test_errors(model):
             b.set_param("no_such_param", np.zeros((1, 3)))
         with pytest.raises(ValueError, match="step"):
             b.step(-1)
+        for bad in (True, 2.0, "3"):
+            with pytest.raises(ValueError, match="fix: a number of steps"):
+                b.step(bad)
 
 
 @pytest.mark.parametrize("backend,precision", BACKENDS)

@@ -131,6 +131,10 @@ def test_vector_spaces_and_contract(paths):
         env.step(np.full((n, 42), np.nan, np.float32))
     with pytest.raises(ValueError, match="render_mode"):
         make(paths, 1, render_mode="human")
+    for name, bad in (("fall_height", float("nan")), ("reward_scale", float("nan")),
+                      ("reward_scale", -1.0), ("action_margin", float("inf"))):
+        with pytest.raises(ValueError, match=f"{name}=.*fix: a finite number"):
+            make(paths, 1, **{name: bad})
     env.close()
     assert env.closed
 

@@ -463,6 +463,8 @@ static void test_health(void) {
 static void test_views_and_misuse(void) {
   const int N = 2;
   fsError err;
+  CHECK(!strcmp(fs_backend_name(FS_BACKEND_HOST), "host") &&
+        !strcmp(fs_backend_name((fsBackendKind)9), "unknown")); // not "cpu"
   fsBatch b = open_n(g_m, N);
   fsView v;
   fsDtype real = g_precision == FS_PRECISION_F32 ? FS_DTYPE_F32 : FS_DTYPE_F64;
