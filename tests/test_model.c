@@ -23,6 +23,14 @@ static void test_missing_file(void) {
   CHECK_CONTAINS(err.msg, "fix:");
 }
 
+// --model DIR: said as a folder (was MuJoCo's "ParseXML: empty file", or HDF5-sized
+// nonsense for a large one).
+static void test_folder(const char* dir) {
+  fsError err = {{0}, FS_OK};
+  CHECK(fs_model_load(dir, &err) == NULL);
+  CHECK_CONTAINS(err.msg, "a folder, not a model file; fix:");
+}
+
 static void test_malformed_xml(const char* dir) {
   char path[512];
   snprintf(path, sizeof path, "%s/broken.xml", dir);
@@ -185,6 +193,7 @@ int main(void) {
   const char* dir = fs_test_tmpdir("model");
   test_sine_control(dir);
   test_missing_file();
+  test_folder(dir);
   test_malformed_xml(dir);
   test_bad_mjb(dir);
   test_bind_pendulum();

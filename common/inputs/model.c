@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 static int ends_with(const char* s, const char* suffix) {
@@ -49,6 +50,12 @@ static void one_line(const char* msg, char* out, size_t n) {
 }
 
 mjModel* fs_model_load(const char* path, fsError* err) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    fs_fail(err, "%s: a %s, not a model file; fix: the path of an MJCF (.xml) or MJB (.mjb) file",
+            path, S_ISDIR(st.st_mode) ? "folder" : "special file");
+    return NULL;
+  }
   FILE* f = fopen(path, "rb");
   if (!f) {
     fs_fail(err,

@@ -169,8 +169,17 @@ def _as_model(model):
         path = os.fspath(model)
         if not os.path.exists(path):
             raise ValueError(f"flysim: {path}: no such file; fix: the path of an MJCF or MJB model")
-        m = (_mujoco.MjModel.from_binary_path(path) if path.endswith(".mjb")
-             else _mujoco.MjModel.from_xml_path(path))
+        if not os.path.isfile(path):
+            raise ValueError(f"flysim: {path}: not a file; fix: the path of an MJCF (.xml) or MJB "
+                             "(.mjb) model")
+        try:
+            m = (_mujoco.MjModel.from_binary_path(path) if path.endswith(".mjb")
+                 else _mujoco.MjModel.from_xml_path(path))
+        except ValueError as e:  # MuJoCo's message, which may not name the file
+            kind = ("an MJB saved by this MuJoCo's mj_saveModel" if path.endswith(".mjb")
+                    else "valid MJCF (or an .mjb file)")
+            why = " ".join(str(e).split())  # MuJoCo's message on one line
+            raise ValueError(f"flysim: {path}: MuJoCo cannot load it: {why}; fix: {kind}") from e
         return m, path
     raise ValueError(f"flysim: model {type(model).__name__}: fix: a mujoco.MjModel or a path")
 

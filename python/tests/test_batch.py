@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -237,6 +238,17 @@ def test_errors(model):
         flysim.Batch(model, 2**31, backend="host")
     with pytest.raises(ValueError, match="no such file"):
         flysim.Batch("/nonexistent/model.xml", 2)
+    with pytest.raises(ValueError, match="not a file; fix:"):
+        flysim.load_model(ROOT)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text, fix in (("bad.mjb", "garbage", "an MJB saved by"),
+                                ("bad.xml", "<mujoco><bad", "valid MJCF")):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            with pytest.raises(ValueError,
+                               match=f"flysim: {path}: MuJoCo cannot load it: .*fix: {fix}"):
+                flysim.Batch(path, 2)
     with pytest.raises(ValueError, match="for the cuda backend only"):
         flysim.Batch(model, 2, backend="host", stream=7)
     with pytest.raises(ValueError, match=r"max_candidates 2: .* of its pairs every step"):
