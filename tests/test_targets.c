@@ -106,6 +106,24 @@ static void test_errors(const char* dir) {
 
 // A not-a-knot cubic spline reproduces any cubic exactly; past the last sample the
 // last value is held (FlyGym's fill_value), and the count is numpy.arange's.
+// A clip whose timestep attribute is absurd (1e6 s between rows): resampled to 0.1 ms it
+// would be 1e11 rows; the error names the file, the attribute and the fix (was "out of
+// memory ... fix: use fewer worlds or steps").
+static void test_resample_absurd_timestep(const char* dir) {
+  double v[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const char* path = path_in(dir, "slow.h5");
+  const char* names[2] = {"a", "b"};
+  CHECK(fs_test_write_targets(path, 4, 2, names, v, 1e6) == 0);
+  fsTargets t;
+  fsError err = {{0}, FS_OK};
+  CHECK_MSG(fs_targets_load(path, &t, &err) == 0, "%s", err.msg);
+  CHECK(fs_targets_resample(&t, 1e-4, &err) != 0);
+  CHECK_CONTAINS(err.msg, path);
+  CHECK_CONTAINS(err.msg, "attribute 'timestep' 1e+06 s");
+  CHECK_CONTAINS(err.msg, "fix: the attribute is the seconds between rows");
+  fs_targets_free(&t);
+}
+
 static void test_resample_cubic(const char* dir) {
   enum { N = 66 };
   const double fps = 330.0;
@@ -178,6 +196,7 @@ int main(void) {
   const char* dir = fs_test_tmpdir("targets");
   test_errors(dir);
   test_resample_cubic(dir);
+  test_resample_absurd_timestep(dir);
   test_resample_matches_flygym();
   return fs_test_finish("test_targets");
 }

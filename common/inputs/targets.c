@@ -1,10 +1,12 @@
 #include "common/inputs/targets.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/base/memory.h"
 #include "common/recorder/h5util.h"
 #include "common/inputs/resample.h"
 
@@ -151,6 +153,14 @@ int fs_targets_resample(fsTargets* t, double timestep, fsError* err) {
   if (!(timestep > 0.0))
     return fs_fail(err, "resampling %s: timestep %g must be positive", t->path, timestep);
   if (fabs(t->timestep - timestep) <= 1e-12 * timestep) return 0;
+  double rows = (double)t->nstep * t->timestep / timestep;
+  double bytes = rows * t->ndof * sizeof(double), have = fs_memory_available();
+  if (!(rows < INT_MAX) || (have > 0 && bytes > have))
+    return fs_fail(err,
+                   "%s: attribute 'timestep' %g s: resampled to the model's timestep %g s, its %d "
+                   "rows become %.3g (%.3g GiB), more than this machine holds; fix: the "
+                   "attribute is the seconds between rows (e.g. 1/330 for 330 Hz)",
+                   t->path, t->timestep, timestep, t->nstep, rows, bytes / (1 << 30));
   int n_out = fs_resample_count(t->nstep, t->timestep, timestep);
   double* out =
       fs_calloc(err, "resampled targets", (unsigned long long)n_out * t->ndof, sizeof(double));
