@@ -57,10 +57,10 @@ int fs_compare_check_plans(const fsReplay* a, const fsReplay* b, fsError* err) {
   const fsTargets *ta = a->targets, *tb = b->targets;
   if (ta->nstep != tb->nstep || ta->timestep != tb->timestep)
     return fs_fail(err,
-                   "the clips differ in length: %d steps at %g s for %s, %d steps at %g s "
-                   "for %s; fix: give both backends the same clip (--targets), or clips "
+                   "the clips differ in length: %d steps at %g s in %s, %d steps at %g s "
+                   "in %s; fix: give both backends the same clip (--targets), or clips "
                    "of the same length and rate",
-                   ta->nstep, ta->timestep, pa, tb->nstep, tb->timestep, pb);
+                   ta->nstep, ta->timestep, ta->path, tb->nstep, tb->timestep, tb->path);
   if (ma->opt.timestep != mb->opt.timestep)
     return fs_fail(err,
                    "the models' timesteps differ: %g s (%s) and %g s (%s); fix: compare "

@@ -214,8 +214,8 @@ def test_bad_input(tmp):
         for k, v in src.attrs.items():
             dst.attrs[k] = v
     rc, _, err = run("--targets-b", short, "--backends", "cpu,host", "--sim-steps", "10")
-    check(rc == 1 and "clips differ in length" in err and "fix:" in err,
-          f"mismatched clips: {rc} {err!r}")
+    check(rc == 1 and "clips differ in length" in err and "fix:" in err and short in err
+          and "walking_clip.h5" in err, f"mismatched clips, each named: {rc} {err!r}")
     rc, _, err = run("--backends", "cpu,host", "--sim-steps", "10", "--save", "/proc/forbidden/x")
     check(rc == 1 and "/proc/forbidden" in err, f"unwritable --save: {rc} {err!r}")
     rc, _, err = run("--model", "/nonexistent/fly.mjb", "--backends", "cpu,host")

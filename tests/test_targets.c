@@ -1,6 +1,7 @@
 // Replay input: malformed files are clear errors (file, dataset, problem, fix), and
 // resampling reproduces what FlyGym's MotionSnippet does (SciPy's cubic interp1d).
 #include <hdf5.h>
+#include <unistd.h>
 
 #include "common/inputs/resample.h"
 #include "common/inputs/targets.h"
@@ -36,6 +37,22 @@ static void test_errors(const char* dir) {
   fputs("not hdf5", f);
   fclose(f);
   expect_error(text, "not an HDF5 file", "/targets");
+
+  // /targets a group, not a dataset; a file cut short: said so, with the fix (issue 46: raw
+  // HDF5 text)
+  const char* group = path_in(dir, "group.h5");
+  hid_t g = H5Fcreate(group, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Gclose(H5Gcreate2(g, "targets", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Fclose(g);
+  expect_error(group, "'/targets' is not a dataset (a group?)", "fix:");
+  const char* cut = path_in(dir, "cut.h5");
+  CHECK(fs_test_write_targets(cut, 6, 3, kNames, v, 0.01) == 0);
+  FILE* c = fopen(cut, "r+");
+  fseek(c, 0, SEEK_END);
+  long size = ftell(c);
+  fclose(c);
+  CHECK(truncate(cut, size / 2) == 0);
+  expect_error(cut, "truncated", "fix: the file is damaged or incomplete");
 
   // NaN and infinity: the row, the column and its name.
   const char* nan = path_in(dir, "nan.h5");

@@ -82,11 +82,26 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
             path);
     goto fail;
   }
-  FS_H5_TRY(err, path, file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
+  file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) {
+    fs_h5_fail(err, path, "H5Fopen", __func__, __FILE__, __LINE__);
+    fs_fail_append(err, "; fix: the file is damaged or incomplete (copied or written only in "
+                        "part?): write it again");
+    goto fail;
+  }
   if (H5Lexists(file, "targets", H5P_DEFAULT) <= 0) {
     fs_fail(err,
             "%s: no dataset '/targets'; fix: store the target angles as a 2-D dataset "
             "'/targets' (T x A, radians)",
+            path);
+    goto fail;
+  }
+  H5O_info_t info;
+  if (H5Oget_info_by_name(file, "targets", &info, H5P_DEFAULT) < 0 ||
+      info.type != H5O_TYPE_DATASET) {
+    fs_fail(err,
+            "%s: '/targets' is not a dataset (a group?); fix: store the target angles as a 2-D "
+            "dataset '/targets' (T x A, radians)",
             path);
     goto fail;
   }
