@@ -91,6 +91,45 @@ static const char* scalar(const yaml_node_t* n) {
   return n && n->type == YAML_SCALAR_NODE ? (const char*)n->data.scalar.value : NULL;
 }
 
+// A key given twice in one mapping, anywhere in the document: an error (YAML leaves it to
+// the reader; libyaml keeps both and the parse would take the last silently).
+static int duplicate_keys(Ctx* c) {
+  for (yaml_node_t* n = c->doc->nodes.start; n < c->doc->nodes.top; n++) {
+    if (n->type != YAML_MAPPING_NODE) continue;
+    for (yaml_node_pair_t* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
+      for (yaml_node_pair_t* q = n->data.mapping.pairs.start; q < p; q++) {
+        yaml_node_t* kp = yaml_document_get_node(c->doc, p->key);
+        yaml_node_t* kq = yaml_document_get_node(c->doc, q->key);
+        const char *a = scalar(kp), *b = scalar(kq);
+        if (a && b && !strcmp(a, b))
+          return fail_at(c, kp, a, "given twice (also at line %d); fix: keep one", line_of(kq));
+      }
+  }
+  return 0;
+}
+
+// The deepest nesting of flow brackets ([ and {) outside quotes and comments: libyaml takes
+// seconds over thousands of them (a spec needs a few).
+static int flow_depth(const char* text, size_t n) {
+  int depth = 0, most = 0;
+  char quote = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = text[i];
+    if (quote) {
+      if (ch == quote) quote = 0;
+    } else if (ch == '"' || ch == '\'') {
+      quote = ch;
+    } else if (ch == '#') {
+      while (i < n && text[i] != '\n') i++;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > most) most = depth;
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return most;
+}
+
 static int to_double(Ctx* c, const yaml_node_t* n, const char* key, double* out) {
   const char* s = scalar(n);
   if (!s) return fail_at(c, n, key, "expected a number; fix: e.g. %s: 1.0", key);
@@ -395,6 +434,17 @@ int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s
   if (!s->text) return fs_fail_oom(err, "the spec", (double)n);
   memcpy(s->text, text, n);
   s->text[n] = 0;
+  if (n > FS_GEN_SPEC_MAX_BYTES)
+    return fs_fail(err,
+                   "%s: %zu bytes, more than a spec may be (%d); fix: a spec of a few lines "
+                   "(flysim generate --example-spec)",
+                   path, n, FS_GEN_SPEC_MAX_BYTES);
+  int depth = flow_depth(text, n);
+  if (depth > FS_GEN_SPEC_MAX_DEPTH)
+    return fs_fail(err,
+                   "%s: brackets nested %d deep, more than a spec may be (%d); fix: a spec "
+                   "of a few lines (flysim generate --example-spec)",
+                   path, depth, FS_GEN_SPEC_MAX_DEPTH);
   yaml_parser_t parser;
   yaml_document_t doc;
   if (!yaml_parser_initialize(&parser)) return fs_fail(err, "%s: cannot start libyaml", path);
@@ -410,6 +460,7 @@ int fs_gen_spec_parse(const char* path, const char* text, size_t n, fsGenSpec* s
   Ctx c = {path, &doc, err, 0, 0};
   yaml_node_t* root = yaml_document_get_root_node(&doc);
   yaml_node_t* vary = NULL;
+  if (duplicate_keys(&c)) goto done;
   if (!root || root->type != YAML_MAPPING_NODE) {
     fail_at(&c, root, "spec",
             "expected a mapping of keys; fix: start from flysim generate "

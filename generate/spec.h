@@ -56,6 +56,10 @@ typedef enum fsGenAxis {
 const char* fs_gen_axis_key(int axis);
 int fs_gen_axis_is_model(int axis);
 
+/// The largest spec and its deepest nesting of flow brackets ([ and {): a spec is a few lines.
+#define FS_GEN_SPEC_MAX_BYTES (1 << 20)
+#define FS_GEN_SPEC_MAX_DEPTH 32
+
 /// The most steps a dataset's worlds run (`steps`, and `warmup_sec` at the model's timestep).
 #define FS_GEN_MAX_STEPS (1L << 28)
 

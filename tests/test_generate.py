@@ -285,11 +285,15 @@ def test_errors(tmp):
         ("backend: host\nmax_contacts: 0\n", "spec.yaml:2: max_contacts"),
         # more warm-up steps than an int holds: refused, not wrapped to 1 step
         ("warmup_sec: 429496.7297\n", "spec.yaml: warmup_sec 429496.7297: 4.295e+09 steps"),
+        # a key given twice is not the last one silently; 100,000 brackets refused at once
+        ("worlds: 4\nsteps: 10\nworlds: 8\n", "spec.yaml:3: worlds: given twice (also at line 1)"),
+        ("vary:\n  model:\n    kp: 1\n    kp: 2\n", "spec.yaml:4: kp: given twice"),
+        ("steps: " + "[" * 100000 + "\n", "brackets nested 100000 deep"),
     ]
     for text, want in bad:
         spec = write(tmp, "spec.yaml", text)
-        rc, _, err = run("generate", spec, "--out", os.path.join(tmp, "err"))
-        check(rc in (1, 2) and want in err and "fix" in err, f"spec {text!r}: {rc} {err!r}")
+        rc, _, err = run("generate", spec, "--out", os.path.join(tmp, "err"), timeout=30)
+        check(rc in (1, 2) and want in err and "fix" in err, f"spec {text[:60]!r}: {rc} {err[:300]!r}")
         check(not os.path.exists(os.path.join(tmp, "err", "dataset.h5")) and
               not os.path.exists(os.path.join(tmp, "err", "dataset.partial.h5")),
               f"spec {text!r}: nothing written")
