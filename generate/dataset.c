@@ -288,6 +288,26 @@ static hid_t open_ds(fsDataset* d, const char* name, fsError* err) {
   return ds;
 }
 
+int fs_dataset_complete(const fsDatasetSpec* s, fsError* err) {
+  char partial[4200], final[4200];
+  fs_dataset_partial_path(s->dir, s->rank, s->nrank, partial, sizeof partial);
+  snprintf(final, sizeof final, "%s/dataset.h5", s->dir);
+  if (access(partial, F_OK) == 0 || access(final, F_OK) != 0) return 0;
+  fs_h5_quiet();
+  hid_t f = H5Fopen(final, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return fs_h5_fail(err, final, "H5Fopen", __func__, __FILE__, __LINE__);
+  char* text = read_spec(f);
+  H5Fclose(f);
+  int same = text && !strcmp(text, s->spec->text);
+  free(text);
+  if (!same)
+    return fs_fail(err,
+                   "%s is complete, made from another spec than %s; fix: resume with the spec "
+                   "it was made with (its attribute `spec` holds it), or another --out",
+                   final, s->spec->path);
+  return 1;
+}
+
 fsDataset* fs_dataset_resume(const fsDatasetSpec* s, fsError* err) {
   fs_h5_quiet();
   fsDataset* d = dataset_alloc(s, err);

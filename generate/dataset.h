@@ -59,6 +59,11 @@ fsDataset* fs_dataset_create(const fsDatasetSpec* s, fsError* err);
 /// rank that had not started yet starts its file).
 fsDataset* fs_dataset_resume(const fsDatasetSpec* s, fsError* err);
 
+/// Whether --resume finds the dataset complete already (DIR/dataset.h5 and no partial file
+/// of this rank): 1 if so and from the same spec, 0 if not complete, -1 (err) if it was made
+/// from another spec.
+int fs_dataset_complete(const fsDatasetSpec* s, fsError* err);
+
 /// 1 if block k is this rank's.
 int fs_dataset_owns(const fsDataset* d, int k);
 

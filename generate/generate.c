@@ -200,6 +200,15 @@ int fs_gen_run(const fsGenSpec* s, const fsGenOptions* o, fsGenResult* res, FILE
   const int rank = o->ranks ? o->ranks->rank : 0, nrank = o->ranks ? o->ranks->size : 1;
   fsDatasetSpec ds = {o->out,   s,         &r.rec, r.m,  &r.bind, r.R, r.every * r.m->opt.timestep,
                       r.params, r.backend, rank,   nrank};
+  int complete = o->resume ? fs_dataset_complete(&ds, err) : 0;
+  if (complete < 0) goto done;
+  if (complete) { // --resume again after the end: nothing to do, and nothing wrong
+    snprintf(res->path, sizeof res->path, "%s/dataset.h5", o->out);
+    if (out) fprintf(out, "%s is complete already: nothing to resume\n", res->path);
+    res->complete = 1;
+    rc = 0;
+    goto done;
+  }
   r.ds = o->resume ? fs_dataset_resume(&ds, err) : fs_dataset_create(&ds, err);
   if (!r.ds) goto done;
   res->blocks = fs_dataset_nblock(r.ds);

@@ -185,9 +185,9 @@ def test_kill_and_resume(tmp):
               f"{how}: --resume finishes it: {rc} {s} {err}")
         check(filecmp.cmp(whole, os.path.join(out, "dataset.h5"), shallow=False),
               f"{how} + --resume: the same bytes as an uninterrupted run")
-    rc, _, err = run("generate", write(tmp, "kill.yaml", text), "--out",
-                     os.path.join(tmp, "kill"), "--resume")
-    check(rc == 1 and "complete already" in err, f"--resume of a complete dataset: {err!r}")
+    rc, out_text, err = run("generate", write(tmp, "kill.yaml", text), "--out",
+                            os.path.join(tmp, "kill"), "--resume")
+    check(rc == 0 and "complete already" in out_text, f"--resume of a complete dataset: {err!r}")
 
 
 def test_mpi(tmp):
@@ -317,6 +317,16 @@ def test_errors(tmp):
     generate(tmp, "again", BASE)
     rc, _, err = run("generate", os.path.join(tmp, "again.yaml"), "--out", os.path.join(tmp, "again"))
     check(rc == 1 and "already holds" in err and "--resume" in err, f"existing dataset: {err!r}")
+    # --resume of a finished dataset: nothing to do, and nothing wrong (issue 46: exit 1,
+    # complete=0); from another spec, said so
+    rc, out, err = run("generate", os.path.join(tmp, "again.yaml"), "--out",
+                       os.path.join(tmp, "again"), "--resume")
+    check(rc == 0 and "complete already" in out and summary(out).get("complete") == "1",
+          f"resume of a complete dataset: {rc} {out[-200:]!r} {err!r}")
+    rc, _, err = run("generate", write(tmp, "again2.yaml", BASE.replace("seed: 7", "seed: 9")),
+                     "--out", os.path.join(tmp, "again"), "--resume")
+    check(rc == 1 and "made from another spec" in err and "fix:" in err,
+          f"resume of a complete dataset, another spec: {rc} {err!r}")
     text = BASE.replace("block_worlds: 2", "block_worlds: 1").replace("steps: 300", "steps: 2000")
     spec = write(tmp, "other.yaml", text)
     out = os.path.join(tmp, "other")
