@@ -10,6 +10,7 @@
 
 #include "common/sys/files.h"
 #include "common/sys/interrupt.h"
+#include "common/inputs/controls.h"
 #include "common/inputs/model.h"
 #include "common/base/mujoco_hooks.h"
 #include "common/profiling/mujoco_timing.h"
@@ -111,6 +112,12 @@ static void print_header(const Session* s) {
   if (fabs(t->source_timestep - t->timestep) > 1e-15)
     printf(", resampled from %g s", t->source_timestep);
   printf(")\n");
+  int npos = 0;
+  for (int i = 0; i < s->inputs.m->nu; i++) npos += fs_actuator_is_position(s->inputs.m, i);
+  if (strcmp(s->opt.v.targets, FS_TARGETS_SINE) && s->inputs.bind.nact < npos)
+    printf("note    the clip drives %d of the model's %d position actuators; the others keep "
+           "the keyframe's controls\n",
+           s->inputs.bind.nact, npos);
   printf("replay  %d world%s x %d steps (%.4g s simulated, %d warm-up steps) on %s: %s\n",
          s->plan.nworld, s->plan.nworld == 1 ? "" : "s", s->plan.nstep,
          s->plan.nstep * m->opt.timestep, s->plan.nwarmup, fs_backend_name(s->rb.info.backend),

@@ -178,6 +178,22 @@ def test_step_overflow():
           f"cpu --worlds 16777216: refused with the fix ({rc}, {err!r})")
 
 
+def test_partial_clip(tmp):
+    """A clip driving 3 of the fly's 42 position actuators runs, with a note saying so (issue
+    46: accepted without a word); the whole clip has no note."""
+    three = os.path.join(tmp, "three.h5")
+    with h5py.File(os.path.join(ASSETS, "walking_clip.h5")) as s, h5py.File(three, "w") as d:
+        d["targets"] = s["targets"][:, :3]
+        d["dof_names"] = s["dof_names"][:3]
+        for k, v in s.attrs.items():
+            d.attrs[k] = v
+    rc, out, err = run("replay", "--targets", three, "--backend", "host", "--sim-steps", "10")
+    check(rc == 0 and "the clip drives 3 of the model's 42 position actuators" in out,
+          f"a partial clip is noted: {rc} {out!r} {err!r}")
+    rc, out, _ = run("replay", "--backend", "host", "--sim-steps", "10")
+    check(rc == 0 and "position actuators; the others" not in out, "the whole clip: no note")
+
+
 def test_runtime_errors(tmp):
     rc, _, err = run("replay", "--model", "/nonexistent/fly.mjb")
     check(rc == 1 and "/nonexistent/fly.mjb" in err and "fix:" in err,
@@ -433,6 +449,7 @@ def main():
         test_precision_usage()
         test_runtime_errors(tmp)
         test_step_overflow()
+        test_partial_clip(tmp)
         test_sine_any_model(tmp)
         test_host_backend(tmp)
         test_max_contacts(tmp)
