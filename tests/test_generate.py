@@ -7,6 +7,7 @@ the reader (scripts/dataset.py), and every error path of the spec and the run.
 Usage: test_generate.py FLYSIM_BINARY ASSETS_DIR
 """
 
+import fcntl
 import filecmp
 import os
 import shutil
@@ -338,6 +339,14 @@ def test_errors(tmp):
     rc, _, err = run("generate", write(tmp, "other.yaml", text.replace("seed: 7", "seed: 8")),
                      "--out", out, "--resume")
     check(rc == 1 and "another spec" in err and "fix" in err, f"resume, spec changed: {err!r}")
+    # --resume while another process writes the file: said so, with the fix (issue 46: raw
+    # HDF5 "unable to lock file")
+    with open(os.path.join(out, "dataset.partial.h5"), "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as HDF5's writer holds it
+        rc, _, err = cliutil.run(FLYSIM, "generate", write(tmp, "other.yaml", text), "--out", out,
+                                 "--resume", env={"HDF5_USE_FILE_LOCKING": "TRUE"})
+    check(rc == 1 and "another process is writing the file" in err,
+          f"resume while the file is held: {rc} {err!r}")
     # Per-world models on the host stepper; the GPU says it cannot (yet).
     host, _ = generate(tmp, "host", BASE.replace("backend: cpu", "backend: host"))
     check(os.path.exists(host), "the host stepper takes per-world models")

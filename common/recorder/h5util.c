@@ -52,6 +52,9 @@ int fs_h5_fail(fsError* err, const char* path, const char* expr, const char* fun
   if (errnum == ENOSPC || errnum == EDQUOT)
     fs_fail_append(err, "; fix: free space on that disk, or write to another one (what was "
                         "written before is kept)");
+  else if ((errnum == EAGAIN || errnum == EWOULDBLOCK) && strstr(m.desc, "lock"))
+    fs_fail_append(err, "; fix: another process is writing the file (another flysim run?): "
+                        "wait for it to finish, or stop it first");
   return -1;
 }
 
