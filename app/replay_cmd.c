@@ -163,6 +163,10 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
     if (fs_make_dirs(o->save_data, "--save-data", err) ||
         (s->dir_lock = fs_lock_dir(o->save_data, "--save-data", err)) < 0)
       return EXIT_RUNTIME;
+    int replaced = fs_outputs_clear(o->save_data, err);
+    if (replaced < 0) return EXIT_RUNTIME;
+    if (replaced)
+      printf("note    %s: the %d files of an earlier run replaced\n", o->save_data, replaced);
     const int* ncol = s->plan.rec.ncol;
     int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET] &&
                    fs_replay_tracked_columns(s->plan.bind) > 0;

@@ -395,6 +395,27 @@ def test_two_runs_one_folder(tmp):
     check(rc == 0, f"the folder is free again once the first is done: {rc} {err!r}")
 
 
+def test_earlier_outputs(tmp):
+    """A folder holding an earlier run's outputs: they are replaced, and said so; a replay.h5
+    that is a link is removed, not written through; a stale plot does not stay beside the
+    new file (issue 46)."""
+    out_dir = os.path.join(tmp, "again")
+    os.makedirs(out_dir)
+    precious = os.path.join(tmp, "precious.txt")
+    with open(precious, "w") as f:
+        f.write("keep me")
+    os.symlink(precious, os.path.join(out_dir, "replay.h5"))
+    open(os.path.join(out_dir, "tracking_error.png"), "w").close()
+    rc, out, err = run("replay", "--backend", "host", "--sim-steps", "20", "--save-data", out_dir,
+                       "--no-video", "--no-plots")
+    check(rc == 0 and "the 2 files of an earlier run replaced" in out, f"replaced: {rc} {err!r}")
+    with open(precious) as f:
+        check(f.read() == "keep me", "the link's target is untouched")
+    check(not os.path.islink(os.path.join(out_dir, "replay.h5")) and
+          not os.path.exists(os.path.join(out_dir, "tracking_error.png")),
+          "the new file in place of the link, no stale plot")
+
+
 def test_disk_full(tmp):
     """A disk that fills up during --save-data: exit 1 with the fix, no HDF5 diagnostics and
     no crash, the steps written before readable, the summary saying what was saved (issue
@@ -458,6 +479,7 @@ def main():
         test_ctrl_c(tmp)
         test_two_runs_one_folder(tmp)
         test_disk_full(tmp)
+        test_earlier_outputs(tmp)
         test_sigkill(tmp)
     cliutil.finish("test_cli")
 

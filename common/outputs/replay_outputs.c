@@ -1,10 +1,13 @@
 // World 0's pose and video during the run (see common/outputs/replay_outputs.h).
 #include "common/outputs/replay_outputs.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/sys/clock.h"
 #include "common/recorder/h5util.h"
@@ -357,6 +360,31 @@ done:
   else
     fs_fail_append(err, "; the data are saved, and /render in the HDF5 file holds the states");
   return rc;
+}
+
+int fs_outputs_clear(const char* dir, fsError* err) {
+  static const char* const files[] = {"replay.h5",
+                                      "replay.h5.repack",
+                                      "joint_angle_tracking.png",
+                                      "joint_angle_tracking.pdf",
+                                      "pose_over_time.png",
+                                      "pose_over_time.pdf",
+                                      "tracking_error.png",
+                                      "tracking_error.pdf",
+                                      "replay.mp4",
+                                      "grid.mp4"};
+  int removed = 0;
+  for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+    struct stat st;
+    if (lstat(path, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) || unlink(path) != 0)
+      return fs_fail(err, "--save-data %s: cannot replace %s of an earlier run: %s; fix: remove it",
+                     dir, path, S_ISDIR(st.st_mode) ? "a folder" : strerror(errno));
+    removed++;
+  }
+  return removed;
 }
 
 void fs_outputs_free(fsOutputs* o) {

@@ -82,6 +82,12 @@ void fs_grid_shape(int k, int* cols, int* rows);
 
 void fs_outputs_free(fsOutputs* o);
 
+/// Remove from dir the files a replay writes there (replay.h5 and its repack, the plots of
+/// scripts/plot_replay.py, replay.mp4, grid.mp4) that an earlier run left: a link is removed,
+/// never written through, and a plot that fails this time leaves no stale one beside the
+/// new file. Returns how many were removed, or -1 with err.
+int fs_outputs_clear(const char* dir, fsError* err);
+
 #ifdef __cplusplus
 }
 #endif
