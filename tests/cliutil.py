@@ -1,6 +1,7 @@
 """What the command-line tests share: checks that collect failures, running flysim,
 and reading its summary line."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -21,6 +22,23 @@ def run(flysim, *args, env=None, timeout=300):
     e.update(env or {})
     p = subprocess.run([flysim, *args], capture_output=True, text=True, timeout=timeout, env=e)
     return p.returncode, p.stdout, p.stderr
+
+
+@contextlib.contextmanager
+def small_tmpfs(path, size, test):
+    """A tmpfs of `size` (e.g. "32M") mounted at path, a disk to fill, unmounted after.
+    Yields False, and says that the check is skipped, where none can be mounted (it needs
+    root with CAP_SYS_ADMIN)."""
+    os.makedirs(path, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
+                      capture_output=True).returncode != 0:
+        print(f"{test}: cannot mount a small tmpfs here: the disk-full check is skipped")
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        subprocess.run(["umount", path], capture_output=True)
 
 
 def no_cuda(text):

@@ -422,12 +422,9 @@ def test_disk_full(tmp):
     46: a segfault at exit and a file that could not be opened). Needs a small tmpfs (root
     with CAP_SYS_ADMIN); skipped, and said, without one."""
     mnt = os.path.join(tmp, "small")
-    os.makedirs(mnt)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32M", "tmpfs", mnt],
-                      capture_output=True).returncode != 0:
-        print("test_cli: cannot mount a small tmpfs here: the disk-full check is skipped")
-        return
-    try:
+    with cliutil.small_tmpfs(mnt, "32M", "test_cli") as mounted:
+        if not mounted:
+            return
         out_dir = os.path.join(mnt, "run")
         rc, out, err = run("replay", "--backend", "host", "--worlds", "2", "--sim-steps", "20000",
                            "--save-data", out_dir, "--no-video", "--no-plots")
@@ -439,8 +436,6 @@ def test_disk_full(tmp):
                   np.isfinite(f["qpos_joint"][:]).all() and f.attrs["complete"] == 0,
                   f"disk full: the {n} steps written before are kept and readable")
         check(f"({n} of the" in out, f"disk full: the summary says what was saved: {out!r}")
-    finally:
-        subprocess.run(["umount", mnt], capture_output=True)
 
 
 def test_sigkill(tmp):
