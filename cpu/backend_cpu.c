@@ -501,22 +501,24 @@ static mjData* make_data(const Cpu* c, int w, fsError* err) {
   return d;
 }
 
+// World w keeps d, reset.
+static void keep_world(Cpu* c, int w, mjData* d) {
+  mj_resetData(c->m, d);
+  c->worlds[w].d = d;
+}
+
 static int make_world(Cpu* c, int w, fsError* err) {
   mjData* d = make_data(c, w, err);
   if (!d) return -1;
-  mj_resetData(c->m, d);
-  c->worlds[w].d = d;
+  keep_world(c, w, d);
   return 0;
 }
 
-// The worlds' memory (a world's mjData, measured on one, and its bookkeeping) against what
-// the machine has available: refused up front, before the kernel's out-of-memory killer
-// would stop the process while the worlds are made.
-static int check_memory(const Cpu* c, fsError* err) {
-  mjData* d = make_data(c, 0, err);
-  if (!d) return -1;
+// The worlds' memory (world 0's mjData d, measured, and a world's bookkeeping) against
+// what the machine has available: refused up front, before the kernel's out-of-memory
+// killer would stop the process while the worlds are made.
+static int check_memory(const Cpu* c, const mjData* d, fsError* err) {
   double world = (double)d->nbuffer + (double)d->narena + sizeof(mjData) + sizeof(World);
-  mj_deleteData(d);
   double have = fs_memory_available(), gib = 1024.0 * 1024.0 * 1024.0;
   if (have <= 0 || world * c->N <= have) return 0;
   return fs_fail_status(err, FS_ERR_MEMORY,
@@ -552,10 +554,15 @@ void* fs_cpu_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   if (c->nthread < 1) c->nthread = 1;
   atomic_init(&c->stop, 0);
   init_fields(c);
-  if (check_memory(c, err)) goto fail;
-  c->worlds = fs_calloc(err, "the worlds", (size_t)c->N, sizeof(World));
-  if (!c->worlds || alloc_health(c, err)) goto fail;
-  for (int w = 0; w < c->N; w++)
+  mjData* first = make_data(c, 0, err); // measured before the others are made, then kept
+  if (!first || check_memory(c, first, err) ||
+      !(c->worlds = fs_calloc(err, "the worlds", (size_t)c->N, sizeof(World)))) {
+    if (first) mj_deleteData(first);
+    goto fail;
+  }
+  keep_world(c, 0, first);
+  if (alloc_health(c, err)) goto fail;
+  for (int w = 1; w < c->N; w++)
     if (make_world(c, w, err)) goto fail;
   c->pool = fs_pool_create(c->nthread, err);
   if (!c->pool) {
