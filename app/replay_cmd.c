@@ -10,7 +10,6 @@
 
 #include "common/sys/files.h"
 #include "common/sys/interrupt.h"
-#include "common/inputs/controls.h"
 #include "common/inputs/model.h"
 #include "common/base/mujoco_hooks.h"
 #include "common/profiling/mujoco_timing.h"
@@ -112,9 +111,8 @@ static void print_header(const Session* s) {
   if (fabs(t->source_timestep - t->timestep) > 1e-15)
     printf(", resampled from %g s", t->source_timestep);
   printf(")\n");
-  int npos = 0;
-  for (int i = 0; i < s->inputs.m->nu; i++) npos += fs_actuator_is_position(s->inputs.m, i);
-  if (strcmp(s->opt.v.targets, FS_TARGETS_SINE) && s->inputs.bind.nact < npos)
+  int npos = fs_position_actuators(s->inputs.m); // the sine drives every actuator: no note
+  if (s->inputs.bind.nact < npos)
     printf("note    the clip drives %d of the model's %d position actuators; the others keep "
            "the keyframe's controls\n",
            s->inputs.bind.nact, npos);
@@ -153,6 +151,14 @@ static void output_error(Session* s, const char* what, const fsError* e) {
   s->output_failed = 1;
 }
 
+// Whether the replay's figures track angles: angles and targets recorded, and a column of
+// the clip that drives a recorded joint (a position servo's).
+static int tracks(const Session* s) {
+  const int* ncol = s->plan.rec.ncol;
+  return ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET] &&
+         fs_replay_tracked_columns(s->plan.bind) > 0;
+}
+
 // --save-data: the folder and the outputs (pose, tracking error, the grid's states,
 // cpu: world 0's video), then (after ffmpeg started, so that perf does not follow it)
 // perf, then the HDF5 file.
@@ -168,8 +174,7 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
     if (replaced)
       printf("note    %s: the %d files of an earlier run replaced\n", o->save_data, replaced);
     const int* ncol = s->plan.rec.ncol;
-    int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET] &&
-                   fs_replay_tracked_columns(s->plan.bind) > 0;
+    int tracking = tracks(s);
     fsOutputsSpec spec = {&s->plan,
                           o->save_data,
                           o->plots && ncol[FS_SERIES_SITE_POS] > 0,
@@ -251,8 +256,7 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
     if (fs_outputs_render_grid(s->outputs, stdout, &e)) output_error(s, "grid video", &e);
   }
   const int* ncol = s->plan.rec.ncol;
-  int tracking = ncol[FS_SERIES_QPOS_JOINT] && ncol[FS_SERIES_TARGET] &&
-                 fs_replay_tracked_columns(s->plan.bind) > 0;
+  int tracking = tracks(s);
   if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0 && !tracking &&
       !ncol[FS_SERIES_SITE_POS]) {
     printf("No plots: they need angles and targets (tracking) or sites (pose) in --record\n");

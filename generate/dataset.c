@@ -70,6 +70,12 @@ static void dataset_free(fsDataset* d) {
   free(d);
 }
 
+// This rank's partial file and the final dataset (PATH_MAX each).
+static void dataset_paths(const fsDatasetSpec* s, char* partial, char* final) {
+  fs_dataset_partial_path(s->dir, s->rank, s->nrank, partial, PATH_MAX);
+  snprintf(final, PATH_MAX, "%s/dataset.h5", s->dir);
+}
+
 static fsDataset* dataset_alloc(const fsDatasetSpec* s, fsError* err) {
   fsDataset* d = fs_calloc(err, "the dataset", 1, sizeof *d);
   if (!d) return NULL;
@@ -78,8 +84,7 @@ static fsDataset* dataset_alloc(const fsDatasetSpec* s, fsError* err) {
   for (int k = 0; k < FS_NSERIES; k++) d->series[k] = -1;
   d->nworld = s->spec->worlds;
   d->nblock = (d->nworld + s->spec->block_worlds - 1) / s->spec->block_worlds;
-  fs_dataset_partial_path(s->dir, s->rank, s->nrank, d->partial, sizeof d->partial);
-  snprintf(d->final, sizeof d->final, "%s/dataset.h5", s->dir);
+  dataset_paths(s, d->partial, d->final);
   d->done_flags = fs_calloc(err, "the block marks", (size_t)d->nblock, 1);
   if (!d->done_flags) {
     dataset_free(d);
@@ -289,9 +294,8 @@ static hid_t open_ds(fsDataset* d, const char* name, fsError* err) {
 }
 
 int fs_dataset_complete(const fsDatasetSpec* s, fsError* err) {
-  char partial[4200], final[4200];
-  fs_dataset_partial_path(s->dir, s->rank, s->nrank, partial, sizeof partial);
-  snprintf(final, sizeof final, "%s/dataset.h5", s->dir);
+  char partial[PATH_MAX], final[PATH_MAX];
+  dataset_paths(s, partial, final);
   if (access(partial, F_OK) == 0 || access(final, F_OK) != 0) return 0;
   fs_h5_quiet();
   hid_t f = H5Fopen(final, H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -108,6 +108,12 @@ int fs_actuator_is_position(const mjModel* m, int i) {
          g[0] > 0 && b[0] == 0 && b[1] == -g[0];
 }
 
+int fs_position_actuators(const mjModel* m) {
+  int n = 0;
+  for (int i = 0; i < m->nu; i++) n += fs_actuator_is_position(m, i);
+  return n;
+}
+
 // Does the model joint name equal the DoF name, exactly or after "prefix/"?
 static int joint_matches(const char* joint, const char* dof) {
   if (!joint) return 0;
@@ -159,8 +165,7 @@ static int fail_unbound(const mjModel* m, const char* model_path, const fsTarget
       shown++;
     }
   if (nmissing > shown) fs_fail_append(err, " ... (%d more)", nmissing - shown);
-  int npos = 0;
-  for (int i = 0; i < m->nu; i++) npos += fs_actuator_is_position(m, i);
+  int npos = fs_position_actuators(m);
   fs_fail_append(err, ". The model has %d position actuators", npos);
   shown = 0;
   for (int i = 0; i < m->nu && shown < 4; i++)

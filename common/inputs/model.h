@@ -63,6 +63,9 @@ void fs_replay_reset_world(const mjModel* m, const fsReplayBinding* b, mjData* d
 /// affine bias (0, -kp, -kv).
 int fs_actuator_is_position(const mjModel* m, int i);
 
+/// How many of m's actuators are position servos.
+int fs_position_actuators(const mjModel* m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -63,8 +63,14 @@ static int disabled(const mjModel* m, int flag) {
   return (m->opt.disableflags & flag) != 0;
 }
 
+// Rows of a kind (mjDSBL_CONTACT, _LIMIT, _FRICTIONLOSS, _EQUALITY) that the flags leave on:
+// neither their own flag nor the constraint flag disables them.
+static int rows_on(const mjModel* m, int flag) {
+  return !disabled(m, flag) && !disabled(m, mjDSBL_CONSTRAINT);
+}
+
 int fs_model_contacts_enabled(const mjModel* m) {
-  return !disabled(m, mjDSBL_CONTACT) && !disabled(m, mjDSBL_CONSTRAINT);
+  return rows_on(m, mjDSBL_CONTACT);
 }
 
 // Geom pairs in different bodies, not both static, whose contype/conaffinity match.
@@ -140,8 +146,8 @@ int fs_model_pair_maxcon(const mjModel* m, int p) {
 // Does the model make constraint rows other than contacts (limits, friction loss, active
 // equality constraints), as its flags leave them on?
 static int other_rows(const mjModel* m) {
-  int on = !disabled(m, mjDSBL_CONSTRAINT), limits = on && !disabled(m, mjDSBL_LIMIT);
-  int friction = on && !disabled(m, mjDSBL_FRICTIONLOSS), eq = on && !disabled(m, mjDSBL_EQUALITY);
+  int limits = rows_on(m, mjDSBL_LIMIT), friction = rows_on(m, mjDSBL_FRICTIONLOSS);
+  int eq = rows_on(m, mjDSBL_EQUALITY);
   for (int j = 0; j < m->njnt; j++)
     if (limits && m->jnt_limited[j]) return 1;
   for (int k = 0; k < m->ntendon; k++)
@@ -284,8 +290,7 @@ static void check_collision(const mjModel* m, Problems* p) {
 
 static void check_joints(const mjModel* m, Problems* p) {
   Found limited = {0, 0}, friction = {0, 0};
-  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
-  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  int limits_on = rows_on(m, mjDSBL_LIMIT), friction_on = rows_on(m, mjDSBL_FRICTIONLOSS);
   for (int j = 0; j < m->njnt; j++)
     if (limits_on && m->jnt_limited[j]) found(&limited, j);
   for (int i = 0; i < m->nv; i++)
@@ -308,8 +313,7 @@ static void check_joints(const mjModel* m, Problems* p) {
 // Does tendon k act on the state: stiffness, damping, armature, an actuator, an
 // active limit or friction loss?
 static int tendon_acts(const mjModel* m, int k) {
-  int limits_on = !disabled(m, mjDSBL_LIMIT) && !disabled(m, mjDSBL_CONSTRAINT);
-  int friction_on = !disabled(m, mjDSBL_FRICTIONLOSS) && !disabled(m, mjDSBL_CONSTRAINT);
+  int limits_on = rows_on(m, mjDSBL_LIMIT), friction_on = rows_on(m, mjDSBL_FRICTIONLOSS);
   for (int j = 0; j < mjNPOLY; j++)
     if (m->tendon_stiffnesspoly[mjNPOLY * k + j] || m->tendon_dampingpoly[mjNPOLY * k + j])
       return 1;
@@ -325,7 +329,7 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
   problem_found(p, m, &tendon, mjOBJ_TENDON,
                 "tendon forces (stiffness, damping, armature, actuator, limit or friction loss)",
                 "remove them (tendons that only measure are accepted)");
-  int eq_on = !disabled(m, mjDSBL_EQUALITY) && !disabled(m, mjDSBL_CONSTRAINT);
+  int eq_on = rows_on(m, mjDSBL_EQUALITY);
   for (int k = 0; k < m->neq; k++)
     if (eq_on && m->eq_active0[k]) found(&eq, k);
   problem_found(p, m, &eq, mjOBJ_EQUALITY,

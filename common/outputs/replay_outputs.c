@@ -16,6 +16,9 @@
 #include "common/outputs/render.h"
 #include "common/outputs/video.h"
 
+#define FS_VIDEO_FILE "replay.mp4" // world 0 rendered in the loop (cpu)
+#define FS_GRID_FILE  "grid.mp4"   // the rendered worlds, tiled
+
 struct fsOutputs {
   fsOutputsSpec spec;
   fsPose pose;   // world 0's recorded sites
@@ -56,7 +59,7 @@ static void start_video(fsOutputs* o) {
   const mjModel* m = r->m;
   fsError err;
   int camera = pick_camera(m);
-  snprintf(o->video_path, sizeof o->video_path, "%s/replay.mp4", o->spec.dir);
+  snprintf(o->video_path, sizeof o->video_path, "%s/" FS_VIDEO_FILE, o->spec.dir);
   fs_frame_clock_init(&o->clock, FS_VIDEO_PLAYBACK_SPEED, FS_VIDEO_FPS, m->opt.timestep);
   o->frame = malloc((size_t)FS_VIDEO_WIDTH * FS_VIDEO_HEIGHT * 3);
   if (!o->frame) {
@@ -326,7 +329,7 @@ int fs_outputs_render_grid(fsOutputs* o, FILE* out, fsError* err) {
   fs_grid_shape(K, &cols, &rows);
   const int W = cols * FS_VIDEO_WIDTH, H = rows * FS_VIDEO_HEIGHT;
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/grid.mp4", o->spec.dir);
+  snprintf(path, sizeof path, "%s/" FS_GRID_FILE, o->spec.dir);
   double t0 = fs_clock_s();
   unsigned char* tile = calloc((size_t)FS_VIDEO_WIDTH * FS_VIDEO_HEIGHT, 3);
   unsigned char* rgb = calloc((size_t)W * H, 3);
@@ -371,8 +374,8 @@ int fs_outputs_clear(const char* dir, fsError* err) {
                                       "pose_over_time.pdf",
                                       "tracking_error.png",
                                       "tracking_error.pdf",
-                                      "replay.mp4",
-                                      "grid.mp4"};
+                                      FS_VIDEO_FILE,
+                                      FS_GRID_FILE};
   int removed = 0;
   for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
     char path[4200];
