@@ -41,6 +41,8 @@ enum {
 // Disable bits (mjtDisableBit) the smooth step honours.
 enum {
   FS_DSBL_CONSTRAINT = 1 << 0,
+  FS_DSBL_FRICTIONLOSS = 1 << 2,
+  FS_DSBL_LIMIT = 1 << 3,
   FS_DSBL_CONTACT = 1 << 4,
   FS_DSBL_SPRING = 1 << 5,
   FS_DSBL_DAMPER = 1 << 6,
@@ -165,6 +167,11 @@ enum {
   X(fsReal, jnt_stiffnesspoly, njnt, FS_NPOLY) /* high-order stiffness */                          \
   X(int, jnt_actfrclimited, njnt, 1)           /* joint-level actuator force limit */              \
   X(fsReal, jnt_actfrcrange, njnt, 2)          /* its range */                                     \
+  X(int, jnt_limited, njnt, 1)                 /* range limits the joint */                        \
+  X(fsReal, jnt_range, njnt, 2)                /* its range (hinge, slide) */                      \
+  X(fsReal, jnt_margin, njnt, 1)               /* limit row made below this distance */            \
+  X(fsReal, jnt_solref, njnt, FS_NREF)         /* limit rows' solver reference */                  \
+  X(fsReal, jnt_solimp, njnt, FS_NIMP)         /* ... and impedance */                             \
   X(int, dof_bodyid, nv, 1)                    /* body of the dof */                               \
   X(int, dof_jntid, nv, 1)                     /* joint of the dof */                              \
   X(int, dof_parentid, nv, 1)                  /* parent dof, -1 at a root */                      \
@@ -174,6 +181,10 @@ enum {
   X(fsReal, dof_armature, nv, 1)               /* armature inertia */                              \
   X(fsReal, dof_damping, nv, 1)                /* linear damping */                                \
   X(fsReal, dof_dampingpoly, nv, FS_NPOLY)     /* high-order damping */                            \
+  X(fsReal, dof_frictionloss, nv, 1)           /* dry friction: a friction-loss row's bound */     \
+  X(fsReal, dof_solref, nv, FS_NREF)           /* friction-loss rows' solver reference */          \
+  X(fsReal, dof_solimp, nv, FS_NIMP)           /* ... and impedance */                             \
+  X(fsReal, dof_invweight0, nv, 1)             /* inverse inertia at qpos0 (rows' diagA) */        \
   X(fsReal, qpos0, nq, 1)                      /* qpos at reset */                                 \
   X(fsReal, qpos_spring, nq, 1)                /* spring reference */                              \
   X(int, M_rownnz, nv, 1)                      /* reduced inertia: non-zeros per row */            \
@@ -317,6 +328,8 @@ typedef struct fsModel {
   int ccd_iterations;      // opt.ccd_iterations: GJK and EPA iterations (convex pairs)
   double ccd_tolerance;    // opt.ccd_tolerance: their tolerance (the collider is double)
   int nslot;               // contact slots per candidate pair: the largest pair_maxcon
+  int ndofrow;             // friction-loss and limit rows a world may make (before contacts)
+  int dofrow_adr;          // their one-dof chains: pair_dof[dofrow_adr + j] = j (ndofrow > 0)
   fsReal grid_lo[2];       // static geoms' grid (collision_cull.h): its low corner in x, y,
   fsReal grid_inv[2];      //   1 / cell size,
   int grid_n[2];           //   cells along x, y (ngrid = grid_n[0] * grid_n[1]),
@@ -370,11 +383,22 @@ typedef enum fsStage {
 /// bookkeeping) or scratch (a stage's intermediates).
 enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_EFC, FS_KIND_OWN, FS_KIND_SCRATCH };
 
-/// Constraint types (mjtConstraint) of the rows flysim makes: contacts.
-enum { FS_CNSTR_CONTACT_FRICTIONLESS = 5, FS_CNSTR_CONTACT_PYRAMIDAL = 6 };
+/// Constraint types (mjtConstraint) of the rows flysim makes: dof friction loss, joint
+/// limits, contacts (in MuJoCo's row order).
+enum {
+  FS_CNSTR_FRICTION_DOF = 1,
+  FS_CNSTR_LIMIT_JOINT = 3,
+  FS_CNSTR_CONTACT_FRICTIONLESS = 5,
+  FS_CNSTR_CONTACT_PYRAMIDAL = 6
+};
 
-/// Constraint states (mjtConstraintState) of contact rows.
-enum { FS_CNSTRSTATE_SATISFIED = 0, FS_CNSTRSTATE_QUADRATIC = 1 };
+/// Constraint states (mjtConstraintState): a friction-loss row is linear beyond its bound.
+enum {
+  FS_CNSTRSTATE_SATISFIED = 0,
+  FS_CNSTRSTATE_QUADRATIC = 1,
+  FS_CNSTRSTATE_LINEARNEG = 2,
+  FS_CNSTRSTATE_LINEARPOS = 3
+};
 
 /// What went wrong in a world's solve (solver_error bits); MuJoCo stops with an error.
 enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sparse Hessian")
@@ -441,23 +465,26 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(int, contact_pair, nconmax, 1, COLLISION, OWN)        /* the pair that made it */              \
   X(int, contact_efc_address, nconmax, 1, MAKE_CONSTRAINT, CONTACT) /* first row, -1: none */      \
   X(fsReal, contact_mu, nconmax, 1, MAKE_CONSTRAINT, CONTACT) /* regularized cone's friction */    \
-  X(int, nefc, one, 1, MAKE_CONSTRAINT, EFC)             /* rows: contacts in d->contact order */  \
-  X(int, efc_overflow, one, 1, MAKE_CONSTRAINT, OWN)     /* rows dropped: nefcmax full */          \
-  X(int, efc_type, nefcmax, 1, MAKE_CONSTRAINT, EFC)     /* mjtConstraint */                       \
-  X(int, efc_id, nefcmax, 1, MAKE_CONSTRAINT, EFC)       /* the contact */                         \
-  X(int, efc_J_rownnz, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* non-zeros: the pair's pair_nv */       \
+  X(int, nefc, one, 1, MAKE_CONSTRAINT, EFC)         /* rows: friction loss, limits, contacts */   \
+  X(int, efc_overflow, one, 1, MAKE_CONSTRAINT, OWN) /* rows dropped: nefcmax full */              \
+  X(int, nefc_dof, one, 1, MAKE_CONSTRAINT, OWN)     /* the first: friction loss, limits */        \
+  X(int, efc_type, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* mjtConstraint */                           \
+  X(int, efc_id, nefcmax, 1, MAKE_CONSTRAINT, EFC)   /* the dof, joint or contact */               \
+  X(int, efc_J_rownnz, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* non-zeros: 1, or the pair's pair_nv */ \
   X(int, efc_J_coladr, nefcmax, 1, MAKE_CONSTRAINT, OWN) /* columns: pair_dof[adr..adr+rownnz) */  \
   X(fsReal, efc_J, nefcJ, 1, MAKE_CONSTRAINT, EFC)       /* row r: [r*njmax, r*njmax + rownnz) */  \
   X(double, efc_Jd, nefcD, 1, MAKE_CONSTRAINT, SCRATCH) /* the rows dense: row r at [r*nv, +nv) */ \
-  X(fsReal, efc_pos, nefcmax, 1, MAKE_CONSTRAINT, EFC)  /* position: the contact's distance */     \
-  X(fsReal, efc_margin, nefcmax, 1, MAKE_CONSTRAINT, EFC)       /* inclusion margin */             \
-  X(fsReal, efc_frictionloss, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* 0: no friction-loss rows */     \
-  X(fsReal, efc_diagA, nefcmax, 1, MAKE_CONSTRAINT, EFC)        /* R * imp / (1 - imp) */          \
-  X(fsReal, efc_KBIP, nefcmax, 4, MAKE_CONSTRAINT, EFC)      /* stiffness, damping, imp, imp' */   \
-  X(fsReal, efc_D, nefcmax, 1, MAKE_CONSTRAINT, EFC)         /* constraint mass: 1 / R */          \
-  X(fsReal, efc_R, nefcmax, 1, MAKE_CONSTRAINT, EFC)         /* regularizer */                     \
-  X(fsReal, actuator_length, nu, 1, TRANSMISSION, MJ)        /* actuator length */                 \
-  X(fsReal, actuator_moment, nJmom, 1, TRANSMISSION, MJ)     /* moments (model's sparsity) */      \
+  X(fsReal, efc_pos, nefcmax, 1, MAKE_CONSTRAINT,                                                  \
+    EFC) /* position: limit's or contact's distance */                                             \
+  X(fsReal, efc_margin, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* inclusion margin */                   \
+  X(fsReal, efc_frictionloss, nefcmax, 1, MAKE_CONSTRAINT,                                         \
+    EFC)                                                 /* friction-loss rows' bound, else 0 */   \
+  X(fsReal, efc_diagA, nefcmax, 1, MAKE_CONSTRAINT, EFC) /* R * imp / (1 - imp) */                 \
+  X(fsReal, efc_KBIP, nefcmax, 4, MAKE_CONSTRAINT, EFC)  /* stiffness, damping, imp, imp' */       \
+  X(fsReal, efc_D, nefcmax, 1, MAKE_CONSTRAINT, EFC)     /* constraint mass: 1 / R */              \
+  X(fsReal, efc_R, nefcmax, 1, MAKE_CONSTRAINT, EFC)     /* regularizer */                         \
+  X(fsReal, actuator_length, nu, 1, TRANSMISSION, MJ)    /* actuator length */                     \
+  X(fsReal, actuator_moment, nJmom, 1, TRANSMISSION, MJ) /* moments (model's sparsity) */          \
   X(fsReal, actuator_velocity, nu, 1, ACTUATOR_VELOCITY, MJ) /* actuator velocity */               \
   X(fsReal, cvel, nbody, 6, COM_VEL, MJ)                     /* com-based velocity (rot:lin) */    \
   X(fsReal, cdof_dot, nv, 6, COM_VEL, MJ)                    /* time derivative of cdof */         \

@@ -1,20 +1,22 @@
-// Constraint rows of contacts (mj_makeConstraint) and their reference
-// accelerations (mj_referenceConstraint), one world per call (see common/exec/real.h for
-// the lanes). In the step where mj_forward has them: the rows after collision
-// (mj_fwdPosition), the reference after passive (mj_fwdVelocity).
+// Constraint rows (mj_makeConstraint) and their reference accelerations
+// (mj_referenceConstraint), one world per call (see common/exec/real.h for the lanes). In
+// the step where mj_forward has them: the rows after collision (mj_fwdPosition), the
+// reference after passive (mj_fwdVelocity).
 //
-// Rows exist for contacts only (the model check refuses joint limits, friction
-// loss and equality constraints, which MuJoCo would put first), in d->contact
-// order, under MuJoCo's pyramidal cone: a contact of condim 1 gives one row (the
-// normal), condim d > 1 gives 2 (d - 1) rows, the edges normal +- mu_k * direction k
-// of the pyramid. The arithmetic is MuJoCo 3.16's, operation for operation, so that
-// float64 results are bit-identical (comments name MuJoCo's functions).
+// Rows in MuJoCo's order: dof friction loss (a row for every dof with frictionloss), joint
+// limits (hinge and slide: a row per side whose distance is within the joint's margin),
+// then contacts in d->contact order under MuJoCo's pyramidal cone: a contact of condim 1
+// gives one row (the normal), condim d > 1 gives 2 (d - 1) rows, the edges normal +- mu_k *
+// direction k of the pyramid. The model check refuses equality constraints, tendon rows and
+// ball-joint limits, which MuJoCo would also make. The arithmetic is MuJoCo 3.16's,
+// operation for operation, so that float64 results are bit-identical (comments name
+// MuJoCo's functions).
 //
-// Layout: every row of a contact moves the dofs of its pair's chain (pair_dof,
-// fixed by the model: planes are static, so it is the other geom's body's ancestor
-// dofs, 17 of NeuroMechFly's 72); row r keeps those efc_J_rownnz[r] non-zeros at
-// efc_J[r * njmax ...], their dofs at pair_dof[efc_J_coladr[r] ...]
-// (docs/engine/constraints-and-solver.md).
+// Layout: every row of a contact moves the dofs of its pair's chain (pair_dof, fixed by the
+// model: planes are static, so it is the other geom's body's ancestor dofs, 17 of
+// NeuroMechFly's 72); a friction-loss or limit row moves one dof j, its chain the one entry
+// pair_dof[dofrow_adr + j]. Row r keeps its efc_J_rownnz[r] non-zeros at efc_J[r * njmax
+// ...], their dofs at pair_dof[efc_J_coladr[r] ...] (docs/engine/constraints-and-solver.md).
 #ifndef FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
 #define FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
 
@@ -109,13 +111,10 @@ FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
   }
 }
 
-/// MuJoCo's getsolparam for a contact: solref (standard or direct; mixed signs:
-/// MuJoCo's default 0.02, 1), solref[0] raised to 2 * timestep unless refsafe is
+/// MuJoCo's getsolparam's checks of a row's solref and solimp, in place: mixed signs give
+/// MuJoCo's default (0.02, 1), solref[0] raised to 2 * timestep unless refsafe is
 /// disabled, solimp clamped to its ranges.
-FS_HD void fsi_contact_solparam(const fsModel* m, const fsData* d, int c, fsReal ref[2],
-                                fsReal imp[5]) {
-  for (int k = 0; k < FS_NREF; k++) ref[k] = d->contact_solref[FS_NREF * c + k];
-  for (int k = 0; k < FS_NIMP; k++) imp[k] = d->contact_solimp[FS_NIMP * c + k];
+FS_HD void fsi_solparam_checked(const fsModel* m, fsReal ref[2], fsReal imp[5]) {
   if ((ref[0] > 0) != (ref[1] > 0)) { // mixed: MuJoCo warns and uses its default
     ref[0] = (fsReal)0.02;
     ref[1] = 1;
@@ -127,6 +126,27 @@ FS_HD void fsi_contact_solparam(const fsModel* m, const fsData* d, int c, fsReal
   imp[2] = fsi_max(0, imp[2]);
   imp[3] = fs_clip(imp[3], FS_MINIMP, FS_MAXIMP);
   imp[4] = fsi_max(1, imp[4]);
+}
+
+/// getsolparam for a contact: its solref and solimp, checked.
+FS_HD void fsi_contact_solparam(const fsModel* m, const fsData* d, int c, fsReal ref[2],
+                                fsReal imp[5]) {
+  for (int k = 0; k < FS_NREF; k++) ref[k] = d->contact_solref[FS_NREF * c + k];
+  for (int k = 0; k < FS_NIMP; k++) imp[k] = d->contact_solimp[FS_NIMP * c + k];
+  fsi_solparam_checked(m, ref, imp);
+}
+
+/// mj_makeImpedance's stiffness K of a row from its checked solref and solimp: standard
+/// 1 / (width^2 timeconst^2 dampratio^2), direct -solref[0] / width^2.
+FS_HD fsReal fsi_row_stiffness(const fsReal ref[2], const fsReal sol[5]) {
+  return ref[0] > 0 ? 1 / fsi_max(FS_MINVAL, sol[1] * sol[1] * ref[0] * ref[0] * ref[1] * ref[1])
+                    : -ref[0] / fsi_max(FS_MINVAL, sol[1] * sol[1]);
+}
+
+/// ... and its damping B: standard 2 / (width timeconst), direct -solref[1] / width.
+FS_HD fsReal fsi_row_damping(const fsReal ref[2], const fsReal sol[5]) {
+  return ref[1] > 0 ? 2 / fsi_max(FS_MINVAL, sol[1] * ref[0])
+                    : -ref[1] / fsi_max(FS_MINVAL, sol[1]);
 }
 
 /// a^b with MuJoCo's quick returns for b = 1 and 2.
@@ -187,11 +207,7 @@ FS_HD void fsi_contact_impedance(const fsModel* m, fsData* d, int c, int adr) {
   fsi_contact_solparam(m, d, c, ref, sol);
   fsReal pos = d->contact_dist[c], margin = d->contact_includemargin[c];
   fsi_impedance(sol, pos, margin, imp);
-  fsReal K = ref[0] > 0
-                 ? 1 / fsi_max(FS_MINVAL, sol[1] * sol[1] * ref[0] * ref[0] * ref[1] * ref[1])
-                 : -ref[0] / fsi_max(FS_MINVAL, sol[1] * sol[1]);
-  fsReal B =
-      ref[1] > 0 ? 2 / fsi_max(FS_MINVAL, sol[1] * ref[0]) : -ref[1] / fsi_max(FS_MINVAL, sol[1]);
+  fsReal K = fsi_row_stiffness(ref, sol), B = fsi_row_damping(ref, sol);
   fsReal R = fsi_max(FS_MINVAL, (1 - imp[0]) * diag / imp[0]), mu = 0;
   if (dim > 1) {
     fsReal R1 = R / fsi_max(FS_MINVAL, m->impratio);
@@ -244,18 +260,80 @@ FS_HD void fsi_dense_rows(const fsModel* m, fsData* d, int r0, int r1) {
   }
 }
 
-/// mj_makeConstraint for contacts: each contact not excluded gets its rows (its
-/// efc_address), in d->contact order; then their Jacobians and impedances. With
-/// nefcmax from the pairs' contact bounds the rows always fit; a caller that
-/// lowers it keeps the first contacts' rows, the rest are dropped, counted in
+/// Friction-loss or limit row r as mj_instantiateFriction / mj_instantiateLimit add it and
+/// mj_diagApprox / mj_makeImpedance weigh it: one column, dof `dof` with entry jac; `type`
+/// and `id` (the dof or the joint); position and margin (a limit's distance and the
+/// joint's margin; 0 for friction loss); the friction-loss bound. diagA from
+/// dof_invweight0; solref and solimp the dof's (friction loss) or the joint's (limits); K
+/// = 0 for friction loss.
+FS_HD void fsi_dof_row(const fsModel* m, fsData* d, int r, int type, int id, int dof, fsReal jac,
+                       fsReal pos, fsReal margin, fsReal loss) {
+  int limit = type == FS_CNSTR_LIMIT_JOINT;
+  const fsReal* sref = limit ? m->jnt_solref + FS_NREF * id : m->dof_solref + FS_NREF * id;
+  const fsReal* simp = limit ? m->jnt_solimp + FS_NIMP * id : m->dof_solimp + FS_NIMP * id;
+  fsReal ref[2], sol[5], imp[2];
+  for (int k = 0; k < FS_NREF; k++) ref[k] = sref[k];
+  for (int k = 0; k < FS_NIMP; k++) sol[k] = simp[k];
+  fsi_solparam_checked(m, ref, sol);
+  fsi_impedance(sol, pos, margin, imp);
+  fsReal R = fsi_max(FS_MINVAL, (1 - imp[0]) * m->dof_invweight0[dof] / imp[0]);
+  fsReal* kbip = d->efc_KBIP + 4 * r;
+  kbip[0] = limit ? fsi_row_stiffness(ref, sol) : 0;
+  kbip[1] = fsi_row_damping(ref, sol);
+  kbip[2] = imp[0];
+  kbip[3] = imp[1];
+  d->efc_R[r] = R;
+  d->efc_D[r] = 1 / R;
+  d->efc_diagA[r] = R * imp[0] / (1 - imp[0]);
+  d->efc_pos[r] = pos;
+  d->efc_margin[r] = margin;
+  d->efc_frictionloss[r] = loss;
+  d->efc_type[r] = type;
+  d->efc_id[r] = id;
+  d->efc_J_rownnz[r] = 1;
+  d->efc_J_coladr[r] = m->dofrow_adr + dof;
+  d->efc_J[(size_t)r * m->njmax] = jac;
+}
+
+/// The friction-loss and limit rows, the world's first (MuJoCo's order: every dof with
+/// friction loss; then each limited joint's sides, lower first, whose distance side *
+/// (range[side] - qpos) is below the joint's margin, with entry -side); returns how many.
+/// At most ndofrow (nefcmax holds them all). One lane.
+FS_HD int fsi_dof_rows(const fsModel* m, fsData* d) {
+  int n = 0;
+  if (!(m->disableflags & FS_DSBL_FRICTIONLOSS))
+    for (int i = 0; i < m->nv; i++)
+      if (m->dof_frictionloss[i] != 0)
+        fsi_dof_row(m, d, n++, FS_CNSTR_FRICTION_DOF, i, i, 1, 0, 0, m->dof_frictionloss[i]);
+  if (!(m->disableflags & FS_DSBL_LIMIT))
+    for (int j = 0; j < m->njnt; j++) {
+      int type = m->jnt_type[j];
+      if (!m->jnt_limited[j] || (type != FS_JNT_SLIDE && type != FS_JNT_HINGE)) continue;
+      fsReal value = d->qpos[m->jnt_qposadr[j]], margin = m->jnt_margin[j];
+      for (int side = -1; side <= 1; side += 2) {
+        fsReal dist = (fsReal)side * (m->jnt_range[2 * j + (side + 1) / 2] - value);
+        if (dist < margin)
+          fsi_dof_row(m, d, n++, FS_CNSTR_LIMIT_JOINT, j, m->jnt_dofadr[j], -(fsReal)side, dist,
+                      margin, 0);
+      }
+    }
+  return n;
+}
+
+/// mj_makeConstraint: the friction-loss and limit rows first (fsi_dof_rows), then each
+/// contact not excluded gets its rows (its efc_address), in d->contact order, with their
+/// Jacobians and impedances. With nefcmax from the model's bounds the rows always fit; a
+/// caller that lowers it keeps the first contacts' rows, the rest are dropped, counted in
 /// efc_overflow and warned (MuJoCo's CNSTRFULL), never silently.
 FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
-  int on = m->nefcmax > 0 && !(m->disableflags & (FS_DSBL_CONSTRAINT | FS_DSBL_CONTACT));
+  int on = m->nefcmax > 0 && !(m->disableflags & FS_DSBL_CONSTRAINT);
+  int contacts = on && !(m->disableflags & FS_DSBL_CONTACT);
   int ncon = m->nconmax ? d->ncon[0] : 0;
   FS_LANE0 {
-    int n = 0, lost = 0;
+    int n = on && m->ndofrow ? fsi_dof_rows(m, d) : 0, lost = 0;
+    d->nefc_dof[0] = n;
     for (int c = 0; c < ncon; c++) {
-      int rows = on && !d->contact_exclude[c] ? fsi_contact_rows(d->contact_dim[c]) : 0;
+      int rows = contacts && !d->contact_exclude[c] ? fsi_contact_rows(d->contact_dim[c]) : 0;
       if (lost || n + rows > m->nefcmax) {
         lost += rows;
         rows = 0;
@@ -266,6 +344,9 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
     d->nefc[0] = n;
     d->efc_overflow[0] = lost;
     if (lost) d->warning_number[FS_WARN_CNSTRFULL]++;
+#ifdef FS_ONE_LANE
+    if (m->nefcD && m->ndofrow) fsi_dense_rows(m, d, 0, d->nefc_dof[0]);
+#endif
   }
   FS_SYNC();
   FS_FOR_LANE(c, ncon) {
@@ -354,7 +435,7 @@ FS_HD FS_FORCEINLINE void fs_reference_constraint(const fsModel* m, fsData* d) {
     const fsReal* kbip = d->efc_KBIP + 4 * r;
     fsReal aref = -kbip[1] * vel - kbip[0] * kbip[2] * (d->efc_pos[r] - d->efc_margin[r]);
     int c = d->efc_id[r];
-    fsReal adhesion = d->contact_adhesion[c];
+    fsReal adhesion = d->efc_type[r] >= FS_CNSTR_CONTACT_FRICTIONLESS ? d->contact_adhesion[c] : 0;
     if (adhesion != 0) {
       int dim = d->contact_dim[c];
       fsReal edge = dim == 1 ? adhesion : adhesion / (2 * (dim - 1));

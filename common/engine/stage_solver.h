@@ -52,20 +52,44 @@ FS_HD int fsi_in_island(const fsData* d, const fsIsland* is, int r) {
   return is->tree < 0 || d->efc_tree[r] == is->tree;
 }
 
-/// Row r's contact pair.
+/// Row r's contact pair (a contact's row).
 FS_HD int fsi_row_pair(const fsData* d, int r) {
   return d->contact_pair[d->efc_id[r]];
 }
 
-/// Place of dof j in row r's columns, -1 if the row does not move it.
+/// Row r's tree (its island): its pair's, or its one dof's (friction loss, limits).
+FS_HD int fsi_row_tree(const fsModel* m, const fsData* d, int r) {
+  if (r < d->nefc_dof[0]) return m->dof_treeid[m->pair_dof[d->efc_J_coladr[r]]];
+  return m->pair_tree[fsi_row_pair(d, r)];
+}
+
+/// Place of dof j in row r's columns (a contact's row), -1 if the row does not move it.
 FS_HD int fsi_row_place(const fsModel* m, const fsData* d, int r, int j) {
   return m->pair_chainpos[fsi_row_pair(d, r) * m->nv + j];
 }
 
-/// mj_constraintUpdate_impl for one contact row (pyramidal edge or condim-1 normal):
-/// quadratic with force -D jar where jar < 0, else satisfied with no force. Returns its
-/// cost 0.5 D jar^2.
+/// mj_constraintUpdate_impl for one row. Friction loss (bound f = efc_frictionloss): linear
+/// with force +f where jar <= -R f, -f where jar >= R f, else quadratic. Limits and contact
+/// rows (pyramidal edge or condim-1 normal): quadratic with force -D jar where jar < 0, else
+/// satisfied with no force. Returns its cost: 0.5 D jar^2 where quadratic, -0.5 R f^2 -+ f
+/// jar where linear.
 FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int* state) {
+  if (r < d->nefc_dof[0] && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
+    fsSol f = d->efc_frictionloss[r], R = d->efc_R[r];
+    if (jar <= -R * f) {
+      *force = f;
+      *state = FS_CNSTRSTATE_LINEARNEG;
+      return -0.5 * R * f * f - f * jar;
+    }
+    if (jar >= R * f) {
+      *force = -f;
+      *state = FS_CNSTRSTATE_LINEARPOS;
+      return -0.5 * R * f * f + f * jar;
+    }
+    *force = -d->efc_D[r] * jar;
+    *state = FS_CNSTRSTATE_QUADRATIC;
+    return 0.5 * d->efc_D[r] * jar * jar;
+  }
   if (jar >= 0) {
     *force = 0;
     *state = FS_CNSTRSTATE_SATISFIED;
@@ -80,13 +104,18 @@ FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int*
 /// each dof j the rows that move it, in row order, at [efc_JT_rowadr[j],
 /// + efc_JT_rownnz[j]) of efc_JT_row, with their entries' indices in efc_J (and in
 /// noslip_Y, the same layout) in efc_JT_adr. Built once per step, so that J' f, the
-/// Hessian and noslip's Y' f visit only the rows that move a dof. A contact's rows
-/// share its pair's chain: contacts in order, each counted (then written) into the
+/// Hessian and noslip's Y' f visit only the rows that move a dof. The friction-loss and
+/// limit rows come first, one dof each (one lane: two may move one dof). A contact's
+/// rows share its pair's chain: contacts in order, each counted (then written) into the
 /// lists of its chain's dofs, lanes over the chain (its dofs are distinct).
 FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
-  int ncon = d->ncon[0], nv = m->nv;
+  int ncon = d->ncon[0], nv = m->nv, ndof = d->nefc_dof[0];
   int *nnz = d->efc_JT_rownnz, *adr = d->efc_JT_rowadr;
   FS_FOR_LANE(j, nv) nnz[j] = 0;
+  FS_SYNC();
+  FS_LANE0 {
+    for (int r = 0; r < ndof; r++) nnz[m->pair_dof[d->efc_J_coladr[r]]]++;
+  }
   FS_SYNC();
   for (int c = 0; c < ncon; c++) {
     int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
@@ -102,6 +131,11 @@ FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
       adr[j] = a;
       a += nnz[j];
       nnz[j] = 0;
+    }
+    for (int r = 0; r < ndof; r++) {
+      int j = m->pair_dof[d->efc_J_coladr[r]], q = adr[j] + nnz[j]++;
+      d->efc_JT_row[q] = r;
+      d->efc_JT_adr[q] = r * m->njmax;
     }
   }
   FS_SYNC();
@@ -192,7 +226,7 @@ FS_HD void fsi_solver_rows(const fsModel* m, fsData* d) {
     fsi_transpose_rows(m, d);
   const fsSol* qacc_smooth = fsi_sol_vec(m, d, d->qacc_smooth);
   FS_FOR_LANE(r, d->nefc[0]) {
-    d->efc_tree[r] = m->pair_tree[fsi_row_pair(d, r)];
+    d->efc_tree[r] = fsi_row_tree(m, d, r);
     d->efc_b[r] = fsi_efc_dot(m, d, r, qacc_smooth) - d->efc_aref[r];
   }
   FS_SYNC();
@@ -408,6 +442,8 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
       if (pi + 1 == hn) {
         FS_IVDEP // sol_H apart from efc_J
         for (int k = 0; k < hn; k++) H[k] += DJi * J[k];
+      } else if (r < d->nefc_dof[0]) { // one column (friction loss, a limit): the diagonal
+        H[hn - 1] += DJi * J[0];
 #ifdef FS_ONE_LANE
       } else if (m->nefcD) { // the dense row: the columns' entries without their places
         const double* Jd = d->efc_Jd + (size_t)r * m->nv; // (nv)
@@ -476,22 +512,54 @@ typedef struct fsLinePoint {
 } fsLinePoint;
 
 /// The line search's state: the Gauss quadratic's terms, the gradient tolerance,
-/// evaluations so far.
+/// evaluations so far; whether the world has friction-loss or limit rows (rows with
+/// their own terms: only those models pay for them).
 typedef struct fsLineSearch {
   fsSol qg1, qg2, gtol;
-  int neval;
+  int neval, dofrows;
 } fsLineSearch;
+
+/// frictionCost: a friction-loss row's Huber cost at x (bound Rf = R f): quadratic
+/// inside (-Rf, Rf), linear beyond.
+FS_HD fsSol fsi_friction_cost(fsSol x, fsSol f, fsSol Rf, fsSol D) {
+  if (-Rf < x && x < Rf) return 0.5 * D * x * x;
+  if (x <= -Rf) return f * (-0.5 * Rf - x);
+  return f * (-0.5 * Rf + x);
+}
+
+/// frictionCostDif: cost(x) - cost(start) of a friction-loss row, by zone (both
+/// quadratic, both linear on one side, else the costs' difference).
+FS_HD fsSol fsi_friction_cost_dif(fsSol start, fsSol x, fsSol f, fsSol Rf, fsSol D) {
+  int zs = (-Rf < start && start < Rf) ? 0 : (start <= -Rf ? -1 : 1);
+  int zx = (-Rf < x && x < Rf) ? 0 : (x <= -Rf ? -1 : 1);
+  if (zs == 0 && zx == 0) return 0.5 * D * (x - start) * (x + start);
+  if (zs == -1 && zx == -1) return f * (start - x);
+  if (zs == 1 && zx == 1) return f * (x - start);
+  return fsi_friction_cost(x, f, Rf, D) - fsi_friction_cost(start, f, Rf, D);
+}
 
 /// PrimalEval: the cost change at p->alpha along the search and its derivatives: the
 /// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
-/// cost at 0. Lanes over rows, sums added in row order on one lane.
+/// cost at 0; a friction-loss row's Huber cost change and derivatives apart (added first,
+/// as MuJoCo's). Lanes over rows, sums added in row order on one lane.
 FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
-  fsSol alpha = p->alpha, cost = 0, q0 = 0;
+  fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (!fsi_in_island(d, is, r)) continue;
     const fsSol* quad = d->sol_quad + 3 * r;
-    fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+    fsSol start = d->sol_Jaref[r], dir = d->sol_Jv[r], x = start + alpha * dir;
+    if (ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
+      fsSol f = d->efc_frictionloss[r], D = d->efc_D[r], Rf = d->efc_R[r] * f;
+      cost += fsi_friction_cost_dif(start, x, f, Rf, D);
+      if (-Rf < x && x < Rf) {
+        f0 += D * x * dir;
+        f1 += D * dir * dir;
+      } else {
+        f0 += x <= -Rf ? -f * dir : f * dir;
+      }
+      continue;
+    }
     fsSol cost0 = start < 0 ? quad[0] : 0;
     if (x < 0) {
       q0 += quad[0] - cost0;
@@ -505,9 +573,13 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   q0 = fs_lane_sum(q0);
   q1 = fs_lane_sum(q1);
   q2 = fs_lane_sum(q2);
+  if (ls->dofrows) {
+    f0 = fs_lane_sum(f0);
+    f1 = fs_lane_sum(f1);
+  }
   p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
-  p->d0 = 2 * alpha * q2 + q1;
-  p->d1 = 2 * q2;
+  p->d0 = f0 + (2 * alpha * q2 + q1);
+  p->d1 = f1 + 2 * q2;
   if (p->d1 <= 0) p->d1 = FS_SOL_MINVAL; // not convex: SHOULD NOT OCCUR (MuJoCo warns)
   ls->neval++;
 }
@@ -567,7 +639,7 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   *improvement = 0;
   fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
   if (snorm < FS_SOL_MINVAL) return 0;
-  fsLineSearch ls = {0, 0, tolerance * snorm / is->scale, 0};
+  fsLineSearch ls = {0, 0, tolerance * snorm / is->scale, 0, d->nefc_dof[0] > 0};
   fsLayout LM = fsi_layout_M(m);
   fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {

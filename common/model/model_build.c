@@ -487,14 +487,39 @@ int fs_model_pair_chain(const mjModel* m, int p, int* chain) {
   return n;
 }
 
-// Each pair's dof chain (constraint rows only; else none).
+// Each pair's dof chain (contact rows only; else none), then the dofs' one-entry chains
+// (friction-loss and limit rows only).
 static void derive_chains(const mjModel* mj, fsModel* m) {
   int adr = 0;
-  for (int p = 0; p < m->npair && m->npairdof; p++) {
+  for (int p = 0; p < m->npair && m->npairnv; p++) {
     m->pair_dofadr[p] = adr;
     m->pair_nv[p] = fs_model_pair_chain(mj, p, m->pair_dof + adr);
     adr += m->pair_nv[p];
   }
+  for (int j = 0; j < m->nv && m->ndofrow; j++) m->pair_dof[m->dofrow_adr + j] = j;
+}
+
+// Friction-loss and limit rows a world may make, as the flags leave them on: one for each
+// dof with friction loss, two for each limited hinge or slide joint (both sides within
+// the margin at once where the range is narrower than it).
+static int dof_rows(const mjModel* mj) {
+  int on = !(mj->opt.disableflags & mjDSBL_CONSTRAINT), n = 0;
+  for (int i = 0; i < mj->nv && on && !(mj->opt.disableflags & mjDSBL_FRICTIONLOSS); i++)
+    n += mj->dof_frictionloss[i] != 0;
+  for (int j = 0; j < mj->njnt && on && !(mj->opt.disableflags & mjDSBL_LIMIT); j++)
+    n += mj->jnt_limited[j] && (mj->jnt_type[j] == mjJNT_HINGE || mj->jnt_type[j] == mjJNT_SLIDE)
+             ? 2
+             : 0;
+  return n;
+}
+
+// The friction-loss and limit rows' share of the sizes: their one-dof chains after the
+// pairs' (nv entries), a non-zero each, ndofrow rows before the contacts'.
+static void dof_row_sizes(fsModel* m) {
+  m->dofrow_adr = m->npairdof;
+  m->npairdof += m->nv;
+  m->njmax = m->njmax > 1 ? m->njmax : 1;
+  m->nefcmax += m->ndofrow;
 }
 
 // Rows of a contact of condim dim under the pyramidal cone: 1, or 2 per friction
@@ -503,13 +528,16 @@ static int contact_rows(int dim) {
   return dim == 1 ? 1 : 2 * (dim - 1);
 }
 
-// Sizes of the constraint rows: each pair's chain, and rows for every contact slot
-// (MuJoCo's pyramidal count per contact); none unless built for them.
-static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
+// Sizes of the constraint rows: the friction-loss and limit rows (with_rows), each pair's
+// chain and rows for every contact slot (MuJoCo's pyramidal count per contact; with
+// contacts); none unless built for them.
+static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows, int contacts) {
   m->impratio = (fsReal)mj->opt.impratio;
   m->jac_sparse = mj_isSparse(mj);
   m->dense_rows = 1; // the host's; the cuda backend's models: fs_model_for_lanes
-  if (!with_rows) {
+  m->ndofrow = with_rows ? dof_rows(mj) : 0;
+  if (!contacts) {
+    if (m->ndofrow) dof_row_sizes(m);
     fs_model_row_sizes(m); // none: nefcJ and nefcD 0, nL = nH
     return;
   }
@@ -524,8 +552,9 @@ static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows) {
   }
   free(chain);
   if (m->ncullgeom) m->nefcmax = m->nprecon * rows; // the candidates' slots, not every pair's
-  fs_model_row_sizes(m);
   m->npairnv = m->npair * m->nv;
+  if (m->ndofrow) dof_row_sizes(m);
+  fs_model_row_sizes(m);
 }
 
 // The solver's options (mjOption, mjStatistic) and flags.
@@ -646,7 +675,7 @@ static void derive_solver(const mjModel* mj, fsModel* m) {
   int nv = m->nv;
   for (int p = 0; p < m->npair; p++) {
     m->pair_tree[p] =
-        m->npairdof && m->pair_nv[p] ? mj->dof_treeid[m->pair_dof[m->pair_dofadr[p]]] : -1;
+        m->npairnv && m->pair_nv[p] ? mj->dof_treeid[m->pair_dof[m->pair_dofadr[p]]] : -1;
     if (!m->npairnv) continue;
     for (int j = 0; j < nv; j++) m->pair_chainpos[p * nv + j] = -1;
     for (int k = 0; k < m->pair_nv[p]; k++)
@@ -763,7 +792,7 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
     return -1;
   }
   int with_rows = use == FS_BUILD_STEP && fs_model_contacts_enabled(mj) && mj->npair > 0;
-  constraint_sizes(mj, m, with_rows);
+  constraint_sizes(mj, m, use == FS_BUILD_STEP, with_rows);
   solver_options(mj, m);
   int* dofs = fs_calloc(err, "moment dofs", (unsigned long long)mj->nv + 1, sizeof(int));
   if (!dofs) {
@@ -825,8 +854,8 @@ int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err)
   m->ncandmax = n;
   m->nprecon = m->ncandmax * m->nslot;
   m->nconmax = m->nprecon;
-  if (!m->nefcmax) return 0; // no rows (built for the collision stage, or none to make)
-  m->nefcmax = m->nprecon * most_contact_rows(m);
+  if (!m->npairnv) return 0; // no contact rows (built for the collision stage, or none)
+  m->nefcmax = m->ndofrow + m->nprecon * most_contact_rows(m);
   fs_model_row_sizes(m);
   return 0;
 }
@@ -834,9 +863,9 @@ int fs_model_bound_candidates(fsModel* m, int n, const char* name, fsError* err)
 void fs_model_bound_contacts(fsModel* m, int n) {
   if (n <= 0 || n >= m->nprecon) return;
   m->nconmax = n;
-  if (!m->nefcmax) return; // no rows (built for the collision stage, or none to make)
+  if (!m->npairnv) return; // no contact rows (built for the collision stage, or none)
   int rows = most_contact_rows(m);
-  if ((long)n * rows < m->nefcmax) m->nefcmax = n * rows;
+  if ((long)n * rows + m->ndofrow < m->nefcmax) m->nefcmax = n * rows + m->ndofrow;
   fs_model_row_sizes(m);
 }
 

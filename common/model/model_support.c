@@ -288,19 +288,22 @@ static void check_collision(const mjModel* m, Problems* p) {
             ng, ng == 1 ? "" : "s");
 }
 
+// Joint limits and dof friction loss: the rows implement hinge and slide limits and every
+// dof's friction loss, not ball joints' cone limits, nor noslip over friction-loss rows.
 static void check_joints(const mjModel* m, Problems* p) {
-  Found limited = {0, 0}, friction = {0, 0};
+  Found ball = {0, 0}, friction = {0, 0};
   int limits_on = rows_on(m, mjDSBL_LIMIT), friction_on = rows_on(m, mjDSBL_FRICTIONLOSS);
   for (int j = 0; j < m->njnt; j++)
-    if (limits_on && m->jnt_limited[j]) found(&limited, j);
+    if (limits_on && m->jnt_limited[j] && m->jnt_type[j] == mjJNT_BALL) found(&ball, j);
   for (int i = 0; i < m->nv; i++)
-    if (friction_on && m->dof_frictionloss[i] > 0) found(&friction, m->dof_jntid[i]);
-  problem_found(p, m, &limited, mjOBJ_JOINT,
-                "joint limits (the solver implements contact rows only)",
-                "remove the ranges or disable limits (<flag limit=\"disable\"/>)");
+    if (friction_on && m->dof_frictionloss[i] != 0 && m->opt.noslip_iterations > 0)
+      found(&friction, m->dof_jntid[i]);
+  problem_found(p, m, &ball, mjOBJ_JOINT,
+                "ball joint limits (the rows implement hinge and slide limits)",
+                "remove the ball joints' ranges or disable limits (<flag limit=\"disable\"/>)");
   problem_found(p, m, &friction, mjOBJ_JOINT,
-                "dof friction loss (the solver implements contact rows only)",
-                "frictionloss=\"0\" or <flag frictionloss=\"disable\"/>");
+                "dof friction loss with noslip (noslip implements contact rows only)",
+                "noslip_iterations=\"0\", frictionloss=\"0\" or <flag frictionloss=\"disable\"/>");
   Found sameframe = {0, 0};
   for (int b = 1; b < m->nbody; b++)
     if (m->body_sameframe[b] == mjSAMEFRAME_INERTIA ||

@@ -177,12 +177,29 @@ static const void* efc_array(const mjData* md, const char* name) {
   return NULL;
 }
 
-// MuJoCo's row r of efc_J in the layout of pair p's chain (njmax values); -1 if
+int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, int* adr,
+                 int* nnz) {
+  int type = md->efc_type[r], id = md->efc_id[r];
+  if (type == mjCNSTR_FRICTION_DOF || type == mjCNSTR_LIMIT_JOINT) {
+    if (!m->ndofrow || id < 0) return -1;
+    *adr = m->dofrow_adr + (type == mjCNSTR_FRICTION_DOF ? id : mj->jnt_dofadr[id]);
+    *nnz = 1;
+    return 0;
+  }
+  if (type != mjCNSTR_CONTACT_FRICTIONLESS && type != mjCNSTR_CONTACT_PYRAMIDAL) return -1;
+  int p = fs_contact_pair(m, &md->contact[id]);
+  if (p < 0) return -1;
+  *adr = m->pair_dofadr[p];
+  *nnz = m->pair_nv[p];
+  return 0;
+}
+
+// MuJoCo's row r of efc_J in the layout of its chain (fs_efc_chain; njmax values); -1 if
 // MuJoCo's row has a column outside the chain (sparse: other columns).
-static int efc_J_row(const fsModel* m, const mjModel* mj, const mjData* md, int r, int p,
-                     double* row) {
-  const int* chain = m->pair_dof + m->pair_dofadr[p];
-  int nv = m->pair_nv[p];
+static int efc_J_row(const fsModel* m, const mjModel* mj, const mjData* md, int r, double* row) {
+  int chainadr, nv;
+  if (fs_efc_chain(m, mj, md, r, &chainadr, &nv)) return -1;
+  const int* chain = m->pair_dof + chainadr;
   for (int k = 0; k < m->njmax; k++) row[k] = 0;
   if (mj_isSparse(mj)) {
     int adr = md->efc_J_rowadr[r];
@@ -214,9 +231,10 @@ long fs_efc_values(const fsModel* m, const fsFieldInfo* f, const mjModel* mj, co
   if (need > n) return -1;
   if (jac || (nnz && !mj_isSparse(mj))) { // dense MuJoCo: the row's pair's chain length
     for (int r = 0; r < nefc; r++) {
-      int p = fs_contact_pair(m, &md->contact[md->efc_id[r]]);
-      if (p < 0 || (jac && efc_J_row(m, mj, md, r, p, out + (size_t)r * m->njmax))) return -1;
-      if (nnz) out[r] = m->pair_nv[p];
+      int adr, rownnz;
+      if (fs_efc_chain(m, mj, md, r, &adr, &rownnz)) return -1;
+      if (jac && efc_J_row(m, mj, md, r, out + (size_t)r * m->njmax)) return -1;
+      if (nnz) out[r] = rownnz;
     }
     return (long)need;
   }
@@ -259,9 +277,10 @@ static int efc_from_mj(const fsModel* m, fsData* d, const mjModel* mj, const mjD
     }
   }
   if (!rc && (stage < 0 || stage == FS_STAGE_MAKE_CONSTRAINT)) {
+    d->nefc_dof[0] = md->nf + md->nl;
     for (int r = 0; r < md->nefc; r++) {
-      int p = fs_contact_pair(m, &md->contact[md->efc_id[r]]);
-      d->efc_J_coladr[r] = p < 0 ? 0 : m->pair_dofadr[p];
+      int adr, nnz;
+      d->efc_J_coladr[r] = fs_efc_chain(m, mj, md, r, &adr, &nnz) ? 0 : adr;
     }
     if (m->nefcD) fsi_dense_rows(m, d, 0, md->nefc); // dense too, as fs_make_constraint's
   }

@@ -18,6 +18,7 @@
 #define fs_efc_values         FS_PREC(fs_efc_values)
 #define fs_moment_values      FS_PREC(fs_moment_values)
 #define fs_contact_pair       FS_PREC(fs_contact_pair)
+#define fs_efc_chain          FS_PREC(fs_efc_chain)
 #define fs_mj_field           FS_PREC(fs_mj_field)
 
 #ifdef __cplusplus
@@ -62,7 +63,7 @@ int fs_contact_values(const fsFieldInfo* f, const mjData* md, double* out, size_
 
 /// MuJoCo's values of a constraint-row field (kind FS_KIND_EFC: nefc, or efc_<x> =
 /// mjData.efc_<x>, rows < nefc) into out (n values at most), in the model's layout:
-/// efc_J row r at out[r * njmax], its pair's chain order (MuJoCo's sparse rows must
+/// efc_J row r at out[r * njmax], its chain's order (fs_efc_chain) (MuJoCo's sparse rows must
 /// have exactly those columns, its dense rows no non-zero elsewhere). Returns the
 /// number of values, or -1 if they do not fit (or have no such field).
 long fs_efc_values(const fsModel* m, const fsFieldInfo* f, const mjModel* mj, const mjData* md,
@@ -77,6 +78,11 @@ int fs_moment_values(const fsModel* m, const mjData* md, double* out);
 /// those geoms (-1 if none). Pairs of the same geoms share what the stages read
 /// through contact_pair (the dof chain); the contact's own fields hold the rest.
 int fs_contact_pair(const fsModel* m, const mjContact* con);
+
+/// The chain of MuJoCo's constraint row r in the model's layout: its address in pair_dof
+/// (adr) and length (nnz): a contact row's pair's chain, a friction-loss or joint-limit
+/// row's one dof. Returns 0, or -1 for a row the model has no chain for.
+int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, int* adr, int* nnz);
 
 /// MuJoCo's array for data field f (NULL if mjData has none of that name).
 const mjtNum* fs_mj_field(const mjData* md, const char* name);

@@ -1,9 +1,10 @@
-// The constraint rows of contacts (common/engine/stage_constraint.h: fs_make_constraint,
-// fs_reference_constraint) and adhesion through contacts (common/engine/stage_transmission.h:
-// body transmission; its velocity and force) against MuJoCo's
-// mj_forward on NeuroMechFly (meshes, capsules; capsules on FlyGym's gapped terrain: box
-// contacts whose moving geom is geom 1) and our own models
-// (tests/models/cuda_efc_walker.xml, cuda_contact_primitives.xml).
+// The constraint rows -- dof friction loss, joint limits, contacts --
+// (common/engine/stage_constraint.h: fs_make_constraint, fs_reference_constraint) and adhesion
+// through contacts (common/engine/stage_transmission.h: body transmission; its velocity and force)
+// against MuJoCo's mj_forward on NeuroMechFly (meshes, capsules; capsules on FlyGym's gapped
+// terrain: box contacts whose moving geom is geom 1) and our own models
+// (tests/models/cuda_efc_walker.xml; cuda_efc_limits.xml, the walker with limits and friction
+// loss; cuda_contact_primitives.xml).
 //
 // For every case, in every world a different MuJoCo reference state (seeded noise,
 // printed: common/parity/contacts.h's contact worlds -- bodies lowered so that geoms
@@ -61,6 +62,7 @@ static fsWorlds g_batch;
 // efc order, which the solver to come relies on: checked here.
 static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
   int emin = 1 << 30, emax = 0, trans = 0, gap = 0, moments = 0, pyr = 0, normal = 0;
+  int floss = 0, limit = 0, violated = 0;
   int islands = 0, permuted = 0;
   for (int w = 0; w < nworld; w++) {
     const mjData* d = ref[w];
@@ -76,15 +78,20 @@ static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
       trans += d->efc_KBIP[4 * r + 3] != 0;
       pyr += d->efc_type[r] == mjCNSTR_CONTACT_PYRAMIDAL;
       normal += d->efc_type[r] == mjCNSTR_CONTACT_FRICTIONLESS;
+      floss += d->efc_type[r] == mjCNSTR_FRICTION_DOF;
+      limit += d->efc_type[r] == mjCNSTR_LIMIT_JOINT;
+      violated += d->efc_type[r] == mjCNSTR_LIMIT_JOINT && d->efc_pos[r] < 0;
     }
     for (int c = 0; c < d->ncon; c++) gap += d->contact[c].exclude == 1;
     for (int a = 0; a < mj->nu; a++)
       moments += mj->actuator_trntype[a] == mjTRN_BODY && d->moment_rownnz[a] > 0;
   }
-  printf(" MuJoCo's rows: nefc %d..%d (%d pyramid edges, %d condim-1 rows), %d rows in the "
-         "impedance's transition (imp' != 0), %d contacts in the gap, %d adhesion moments "
-         "not empty; %d tree(s), up to %d island(s), island order != row order in %d world(s)\n",
-         emin, emax, pyr, normal, trans, gap, moments, (int)mj->ntree, islands, permuted);
+  printf(" MuJoCo's rows: nefc %d..%d (%d friction-loss rows, %d joint-limit rows of which %d "
+         "violated, %d pyramid edges, %d condim-1 rows), %d rows in the impedance's transition "
+         "(imp' != 0), %d contacts in the gap, %d adhesion moments not empty; %d tree(s), up to "
+         "%d island(s), island order != row order in %d world(s)\n",
+         emin, emax, floss, limit, violated, pyr, normal, trans, gap, moments, (int)mj->ntree,
+         islands, permuted);
 }
 
 static const char* const kActuation[] = {"actuator_length", "actuator_moment", "actuator_velocity",
@@ -274,8 +281,9 @@ int main(void) {
          "%g; counts, types, ids, addresses exactly\n",
          kTol.floor, kTol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
-  char walker[1024], prim[1024], fly[1024], flycap[1024], gapped[1024];
+  char walker[1024], limits[1024], prim[1024], fly[1024], flycap[1024], gapped[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
+  snprintf(limits, sizeof limits, "%s", fs_test_model("cuda_efc_limits.xml"));
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
   snprintf(flycap, sizeof flycap, "%s", fs_test_asset("capsule.mjb"));
@@ -292,6 +300,11 @@ int main(void) {
       {"walker, impratio 3, refsafe off", walker, mjDSBL_REFSAFE, 0, -1, 3, 8, 1.0, walk},
       {"walker, override", walker, 0, mjENBL_OVERRIDE, mjJAC_SPARSE, 0, 6, 1.0, walk},
       {"walker, constraints off", walker, mjDSBL_CONSTRAINT, 0, -1, 0, 2, 1.0, walk},
+      {"walker, limits and friction loss", limits, 0, 0, -1, 0, 24, 1.0, walk},
+      {"walker, limits and friction loss, sparse", limits, 0, 0, mjJAC_SPARSE, 0, 12, 1.0, walk},
+      {"walker, friction loss, limits off", limits, mjDSBL_LIMIT, 0, -1, 0, 6, 1.0, walk},
+      {"walker, limits, friction loss off", limits, mjDSBL_FRICTIONLOSS, 0, mjJAC_SPARSE, 0, 6, 1.0,
+       walk},
       {"primitives", prim, 0, 0, -1, 0, 12, 1.0, prim_noise},
       {"NeuroMechFly, meshes", fly, 0, 0, -1, 0, 12, 5.0, fly_noise},
       {"NeuroMechFly, meshes, impedance transition", fly, 0, 0, -1, 0, 8, 5.0, fly_imp},

@@ -1,7 +1,8 @@
 // The constraint solver (common/engine/stage_solver.h: warm start, islands, Newton;
 // common/engine/stage_noslip.h: noslip and the dual finish) against MuJoCo's mj_fwdConstraint,
 // on NeuroMechFly (meshes, capsules) and our own models (tests/models/cuda_efc_walker.xml:
-// two trees, so two islands; cuda_contact_primitives.xml: six; cuda_tethered.xml: two
+// two trees, so two islands; cuda_efc_limits.xml: the walker with joint limits and dof
+// friction loss; cuda_contact_primitives.xml: six; cuda_tethered.xml: two
 // legs, each a tree under a mocap thorax, no free joint).
 //
 // Worlds, every one its own MuJoCo state (seeded, printed): common/parity/contacts.h's
@@ -544,8 +545,9 @@ int main(void) {
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "max(%g, %g x MuJoCo's own spread)\n",
          kTol.floor, kTol.rel, FSH_FLOOR_RATIO);
-  char walker[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
+  char walker[1024], limits[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
+  snprintf(limits, sizeof limits, "%s", fs_test_model("cuda_efc_limits.xml"));
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
   snprintf(tethered, sizeof tethered, "%s", fs_test_model("cuda_tethered.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
@@ -572,6 +574,14 @@ int main(void) {
       {"walker, sparse, no warm start", walker, mjDSBL_WARMSTART, mjJAC_SPARSE, -1, 6, 1.0, walk, 0,
        20, 0},
       {"walker (dense Jacobian)", walker, 0, -1, 3, 12, 1.0, walk, 0, 20, 0},
+      // friction-loss rows (linear beyond their bound) and joint limits
+      {"walker, limits and friction loss, sparse", limits, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0,
+       20, SUBSET_LANES | SUBSET_SMALL},
+      {"walker, limits and friction loss (dense)", limits, 0, -1, -1, 12, 1.0, walk, 0, 20, 0},
+      {"walker, limits and friction loss, islands off", limits, mjDSBL_ISLAND, mjJAC_SPARSE, -1, 9,
+       1.0, walk, 0, 20, 0},
+      {"walker, limits and friction loss, no warm start", limits, mjDSBL_WARMSTART, mjJAC_SPARSE,
+       -1, 6, 1.0, walk, 0, 20, 0},
       {"primitives, sparse", prim, 0, mjJAC_SPARSE, 3, 12, 1.0, prim_noise, 0, 20, SUBSET_SMALL},
       {"tethered limb (mocap), sparse", tethered, 0, mjJAC_SPARSE, 3, 12, 1.0, tether_noise, 0, 20,
        0},
