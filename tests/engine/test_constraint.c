@@ -300,17 +300,18 @@ int main(void) {
       {"walker, impratio 3, refsafe off", walker, mjDSBL_REFSAFE, 0, -1, 3, 8, 1.0, walk},
       {"walker, override", walker, 0, mjENBL_OVERRIDE, mjJAC_SPARSE, 0, 6, 1.0, walk},
       {"walker, constraints off", walker, mjDSBL_CONSTRAINT, 0, -1, 0, 2, 1.0, walk},
-      {"walker, limits and friction loss", limits, 0, 0, -1, 0, 24, 1.0, walk},
-      {"walker, limits and friction loss, sparse", limits, 0, 0, mjJAC_SPARSE, 0, 12, 1.0, walk},
-      {"walker, friction loss, limits off", limits, mjDSBL_LIMIT, 0, -1, 0, 6, 1.0, walk},
-      {"walker, limits, friction loss off", limits, mjDSBL_FRICTIONLOSS, 0, mjJAC_SPARSE, 0, 6, 1.0,
-       walk},
       {"primitives", prim, 0, 0, -1, 0, 12, 1.0, prim_noise},
       {"NeuroMechFly, meshes", fly, 0, 0, -1, 0, 12, 5.0, fly_noise},
       {"NeuroMechFly, meshes, impedance transition", fly, 0, 0, -1, 0, 8, 5.0, fly_imp},
       {"NeuroMechFly, capsules", flycap, 0, 0, -1, 0, 8, 5.0, fly_noise},
       // FlyGym's gapped terrain: capsule-box contacts, the fly geom first (its rows negated)
       {"gapped terrain, capsules", gapped, 0, 0, -1, 0, 8, 5.0, fly_noise},
+      // friction-loss rows and joint limits (appended: the cases above keep their seeds)
+      {"walker, limits and friction loss", limits, 0, 0, -1, 0, 24, 1.0, walk},
+      {"walker, limits and friction loss, sparse", limits, 0, 0, mjJAC_SPARSE, 0, 12, 1.0, walk},
+      {"walker, friction loss, limits off", limits, mjDSBL_LIMIT, 0, -1, 0, 6, 1.0, walk},
+      {"walker, limits, friction loss off", limits, mjDSBL_FRICTIONLOSS, 0, mjJAC_SPARSE, 0, 6, 1.0,
+       walk},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)

@@ -34,11 +34,11 @@ static void unsupported_model(void) {
   CHECK_CONTAINS(err.msg, "fluid forces");
   CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
   CHECK_CONTAINS(err.msg, "gravity compensation on 1 body");
-  CHECK_CONTAINS(err.msg,
-                 "joint limits (the solver implements contact rows only) on 1 joint (first: "
-                 "'ja'");
-  CHECK_CONTAINS(err.msg, "dof friction loss (the solver implements contact rows only) on 1 "
-                          "joint (first: 'ja'");
+  CHECK_CONTAINS(err.msg, "ball joint limits (the rows implement hinge and slide limits) on 1 "
+                          "joint (first: 'jb'");
+  CHECK_CONTAINS(err.msg, "dof friction loss with noslip (noslip implements contact rows only) "
+                          "on 1 joint (first: 'ja'");
+  CHECK(strstr(err.msg, "'ja', id 0); fix: remove the") == NULL); // ja's hinge limit is fine
   CHECK_CONTAINS(err.msg, "tendon forces");
   CHECK_CONTAINS(err.msg, "active equality constraints");
   CHECK_CONTAINS(err.msg, "transmissions other than a hinge/slide joint or a body (adhesion) on 2 "
@@ -54,20 +54,19 @@ static void unsupported_model(void) {
   mj_deleteModel(m);
 }
 
-// A tethered model: the mocap body and the trees under it are accepted; what remains
-// unsupported (a weld to the mocap body, a joint range) is listed in one error.
+// A tethered model: the mocap body, the trees under it and a hinge's range are accepted;
+// what remains unsupported (a weld to the mocap body) is listed.
 static void tethered_unsupported(void) {
   const char* path = fs_test_model("cuda_tethered_unsupported.xml");
   mjModel* m = fs_test_load_model(path);
   fsError err = {{0}, FS_OK};
   CHECK(fs_model_support(m, path, &err) == -1);
   printf("%s\n", err.msg);
-  CHECK_CONTAINS(err.msg, "flysim's engine (host and cuda backends) does not implement 2 features "
+  CHECK_CONTAINS(err.msg, "flysim's engine (host and cuda backends) does not implement 1 feature "
                           "this model uses:");
-  CHECK_CONTAINS(err.msg, "(1) joint limits (the solver implements contact rows only) on 1 joint "
-                          "(first: 'hip', id 0)");
-  CHECK_CONTAINS(err.msg, "(2) active equality constraints (the solver implements contact rows "
+  CHECK_CONTAINS(err.msg, "(1) active equality constraints (the solver implements contact rows "
                           "only) on 1 equality");
+  CHECK(strstr(err.msg, "joint limits") == NULL);
   CHECK(strstr(err.msg, "mocap") == NULL);
   mj_deleteModel(m);
   expect_ok(fs_test_model("cuda_tethered.xml"), 0);
@@ -231,23 +230,20 @@ static void constraint_build(void) {
   m = fs_test_load_model(path);
   CHECK(fs_model_support(m, path, &err) == -1);
   printf("%s\n", err.msg);
-  CHECK_CONTAINS(err.msg, "does not implement 8 features");
+  CHECK_CONTAINS(err.msg, "does not implement 6 features");
   CHECK_CONTAINS(err.msg, "the CG constraint solver");
   CHECK_CONTAINS(err.msg, "elliptic friction cones");
   CHECK_CONTAINS(err.msg, "the exact constraint diagonal (enable flag diagexact)");
   CHECK_CONTAINS(err.msg, "surface velocity on 1 geom (first: 'ball'");
   CHECK_CONTAINS(err.msg, "1 contact pair between bodies without dofs");
-  CHECK_CONTAINS(err.msg, "joint limits (the solver implements contact rows only) on 1 joint "
-                          "(first: 'hinge'");
-  CHECK_CONTAINS(err.msg, "dof friction loss (the solver implements contact rows only) on 1 "
-                          "joint");
+  CHECK(strstr(err.msg, "joint limits") == NULL && strstr(err.msg, "friction loss") == NULL);
   CHECK_CONTAINS(err.msg, "active equality constraints");
   mj_deleteModel(m);
 }
 
 // A model whose contacts come from contype/conaffinity alone (no <pair>), under the
-// elliptic cone and PGS, with a joint limit: one message lists the broadphase, the solver,
-// the cone and the limit together, not the solver and the cone only once pairs are added
+// elliptic cone and PGS, with a joint limit: one message lists the broadphase, the solver
+// and the cone together, not the solver and the cone only once pairs are added
 // (issue 46).
 static void all_at_once(void) {
   char path[512];
@@ -261,15 +257,14 @@ static void all_at_once(void) {
   mjModel* m = fs_test_load_model(path);
   fsError err = {{0}, FS_OK};
   CHECK(fs_model_support(m, path, &err) == -1);
-  CHECK_CONTAINS(err.msg, "does not implement 4 features");
+  CHECK_CONTAINS(err.msg, "does not implement 3 features");
   CHECK_CONTAINS(err.msg, "the PGS constraint solver");
   CHECK_CONTAINS(err.msg, "elliptic friction cones");
   CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
-  CHECK_CONTAINS(err.msg, "joint limits");
   // contacts off: the limit's rows still meet the solver, not the cone
   m->opt.disableflags |= mjDSBL_CONTACT;
   CHECK(fs_model_support(m, path, &err) == -1);
-  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg, "does not implement 1 feature");
   CHECK_CONTAINS(err.msg, "the PGS constraint solver");
   CHECK(strstr(err.msg, "elliptic") == NULL);
   // no rows at all: neither matters
@@ -288,6 +283,7 @@ int main(void) {
   expect_ok(fs_test_model("cuda_chain.xml"), 0);
   expect_ok(fs_test_model("cuda_free.xml"), 0);
   expect_ok(fs_test_model("cuda_limb.xml"), 0);
+  expect_ok(fs_test_model("cuda_efc_limits.xml"), 0); // limits and friction loss
   // the limb's contacts are off by its own flag; switched back on, its geoms would
   // collide by contype/conaffinity (no broadphase): refused
   mjModel* m = fs_test_load_model(fs_test_model("cuda_limb.xml"));
