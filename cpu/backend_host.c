@@ -396,6 +396,11 @@ static void describe(const Host* h, char* out, size_t n) {
     snprintf(out + k, n - k,
              ", spring stiffness and damping x (1 + %g) by FLYSIM_PERTURB_PASSIVE (a test switch)",
              h->perturb);
+  const char* rows = getenv("FLYSIM_PERTURB_ROWS");
+  k = (int)strlen(out);
+  if (rows && *rows && (size_t)k < n)
+    snprintf(out + k, n - k, ", constraint rows broken by FLYSIM_PERTURB_ROWS=%s (a test switch)",
+             rows);
 }
 
 static int host_info(void* self, fsBatchInfo* out, fsError* err) {

@@ -8,6 +8,23 @@
 
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
   *x = 0;
+  const char* rows = getenv("FLYSIM_PERTURB_ROWS");
+  if (rows && *rows) {
+    if (!strcmp(rows, "limits")) {
+      for (int j = 0; j < m->njnt; j++) {
+        fsReal lo = m->jnt_range[2 * j];
+        m->jnt_range[2 * j] = m->jnt_range[2 * j + 1];
+        m->jnt_range[2 * j + 1] = lo;
+      }
+    } else if (!strcmp(rows, "frictionloss")) {
+      for (int i = 0; i < m->nv; i++) m->dof_frictionloss[i] = 0;
+    } else {
+      return fs_fail(err,
+                     "FLYSIM_PERTURB_ROWS='%s' is not limits or frictionloss; fix: unset it (it "
+                     "is a test switch)",
+                     rows);
+    }
+  }
   const char* s = getenv("FLYSIM_PERTURB_PASSIVE");
   if (!s || !*s) return 0;
   char* end;

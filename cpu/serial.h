@@ -52,6 +52,9 @@ const char* fs_serial_real_name(void);
 /// deliberately wrong passive force (and implicit damping) that `flysim compare` and its
 /// --stages must catch. *x is the change (0: unset, m untouched); -1 with the fix for a bad
 /// value. The host backend applies it to its models, the host runner to the stages'.
+/// FLYSIM_PERTURB_ROWS=limits (every limited joint's range reversed: a limit's sign
+/// flipped) or frictionloss (every dof's friction-loss bound dropped) breaks the
+/// constraint rows too (the host backend names it in its description).
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);
 
 #ifdef __cplusplus

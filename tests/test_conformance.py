@@ -9,6 +9,8 @@ MuJoCo's own floor (float64: one ulp, float32: the f32-step floor; the bound 3x 
 with no new problem worlds. Two variants of each model:
 
   as is          every constraint and contact MuJoCo makes;
+  no contacts    contacts disabled (--disable contact): joint limits, friction loss and
+                 the other constraint rows with MuJoCo's solver;
   smooth         MuJoCo's constraint solver disabled (--disable constraint): the smooth
                  dynamics of every model flysim's stages can step.
 
@@ -17,8 +19,11 @@ Where flysim's engine refuses a model, the refusal must be the model check's one
 other error fails. The test prints one line a model and variant and fails on a failed
 comparison, an unexpected error, or fewer models compared than MIN_COMPARED (so that a
 feature lost shows; raise them as features land). Last, a deliberately broken host
-stepper (FLYSIM_PERTURB_PASSIVE: its joint damping and stiffness scaled by 1e-6) must fail
-on the models with damping.
+stepper must fail: FLYSIM_PERTURB_PASSIVE (its joint damping and stiffness scaled by 1e-6) on
+the models with damping, FLYSIM_PERTURB_ROWS=limits (joint ranges reversed: a limit's sign
+flipped) on models with limits, =frictionloss (friction-loss bounds dropped) on our
+walker with friction loss (tests/models/cuda_efc_limits.xml: the suite's one friction-loss
+dof, finger's spinner, moves only when touched).
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -37,11 +42,17 @@ FLYSIM = sys.argv[1]
 SMALL = os.environ.get("FLYSIM_TEST_SMALL") == "1"
 STEPS, WORLDS = (200 if SMALL else 1000), 2
 PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
-VARIANTS = {"as is": [], "smooth": ["--disable", "constraint"]}
+VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
+            "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 2, "smooth": 10}
-# Models of the smooth variant whose joints have damping: the broken stepper must fail there.
-BROKEN = ("cheetah", "walker")
+MIN_COMPARED = {"as is": 2, "no contacts": 9, "smooth": 10}
+# Broken steppers (test switch, value, variant) and the models where each must fail: joint
+# damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is).
+OUR_LIMITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models",
+                          "cuda_efc_limits.xml")
+BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
+          ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
+          ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -101,16 +112,18 @@ def main():
         print(f"{variant}: {len(names)} of {len(models)} models compared: {' '.join(sorted(names))}")
         check(len(names) >= MIN_COMPARED[variant],
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
-    print("--- a deliberately broken host stepper (FLYSIM_PERTURB_PASSIVE=1e-6)")
-    for name in BROKEN:
-        model = os.path.join(suite_dir(), name + ".xml")
-        rc, out, err = compare(model, "f64", VARIANTS["smooth"],
-                               env={"FLYSIM_PERTURB_PASSIVE": "1e-6"})
-        s = cliutil.summary(out) if rc in (0, 3) else {}
-        print(f"{name:14s} f64  exit {rc}, ratio {s.get('ratio')}: "
-              f"{'caught' if rc == 3 else 'MISSED'}")
-        check(rc == 3 and s.get("verdict") == "fail",
-              f"{name}: the broken stepper fails compare (exit {rc}, {s})")
+    for switch, value, variant, names in BROKEN:
+        print(f"--- a deliberately broken host stepper ({switch}={value}, {variant})")
+        for name in names:
+            model = name if name.endswith(".xml") else os.path.join(suite_dir(), name + ".xml")
+            name = os.path.basename(model)[:-4]
+            rc, out, err = compare(model, "f64", VARIANTS[variant], env={switch: value})
+            s = cliutil.summary(out) if rc in (0, 3) else {}
+            print(f"{name:14s} f64  exit {rc}, ratio {s.get('ratio')}: "
+                  f"{'caught' if rc == 3 else 'MISSED'}")
+            check(rc == 3 and s.get("verdict") == "fail",
+                  f"{name}: the broken stepper ({switch}={value}) fails compare (exit {rc}, "
+                  f"{first_line(err) or s})")
     cliutil.finish("test_conformance")
 
 

@@ -46,8 +46,12 @@ static const char* name_of(const mjModel* m, int type, int id) {
 static void problem_found(Problems* p, const mjModel* m, const Found* f, int type, const char* what,
                           const char* fix) {
   if (!f->count) return;
-  problem(p, "%s on %d %s%s (first: '%s', id %d); fix: %s", what, f->count, mju_type2Str(type),
-          f->count == 1 ? "" : "s", name_of(m, type, f->first), f->first, fix);
+  const char* noun = mju_type2Str(type);
+  size_t len = strlen(noun);
+  int y = f->count > 1 && len > 0 && noun[len - 1] == 'y'; // equality -> equalities
+  problem(p, "%s on %d %.*s%s (first: '%s', id %d); fix: %s", what, f->count,
+          (int)(y ? len - 1 : len), noun, f->count == 1 ? "" : (y ? "ies" : "s"),
+          name_of(m, type, f->first), f->first, fix);
 }
 
 #define FS_STR2(x) #x
