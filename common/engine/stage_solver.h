@@ -512,8 +512,8 @@ typedef struct fsLinePoint {
 } fsLinePoint;
 
 /// The line search's state: the Gauss quadratic's terms, the gradient tolerance,
-/// evaluations so far; whether the world has friction-loss or limit rows (rows with
-/// their own terms: only those models pay for them).
+/// evaluations so far; the world's friction-loss and limit rows (nefc_dof: the first rows,
+/// with their own terms).
 typedef struct fsLineSearch {
   fsSol qg1, qg2, gtol;
   int neval, dofrows;
@@ -538,48 +538,63 @@ FS_HD fsSol fsi_friction_cost_dif(fsSol start, fsSol x, fsSol f, fsSol Rf, fsSol
   return fsi_friction_cost(x, f, Rf, D) - fsi_friction_cost(start, f, Rf, D);
 }
 
+/// PrimalEval's terms of an inequality row (a limit, a contact's): its quadratic where
+/// active at alpha (x < 0), less its cost at 0.
+FS_HD void fsi_ls_inequality(const fsSol* quad, fsSol start, fsSol x, fsSol* cost, fsSol* q0,
+                             fsSol* q1, fsSol* q2) {
+  fsSol cost0 = start < 0 ? quad[0] : 0;
+  if (x < 0) {
+    *q0 += quad[0] - cost0;
+    *q1 += quad[1];
+    *q2 += quad[2];
+  } else {
+    *cost -= cost0;
+  }
+}
+
 /// PrimalEval: the cost change at p->alpha along the search and its derivatives: the
 /// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
 /// cost at 0; a friction-loss row's Huber cost change and derivatives apart (added first,
-/// as MuJoCo's). Lanes over rows, sums added in row order on one lane.
+/// as MuJoCo's). The friction-loss and limit rows (the first nefc_dof) in a loop of their
+/// own, so that models without them run the contacts' loop alone. Lanes over rows, sums
+/// added in row order on one lane.
 FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
   fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
-  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+  int split = is->r0 > ls->dofrows ? is->r0 : (is->r1 < ls->dofrows ? is->r1 : ls->dofrows);
+  FS_FOR_LANE_RANGE(r, is->r0, split) { // friction loss, limits
     if (!fsi_in_island(d, is, r)) continue;
-    const fsSol* quad = d->sol_quad + 3 * r;
     fsSol start = d->sol_Jaref[r], dir = d->sol_Jv[r], x = start + alpha * dir;
-    if (ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
-      fsSol f = d->efc_frictionloss[r], D = d->efc_D[r], Rf = d->efc_R[r] * f;
-      cost += fsi_friction_cost_dif(start, x, f, Rf, D);
-      if (-Rf < x && x < Rf) {
-        f0 += D * x * dir;
-        f1 += D * dir * dir;
-      } else {
-        f0 += x <= -Rf ? -f * dir : f * dir;
-      }
+    if (d->efc_type[r] != FS_CNSTR_FRICTION_DOF) {
+      fsi_ls_inequality(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
       continue;
     }
-    fsSol cost0 = start < 0 ? quad[0] : 0;
-    if (x < 0) {
-      q0 += quad[0] - cost0;
-      q1 += quad[1];
-      q2 += quad[2];
+    fsSol f = d->efc_frictionloss[r], D = d->efc_D[r], Rf = d->efc_R[r] * f;
+    cost += fsi_friction_cost_dif(start, x, f, Rf, D);
+    if (-Rf < x && x < Rf) {
+      f0 += D * x * dir;
+      f1 += D * dir * dir;
     } else {
-      cost -= cost0;
+      f0 += x <= -Rf ? -f * dir : f * dir;
     }
+  }
+  FS_FOR_LANE_RANGE(r, split, is->r1) { // contacts
+    if (!fsi_in_island(d, is, r)) continue;
+    fsSol start = d->sol_Jaref[r];
+    fsi_ls_inequality(d->sol_quad + 3 * r, start, start + alpha * d->sol_Jv[r], &cost, &q0, &q1,
+                      &q2);
   }
   cost = fs_lane_sum(cost);
   q0 = fs_lane_sum(q0);
   q1 = fs_lane_sum(q1);
   q2 = fs_lane_sum(q2);
-  if (ls->dofrows) {
-    f0 = fs_lane_sum(f0);
-    f1 = fs_lane_sum(f1);
-  }
   p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
-  p->d0 = f0 + (2 * alpha * q2 + q1);
-  p->d1 = f1 + 2 * q2;
+  p->d0 = 2 * alpha * q2 + q1;
+  p->d1 = 2 * q2;
+  if (ls->dofrows) { // MuJoCo's derivatives: the friction-loss rows' sums, then the quadratic
+    p->d0 = fs_lane_sum(f0) + p->d0;
+    p->d1 = fs_lane_sum(f1) + p->d1;
+  }
   if (p->d1 <= 0) p->d1 = FS_SOL_MINVAL; // not convex: SHOULD NOT OCCUR (MuJoCo warns)
   ls->neval++;
 }
@@ -639,7 +654,7 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   *improvement = 0;
   fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
   if (snorm < FS_SOL_MINVAL) return 0;
-  fsLineSearch ls = {0, 0, tolerance * snorm / is->scale, 0, d->nefc_dof[0] > 0};
+  fsLineSearch ls = {0, 0, tolerance * snorm / is->scale, 0, d->nefc_dof[0]};
   fsLayout LM = fsi_layout_M(m);
   fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
