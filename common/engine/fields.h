@@ -138,6 +138,9 @@ enum {
   X(nhlevel)     /* depths of the dof tree (flysim) */                                             \
   X(nhleveladr)  /* nhlevel + 1 */                                                                 \
   X(npairnv)     /* npair * nv when there are constraint rows, else 0 (flysim) */                  \
+  X(ncone)       /* nconmax under the elliptic cone with contact rows, else 0 (flysim) */          \
+  X(nLcone)      /* nL under the elliptic cone with contact rows, else 0 */                        \
+  X(nconeJ)      /* 6 * nv under the elliptic cone with contact rows, else 0 */                    \
   X(one)         /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
@@ -330,6 +333,7 @@ typedef struct fsModel {
   int nslot;               // contact slots per candidate pair: the largest pair_maxcon
   int ndofrow;             // friction-loss and limit rows a world may make (before contacts)
   int dofrow_adr;          // their one-dof chains: pair_dof[dofrow_adr + j] = j (ndofrow > 0)
+  int elliptic;            // opt.cone elliptic: a contact of condim d > 1 makes d rows
   fsReal grid_lo[2];       // static geoms' grid (collision_cull.h): its low corner in x, y,
   fsReal grid_inv[2];      //   1 / cell size,
   int grid_n[2];           //   cells along x, y (ngrid = grid_n[0] * grid_n[1]),
@@ -389,7 +393,8 @@ enum {
   FS_CNSTR_FRICTION_DOF = 1,
   FS_CNSTR_LIMIT_JOINT = 3,
   FS_CNSTR_CONTACT_FRICTIONLESS = 5,
-  FS_CNSTR_CONTACT_PYRAMIDAL = 6
+  FS_CNSTR_CONTACT_PYRAMIDAL = 6,
+  FS_CNSTR_CONTACT_ELLIPTIC = 7
 };
 
 /// Constraint states (mjtConstraintState): a friction-loss row is linear beyond its bound.
@@ -397,7 +402,8 @@ enum {
   FS_CNSTRSTATE_SATISFIED = 0,
   FS_CNSTRSTATE_QUADRATIC = 1,
   FS_CNSTRSTATE_LINEARNEG = 2,
-  FS_CNSTRSTATE_LINEARPOS = 3
+  FS_CNSTRSTATE_LINEARPOS = 3,
+  FS_CNSTRSTATE_CONE = 4 // an elliptic contact in the cone's middle zone
 };
 
 /// What went wrong in a world's solve (solver_error bits); MuJoCo stops with an error.
@@ -536,6 +542,9 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(double, sol_dense, nv, 1, CONSTRAINT, SCRATCH)      /* Cholesky scratch (dense row, diag) */   \
   X(double, sol_H, nH, 1, CONSTRAINT, SCRATCH)          /* Hessian M + J'DJ (H_* layout) */        \
   X(double, sol_L, nL, 1, CONSTRAINT, SCRATCH)          /* its factor (L'L; nefcD: LL') */         \
+  X(double, sol_Lcone, nLcone, 1, CONSTRAINT, SCRATCH)  /* ... with the cones' Hessians added */   \
+  X(double, sol_coneH, ncone, 36, CONSTRAINT, SCRATCH)  /* a contact's cone Hessian (dim, dim) */  \
+  X(double, sol_coneJ, nconeJ, 1, CONSTRAINT, SCRATCH)  /* L' J of a cone's rows (dim, columns) */ \
   X(double, noslip_Y, nefcJ, 1, CONSTRAINT, SCRATCH)    /* rows of J * M^-1/2 (efc_J's layout) */  \
   X(double, noslip_u, nv, 1, CONSTRAINT, SCRATCH)       /* Y' * force */                           \
   X(double, noslip_sqrtinv, nv, 1, CONSTRAINT, SCRATCH) /* 1 / sqrt(D) of M's L'DL factor */       \

@@ -323,19 +323,9 @@ FS_HD void fsi_chol_solve(const fsLayout* L, const fsSol* F, const fsSol* vec, f
   }
 }
 
-/// F' F +- x x' in place (mju_cholUpdateSparse) for x = scl * v: v has n non-zeros at
-/// dofs ind (increasing); rows from the last of them down to d0, each with x's entry
-/// non-zero rotated into F by a Givens rotation (lanes over the row's entries). dense is
-/// scratch. Returns 1 (every lane) if a diagonal was clamped at mjMINVAL (MuJoCo's
-/// rank loss: the caller refactors).
-FS_HD int fsi_chol_update(const fsLayout* L, fsSol* F, const fsReal* v, fsSol scl, const int* ind,
-                          int n, int plus, fsSol* dense, int d0) {
-  if (n == 0) return 0;
-  int start = ind[n - 1], bad = 0;
-  FS_FOR_LANE(t, start + 1 - d0) dense[d0 + t] = 0;
-  FS_SYNC();
-  FS_FOR_LANE(k, n) dense[ind[k]] = v[k] * scl;
-  FS_SYNC();
+/// The rotations of fsi_chol_update for x already in dense (rows d0..start, zero elsewhere).
+FS_HD int fsi_chol_rotate(const fsLayout* L, fsSol* F, int start, int plus, fsSol* dense, int d0) {
+  int bad = 0;
   for (int row = start; row >= d0; row--) {
     fsSol xr = dense[row];
     if (xr == 0) continue; // every lane reads the same value
@@ -359,6 +349,34 @@ FS_HD int fsi_chol_update(const fsLayout* L, fsSol* F, const fsReal* v, fsSol sc
   }
   FS_SYNC(); // the rows skipped above were read without one
   return bad;
+}
+
+/// F' F +- x x' in place (mju_cholUpdateSparse) for x = scl * v: v has n non-zeros at
+/// dofs ind (increasing); rows from the last of them down to d0, each with x's entry
+/// non-zero rotated into F by a Givens rotation (lanes over the row's entries). dense is
+/// scratch. Returns 1 (every lane) if a diagonal was clamped at mjMINVAL (MuJoCo's
+/// rank loss: the caller refactors).
+FS_HD int fsi_chol_update(const fsLayout* L, fsSol* F, const fsReal* v, fsSol scl, const int* ind,
+                          int n, int plus, fsSol* dense, int d0) {
+  if (n == 0) return 0;
+  int start = ind[n - 1];
+  FS_FOR_LANE(t, start + 1 - d0) dense[d0 + t] = 0;
+  FS_SYNC();
+  FS_FOR_LANE(k, n) dense[ind[k]] = v[k] * scl;
+  FS_SYNC();
+  return fsi_chol_rotate(L, F, start, plus, dense, d0);
+}
+
+/// fsi_chol_update for x = v in the solver's real (a cone's rows of L' J), added.
+FS_HD int fsi_chol_update_sol(const fsLayout* L, fsSol* F, const fsSol* v, const int* ind, int n,
+                              fsSol* dense, int d0) {
+  if (n == 0) return 0;
+  int start = ind[n - 1];
+  FS_FOR_LANE(t, start + 1 - d0) dense[d0 + t] = 0;
+  FS_SYNC();
+  FS_FOR_LANE(k, n) dense[ind[k]] = v[k];
+  FS_SYNC();
+  return fsi_chol_rotate(L, F, start, 1, dense, d0);
 }
 
 #endif

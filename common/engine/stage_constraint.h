@@ -23,13 +23,15 @@
 #include "common/engine/fields.h"
 #include "common/engine/linalg.h"
 #include "common/engine/spatial.h"
+#include "common/engine/stage_collision.h" // fsi_pair_solreffriction
 
 #define FS_MINIMP ((fsReal)0.0001) // mjMINIMP: smallest impedance
 #define FS_MAXIMP ((fsReal)0.9999) // mjMAXIMP: largest impedance
 
-/// Rows of a contact of condim dim under the pyramidal cone.
-FS_HD int fsi_contact_rows(int dim) {
-  return dim == 1 ? 1 : 2 * (dim - 1);
+/// Rows of a contact of condim dim: the normal for condim 1; else under the pyramidal cone
+/// 2 (dim - 1) edges, under the elliptic cone dim (normal, tangents, spin, rolling).
+FS_HD int fsi_contact_rows(const fsModel* m, int dim) {
+  return dim == 1 ? 1 : (m->elliptic ? dim : 2 * (dim - 1));
 }
 
 FS_HD fsReal fsi_max(fsReal a, fsReal b) {
@@ -84,8 +86,8 @@ FS_HD void fsi_contact_jac_col(const fsModel* m, const fsData* d, int c, int dof
 /// the Jacobian difference (geom 2's body minus geom 1's; one of them static) turned
 /// into the contact frame (mj_instantiateContact: normal and tangents from the
 /// translation, spin and rolling from the rotation), then the pyramid's edges
-/// normal + mu_k * direction k and normal - mu_k * direction k (mju_addScl), or the
-/// normal alone for condim 1.
+/// normal + mu_k * direction k and normal - mu_k * direction k (mju_addScl); the frame's
+/// rows themselves under the elliptic cone, the normal alone for condim 1.
 FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
   int p = d->contact_pair[c], dim = d->contact_dim[c], nv = m->pair_nv[p];
   const int* chain = m->pair_dof + m->pair_dofadr[p];
@@ -99,8 +101,8 @@ FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
     for (int i = 0; i < (dim > 1 ? 3 : 1); i++) jac[i] = fsi_frame_dot(f + 3 * i, jp);
     for (int i = 0; i < dim - 3; i++) jac[3 + i] = fsi_frame_dot(f + 3 * i, jr);
     fsReal* J = d->efc_J + (size_t)adr * m->njmax + k;
-    if (dim == 1) {
-      J[0] = jac[0];
+    if (dim == 1 || m->elliptic) {
+      for (int j = 0; j < dim; j++) J[(size_t)j * m->njmax] = jac[j];
       continue;
     }
     FS_IVDEP // the rows apart (njmax > 0)
@@ -196,8 +198,60 @@ FS_HD void fsi_impedance(const fsReal s[5], fsReal pos, fsReal margin, fsReal ou
 /// solref), imp, imp'; R = (1 - imp) / imp * diagA, for a pyramid the normal's R
 /// turned into MuJoCo's common R = 2 mu^2 R (mu = friction[0] * sqrt(1 / impratio),
 /// contact_mu); D = 1 / R; efc_diagA = R * imp / (1 - imp).
+/// fsi_contact_impedance under the elliptic cone (condim > 1): the normal's R from
+/// mj_diagApprox (both bodies' translational body_invweight0), imp and imp' from the
+/// distance, for every row; R_1 = R_0 / impratio, mu = friction[0] sqrt(R_1 / R_0)
+/// (contact_mu), R_k = R_1 friction[0]^2 / friction[k-1]^2 beyond; K and B from solref on
+/// the normal, K = 0 and B from solreffriction (solref where it is 0 0) on the others;
+/// the distance and margin on the normal alone.
+FS_HD void fsi_cone_impedance(const fsModel* m, fsData* d, int c, int adr) {
+  int dim = d->contact_dim[c];
+  fsReal tran = 0;
+  for (int s = 0; s < 2; s++)
+    tran += m->body_invweight0[2 * m->geom_bodyid[d->contact_geom[2 * c + s]]];
+  const fsReal* fr = d->contact_friction + 5 * c;
+  fsReal ref[2], reff[2], sol[5], imp[2];
+  fsi_contact_solparam(m, d, c, ref, sol);
+  for (int k = 0; k < FS_NREF; k++) // contact_solreffriction's (whose life ends at collision)
+    reff[k] = fsi_pair_solreffriction(m, d->contact_pair[c], k);
+  if ((reff[0] > 0) != (reff[1] > 0)) reff[0] = reff[1] = 0; // mixed: MuJoCo's default 0 0
+  if (!(m->disableflags & FS_DSBL_REFSAFE) && reff[0] > 0)
+    reff[0] = fsi_max(reff[0], 2 * (fsReal)m->timestep);
+  const fsReal* fref = reff[0] != 0 || reff[1] != 0 ? reff : ref;
+  fsReal pos = d->contact_dist[c], margin = d->contact_includemargin[c];
+  fsi_impedance(sol, pos, margin, imp);
+  fsReal R0 = fsi_max(FS_MINVAL, (1 - imp[0]) * tran / imp[0]);
+  fsReal R1 = R0 / fsi_max(FS_MINVAL, m->impratio);
+  d->contact_mu[c] = fr[0] * fs_sqrt(R1 / R0);
+  fsReal K = fsi_row_stiffness(ref, sol), B = fsi_row_damping(ref, sol);
+  fsReal Bf = fsi_row_damping(fref, sol);
+  int nnz = m->pair_nv[d->contact_pair[c]], coladr = m->pair_dofadr[d->contact_pair[c]];
+  for (int k = 0; k < dim; k++) {
+    int r = adr + k;
+    fsReal R = k == 0 ? R0 : (k == 1 ? R1 : R1 * fr[0] * fr[0] / (fr[k - 1] * fr[k - 1]));
+    d->efc_KBIP[4 * r] = k ? 0 : K;
+    d->efc_KBIP[4 * r + 1] = k ? Bf : B;
+    d->efc_KBIP[4 * r + 2] = imp[0];
+    d->efc_KBIP[4 * r + 3] = imp[1];
+    d->efc_R[r] = R;
+    d->efc_D[r] = 1 / R;
+    d->efc_diagA[r] = R * imp[0] / (1 - imp[0]);
+    d->efc_pos[r] = k ? 0 : pos;
+    d->efc_margin[r] = k ? 0 : margin;
+    d->efc_frictionloss[r] = 0;
+    d->efc_type[r] = FS_CNSTR_CONTACT_ELLIPTIC;
+    d->efc_id[r] = c;
+    d->efc_J_rownnz[r] = nnz;
+    d->efc_J_coladr[r] = coladr;
+  }
+}
+
 FS_HD void fsi_contact_impedance(const fsModel* m, fsData* d, int c, int adr) {
-  int dim = d->contact_dim[c], nrow = fsi_contact_rows(dim);
+  int dim = d->contact_dim[c], nrow = fsi_contact_rows(m, dim);
+  if (m->elliptic && dim > 1) {
+    fsi_cone_impedance(m, d, c, adr);
+    return;
+  }
   fsReal tran = 0;
   for (int s = 0; s < 2; s++)
     tran += m->body_invweight0[2 * m->geom_bodyid[d->contact_geom[2 * c + s]]];
@@ -333,7 +387,7 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
     int n = on && m->ndofrow ? fsi_dof_rows(m, d) : 0, lost = 0;
     d->nefc_dof[0] = n;
     for (int c = 0; c < ncon; c++) {
-      int rows = contacts && !d->contact_exclude[c] ? fsi_contact_rows(d->contact_dim[c]) : 0;
+      int rows = contacts && !d->contact_exclude[c] ? fsi_contact_rows(m, d->contact_dim[c]) : 0;
       if (lost || n + rows > m->nefcmax) {
         lost += rows;
         rows = 0;
@@ -356,7 +410,7 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
     fsi_contact_jacobian(m, d, c, adr);
     fsi_contact_impedance(m, d, c, adr);
 #ifdef FS_ONE_LANE
-    if (m->nefcD) fsi_dense_rows(m, d, adr, adr + fsi_contact_rows(d->contact_dim[c]));
+    if (m->nefcD) fsi_dense_rows(m, d, adr, adr + fsi_contact_rows(m, d->contact_dim[c]));
 #endif
   }
   FS_SYNC();
@@ -426,7 +480,8 @@ FS_HD const fsSol* fsi_sol_vec(const fsModel* m, fsData* d, const fsReal* x) {
 
 /// mj_referenceConstraint: efc_vel = J * qvel; efc_aref = -B * vel - K * imp *
 /// (pos - margin); adhesive contacts' rows (contact adhesion, MuJoCo's
-/// mj_adhesionRef) add R * adhesion, spread evenly over a pyramid's edges.
+/// mj_adhesionRef) add R * adhesion: the normal row's (condim 1, the elliptic cone), spread evenly
+/// over a pyramid's edges.
 FS_HD FS_FORCEINLINE void fs_reference_constraint(const fsModel* m, fsData* d) {
   int nefc = m->nefcmax ? d->nefc[0] : 0;
   const fsSol* qvel = fsi_sol_vec(m, d, d->qvel);
@@ -436,10 +491,12 @@ FS_HD FS_FORCEINLINE void fs_reference_constraint(const fsModel* m, fsData* d) {
     fsReal aref = -kbip[1] * vel - kbip[0] * kbip[2] * (d->efc_pos[r] - d->efc_margin[r]);
     int c = d->efc_id[r];
     fsReal adhesion = d->efc_type[r] >= FS_CNSTR_CONTACT_FRICTIONLESS ? d->contact_adhesion[c] : 0;
-    if (adhesion != 0) {
+    if (adhesion != 0) { // the normal row (condim 1, elliptic), or the pyramid's edges
       int dim = d->contact_dim[c];
-      fsReal edge = dim == 1 ? adhesion : adhesion / (2 * (dim - 1));
-      aref += d->efc_R[r] * edge;
+      if (dim == 1 || m->elliptic)
+        aref += r == d->contact_efc_address[c] ? d->efc_R[r] * adhesion : 0;
+      else
+        aref += d->efc_R[r] * (adhesion / (2 * (dim - 1)));
     }
     d->efc_vel[r] = vel;
     d->efc_aref[r] = aref;

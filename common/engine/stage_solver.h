@@ -68,14 +68,16 @@ FS_HD int fsi_row_place(const fsModel* m, const fsData* d, int r, int j) {
   return m->pair_chainpos[fsi_row_pair(d, r) * m->nv + j];
 }
 
-/// mj_constraintUpdate_impl for one row. Friction loss (bound f = efc_frictionloss): linear
+/// mj_constraintUpdate_impl for one row. Friction loss (bound f = efc_frictionloss, read
+/// from the dof's dof_frictionloss: efc_frictionloss's life ends with the rows): linear
 /// with force +f where jar <= -R f, -f where jar >= R f, else quadratic. Limits and contact
 /// rows (pyramidal edge or condim-1 normal): quadratic with force -D jar where jar < 0, else
 /// satisfied with no force. Returns its cost: 0.5 D jar^2 where quadratic, -0.5 R f^2 -+ f
 /// jar where linear.
-FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int* state) {
+FS_HD fsSol fsi_row_update(const fsModel* m, const fsData* d, int r, fsSol jar, fsSol* force,
+                           int* state) {
   if (r < d->nefc_dof[0] && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
-    fsSol f = d->efc_frictionloss[r], R = d->efc_R[r];
+    fsSol f = m->dof_frictionloss[d->efc_id[r]], R = d->efc_R[r];
     if (jar <= -R * f) {
       *force = f;
       *state = FS_CNSTRSTATE_LINEARNEG;
@@ -100,6 +102,81 @@ FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int*
   return 0.5 * d->efc_D[r] * jar * jar;
 }
 
+/// Contact c's mu under the elliptic cone (its rows from r), as fsi_cone_impedance made it
+/// (contact_mu, whose life ends with the rows): friction[0] sqrt(R_1 / R_0).
+FS_HD fsReal fsi_cone_mu(const fsData* d, int r, int c) {
+  return d->contact_friction[5 * c] * fs_sqrt(d->efc_R[r + 1] / d->efc_R[r]);
+}
+
+/// mj_constraintUpdate_impl for elliptic contact c (its rows r, r + 1, ... r + dim - 1: jar
+/// there, forces and states written there): in the cone's space U = (mu jar_0, friction_k
+/// jar_k), N = U_0 and T = |U_1..|: the top zone (N >= mu T) satisfied with no force, the
+/// bottom zone (mu N + T <= 0) quadratic in every row, else the middle zone with cost 0.5
+/// Dm (N - mu T)^2, Dm = D_0 / (mu^2 (1 + mu^2)), and, where H is not NULL (Newton), its
+/// Hessian in the rows' space into H (dim x dim). The cost's terms added to *cost in
+/// MuJoCo's order.
+FS_HD void fsi_cone_update(const fsData* d, int r, int c, const fsSol* jar, fsSol* force,
+                           int* state, fsSol* cost, fsSol* H) {
+  int dim = d->contact_dim[c] < 6 ? d->contact_dim[c] : 6; // 3, 4 or 6 (bounds the arrays)
+  fsSol mu = fsi_cone_mu(d, r, c), U[6] = {0, 0, 0, 0, 0, 0}, fr[5];
+  for (int j = 0; j < dim - 1; j++) fr[j] = d->contact_friction[5 * c + j];
+  for (int j = 0; j < dim; j++) force[r + j] = -d->efc_D[r + j] * jar[r + j];
+  U[0] = jar[r] * mu;
+  for (int j = 1; j < dim; j++) U[j] = jar[r + j] * fr[j - 1];
+  fsSol N = U[0], T = sqrt(fsi_dot_mj(U + 1, U + 1, dim - 1));
+  int st;
+  if (N >= mu * T || (T <= 0 && N >= 0)) { // top zone
+    for (int j = 0; j < dim; j++) force[r + j] = 0;
+    st = FS_CNSTRSTATE_SATISFIED;
+  } else if (mu * N + T <= 0 || (T <= 0 && N < 0)) { // bottom zone
+    for (int j = 0; j < dim; j++) *cost += 0.5 * d->efc_D[r + j] * jar[r + j] * jar[r + j];
+    st = FS_CNSTRSTATE_QUADRATIC;
+  } else { // middle zone
+    fsSol Dm = d->efc_D[r] / (mu * mu * (1 + mu * mu)), NmT = N - mu * T;
+    *cost += 0.5 * Dm * NmT * NmT;
+    force[r] = -Dm * NmT * mu;
+    for (int j = 1; j < dim; j++) force[r + j] = -force[r] / T * U[j] * fr[j - 1];
+    st = FS_CNSTRSTATE_CONE;
+    if (H) { // (1, -mu/T U) first row, mu N / T^3 U U' + (mu^2 - mu N / T) I below, scaled
+      fsSol scl = -mu / T;
+      H[0] = 1;
+      for (int j = 1; j < dim; j++) H[j] = scl * U[j];
+      scl = mu * N / (T * T * T);
+      for (int k = 1; k < dim; k++)
+        for (int j = k; j < dim; j++) H[k * dim + j] = scl * U[j] * U[k];
+      scl = mu * mu - mu * N / T;
+      for (int j = 1; j < dim; j++) H[j * (dim + 1)] += scl;
+      for (int k = 0; k < dim; k++) {
+        scl = Dm * (k == 0 ? mu : fr[k - 1]);
+        for (int j = k; j < dim; j++) H[k * dim + j] *= scl * (j == 0 ? mu : fr[j - 1]);
+      }
+      for (int k = 0; k < dim; k++)
+        for (int j = k + 1; j < dim; j++) H[j * dim + k] = H[k * dim + j];
+    }
+  }
+  for (int j = 0; j < dim; j++) state[r + j] = st;
+}
+
+/// Row r is the first of an elliptic contact's (the one that updates them all): 1; another
+/// of its rows: -1; any other row: 0.
+FS_HD int fsi_cone_row(const fsData* d, int r) {
+  if (d->efc_type[r] != FS_CNSTR_CONTACT_ELLIPTIC) return 0;
+  return d->contact_efc_address[d->efc_id[r]] == r ? 1 : -1;
+}
+
+/// The constraint update of row r (fsi_row_update; an elliptic contact's at its first row,
+/// fsi_cone_update, where H is its cone Hessian or NULL), its cost added to *cost.
+FS_HD void fsi_update_row(const fsModel* m, fsData* d, int r, const fsSol* jar, fsSol* force,
+                          int* state, fsSol* cost, int hessian) {
+  int cone = m->elliptic ? fsi_cone_row(d, r) : 0;
+  if (cone > 0) {
+    int c = d->efc_id[r];
+    fsi_cone_update(d, r, c, jar, force, state, cost, hessian ? d->sol_coneH + 36 * c : NULL);
+  } else if (cone == 0) {
+    *cost += fsi_row_update(m, d, r, jar[r], force + r, state + r);
+  }
+}
+
 /// The transpose of J's sparsity (mju_transposeSparse's structure, no values): for
 /// each dof j the rows that move it, in row order, at [efc_JT_rowadr[j],
 /// + efc_JT_rownnz[j]) of efc_JT_row, with their entries' indices in efc_J (and in
@@ -121,7 +198,7 @@ FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
     int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
     if (r0 < 0) continue;
     const int* chain = m->pair_dof + m->pair_dofadr[p];
-    int rows = fsi_contact_rows(d->contact_dim[c]);
+    int rows = fsi_contact_rows(m, d->contact_dim[c]);
     FS_FOR_LANE(k, m->pair_nv[p]) nnz[chain[k]] += rows;
     FS_SYNC();
   }
@@ -143,7 +220,7 @@ FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
     int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
     if (r0 < 0) continue;
     const int* chain = m->pair_dof + m->pair_dofadr[p];
-    int rows = fsi_contact_rows(d->contact_dim[c]);
+    int rows = fsi_contact_rows(m, d->contact_dim[c]);
     FS_FOR_LANE(k, m->pair_nv[p]) {
       int j = chain[k], q = adr[j] + nnz[j];
       FS_IVDEP // efc_JT_row apart from efc_JT_adr
@@ -234,10 +311,9 @@ FS_HD void fsi_solver_rows(const fsModel* m, fsData* d) {
 
 /// The rows' forces and states for jar (sol_force, efc_state) and their total cost
 /// (mj_constraintUpdate), every lane gets it.
-FS_HD fsSol fsi_update_all(fsData* d, const fsSol* jar) {
+FS_HD fsSol fsi_update_all(const fsModel* m, fsData* d, const fsSol* jar) {
   fsSol cost = 0;
-  FS_FOR_LANE(r, d->nefc[0])
-  cost += fsi_row_update(d, r, jar[r], d->sol_force + r, d->efc_state + r);
+  FS_FOR_LANE(r, d->nefc[0]) fsi_update_row(m, d, r, jar, d->sol_force, d->efc_state, &cost, 0);
   return fs_lane_sum(cost);
 }
 
@@ -256,7 +332,7 @@ FS_HD FS_FORCEINLINE void fsi_warmstart(const fsModel* m, fsData* d) {
   const fsSol* warm = fsi_sol_vec(m, d, d->qacc_warmstart);
   FS_FOR_LANE(r, nefc) d->sol_Jaref[r] = fsi_efc_dot(m, d, r, warm) - d->efc_aref[r];
   FS_SYNC();
-  fsSol cost_warm = fsi_update_all(d, d->sol_Jaref);
+  fsSol cost_warm = fsi_update_all(m, d, d->sol_Jaref);
   fsLayout LM = fsi_layout_M(m);
   fsi_mul_sym(&LM, d->M, warm, d->sol_Ma, 0, nv);
   fsSol part = FS_LANE == 0 ? cost_warm : 0;
@@ -265,7 +341,7 @@ FS_HD FS_FORCEINLINE void fsi_warmstart(const fsModel* m, fsData* d) {
             ((fsSol)d->qacc_warmstart[i] - d->qacc_smooth[i]);
   }
   cost_warm = fs_lane_sum(part);
-  fsSol cost_smooth = fsi_update_all(d, d->efc_b);
+  fsSol cost_smooth = fsi_update_all(m, d, d->efc_b);
   int smooth = cost_warm > cost_smooth, islands = d->nisland[0] > 0;
   FS_FOR_LANE(i, nv) {
     int outside = islands && d->tree_island[m->dof_treeid[i]] < 0;
@@ -296,23 +372,28 @@ FS_HD void fsi_islands(const fsModel* m, fsData* d) {
 //---------------------------------- Newton
 //----------------------------------------------------------
 
-/// PrimalUpdateConstraint (pyramidal cone): the island's rows' forces and states from
-/// Jaref (into sol_force and sol_state), sol_qfrc = J' f over its dofs
-/// (mju_mulMatVecSparse of the transpose for sparse Jacobians, mju_mulMatTVec for
-/// dense). The costs are not needed: the line search works with differences.
-FS_HD void fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
+/// PrimalUpdateConstraint: the island's rows' forces and states from Jaref (into
+/// sol_force and sol_state; the cones' Hessians into sol_coneH), sol_qfrc = J' f over its
+/// dofs (mju_mulMatVecSparse of the transpose for sparse Jacobians, mju_mulMatTVec for
+/// dense). The costs are not needed: the line search works with differences. Returns
+/// whether a contact is in its cone's middle zone (every lane).
+FS_HD int fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
+  fsSol cost = 0, cones = 0;
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
-    if (fsi_in_island(d, is, r))
-      fsi_row_update(d, r, d->sol_Jaref[r], d->sol_force + r, d->sol_state + r);
+    if (!fsi_in_island(d, is, r)) continue;
+    fsi_update_row(m, d, r, d->sol_Jaref, d->sol_force, d->sol_state, &cost, 1);
+    cones += m->elliptic && fsi_cone_row(d, r) > 0 && d->sol_state[r] == FS_CNSTRSTATE_CONE;
   }
+  int ncone = m->elliptic ? fs_lane_sum(cones) > 0 : 0;
   FS_SYNC();
 #ifdef FS_ONE_LANE
   if (m->nefcD) {
     fsi_mul_jt_dense(m, d, is, d->sol_force, d->sol_qfrc);
-    return;
+    return ncone;
   }
 #endif
   fsi_mul_jt(d, d->sol_force, d->sol_qfrc, is->d0, is->d1, m->jac_sparse);
+  return ncone;
 }
 
 /// PrimalUpdateGrad: grad = M qacc - qfrc_smooth - qfrc_constraint.
@@ -323,6 +404,28 @@ FS_HD void fsi_primal_grad(fsData* d, const fsIsland* is) {
     d->sol_grad[i] = d->sol_Ma[i] - d->qfrc_smooth[i] - d->sol_qfrc[i];
   }
   FS_SYNC();
+}
+
+/// mju_cholFactor: L (n, n, row-major) factored in place, lower triangle (column by
+/// column, row dots in mju_dot's order, a diagonal under mjMINVAL clamped and its column
+/// zeroed below: returns 1). One lane's work (every lane alike: a cone's small factor).
+FS_HD int fsi_chol_factor_dense(fsSol* L, int n) {
+  int bad = 0;
+  for (int j = 0; j < n; j++) {
+    fsSol* Lj = L + j * n;
+    fsSol t = Lj[j];
+    if (j) t -= fsi_dot_mj(Lj, Lj, j);
+    int deficient = t < FS_SOL_MINVAL;
+    if (deficient) {
+      t = FS_SOL_MINVAL;
+      bad = 1;
+    }
+    Lj[j] = sqrt(t);
+    fsSol inv = 1 / Lj[j];
+    for (int i = j + 1; i < n; i++)
+      L[i * n + j] = deficient ? 0 : (L[i * n + j] - fsi_dot_mj(L + i * n, Lj, j)) * inv;
+  }
+  return bad;
 }
 
 #ifdef FS_ONE_LANE
@@ -353,22 +456,7 @@ static inline int fsi_hessian_factor_dense(const fsModel* m, fsData* d, const fs
     for (int k = 0; k < m->M_rownnz[d0 + i]; k++)
       L[i * n + m->M_colind[adr + k] - d0] += d->M[adr + k];
   }
-  int bad = 0;
-  for (int j = 0; j < n; j++) {
-    fsSol* Lj = L + j * n;
-    fsSol t = Lj[j];
-    if (j) t -= fsi_dot_mj(Lj, Lj, j);
-    int deficient = t < FS_SOL_MINVAL;
-    if (deficient) {
-      t = FS_SOL_MINVAL;
-      bad = 1;
-    }
-    Lj[j] = sqrt(t);
-    fsSol inv = 1 / Lj[j];
-    for (int i = j + 1; i < n; i++)
-      L[i * n + j] = deficient ? 0 : (L[i * n + j] - fsi_dot_mj(L + i * n, Lj, j)) * inv;
-  }
-  return bad;
+  return fsi_chol_factor_dense(L, n);
 }
 
 /// L L' +- x x' (mju_cholUpdate) in place, x (n) overwritten: each k with x_k non-zero
@@ -418,14 +506,20 @@ static inline void fsi_chol_solve_dense(const fsSol* L, const fsSol* vec, fsSol*
 /// columns: where nothing else does (i at place H_rownnz[i] - 1 of the chain, as on a
 /// tree's path to a static geom) H's row is the chain's prefix, one dense loop; else
 /// each j's place comes from pair_chainpos. The same terms in the same order per entry.
-FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
+FS_HD void fsi_hessian_cone(const fsModel* m, fsData* d, const fsIsland* is);
+
+FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is, int ncone) {
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (fsi_in_island(d, is, r))
       d->sol_D[r] = d->sol_state[r] == FS_CNSTRSTATE_QUADRATIC ? d->efc_D[r] : 0;
   }
   FS_SYNC();
 #ifdef FS_ONE_LANE
-  if (m->nefcD) return fsi_hessian_factor_dense(m, d, is);
+  if (m->nefcD) {
+    int bad = fsi_hessian_factor_dense(m, d, is);
+    if (ncone) fsi_hessian_cone(m, d, is);
+    return bad;
+  }
 #endif
   FS_FOR_LANE(t, is->d1 - is->d0) {
     int i = is->d0 + t, hn = m->H_rownnz[i], a = d->efc_JT_rowadr[i], n = d->efc_JT_rownnz[i];
@@ -458,13 +552,70 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is) {
   }
   FS_SYNC();
   fsLayout LH = fsi_layout_H(m);
-  return fsi_chol_factor(&LH, d->sol_H, d->sol_L, is->d0, is->d1);
+  int bad = fsi_chol_factor(&LH, d->sol_H, d->sol_L, is->d0, is->d1);
+  if (ncone) fsi_hessian_cone(m, d, is);
+  return bad;
+}
+
+/// HessianCone: sol_Lcone = the factor sol_L with each middle-zone cone's Hessian added:
+/// the cone Hessian's own factor C (mju_cholFactor), the rows of C' J (row k: the sum over
+/// rows j >= k of C_jk J_{first + j}, mju_addToScl in j's order), each a rank-1 update of
+/// the factor (its rank loss ignored, as MuJoCo's). Cones one after another; lanes over a
+/// row's columns and within each update.
+FS_HD void fsi_hessian_cone(const fsModel* m, fsData* d, const fsIsland* is) {
+  int d0 = is->d0, n = is->d1 - is->d0;
+  fsLayout LH = fsi_layout_H(m);
+#ifdef FS_ONE_LANE
+  int dense = m->nefcD > 0;
+#else
+  int dense = 0;
+#endif
+  int l0 = dense ? 0 : m->H_rowadr[d0];
+  int l1 = dense ? n * n : m->H_rowadr[is->d1 - 1] + m->H_rownnz[is->d1 - 1];
+  FS_FOR_LANE_RANGE(k, l0, l1) d->sol_Lcone[k] = d->sol_L[k];
+  FS_SYNC();
+  for (int r = is->r0; r < is->r1; r++) {
+    if (!fsi_in_island(d, is, r) || fsi_cone_row(d, r) <= 0) continue;
+    if (d->sol_state[r] != FS_CNSTRSTATE_CONE) continue;
+    int c = d->efc_id[r], dim = d->contact_dim[c];
+    fsSol C[36]; // every lane factors its copy: no sync
+    for (int k = 0; k < dim * dim; k++) C[k] = d->sol_coneH[36 * c + k];
+    fsi_chol_factor_dense(C, dim);
+    int ncol = dense ? n : d->efc_J_rownnz[r];
+    fsSol* LTJ = d->sol_coneJ; // (dim, ncol)
+    FS_FOR_LANE(k, ncol) {
+      for (int j = 0; j < dim; j++) LTJ[j * ncol + k] = 0;
+      for (int j = 0; j < dim; j++) {
+#ifdef FS_ONE_LANE
+        fsSol Jk = dense ? d->efc_Jd[(size_t)(r + j) * m->nv + d0 + k]
+                         : d->efc_J[(size_t)(r + j) * m->njmax + k];
+#else
+        fsSol Jk = d->efc_J[(size_t)(r + j) * m->njmax + k];
+#endif
+        for (int q = 0; q <= j; q++) LTJ[q * ncol + k] += Jk * C[j * dim + q];
+      }
+    }
+    FS_SYNC();
+    for (int j = 0; j < dim; j++) {
+#ifdef FS_ONE_LANE
+      if (dense) {
+        fsSol* x = d->sol_dense; // (n): overwritten by the update
+        for (int k = 0; k < n; k++) x[k] = LTJ[j * ncol + k];
+        fsi_chol_update_dense(d->sol_Lcone, x, n, 1);
+        continue;
+      }
+#endif
+      fsi_chol_update_sol(&LH, d->sol_Lcone, LTJ + j * ncol, m->pair_dof + d->efc_J_coladr[r], ncol,
+                          d->sol_dense, d0);
+    }
+  }
 }
 
 /// HessianIncremental: the factor updated for each row whose state entered (rank-1
 /// update) or left (downdate) the quadratic set, in row order; refactored from scratch
-/// if an update loses rank. Returns 1 if the refactored Hessian is rank-deficient.
-FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* is) {
+/// if an update loses rank; then the cones (fsi_hessian_cone) where ncone. Returns 1 if
+/// the refactored Hessian is rank-deficient.
+FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* is, int ncone) {
   for (int r = is->r0; r < is->r1; r++) {
     if (!fsi_in_island(d, is, r)) continue;
     int was = d->sol_oldstate[r] == FS_CNSTRSTATE_QUADRATIC;
@@ -479,7 +630,7 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
       // sol_dense apart from efc_Jd
       FS_IVDEP
       for (int k = 0; k < n; k++) x[k] = J[k] * s;
-      if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is);
+      if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is, ncone);
       continue;
     }
 #endif
@@ -487,22 +638,25 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
     fsLayout LH = fsi_layout_H(m);
     if (fsi_chol_update(&LH, d->sol_L, d->efc_J + (size_t)r * m->njmax, s, cols, d->efc_J_rownnz[r],
                         now, d->sol_dense, is->d0))
-      return fsi_hessian_factor(m, d, is);
+      return fsi_hessian_factor(m, d, is, ncone);
   }
+  if (ncone) fsi_hessian_cone(m, d, is);
   return 0;
 }
 
-/// Mgrad = inv(H) grad over the island's dofs, by the factor (dense where nefcD).
-FS_HD void fsi_hessian_solve(const fsModel* m, fsData* d, const fsIsland* is) {
+/// Mgrad = inv(H) grad over the island's dofs, by the factor (dense where nefcD; with the
+/// cones' Hessians where ncone).
+FS_HD void fsi_hessian_solve(const fsModel* m, fsData* d, const fsIsland* is, int ncone) {
+  const fsSol* L = ncone ? d->sol_Lcone : d->sol_L;
 #ifdef FS_ONE_LANE
   if (m->nefcD) {
     int d0 = is->d0;
-    fsi_chol_solve_dense(d->sol_L, d->sol_grad + d0, d->sol_Mgrad + d0, is->d1 - d0);
+    fsi_chol_solve_dense(L, d->sol_grad + d0, d->sol_Mgrad + d0, is->d1 - d0);
     return;
   }
 #endif
   fsLayout LH = fsi_layout_H(m);
-  fsi_chol_solve(&LH, d->sol_L, d->sol_grad, d->sol_Mgrad, is->d0, is->d1);
+  fsi_chol_solve(&LH, L, d->sol_grad, d->sol_Mgrad, is->d0, is->d1);
 }
 
 /// A point of the line search: step, cost change from step 0, first and second
@@ -516,8 +670,119 @@ typedef struct fsLinePoint {
 /// with their own terms).
 typedef struct fsLineSearch {
   fsSol qg1, qg2, gtol;
-  int neval, dofrows;
+  int neval, dofrows, cones; // cones: elliptic contacts' rows
+  const fsReal* floss;       // dof_frictionloss: the friction-loss rows' bounds
 } fsLineSearch;
+
+/// PrimalPrepare for elliptic contact rows r.. (its first): the quadratic of all its rows
+/// (the bottom zone's) in quad[0..2] of row r, then in the slots after (quad[3..8]: dim >=
+/// 3 rows) the cone's terms along the search: U_0 = mu Jaref_0, V_0 = mu Jv_0, |U_t|^2, U_t
+/// . V_t, |V_t|^2 (U_t, V_t the friction-scaled rest) and Dm = D_0 / (mu^2 (1 + mu^2)).
+FS_HD void fsi_cone_prepare(fsData* d, int r) {
+  int c = d->efc_id[r], dim = d->contact_dim[c];
+  const fsSol *Jaref = d->sol_Jaref + r, *Jv = d->sol_Jv + r;
+  const fsReal* D = d->efc_D + r;
+  const fsReal* fr = d->contact_friction + 5 * c;
+  fsSol mu = fsi_cone_mu(d, r, c), *quad = d->sol_quad + 3 * r;
+  fsSol DJ0 = D[0] * Jaref[0];
+  quad[0] = Jaref[0] * DJ0;
+  quad[1] = Jv[0] * DJ0;
+  quad[2] = Jv[0] * D[0] * Jv[0];
+  for (int j = 1; j < dim; j++) {
+    fsSol DJj = D[j] * Jaref[j];
+    quad[0] += Jaref[j] * DJj;
+    quad[1] += Jv[j] * DJj;
+    quad[2] += Jv[j] * D[j] * Jv[j];
+  }
+  fsSol UU = 0, UV = 0, VV = 0;
+  for (int j = 1; j < dim; j++) {
+    fsSol U = Jaref[j] * fr[j - 1], V = Jv[j] * fr[j - 1];
+    UU += U * U;
+    UV += U * V;
+    VV += V * V;
+  }
+  quad[3] = Jaref[0] * mu;
+  quad[4] = Jv[0] * mu;
+  quad[5] = UU;
+  quad[6] = UV;
+  quad[7] = VV;
+  quad[8] = D[0] / ((mu * mu) * (1 + (mu * mu)));
+  quad[0] *= 0.5;
+  quad[2] *= 0.5;
+}
+
+/// ellipticCostDif: an elliptic contact's cost at alpha less its cost at 0, by the zones
+/// (top 1, bottom 2, middle 3) at 0 and at alpha, with the middle zone's change in a form
+/// without cancellation.
+FS_HD fsSol fsi_cone_cost_dif(const fsSol* quad, fsSol alpha, fsSol mu, fsSol Dm) {
+  fsSol U0 = quad[3], V0 = quad[4], UU = quad[5], UV = quad[6], VV = quad[7], T0 = 0, T = 0;
+  int z0, za;
+  if (UU <= 0) {
+    z0 = U0 < 0 ? 2 : 1;
+  } else {
+    T0 = sqrt(UU);
+    z0 = U0 >= mu * T0 ? 1 : (mu * U0 + T0 <= 0 ? 2 : 3);
+  }
+  fsSol N = U0 + alpha * V0, Tsqr = UU + alpha * (2 * UV + alpha * VV);
+  if (Tsqr <= 0) {
+    za = N < 0 ? 2 : 1;
+  } else {
+    T = sqrt(Tsqr);
+    za = N >= mu * T ? 1 : (mu * N + T <= 0 ? 2 : 3);
+  }
+  if (z0 == 1 && za == 1) return 0;
+  if (z0 == 2 && za == 2) return alpha * alpha * quad[2] + alpha * quad[1];
+  if (z0 == 3 && za == 3) {
+    fsSol Tsqr_delta = alpha * (2 * UV + alpha * VV), T_delta = Tsqr_delta / (T + T0);
+    fsSol r_delta = alpha * V0 - mu * T_delta, r0 = U0 - mu * T0;
+    return 0.5 * Dm * r_delta * (2 * r0 + r_delta);
+  }
+  if (z0 == 3 && za == 2) {
+    fsSol dq = alpha * (alpha * quad[2] + quad[1]), b0 = mu * U0 + T0;
+    return dq + 0.5 * Dm * b0 * b0;
+  }
+  if (z0 == 2 && za == 3) {
+    fsSol dq = alpha * (alpha * quad[2] + quad[1]), b = mu * N + T;
+    return dq - 0.5 * Dm * b * b;
+  }
+  if (z0 == 1 && za == 2) return alpha * alpha * quad[2] + alpha * quad[1] + quad[0];
+  if (z0 == 1 && za == 3) {
+    fsSol rr = N - mu * T;
+    return 0.5 * Dm * rr * rr;
+  }
+  if (z0 == 3 && za == 1) {
+    fsSol r0 = U0 - mu * T0;
+    return -0.5 * Dm * r0 * r0;
+  }
+  return -quad[0]; // 2 -> 1
+}
+
+/// PrimalEval's terms of an elliptic contact (its first row's quad): the cost change into
+/// *cost, the derivatives into *f0, *f1 (the bottom zone's quadratic, the middle zone's
+/// from N - mu T).
+FS_HD void fsi_ls_cone(const fsSol* quad, fsSol alpha, fsSol mu, fsSol* cost, fsSol* f0,
+                       fsSol* f1) {
+  fsSol U0 = quad[3], V0 = quad[4], UU = quad[5], UV = quad[6], VV = quad[7], Dm = quad[8];
+  *cost += fsi_cone_cost_dif(quad, alpha, mu, Dm);
+  fsSol N = U0 + alpha * V0, Tsqr = UU + alpha * (2 * UV + alpha * VV);
+  if (Tsqr <= 0) {
+    if (N < 0) {
+      *f0 += 2 * alpha * quad[2] + quad[1];
+      *f1 += 2 * quad[2];
+    }
+    return;
+  }
+  fsSol T = sqrt(Tsqr);
+  if (N >= mu * T) return;
+  if (mu * N + T <= 0) {
+    *f0 += 2 * alpha * quad[2] + quad[1];
+    *f1 += 2 * quad[2];
+    return;
+  }
+  fsSol N1 = V0, T1 = (UV + alpha * VV) / T, T2 = VV / T - (UV + alpha * VV) * T1 / (T * T);
+  *f0 += Dm * (N - mu * T) * (N1 - mu * T1);
+  *f1 += Dm * ((N1 - mu * T1) * (N1 - mu * T1) + (N - mu * T) * (-mu * T2));
+}
 
 /// frictionCost: a friction-loss row's Huber cost at x (bound Rf = R f): quadratic
 /// inside (-Rf, Rf), linear beyond.
@@ -569,7 +834,7 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
       fsi_ls_inequality(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
       continue;
     }
-    fsSol f = d->efc_frictionloss[r], D = d->efc_D[r], Rf = d->efc_R[r] * f;
+    fsSol f = ls->floss[d->efc_id[r]], D = d->efc_D[r], Rf = d->efc_R[r] * f;
     cost += fsi_friction_cost_dif(start, x, f, Rf, D);
     if (-Rf < x && x < Rf) {
       f0 += D * x * dir;
@@ -580,6 +845,12 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   }
   FS_FOR_LANE_RANGE(r, split, is->r1) { // contacts
     if (!fsi_in_island(d, is, r)) continue;
+    int cone = ls->cones ? fsi_cone_row(d, r) : 0;
+    if (cone) {
+      if (cone > 0)
+        fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
+      continue;
+    }
     fsSol start = d->sol_Jaref[r];
     fsi_ls_inequality(d->sol_quad + 3 * r, start, start + alpha * d->sol_Jv[r], &cost, &q0, &q1,
                       &q2);
@@ -591,7 +862,7 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
   p->d0 = 2 * alpha * q2 + q1;
   p->d1 = 2 * q2;
-  if (ls->dofrows) { // MuJoCo's derivatives: the friction-loss rows' sums, then the quadratic
+  if (ls->dofrows || ls->cones) { // MuJoCo's: friction loss' and cones' sums, then the quadratic
     p->d0 = fs_lane_sum(f0) + p->d0;
     p->d1 = fs_lane_sum(f1) + p->d1;
   }
@@ -654,7 +925,8 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   *improvement = 0;
   fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
   if (snorm < FS_SOL_MINVAL) return 0;
-  fsLineSearch ls = {0, 0, tolerance * snorm / is->scale, 0, d->nefc_dof[0]};
+  fsLineSearch ls = {
+      0, 0, tolerance * snorm / is->scale, 0, d->nefc_dof[0], m->elliptic, m->dof_frictionloss};
   fsLayout LM = fsi_layout_M(m);
   fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
@@ -666,6 +938,11 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   ls.qg2 = 0.5 * fsi_lane_dot(v, d->sol_Mv + d0, nvi);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) { // PrimalPrepare: each row's quadratic along the search
     if (!fsi_in_island(d, is, r)) continue;
+    int cone = m->elliptic ? fsi_cone_row(d, r) : 0;
+    if (cone) {
+      if (cone > 0) fsi_cone_prepare(d, r);
+      continue;
+    }
     fsSol D = d->efc_D[r], Jaref = d->sol_Jaref[r], Jv = d->sol_Jv[r], DJ0 = D * Jaref;
     fsSol* quad = d->sol_quad + 3 * r;
     quad[0] = Jaref * DJ0 * 0.5;
@@ -741,7 +1018,7 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
       d->sol_Jaref[r] = fsi_efc_dot_range(m, d, r, d->sol_qacc, d0, nvi) - d->efc_aref[r];
   }
   FS_SYNC();
-  fsi_primal_update(m, d, is);
+  int ncone = fsi_primal_update(m, d, is);
   fsi_primal_grad(d, is);
   FS_IVDEP // the solver's vectors apart
   FS_FOR_LANE(t, nvi) d->sol_Mgrad[d0 + t] = d->sol_grad[d0 + t];
@@ -752,9 +1029,9 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
   int done = gap && small_grad, error = 0;
   if (!done) {
     FSI_MARK(FS_MARK_HESSIAN);
-    error |= fsi_hessian_factor(m, d, is);
+    error |= fsi_hessian_factor(m, d, is, ncone);
     FSI_MARK(FS_MARK_NEWTON);
-    fsi_hessian_solve(m, d, is);
+    fsi_hessian_solve(m, d, is, ncone);
     done = small_grad && fsi_newton_decrement(d, is) < tol;
   }
   if (!done) fsi_newton_direction(d, is);
@@ -779,12 +1056,12 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
       d->sol_oldstate[r] = d->sol_state[r];
     }
     FS_SYNC();
-    fsi_primal_update(m, d, is);
+    ncone = fsi_primal_update(m, d, is);
     FSI_MARK(FS_MARK_HESSIAN);
-    error |= fsi_hessian_incremental(m, d, is);
+    error |= fsi_hessian_incremental(m, d, is, ncone);
     FSI_MARK(FS_MARK_NEWTON);
     fsi_primal_grad(d, is);
-    fsi_hessian_solve(m, d, is);
+    fsi_hessian_solve(m, d, is, ncone);
     improvement = scale * ls_improvement;
     gradient = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi));
     fsSol decrement = fsi_newton_decrement(d, is);

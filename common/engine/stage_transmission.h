@@ -43,13 +43,13 @@ FS_HD void fsi_body_moment(const fsModel* m, fsData* d, int a) {
       ngap++;
     } else if (efc >= 0) {
       int dim = d->contact_dim[c], p = d->contact_pair[c];
-      fsReal w = dim == 1 ? 1 : (fsReal)0.5 / (fsReal)(dim - 1);
+      int nrow = dim == 1 || m->elliptic ? 1 : fsi_contact_rows(m, dim); // the normal, or edges
+      fsReal w = nrow == 1 ? 1 : (fsReal)0.5 / (fsReal)(dim - 1);
       FS_FOR_LANE(k, nnz) {
         int pos = fsi_chain_pos(m, p, m->moment_colind[adr + k]);
         if (pos < 0) continue;
         fsReal rows = row[k];
-        for (int r = efc; r < efc + fsi_contact_rows(dim); r++)
-          rows += d->efc_J[(size_t)r * m->njmax + pos] * w;
+        for (int r = efc; r < efc + nrow; r++) rows += d->efc_J[(size_t)r * m->njmax + pos] * w;
         row[k] = rows;
       }
     }

@@ -533,6 +533,7 @@ static int contact_rows(int dim) {
 // contacts); none unless built for them.
 static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows, int contacts) {
   m->impratio = (fsReal)mj->opt.impratio;
+  m->elliptic = mj->opt.cone == mjCONE_ELLIPTIC;
   m->jac_sparse = mj_isSparse(mj);
   m->dense_rows = 1; // the host's; the cuda backend's models: fs_model_for_lanes
   m->ndofrow = with_rows ? dof_rows(mj) : 0;
@@ -872,7 +873,11 @@ void fs_model_bound_contacts(fsModel* m, int n) {
 void fs_model_row_sizes(fsModel* m) {
   m->nefcJ = m->nefcmax * m->njmax;
   m->nefcD = m->dense_rows && !m->jac_sparse ? m->nefcmax * m->nv : 0;
-  m->nL = m->nefcD ? m->nv * m->nv : m->nH; // nv * nv >= nH
+  m->nL = m->nefcD ? m->nv * m->nv : m->nH;  // nv * nv >= nH
+  int cones = m->elliptic && m->npairnv > 0; // contact rows under the elliptic cone
+  m->ncone = cones ? m->nconmax : 0;
+  m->nLcone = cones ? m->nL : 0;
+  m->nconeJ = cones ? 6 * m->nv : 0;
 }
 
 void fs_model_for_lanes(fsModel* m) {

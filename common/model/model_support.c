@@ -164,10 +164,11 @@ static int other_rows(const mjModel* m) {
 }
 
 // What the constraint rows and the solver implement: MuJoCo's Newton solver over its
-// contact rows under the pyramidal cone with its approximate diagonal, for pairs that
-// move something; no surface velocity. The solver, the cone and the diagonal are checked
-// wherever the model makes rows (contacts by pairs or by contype/conaffinity, limits,
-// friction loss, equality), so that one message lists them with what else it refuses.
+// contact rows under the pyramidal or the elliptic cone (noslip under the pyramidal one)
+// with its approximate diagonal, for pairs that move something; no surface velocity. The solver,
+// the cone and the diagonal are checked wherever the model makes rows (contacts by pairs or by
+// contype/conaffinity, limits, friction loss, equality), so that one message lists them with what
+// else it refuses.
 static void check_constraint(const mjModel* m, Problems* p) {
   int contacts = fs_model_contacts_enabled(m) && (m->npair || colliding_geom_pairs(m) > 0);
   int rows = contacts || other_rows(m);
@@ -176,9 +177,9 @@ static void check_constraint(const mjModel* m, Problems* p) {
             "the %s constraint solver (flysim implements MuJoCo's Newton solver); fix: "
             "<option solver=\"Newton\"/>",
             m->opt.solver == mjSOL_PGS ? "PGS" : "CG");
-  if (contacts && m->opt.cone != mjCONE_PYRAMIDAL)
-    problem(p, "elliptic friction cones (the constraint rows implement the pyramidal cone); "
-               "fix: <option cone=\"pyramidal\"/>");
+  if (contacts && m->opt.cone != mjCONE_PYRAMIDAL && m->opt.noslip_iterations > 0)
+    problem(p, "noslip under elliptic friction cones (noslip implements the pyramidal cone); "
+               "fix: <option cone=\"pyramidal\"/> or noslip_iterations=\"0\"");
   if (rows && m->opt.enableflags & mjENBL_DIAGEXACT)
     problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
                "diagexact=\"enable\"/>");

@@ -177,8 +177,7 @@ static const void* efc_array(const mjData* md, const char* name) {
   return NULL;
 }
 
-int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, int* adr,
-                 int* nnz) {
+int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, int* adr, int* nnz) {
   int type = md->efc_type[r], id = md->efc_id[r];
   if (type == mjCNSTR_FRICTION_DOF || type == mjCNSTR_LIMIT_JOINT) {
     if (!m->ndofrow || id < 0) return -1;
@@ -186,7 +185,9 @@ int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, i
     *nnz = 1;
     return 0;
   }
-  if (type != mjCNSTR_CONTACT_FRICTIONLESS && type != mjCNSTR_CONTACT_PYRAMIDAL) return -1;
+  if (type != mjCNSTR_CONTACT_FRICTIONLESS && type != mjCNSTR_CONTACT_PYRAMIDAL &&
+      type != mjCNSTR_CONTACT_ELLIPTIC)
+    return -1;
   int p = fs_contact_pair(m, &md->contact[id]);
   if (p < 0) return -1;
   *adr = m->pair_dofadr[p];

@@ -62,7 +62,7 @@ static fsWorlds g_batch;
 // efc order, which the solver to come relies on: checked here.
 static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
   int emin = 1 << 30, emax = 0, trans = 0, gap = 0, moments = 0, pyr = 0, normal = 0;
-  int floss = 0, limit = 0, violated = 0;
+  int floss = 0, limit = 0, violated = 0, cone = 0;
   int islands = 0, permuted = 0;
   for (int w = 0; w < nworld; w++) {
     const mjData* d = ref[w];
@@ -81,16 +81,18 @@ static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
       floss += d->efc_type[r] == mjCNSTR_FRICTION_DOF;
       limit += d->efc_type[r] == mjCNSTR_LIMIT_JOINT;
       violated += d->efc_type[r] == mjCNSTR_LIMIT_JOINT && d->efc_pos[r] < 0;
+      cone += d->efc_type[r] == mjCNSTR_CONTACT_ELLIPTIC;
     }
     for (int c = 0; c < d->ncon; c++) gap += d->contact[c].exclude == 1;
     for (int a = 0; a < mj->nu; a++)
       moments += mj->actuator_trntype[a] == mjTRN_BODY && d->moment_rownnz[a] > 0;
   }
   printf(" MuJoCo's rows: nefc %d..%d (%d friction-loss rows, %d joint-limit rows of which %d "
-         "violated, %d pyramid edges, %d condim-1 rows), %d rows in the impedance's transition "
+         "violated, %d pyramid edges, %d elliptic-cone rows, %d condim-1 rows), %d rows in the "
+         "impedance's transition "
          "(imp' != 0), %d contacts in the gap, %d adhesion moments not empty; %d tree(s), up to "
          "%d island(s), island order != row order in %d world(s)\n",
-         emin, emax, floss, limit, violated, pyr, normal, trans, gap, moments, (int)mj->ntree,
+         emin, emax, floss, limit, violated, pyr, cone, normal, trans, gap, moments, (int)mj->ntree,
          islands, permuted);
 }
 
@@ -281,9 +283,10 @@ int main(void) {
          "%g; counts, types, ids, addresses exactly\n",
          kTol.floor, kTol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
-  char walker[1024], limits[1024], prim[1024], fly[1024], flycap[1024], gapped[1024];
+  char walker[1024], limits[1024], cones[1024], prim[1024], fly[1024], flycap[1024], gapped[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(limits, sizeof limits, "%s", fs_test_model("cuda_efc_limits.xml"));
+  snprintf(cones, sizeof cones, "%s", fs_test_model("cuda_efc_elliptic.xml"));
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
   snprintf(flycap, sizeof flycap, "%s", fs_test_asset("capsule.mjb"));
@@ -312,6 +315,10 @@ int main(void) {
       {"walker, friction loss, limits off", limits, mjDSBL_LIMIT, 0, -1, 0, 6, 1.0, walk},
       {"walker, limits, friction loss off", limits, mjDSBL_FRICTIONLOSS, 0, mjJAC_SPARSE, 0, 6, 1.0,
        walk},
+      // the elliptic cone: a contact's rows are its frame's (condim 3, 4, 6)
+      {"walker, elliptic cones", cones, 0, 0, -1, 0, 24, 1.0, walk},
+      {"walker, elliptic cones, sparse, impratio 1", cones, 0, 0, mjJAC_SPARSE, 1, 12, 1.0, walk},
+      {"walker, elliptic cones, refsafe off", cones, mjDSBL_REFSAFE, 0, -1, 0, 6, 1.0, walk},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)

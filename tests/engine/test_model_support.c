@@ -230,20 +230,21 @@ static void constraint_build(void) {
   m = fs_test_load_model(path);
   CHECK(fs_model_support(m, path, &err) == -1);
   printf("%s\n", err.msg);
-  CHECK_CONTAINS(err.msg, "does not implement 6 features");
+  CHECK_CONTAINS(err.msg, "does not implement 7 features");
   CHECK_CONTAINS(err.msg, "the CG constraint solver");
-  CHECK_CONTAINS(err.msg, "elliptic friction cones");
+  CHECK_CONTAINS(err.msg, "noslip under elliptic friction cones");
   CHECK_CONTAINS(err.msg, "the exact constraint diagonal (enable flag diagexact)");
   CHECK_CONTAINS(err.msg, "surface velocity on 1 geom (first: 'ball'");
   CHECK_CONTAINS(err.msg, "1 contact pair between bodies without dofs");
-  CHECK(strstr(err.msg, "joint limits") == NULL && strstr(err.msg, "friction loss") == NULL);
+  CHECK(strstr(err.msg, "joint limits") == NULL);
+  CHECK_CONTAINS(err.msg, "dof friction loss with noslip");
   CHECK_CONTAINS(err.msg, "active equality constraints");
   mj_deleteModel(m);
 }
 
 // A model whose contacts come from contype/conaffinity alone (no <pair>), under the
-// elliptic cone and PGS, with a joint limit: one message lists the broadphase, the solver
-// and the cone together, not the solver and the cone only once pairs are added
+// elliptic cone and PGS, with a joint limit: one message lists the broadphase and the
+// solver together, not the solver only once pairs are added
 // (issue 46).
 static void all_at_once(void) {
   char path[512];
@@ -257,11 +258,10 @@ static void all_at_once(void) {
   mjModel* m = fs_test_load_model(path);
   fsError err = {{0}, FS_OK};
   CHECK(fs_model_support(m, path, &err) == -1);
-  CHECK_CONTAINS(err.msg, "does not implement 3 features");
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
   CHECK_CONTAINS(err.msg, "the PGS constraint solver");
-  CHECK_CONTAINS(err.msg, "elliptic friction cones");
   CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
-  // contacts off: the limit's rows still meet the solver, not the cone
+  // contacts off: the limit's rows still meet the solver
   m->opt.disableflags |= mjDSBL_CONTACT;
   CHECK(fs_model_support(m, path, &err) == -1);
   CHECK_CONTAINS(err.msg, "does not implement 1 feature");
@@ -283,7 +283,8 @@ int main(void) {
   expect_ok(fs_test_model("cuda_chain.xml"), 0);
   expect_ok(fs_test_model("cuda_free.xml"), 0);
   expect_ok(fs_test_model("cuda_limb.xml"), 0);
-  expect_ok(fs_test_model("cuda_efc_limits.xml"), 0); // limits and friction loss
+  expect_ok(fs_test_model("cuda_efc_limits.xml"), 0);   // limits and friction loss
+  expect_ok(fs_test_model("cuda_efc_elliptic.xml"), 0); // ... under the elliptic cone
   // the limb's contacts are off by its own flag; switched back on, its geoms would
   // collide by contype/conaffinity (no broadphase): refused
   mjModel* m = fs_test_load_model(fs_test_model("cuda_limb.xml"));

@@ -464,11 +464,34 @@ static mjModel* load_case(const Case* c) {
   return mj;
 }
 
-// MuJoCo's solver statistics over the worlds.
+// MuJoCo's solver statistics over the worlds; the rows' states at MuJoCo's solution
+// (mj_constraintUpdate at its qacc, the outputs it overwrites restored after: with islands
+// efc_state holds the warm start's): quadratic, satisfied, friction loss beyond its bound,
+// in a cone's middle zone.
 static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
   int emin = 1 << 30, emax = 0, imax = 0, it_min = 1 << 30, it_max = 0, cold = 0;
+  int nstate[5] = {0, 0, 0, 0, 0};
   for (int w = 0; w < nworld; w++) {
-    const mjData* d = ref[w];
+    mjData* d = ref[w];
+    size_t ne = (size_t)d->nefc + 1, nv = (size_t)mj->nv + 1;
+    mjtNum *jar = malloc(sizeof(mjtNum) * ne), *force = malloc(sizeof(mjtNum) * ne);
+    mjtNum* qfrc = malloc(sizeof(mjtNum) * nv);
+    int* state = malloc(sizeof(int) * ne);
+    memcpy(force, d->efc_force, sizeof(mjtNum) * (size_t)d->nefc);
+    memcpy(state, d->efc_state, sizeof(int) * (size_t)d->nefc);
+    memcpy(qfrc, d->qfrc_constraint, sizeof(mjtNum) * (size_t)mj->nv);
+    mj_mulJacVec(mj, d, jar, d->qacc);
+    for (int r = 0; r < d->nefc; r++) jar[r] -= d->efc_aref[r];
+    mj_constraintUpdate(mj, d, jar, NULL, 0);
+    for (int r = 0; r < d->nefc; r++)
+      if (d->efc_state[r] >= 0 && d->efc_state[r] < 5) nstate[d->efc_state[r]]++;
+    memcpy(d->efc_force, force, sizeof(mjtNum) * (size_t)d->nefc);
+    memcpy(d->efc_state, state, sizeof(int) * (size_t)d->nefc);
+    memcpy(d->qfrc_constraint, qfrc, sizeof(mjtNum) * (size_t)mj->nv);
+    free(jar);
+    free(force);
+    free(qfrc);
+    free(state);
     emin = d->nefc < emin ? d->nefc : emin;
     emax = d->nefc > emax ? d->nefc : emax;
     imax = d->nisland > imax ? d->nisland : imax;
@@ -481,6 +504,11 @@ static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
   printf(" MuJoCo: nefc %d..%d, up to %d island(s), %d..%d iterations per island (Newton + "
          "noslip %d), %d world(s) with rows certified at the warm start\n",
          emin, emax, imax, it_min, it_max, mj->opt.noslip_iterations, cold);
+  printf(" MuJoCo's rows at its solution: %d quadratic, %d satisfied, %d friction loss linear, %d "
+         "in a cone's middle zone\n",
+         nstate[mjCNSTRSTATE_QUADRATIC], nstate[mjCNSTRSTATE_SATISFIED],
+         nstate[mjCNSTRSTATE_LINEARNEG] + nstate[mjCNSTRSTATE_LINEARPOS],
+         nstate[mjCNSTRSTATE_CONE]);
 }
 
 static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
@@ -545,9 +573,10 @@ int main(void) {
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "max(%g, %g x MuJoCo's own spread)\n",
          kTol.floor, kTol.rel, FSH_FLOOR_RATIO);
-  char walker[1024], limits[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
+  char walker[1024], limits[1024], cones[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(limits, sizeof limits, "%s", fs_test_model("cuda_efc_limits.xml"));
+  snprintf(cones, sizeof cones, "%s", fs_test_model("cuda_efc_elliptic.xml"));
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
   snprintf(tethered, sizeof tethered, "%s", fs_test_model("cuda_tethered.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
@@ -588,6 +617,14 @@ int main(void) {
        1.0, walk, 0, 20, 0},
       {"walker, limits and friction loss, no warm start", limits, mjDSBL_WARMSTART, mjJAC_SPARSE,
        -1, 6, 1.0, walk, 0, 20, 0},
+      // the elliptic cone: zones, cone Hessians, their line search
+      {"walker, elliptic cones, sparse", cones, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20,
+       SUBSET_LANES | SUBSET_SMALL},
+      {"walker, elliptic cones (dense)", cones, 0, -1, -1, 12, 1.0, walk, 0, 20, 0},
+      {"walker, elliptic cones, islands off", cones, mjDSBL_ISLAND, mjJAC_SPARSE, -1, 9, 1.0, walk,
+       0, 20, 0},
+      {"walker, elliptic cones, no warm start", cones, mjDSBL_WARMSTART, -1, -1, 6, 1.0, walk, 0,
+       20, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {
