@@ -31,7 +31,7 @@ ENGINE = os.path.join(ROOT, "common", "engine")
 # the stage that runs noslip alone).
 CONSTRAINT_PARTS = {
     "SOLVER_SETUP": ["fsi_solver_rows", "fsi_islands", "fsi_warmstart", "fsi_island"],
-    "NEWTON": ["fsi_newton"],
+    "NEWTON": ["fsi_primal"],
     "NOSLIP": ["fsi_noslip_islands"],
     "SOLVER_RESULTS": ["fsi_solver_results"],
 }

@@ -75,7 +75,7 @@ STAGES = [
      "MuJoCo: + H's symbolic structure"),
     ("fwd_constraint", "newton: line search", "fsi_line_search", "PrimalEval",
      "MuJoCo: its evaluations only (Mv, Jv and the quadratics are inlined in mj_solPrimal)"),
-    ("fwd_constraint", "newton: gradient, direction, rest", "fsi_newton -others",
+    ("fwd_constraint", "newton: gradient, direction, rest", "fsi_primal -others",
      "mj_solPrimal solveIslandTask -others",
      "M qacc, grad, H or M solves, updates"),
     ("fwd_constraint", "noslip, dual finish", "fsi_noslip_islands",

@@ -141,6 +141,7 @@ enum {
   X(ncone)       /* nconmax under the elliptic cone with contact rows, else 0 (flysim) */          \
   X(nLcone)      /* nL under the elliptic cone with contact rows, else 0 */                        \
   X(nconeJ)      /* 6 * nv under the elliptic cone with contact rows, else 0 */                    \
+  X(ncg)         /* nv under the CG solver, else 0 */                                              \
   X(one)         /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
@@ -334,6 +335,7 @@ typedef struct fsModel {
   int ndofrow;             // friction-loss and limit rows a world may make (before contacts)
   int dofrow_adr;          // their one-dof chains: pair_dof[dofrow_adr + j] = j (ndofrow > 0)
   int elliptic;            // opt.cone elliptic: a contact of condim d > 1 makes d rows
+  int solver_cg;           // opt.solver CG: conjugate gradients (else Newton)
   fsReal grid_lo[2];       // static geoms' grid (collision_cull.h): its low corner in x, y,
   fsReal grid_inv[2];      //   1 / cell size,
   int grid_n[2];           //   cells along x, y (ngrid = grid_n[0] * grid_n[1]),
@@ -545,6 +547,8 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(double, sol_Lcone, nLcone, 1, CONSTRAINT, SCRATCH)  /* ... with the cones' Hessians added */   \
   X(double, sol_coneH, ncone, 36, CONSTRAINT, SCRATCH)  /* a contact's cone Hessian (dim, dim) */  \
   X(double, sol_coneJ, nconeJ, 1, CONSTRAINT, SCRATCH)  /* L' J of a cone's rows (dim, columns) */ \
+  X(double, sol_gradold, ncg, 1, CONSTRAINT, SCRATCH) /* CG: the last gradient, then its change */ \
+  X(double, sol_Mgradold, ncg, 1, CONSTRAINT, SCRATCH)  /* ... M \ gradient */                     \
   X(double, noslip_Y, nefcJ, 1, CONSTRAINT, SCRATCH)    /* rows of J * M^-1/2 (efc_J's layout) */  \
   X(double, noslip_u, nv, 1, CONSTRAINT, SCRATCH)       /* Y' * force */                           \
   X(double, noslip_sqrtinv, nv, 1, CONSTRAINT, SCRATCH) /* 1 / sqrt(D) of M's L'DL factor */       \

@@ -121,7 +121,7 @@ FS_HD FS_FORCEINLINE void fs_fwd_constraint(const fsModel* m, fsData* d) {
   for (int k = 0; k < nisland; k++) {
     fsIsland is = fsi_island(m, d, k);
     FSI_MARK(FS_MARK_NEWTON);
-    fsi_newton(m, d, &is);
+    fsi_primal(m, d, &is);
   }
   if (!d->nisland[0] || !m->warmstart) { // islands with a warm start: MuJoCo's is left there
     FS_FOR_LANE(r, nefc) d->efc_state[r] = d->sol_state[r];

@@ -373,15 +373,15 @@ FS_HD void fsi_islands(const fsModel* m, fsData* d) {
 //----------------------------------------------------------
 
 /// PrimalUpdateConstraint: the island's rows' forces and states from Jaref (into
-/// sol_force and sol_state; the cones' Hessians into sol_coneH), sol_qfrc = J' f over its
-/// dofs (mju_mulMatVecSparse of the transpose for sparse Jacobians, mju_mulMatTVec for
-/// dense). The costs are not needed: the line search works with differences. Returns
-/// whether a contact is in its cone's middle zone (every lane).
-FS_HD int fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is) {
+/// sol_force and sol_state; for Newton the cones' Hessians into sol_coneH), sol_qfrc = J' f over
+/// its dofs (mju_mulMatVecSparse of the transpose for sparse Jacobians, mju_mulMatTVec for dense).
+/// The costs are not needed: the line search works with differences. Returns whether a contact is
+/// in its cone's middle zone (every lane).
+FS_HD int fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is, int newton) {
   fsSol cost = 0, cones = 0;
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (!fsi_in_island(d, is, r)) continue;
-    fsi_update_row(m, d, r, d->sol_Jaref, d->sol_force, d->sol_state, &cost, 1);
+    fsi_update_row(m, d, r, d->sol_Jaref, d->sol_force, d->sol_state, &cost, newton);
     cones += m->elliptic && fsi_cone_row(d, r) > 0 && d->sol_state[r] == FS_CNSTRSTATE_CONE;
   }
   int ncone = m->elliptic ? fs_lane_sum(cones) > 0 : 0;
@@ -1002,13 +1002,60 @@ FS_HD fsSol fsi_newton_decrement(fsData* d, const fsIsland* is) {
   return dec > 0 ? dec : 0;
 }
 
-/// mj_solPrimal with Newton for one island: sol_qacc (its dofs) from the warm start to
-/// the minimum of the Gauss + constraint cost; sol_force (its rows), sol_qfrc (its
-/// dofs), sol_state; iterations, last improvement and gradient into its statistics. Zero iterations
-/// when the warm start is certified (the duality gap and the gradient below tolerance) or the first
-/// Newton decrement is.
-FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland* is) {
-  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0;
+/// M \ grad into Mgrad over the island's dofs (CG's preconditioned gradient, and the
+/// certificate's).
+FS_HD void fsi_m_solve_grad(const fsModel* m, fsData* d, const fsIsland* is) {
+  int d0 = is->d0, nvi = is->d1 - is->d0;
+  fsLayout LM = fsi_layout_M(m);
+  FS_IVDEP // the solver's vectors apart
+  FS_FOR_LANE(t, nvi) d->sol_Mgrad[d0 + t] = d->sol_grad[d0 + t];
+  FS_SYNC();
+  fsi_solve_ld_levels(&LM, d->qLD, d->qLDiagInv, d->sol_Mgrad, d0, is->d1);
+}
+
+/// CG's next direction (mj_solPrimal's Hager-Zhang update): with y = grad - gradold and My
+/// = Mgrad - Mgradold (into the old copies), beta = (y'Mgrad - 2 (y'My / d'y) d'grad) / d'y
+/// bounded below by -1 / (|d| min(0.01, |grad|)), 0 where d'y < mjMINVAL (conjugacy
+/// lost); search = -Mgrad + beta search. Dots over the island's dofs in mju_dot's order.
+FS_HD void fsi_cg_direction(fsData* d, const fsIsland* is) {
+  int d0 = is->d0, nvi = is->d1 - is->d0;
+  FS_IVDEP // the solver's vectors apart
+  FS_FOR_LANE(t, nvi) {
+    int i = d0 + t;
+    d->sol_gradold[i] = d->sol_grad[i] - d->sol_gradold[i];
+    d->sol_Mgradold[i] = d->sol_Mgrad[i] - d->sol_Mgradold[i];
+  }
+  FS_SYNC();
+  const fsSol *s = d->sol_search + d0, *g = d->sol_grad + d0, *Mg = d->sol_Mgrad + d0;
+  const fsSol *y = d->sol_gradold + d0, *My = d->sol_Mgradold + d0;
+  fsSol dy = fsi_lane_dot(s, y, nvi), beta = 0;
+  if (!(dy < FS_SOL_MINVAL)) {
+    fsSol yMy = fsi_lane_dot(y, My, nvi), yMg = fsi_lane_dot(y, Mg, nvi);
+    fsSol dg = fsi_lane_dot(s, g, nvi);
+    fsSol beta_hz = (yMg - 2 * (yMy / dy) * dg) / dy;
+    fsSol dn = sqrt(fsi_lane_dot(s, s, nvi)), gn = sqrt(fsi_lane_dot(g, g, nvi));
+    fsSol lo = dn * (0.01 < gn ? 0.01 : gn);
+    fsSol eta_k = -1.0 / (lo > FS_SOL_MINVAL ? lo : FS_SOL_MINVAL);
+    beta = eta_k > beta_hz ? eta_k : beta_hz;
+  }
+  FS_SYNC(); // every lane has read search
+  FS_IVDEP   // the solver's vectors apart
+  FS_FOR_LANE(t, nvi) {
+    int i = d0 + t;
+    d->sol_search[i] = -d->sol_Mgrad[i] + beta * d->sol_search[i];
+  }
+  FS_SYNC();
+}
+
+/// mj_solPrimal for one island, Newton or CG (solver_cg): sol_qacc (its dofs) from the warm
+/// start to the minimum of the Gauss + constraint cost; sol_force (its rows), sol_qfrc (its
+/// dofs), sol_state; iterations, last improvement and gradient into its statistics. Zero
+/// iterations when the warm start is certified (the duality gap, and for Newton the
+/// gradient, below tolerance) or Newton's first decrement is. Newton's direction is
+/// -H \ grad (the Hessian factored once, then updated), CG's the Hager-Zhang conjugate of
+/// -M \ grad.
+FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland* is) {
+  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0, newton = !m->solver_cg;
   fsSol scale = is->scale, tol = m->tolerance;
   fsLayout LM = fsi_layout_M(m);
   fsi_sol_vec(m, d, d->qfrc_smooth); // for the line search
@@ -1018,16 +1065,13 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
       d->sol_Jaref[r] = fsi_efc_dot_range(m, d, r, d->sol_qacc, d0, nvi) - d->efc_aref[r];
   }
   FS_SYNC();
-  int ncone = fsi_primal_update(m, d, is);
+  int ncone = fsi_primal_update(m, d, is, newton);
   fsi_primal_grad(d, is);
-  FS_IVDEP // the solver's vectors apart
-  FS_FOR_LANE(t, nvi) d->sol_Mgrad[d0 + t] = d->sol_grad[d0 + t];
-  FS_SYNC();
-  fsi_solve_ld_levels(&LM, d->qLD, d->qLDiagInv, d->sol_Mgrad, d0, d1);
+  fsi_m_solve_grad(m, d, is);
   int gap = fsi_newton_decrement(d, is) < tol;
   int small_grad = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi)) < tol;
-  int done = gap && small_grad, error = 0;
-  if (!done) {
+  int done = gap && (!newton || small_grad), error = 0;
+  if (!done && newton) {
     FSI_MARK(FS_MARK_HESSIAN);
     error |= fsi_hessian_factor(m, d, is, ncone);
     FSI_MARK(FS_MARK_NEWTON);
@@ -1049,6 +1093,10 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
       int i = d0 + t;
       d->sol_qacc[i] += d->sol_search[i] * alpha;
       d->sol_Ma[i] += d->sol_Mv[i] * alpha;
+      if (!newton) {
+        d->sol_gradold[i] = d->sol_grad[i];
+        d->sol_Mgradold[i] = d->sol_Mgrad[i];
+      }
     }
     FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
       if (!fsi_in_island(d, is, r)) continue;
@@ -1056,18 +1104,27 @@ FS_HD FS_FORCEINLINE void fsi_newton(const fsModel* m, fsData* d, const fsIsland
       d->sol_oldstate[r] = d->sol_state[r];
     }
     FS_SYNC();
-    ncone = fsi_primal_update(m, d, is);
-    FSI_MARK(FS_MARK_HESSIAN);
-    error |= fsi_hessian_incremental(m, d, is, ncone);
-    FSI_MARK(FS_MARK_NEWTON);
+    ncone = fsi_primal_update(m, d, is, newton);
+    if (newton) {
+      FSI_MARK(FS_MARK_HESSIAN);
+      error |= fsi_hessian_incremental(m, d, is, ncone);
+      FSI_MARK(FS_MARK_NEWTON);
+    }
     fsi_primal_grad(d, is);
-    fsi_hessian_solve(m, d, is, ncone);
+    if (newton)
+      fsi_hessian_solve(m, d, is, ncone);
+    else
+      fsi_m_solve_grad(m, d, is);
     improvement = scale * ls_improvement;
     gradient = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi));
-    fsSol decrement = fsi_newton_decrement(d, is);
+    fsSol decrement = newton ? fsi_newton_decrement(d, is) : 0;
     iter++;
-    if ((improvement > 0 && improvement < tol) || gradient < tol || decrement < tol) break;
-    fsi_newton_direction(d, is);
+    if ((improvement > 0 && improvement < tol) || gradient < tol || (newton && decrement < tol))
+      break;
+    if (newton)
+      fsi_newton_direction(d, is);
+    else
+      fsi_cg_direction(d, is);
   }
   FS_LANE0 {
     if (is->index < FS_NISLAND) {

@@ -534,6 +534,7 @@ static int contact_rows(int dim) {
 static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows, int contacts) {
   m->impratio = (fsReal)mj->opt.impratio;
   m->elliptic = mj->opt.cone == mjCONE_ELLIPTIC;
+  m->solver_cg = mj->opt.solver == mjSOL_CG;
   m->jac_sparse = mj_isSparse(mj);
   m->dense_rows = 1; // the host's; the cuda backend's models: fs_model_for_lanes
   m->ndofrow = with_rows ? dof_rows(mj) : 0;
@@ -878,6 +879,7 @@ void fs_model_row_sizes(fsModel* m) {
   m->ncone = cones ? m->nconmax : 0;
   m->nLcone = cones ? m->nL : 0;
   m->nconeJ = cones ? 6 * m->nv : 0;
+  m->ncg = m->solver_cg && m->nefcmax > 0 ? m->nv : 0;
 }
 
 void fs_model_for_lanes(fsModel* m) {

@@ -163,7 +163,7 @@ static int other_rows(const mjModel* m) {
   return 0;
 }
 
-// What the constraint rows and the solver implement: MuJoCo's Newton solver over its
+// What the constraint rows and the solver implement: MuJoCo's Newton and CG solvers over its
 // contact rows under the pyramidal or the elliptic cone (noslip under the pyramidal one)
 // with its approximate diagonal, for pairs that move something; no surface velocity. The solver,
 // the cone and the diagonal are checked wherever the model makes rows (contacts by pairs or by
@@ -172,11 +172,9 @@ static int other_rows(const mjModel* m) {
 static void check_constraint(const mjModel* m, Problems* p) {
   int contacts = fs_model_contacts_enabled(m) && (m->npair || colliding_geom_pairs(m) > 0);
   int rows = contacts || other_rows(m);
-  if (rows && m->opt.solver != mjSOL_NEWTON)
-    problem(p,
-            "the %s constraint solver (flysim implements MuJoCo's Newton solver); fix: "
-            "<option solver=\"Newton\"/>",
-            m->opt.solver == mjSOL_PGS ? "PGS" : "CG");
+  if (rows && m->opt.solver == mjSOL_PGS)
+    problem(p, "the PGS constraint solver (flysim implements MuJoCo's Newton and CG solvers); "
+               "fix: <option solver=\"Newton\"/>");
   if (contacts && m->opt.cone != mjCONE_PYRAMIDAL && m->opt.noslip_iterations > 0)
     problem(p, "noslip under elliptic friction cones (noslip implements the pyramidal cone); "
                "fix: <option cone=\"pyramidal\"/> or noslip_iterations=\"0\"");

@@ -72,6 +72,7 @@ typedef struct Case {
   int replay; // 1: NeuroMechFly replay states instead of contact worlds
   int nstep;  // steps of the multi-step comparison
   int subset; // also run where time is short: SUBSET_LANES, SUBSET_SMALL (0: only in full)
+  int cg;     // 1: MuJoCo's CG solver instead of the model's
 } Case;
 
 // The cases the lane emulation (ThreadSanitizer: the lane code, not the statistics) and the
@@ -461,6 +462,7 @@ static mjModel* load_case(const Case* c) {
   mj->opt.disableflags |= c->disable;
   if (c->jacobian >= 0) mj->opt.jacobian = c->jacobian;
   if (c->noslip >= 0) mj->opt.noslip_iterations = c->noslip;
+  if (c->cg) mj->opt.solver = mjSOL_CG;
   return mj;
 }
 
@@ -587,44 +589,54 @@ int main(void) {
   const fshContactNoise tether_noise = {0.3, 0, 0, 0, 0, 0, 0}; // hinges only: no free body
   const Case cases[] = {
       {"NeuroMechFly replay, meshes", fly, 0, -1, -1, 12, 0, fly_noise, 1, 20,
-       SUBSET_LANES | SUBSET_SMALL},
-      {"NeuroMechFly replay, meshes, no noslip", fly, 0, -1, 0, 6, 0, fly_noise, 1, 20, 0},
-      {"NeuroMechFly replay, capsules", flycap, 0, -1, -1, 6, 0, fly_noise, 1, 20, 0},
+       SUBSET_LANES | SUBSET_SMALL, 0},
+      {"NeuroMechFly replay, meshes, no noslip", fly, 0, -1, 0, 6, 0, fly_noise, 1, 20, 0, 0},
+      {"NeuroMechFly replay, capsules", flycap, 0, -1, -1, 6, 0, fly_noise, 1, 20, 0, 0},
       {"NeuroMechFly, meshes", fly, 0, -1, -1, 9, 5.0, fly_noise, 0, 20,
-       SUBSET_LANES | SUBSET_SMALL},
-      {"NeuroMechFly, meshes, no noslip", fly, 0, -1, 0, 9, 5.0, fly_noise, 0, 20, 0},
+       SUBSET_LANES | SUBSET_SMALL, 0},
+      {"NeuroMechFly, meshes, no noslip", fly, 0, -1, 0, 9, 5.0, fly_noise, 0, 20, 0, 0},
       {"NeuroMechFly, capsules, islands off", flycap, mjDSBL_ISLAND, -1, -1, 6, 5.0, fly_noise, 0,
-       20, 0},
-      {"walker, sparse Jacobian", walker, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20, 0},
+       20, 0, 0},
+      {"walker, sparse Jacobian", walker, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20, 0, 0},
       {"walker, sparse, noslip 3", walker, 0, mjJAC_SPARSE, 3, 12, 1.0, walk, 0, 20,
-       SUBSET_LANES | SUBSET_SMALL},
+       SUBSET_LANES | SUBSET_SMALL, 0},
       {"walker, sparse, islands off", walker, mjDSBL_ISLAND, mjJAC_SPARSE, 3, 9, 1.0, walk, 0, 20,
-       0},
+       0, 0},
       {"walker, sparse, no warm start", walker, mjDSBL_WARMSTART, mjJAC_SPARSE, -1, 6, 1.0, walk, 0,
-       20, 0},
-      {"walker (dense Jacobian)", walker, 0, -1, 3, 12, 1.0, walk, 0, 20, 0},
-      {"primitives, sparse", prim, 0, mjJAC_SPARSE, 3, 12, 1.0, prim_noise, 0, 20, SUBSET_SMALL},
+       20, 0, 0},
+      {"walker (dense Jacobian)", walker, 0, -1, 3, 12, 1.0, walk, 0, 20, 0, 0},
+      {"primitives, sparse", prim, 0, mjJAC_SPARSE, 3, 12, 1.0, prim_noise, 0, 20, SUBSET_SMALL, 0},
       {"tethered limb (mocap), sparse", tethered, 0, mjJAC_SPARSE, 3, 12, 1.0, tether_noise, 0, 20,
-       0},
+       0, 0},
       // noslip's decisions at their threshold (common/parity/spread.h)
-      {"NeuroMechFly, capsules", flycap, 0, -1, -1, 8, 5.0, fly_noise, 0, 20, 0},
+      {"NeuroMechFly, capsules", flycap, 0, -1, -1, 8, 5.0, fly_noise, 0, 20, 0, 0},
       // friction-loss rows (linear beyond their bound) and joint limits (appended: the cases above
       // keep their seeds)
       {"walker, limits and friction loss, sparse", limits, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0,
-       20, SUBSET_LANES | SUBSET_SMALL},
-      {"walker, limits and friction loss (dense)", limits, 0, -1, -1, 12, 1.0, walk, 0, 20, 0},
+       20, SUBSET_LANES | SUBSET_SMALL, 0},
+      {"walker, limits and friction loss (dense)", limits, 0, -1, -1, 12, 1.0, walk, 0, 20, 0, 0},
       {"walker, limits and friction loss, islands off", limits, mjDSBL_ISLAND, mjJAC_SPARSE, -1, 9,
-       1.0, walk, 0, 20, 0},
+       1.0, walk, 0, 20, 0, 0},
       {"walker, limits and friction loss, no warm start", limits, mjDSBL_WARMSTART, mjJAC_SPARSE,
-       -1, 6, 1.0, walk, 0, 20, 0},
+       -1, 6, 1.0, walk, 0, 20, 0, 0},
       // the elliptic cone: zones, cone Hessians, their line search
       {"walker, elliptic cones, sparse", cones, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20,
-       SUBSET_LANES | SUBSET_SMALL},
-      {"walker, elliptic cones (dense)", cones, 0, -1, -1, 12, 1.0, walk, 0, 20, 0},
+       SUBSET_LANES | SUBSET_SMALL, 0},
+      {"walker, elliptic cones (dense)", cones, 0, -1, -1, 12, 1.0, walk, 0, 20, 0, 0},
       {"walker, elliptic cones, islands off", cones, mjDSBL_ISLAND, mjJAC_SPARSE, -1, 9, 1.0, walk,
-       0, 20, 0},
+       0, 20, 0, 0},
       {"walker, elliptic cones, no warm start", cones, mjDSBL_WARMSTART, -1, -1, 6, 1.0, walk, 0,
-       20, 0},
+       20, 0, 0},
+      // the CG solver (Hager-Zhang directions from M \ grad, the same line search)
+      {"walker, CG, sparse", walker, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20,
+       SUBSET_LANES | SUBSET_SMALL, 1},
+      {"walker, limits and friction loss, CG (dense)", limits, 0, -1, -1, 12, 1.0, walk, 0, 20, 0,
+       1},
+      {"walker, elliptic cones, CG, sparse", cones, 0, mjJAC_SPARSE, -1, 12, 1.0, walk, 0, 20, 0,
+       1},
+      {"walker, elliptic cones, CG, islands off", cones, mjDSBL_ISLAND, -1, -1, 6, 1.0, walk, 0, 20,
+       0, 1},
+      {"NeuroMechFly, meshes, CG", fly, 0, -1, -1, 6, 5.0, fly_noise, 0, 20, 0, 1},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {
