@@ -129,8 +129,8 @@ static void print_help(void) {
          "and saved). The last line is a key=value summary.\n"
          "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's spring stiffness and\n"
          "damping by (1 + x), FLYSIM_PERTURB_ROWS=limits reverses its joint ranges and\n"
-         "=frictionloss drops its friction loss: deliberately broken steppers, which the\n"
-         "comparison must catch.\n");
+         "=frictionloss drops its friction loss, =friction scales its contact friction by\n"
+         "1.001: deliberately broken steppers, which the comparison must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

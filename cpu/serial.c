@@ -18,10 +18,12 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
       }
     } else if (!strcmp(rows, "frictionloss")) {
       for (int i = 0; i < m->nv; i++) m->dof_frictionloss[i] = 0;
+    } else if (!strcmp(rows, "friction")) {
+      for (int k = 0; k < 5 * m->npair; k++) m->pair_friction[k] *= (fsReal)1.001;
     } else {
       return fs_fail(err,
-                     "FLYSIM_PERTURB_ROWS='%s' is not limits or frictionloss; fix: unset it (it "
-                     "is a test switch)",
+                     "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss or friction; fix: "
+                     "unset it (it is a test switch)",
                      rows);
     }
   }

@@ -23,7 +23,9 @@ stepper must fail: FLYSIM_PERTURB_PASSIVE (its joint damping and stiffness scale
 the models with damping, FLYSIM_PERTURB_ROWS=limits (joint ranges reversed: a limit's sign
 flipped) on models with limits, =frictionloss (friction-loss bounds dropped) on our
 walker with friction loss (tests/models/cuda_efc_limits.xml: the suite's one friction-loss
-dof, finger's spinner, moves only when touched).
+dof, finger's spinner, moves only when touched), =friction (contact friction scaled by
+1.001) on our walker under the elliptic cone (cuda_efc_elliptic.xml); both walkers must
+first pass as is.
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -48,11 +50,13 @@ VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
 MIN_COMPARED = {"as is": 2, "no contacts": 9, "smooth": 10}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is).
-OUR_LIMITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models",
-                          "cuda_efc_limits.xml")
+OUR_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+OUR_LIMITS = os.path.join(OUR_MODELS, "cuda_efc_limits.xml")
+OUR_ELLIPTIC = os.path.join(OUR_MODELS, "cuda_efc_elliptic.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
-          ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)))
+          ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
+          ("FLYSIM_PERTURB_ROWS", "friction", "as is", (OUR_ELLIPTIC,)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -112,6 +116,16 @@ def main():
         print(f"{variant}: {len(names)} of {len(models)} models compared: {' '.join(sorted(names))}")
         check(len(names) >= MIN_COMPARED[variant],
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
+    # our walkers with limits, friction loss and contacts (pyramidal, elliptic), as users
+    # run them: within the floor (the broken steppers below must fail on them)
+    print("--- our constraint walkers, as is")
+    for model in (OUR_LIMITS, OUR_ELLIPTIC):
+        rc, out, err = compare(model, "f64", [])
+        s = cliutil.summary(out) if rc in (0, 3) else {}
+        same = " (bit-identical)" if float(s.get("max_dq_b", "nan")) == 0 else ""
+        print(f"{os.path.basename(model)[:-4]:18s} f64  exit {rc}, ratio {s.get('ratio')}{same}")
+        check(rc == 0 and s.get("verdict") == "pass",
+              f"{model}: within MuJoCo's floor (exit {rc}, {first_line(err) or s})")
     for switch, value, variant, names in BROKEN:
         print(f"--- a deliberately broken host stepper ({switch}={value}, {variant})")
         for name in names:
