@@ -117,13 +117,21 @@ FS_HD fsReal fsi_cone_mu(const fsData* d, int r, int c) {
 /// MuJoCo's order.
 FS_HD void fsi_cone_update(const fsData* d, int r, int c, const fsSol* jar, fsSol* force,
                            int* state, fsSol* cost, fsSol* H) {
-  int dim = d->contact_dim[c] < 6 ? d->contact_dim[c] : 6; // 3, 4 or 6 (bounds the arrays)
-  fsSol mu = fsi_cone_mu(d, r, c), U[6] = {0, 0, 0, 0, 0, 0}, fr[5];
-  for (int j = 0; j < dim - 1; j++) fr[j] = d->contact_friction[5 * c + j];
+  // U_j = friction_(j-1) jar_j read where used: no arrays (no local memory on the device)
+  int dim = d->contact_dim[c];
+  const fsReal* fr = d->contact_friction + 5 * c;
+  fsSol mu = fsi_cone_mu(d, r, c);
+#define FSI_U(j) (jar[r + (j)] * (fsSol)fr[(j)-1])
   for (int j = 0; j < dim; j++) force[r + j] = -d->efc_D[r + j] * jar[r + j];
-  U[0] = jar[r] * mu;
-  for (int j = 1; j < dim; j++) U[j] = jar[r + j] * fr[j - 1];
-  fsSol N = U[0], T = sqrt(fsi_dot_mj(U + 1, U + 1, dim - 1));
+  fsSol N = jar[r] * mu, T2; // |U_t|^2 in mju_dot's order: dim - 1 is 2, 3 or 5
+  if (dim == 6)
+    T2 = (FSI_U(1) * FSI_U(1) + FSI_U(3) * FSI_U(3)) + (FSI_U(2) * FSI_U(2) + FSI_U(4) * FSI_U(4)) +
+         FSI_U(5) * FSI_U(5);
+  else if (dim == 4)
+    T2 = FSI_U(1) * FSI_U(1) + FSI_U(2) * FSI_U(2) + FSI_U(3) * FSI_U(3);
+  else
+    T2 = FSI_U(1) * FSI_U(1) + FSI_U(2) * FSI_U(2);
+  fsSol T = sqrt(T2);
   int st;
   if (N >= mu * T || (T <= 0 && N >= 0)) { // top zone
     for (int j = 0; j < dim; j++) force[r + j] = 0;
@@ -135,25 +143,26 @@ FS_HD void fsi_cone_update(const fsData* d, int r, int c, const fsSol* jar, fsSo
     fsSol Dm = d->efc_D[r] / (mu * mu * (1 + mu * mu)), NmT = N - mu * T;
     *cost += 0.5 * Dm * NmT * NmT;
     force[r] = -Dm * NmT * mu;
-    for (int j = 1; j < dim; j++) force[r + j] = -force[r] / T * U[j] * fr[j - 1];
+    for (int j = 1; j < dim; j++) force[r + j] = -force[r] / T * FSI_U(j) * fr[j - 1];
     st = FS_CNSTRSTATE_CONE;
     if (H) { // (1, -mu/T U) first row, mu N / T^3 U U' + (mu^2 - mu N / T) I below, scaled
       fsSol scl = -mu / T;
       H[0] = 1;
-      for (int j = 1; j < dim; j++) H[j] = scl * U[j];
+      for (int j = 1; j < dim; j++) H[j] = scl * FSI_U(j);
       scl = mu * N / (T * T * T);
       for (int k = 1; k < dim; k++)
-        for (int j = k; j < dim; j++) H[k * dim + j] = scl * U[j] * U[k];
+        for (int j = k; j < dim; j++) H[k * dim + j] = scl * FSI_U(j) * FSI_U(k);
       scl = mu * mu - mu * N / T;
       for (int j = 1; j < dim; j++) H[j * (dim + 1)] += scl;
       for (int k = 0; k < dim; k++) {
-        scl = Dm * (k == 0 ? mu : fr[k - 1]);
-        for (int j = k; j < dim; j++) H[k * dim + j] *= scl * (j == 0 ? mu : fr[j - 1]);
+        scl = Dm * (k == 0 ? mu : (fsSol)fr[k - 1]);
+        for (int j = k; j < dim; j++) H[k * dim + j] *= scl * (j == 0 ? mu : (fsSol)fr[j - 1]);
       }
       for (int k = 0; k < dim; k++)
         for (int j = k + 1; j < dim; j++) H[j * dim + k] = H[k * dim + j];
     }
   }
+#undef FSI_U
   for (int j = 0; j < dim; j++) state[r + j] = st;
 }
 
@@ -578,9 +587,9 @@ FS_HD void fsi_hessian_cone(const fsModel* m, fsData* d, const fsIsland* is) {
     if (!fsi_in_island(d, is, r) || fsi_cone_row(d, r) <= 0) continue;
     if (d->sol_state[r] != FS_CNSTRSTATE_CONE) continue;
     int c = d->efc_id[r], dim = d->contact_dim[c];
-    fsSol C[36]; // every lane factors its copy: no sync
-    for (int k = 0; k < dim * dim; k++) C[k] = d->sol_coneH[36 * c + k];
-    fsi_chol_factor_dense(C, dim);
+    fsSol* C = d->sol_coneH + 36 * c; // factored in place: the next update makes it anew
+    FS_LANE0 fsi_chol_factor_dense(C, dim);
+    FS_SYNC();
     int ncol = dense ? n : d->efc_J_rownnz[r];
     fsSol* LTJ = d->sol_coneJ; // (dim, ncol)
     FS_FOR_LANE(k, ncol) {
