@@ -654,6 +654,17 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fsModel* out,
                  fsError* err) {
   if (!fs_model_build_bounded(m, name, o->max_contacts, o->max_candidates, out, err)) {
+    if (fs_model_general_rows(out)) { // the kernels lack them (FSI_ROWS)
+      fs_fail(err,
+              "%s: the cuda backend does not yet run dof friction loss, joint limits, elliptic "
+              "cones or the CG solver, which this model uses (the host backend does); fix: "
+              "--backend host, or disable them in the model (<flag frictionloss=\"disable\" "
+              "limit=\"disable\"/>, cone=\"pyramidal\", solver=\"Newton\")",
+              name ? name : "the model");
+      fs_model_free(out);
+      if (err) err->status = FS_ERR_MODEL;
+      return -1;
+    }
     fs_model_for_lanes(out);
     return 0;
   }

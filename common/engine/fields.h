@@ -616,6 +616,13 @@ static inline void** fs_field_ptr(void* s, const fsFieldInfo* f) {
   return (void**)((char*)s + f->ptr_off);
 }
 
+/// 1 if model m uses the rows and solvers beyond NeuroMechFly's (dof friction loss, joint
+/// limits, elliptic cones with contact rows, the CG solver with rows): what the kernels
+/// do not compile yet (FSI_ROWS, common/engine/stage_constraint.h).
+FS_HD int fs_model_general_rows(const fsModel* m) {
+  return m->ndofrow > 0 || m->ncone > 0 || m->ncg > 0;
+}
+
 /// The views a caller writes between steps (fsView.writable: the next step reads them),
 /// MuJoCo's inputs of mjData by name: one list for every backend. The cpu backend views
 /// each of them; host and cuda the ones FS_DATA_FIELDS holds, all STATE fields (act and

@@ -25,13 +25,24 @@
 #include "common/engine/spatial.h"
 #include "common/engine/stage_collision.h" // fsi_pair_solreffriction
 
+/// The rows and solvers beyond NeuroMechFly's (dof friction loss, joint limits, elliptic
+/// cones, CG) in this build's step (FSI_ROWS): the host builds, not yet the kernels (the
+/// cuda backend refuses models that use them: fs_model_general_rows), whose registers and
+/// spills their code would raise for every model (ptxas, sm_90: the fly's step kernel
+/// spilled 188 B a thread with it).
+#ifndef __CUDA_ARCH__
+#define FSI_ROWS 1
+#else
+#define FSI_ROWS 0
+#endif
+
 #define FS_MINIMP ((fsReal)0.0001) // mjMINIMP: smallest impedance
 #define FS_MAXIMP ((fsReal)0.9999) // mjMAXIMP: largest impedance
 
 /// Rows of a contact of condim dim: the normal for condim 1; else under the pyramidal cone
 /// 2 (dim - 1) edges, under the elliptic cone dim (normal, tangents, spin, rolling).
 FS_HD int fsi_contact_rows(const fsModel* m, int dim) {
-  return dim == 1 ? 1 : (m->elliptic ? dim : 2 * (dim - 1));
+  return dim == 1 ? 1 : (FSI_ROWS && m->elliptic ? dim : 2 * (dim - 1));
 }
 
 FS_HD fsReal fsi_max(fsReal a, fsReal b) {
@@ -101,7 +112,7 @@ FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
     for (int i = 0; i < (dim > 1 ? 3 : 1); i++) jac[i] = fsi_frame_dot(f + 3 * i, jp);
     for (int i = 0; i < dim - 3; i++) jac[3 + i] = fsi_frame_dot(f + 3 * i, jr);
     fsReal* J = d->efc_J + (size_t)adr * m->njmax + k;
-    if (dim == 1 || m->elliptic) {
+    if (dim == 1 || (FSI_ROWS && m->elliptic)) {
       for (int j = 0; j < dim; j++) J[(size_t)j * m->njmax] = jac[j];
       continue;
     }
@@ -248,7 +259,7 @@ FS_HD void fsi_cone_impedance(const fsModel* m, fsData* d, int c, int adr) {
 
 FS_HD void fsi_contact_impedance(const fsModel* m, fsData* d, int c, int adr) {
   int dim = d->contact_dim[c], nrow = fsi_contact_rows(m, dim);
-  if (m->elliptic && dim > 1) {
+  if (FSI_ROWS && m->elliptic && dim > 1) {
     fsi_cone_impedance(m, d, c, adr);
     return;
   }
@@ -384,7 +395,7 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
   int contacts = on && !(m->disableflags & FS_DSBL_CONTACT);
   int ncon = m->nconmax ? d->ncon[0] : 0;
   FS_LANE0 {
-    int n = on && m->ndofrow ? fsi_dof_rows(m, d) : 0, lost = 0;
+    int n = FSI_ROWS && on && m->ndofrow ? fsi_dof_rows(m, d) : 0, lost = 0;
     d->nefc_dof[0] = n;
     for (int c = 0; c < ncon; c++) {
       int rows = contacts && !d->contact_exclude[c] ? fsi_contact_rows(m, d->contact_dim[c]) : 0;
@@ -399,7 +410,7 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
     d->efc_overflow[0] = lost;
     if (lost) d->warning_number[FS_WARN_CNSTRFULL]++;
 #ifdef FS_ONE_LANE
-    if (m->nefcD && m->ndofrow) fsi_dense_rows(m, d, 0, d->nefc_dof[0]);
+    if (FSI_ROWS && m->nefcD && m->ndofrow) fsi_dense_rows(m, d, 0, d->nefc_dof[0]);
 #endif
   }
   FS_SYNC();
@@ -490,10 +501,11 @@ FS_HD FS_FORCEINLINE void fs_reference_constraint(const fsModel* m, fsData* d) {
     const fsReal* kbip = d->efc_KBIP + 4 * r;
     fsReal aref = -kbip[1] * vel - kbip[0] * kbip[2] * (d->efc_pos[r] - d->efc_margin[r]);
     int c = d->efc_id[r];
-    fsReal adhesion = d->efc_type[r] >= FS_CNSTR_CONTACT_FRICTIONLESS ? d->contact_adhesion[c] : 0;
+    fsReal adhesion =
+        !FSI_ROWS || d->efc_type[r] >= FS_CNSTR_CONTACT_FRICTIONLESS ? d->contact_adhesion[c] : 0;
     if (adhesion != 0) { // the normal row (condim 1, elliptic), or the pyramid's edges
       int dim = d->contact_dim[c];
-      if (dim == 1 || m->elliptic)
+      if (dim == 1 || (FSI_ROWS && m->elliptic))
         aref += r == d->contact_efc_address[c] ? d->efc_R[r] * adhesion : 0;
       else
         aref += d->efc_R[r] * (adhesion / (2 * (dim - 1)));

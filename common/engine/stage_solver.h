@@ -59,7 +59,7 @@ FS_HD int fsi_row_pair(const fsData* d, int r) {
 
 /// Row r's tree (its island): its pair's, or its one dof's (friction loss, limits).
 FS_HD int fsi_row_tree(const fsModel* m, const fsData* d, int r) {
-  if (r < d->nefc_dof[0]) return m->dof_treeid[m->pair_dof[d->efc_J_coladr[r]]];
+  if (FSI_ROWS && r < d->nefc_dof[0]) return m->dof_treeid[m->pair_dof[d->efc_J_coladr[r]]];
   return m->pair_tree[fsi_row_pair(d, r)];
 }
 
@@ -76,7 +76,7 @@ FS_HD int fsi_row_place(const fsModel* m, const fsData* d, int r, int j) {
 /// jar where linear.
 FS_HD fsSol fsi_row_update(const fsModel* m, const fsData* d, int r, fsSol jar, fsSol* force,
                            int* state) {
-  if (r < d->nefc_dof[0] && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
+  if (FSI_ROWS && r < d->nefc_dof[0] && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
     fsSol f = m->dof_frictionloss[d->efc_id[r]], R = d->efc_R[r];
     if (jar <= -R * f) {
       *force = f;
@@ -177,7 +177,7 @@ FS_HD int fsi_cone_row(const fsData* d, int r) {
 /// fsi_cone_update, where H is its cone Hessian or NULL), its cost added to *cost.
 FS_HD void fsi_update_row(const fsModel* m, fsData* d, int r, const fsSol* jar, fsSol* force,
                           int* state, fsSol* cost, int hessian) {
-  int cone = m->elliptic ? fsi_cone_row(d, r) : 0;
+  int cone = FSI_ROWS && m->elliptic ? fsi_cone_row(d, r) : 0;
   if (cone > 0) {
     int c = d->efc_id[r];
     fsi_cone_update(d, r, c, jar, force, state, cost, hessian ? d->sol_coneH + 36 * c : NULL);
@@ -195,14 +195,16 @@ FS_HD void fsi_update_row(const fsModel* m, fsData* d, int r, const fsSol* jar, 
 /// rows share its pair's chain: contacts in order, each counted (then written) into the
 /// lists of its chain's dofs, lanes over the chain (its dofs are distinct).
 FS_HD void fsi_transpose_rows(const fsModel* m, fsData* d) {
-  int ncon = d->ncon[0], nv = m->nv, ndof = d->nefc_dof[0];
+  int ncon = d->ncon[0], nv = m->nv, ndof = FSI_ROWS ? d->nefc_dof[0] : 0;
   int *nnz = d->efc_JT_rownnz, *adr = d->efc_JT_rowadr;
   FS_FOR_LANE(j, nv) nnz[j] = 0;
   FS_SYNC();
-  FS_LANE0 {
-    for (int r = 0; r < ndof; r++) nnz[m->pair_dof[d->efc_J_coladr[r]]]++;
+  if (ndof) {
+    FS_LANE0 {
+      for (int r = 0; r < ndof; r++) nnz[m->pair_dof[d->efc_J_coladr[r]]]++;
+    }
+    FS_SYNC();
   }
-  FS_SYNC();
   for (int c = 0; c < ncon; c++) {
     int r0 = d->contact_efc_address[c], p = d->contact_pair[c];
     if (r0 < 0) continue;
@@ -391,9 +393,10 @@ FS_HD int fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is, int
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (!fsi_in_island(d, is, r)) continue;
     fsi_update_row(m, d, r, d->sol_Jaref, d->sol_force, d->sol_state, &cost, newton);
-    cones += m->elliptic && fsi_cone_row(d, r) > 0 && d->sol_state[r] == FS_CNSTRSTATE_CONE;
+    cones +=
+        FSI_ROWS && m->elliptic && fsi_cone_row(d, r) > 0 && d->sol_state[r] == FS_CNSTRSTATE_CONE;
   }
-  int ncone = m->elliptic ? fs_lane_sum(cones) > 0 : 0;
+  int ncone = FSI_ROWS && m->elliptic ? fs_lane_sum(cones) > 0 : 0;
   FS_SYNC();
 #ifdef FS_ONE_LANE
   if (m->nefcD) {
@@ -526,7 +529,7 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is, in
 #ifdef FS_ONE_LANE
   if (m->nefcD) {
     int bad = fsi_hessian_factor_dense(m, d, is);
-    if (ncone) fsi_hessian_cone(m, d, is);
+    if (FSI_ROWS && ncone) fsi_hessian_cone(m, d, is);
     return bad;
   }
 #endif
@@ -545,7 +548,7 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is, in
       if (pi + 1 == hn) {
         FS_IVDEP // sol_H apart from efc_J
         for (int k = 0; k < hn; k++) H[k] += DJi * J[k];
-      } else if (r < d->nefc_dof[0]) { // one column (friction loss, a limit): the diagonal
+      } else if (FSI_ROWS && r < d->nefc_dof[0]) { // one column (friction loss, a limit)
         H[hn - 1] += DJi * J[0];
 #ifdef FS_ONE_LANE
       } else if (m->nefcD) { // the dense row: the columns' entries without their places
@@ -562,7 +565,7 @@ FS_HD int fsi_hessian_factor(const fsModel* m, fsData* d, const fsIsland* is, in
   FS_SYNC();
   fsLayout LH = fsi_layout_H(m);
   int bad = fsi_chol_factor(&LH, d->sol_H, d->sol_L, is->d0, is->d1);
-  if (ncone) fsi_hessian_cone(m, d, is);
+  if (FSI_ROWS && ncone) fsi_hessian_cone(m, d, is);
   return bad;
 }
 
@@ -649,14 +652,14 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
                         now, d->sol_dense, is->d0))
       return fsi_hessian_factor(m, d, is, ncone);
   }
-  if (ncone) fsi_hessian_cone(m, d, is);
+  if (FSI_ROWS && ncone) fsi_hessian_cone(m, d, is);
   return 0;
 }
 
 /// Mgrad = inv(H) grad over the island's dofs, by the factor (dense where nefcD; with the
 /// cones' Hessians where ncone).
 FS_HD void fsi_hessian_solve(const fsModel* m, fsData* d, const fsIsland* is, int ncone) {
-  const fsSol* L = ncone ? d->sol_Lcone : d->sol_L;
+  const fsSol* L = FSI_ROWS && ncone ? d->sol_Lcone : d->sol_L;
 #ifdef FS_ONE_LANE
   if (m->nefcD) {
     int d0 = is->d0;
@@ -835,7 +838,8 @@ FS_HD void fsi_ls_inequality(const fsSol* quad, fsSol start, fsSol x, fsSol* cos
 FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
   fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
-  int split = is->r0 > ls->dofrows ? is->r0 : (is->r1 < ls->dofrows ? is->r1 : ls->dofrows);
+  int split =
+      !FSI_ROWS || is->r0 > ls->dofrows ? is->r0 : (is->r1 < ls->dofrows ? is->r1 : ls->dofrows);
   FS_FOR_LANE_RANGE(r, is->r0, split) { // friction loss, limits
     if (!fsi_in_island(d, is, r)) continue;
     fsSol start = d->sol_Jaref[r], dir = d->sol_Jv[r], x = start + alpha * dir;
@@ -854,7 +858,7 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   }
   FS_FOR_LANE_RANGE(r, split, is->r1) { // contacts
     if (!fsi_in_island(d, is, r)) continue;
-    int cone = ls->cones ? fsi_cone_row(d, r) : 0;
+    int cone = FSI_ROWS && ls->cones ? fsi_cone_row(d, r) : 0;
     if (cone) {
       if (cone > 0)
         fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
@@ -871,7 +875,7 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
   p->d0 = 2 * alpha * q2 + q1;
   p->d1 = 2 * q2;
-  if (ls->dofrows || ls->cones) { // MuJoCo's: friction loss' and cones' sums, then the quadratic
+  if (FSI_ROWS && (ls->dofrows || ls->cones)) { // friction loss', cones' sums, then the quadratic
     p->d0 = fs_lane_sum(f0) + p->d0;
     p->d1 = fs_lane_sum(f1) + p->d1;
   }
@@ -947,7 +951,7 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   ls.qg2 = 0.5 * fsi_lane_dot(v, d->sol_Mv + d0, nvi);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) { // PrimalPrepare: each row's quadratic along the search
     if (!fsi_in_island(d, is, r)) continue;
-    int cone = m->elliptic ? fsi_cone_row(d, r) : 0;
+    int cone = FSI_ROWS && m->elliptic ? fsi_cone_row(d, r) : 0;
     if (cone) {
       if (cone > 0) fsi_cone_prepare(d, r);
       continue;
@@ -1064,7 +1068,7 @@ FS_HD void fsi_cg_direction(fsData* d, const fsIsland* is) {
 /// -H \ grad (the Hessian factored once, then updated), CG's the Hager-Zhang conjugate of
 /// -M \ grad.
 FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland* is) {
-  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0, newton = !m->solver_cg;
+  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0, newton = !FSI_ROWS || !m->solver_cg;
   fsSol scale = is->scale, tol = m->tolerance;
   fsLayout LM = fsi_layout_M(m);
   fsi_sol_vec(m, d, d->qfrc_smooth); // for the line search

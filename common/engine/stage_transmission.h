@@ -43,7 +43,8 @@ FS_HD void fsi_body_moment(const fsModel* m, fsData* d, int a) {
       ngap++;
     } else if (efc >= 0) {
       int dim = d->contact_dim[c], p = d->contact_pair[c];
-      int nrow = dim == 1 || m->elliptic ? 1 : fsi_contact_rows(m, dim); // the normal, or edges
+      int nrow =
+          dim == 1 || (FSI_ROWS && m->elliptic) ? 1 : fsi_contact_rows(m, dim); // normal|edges
       fsReal w = nrow == 1 ? 1 : (fsReal)0.5 / (fsReal)(dim - 1);
       FS_FOR_LANE(k, nnz) {
         int pos = fsi_chain_pos(m, p, m->moment_colind[adr + k]);

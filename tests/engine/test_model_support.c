@@ -231,7 +231,7 @@ static void constraint_build(void) {
   CHECK(fs_model_support(m, path, &err) == -1);
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, "does not implement 7 features");
-  CHECK_CONTAINS(err.msg, "the CG constraint solver");
+  CHECK_CONTAINS(err.msg, "the PGS constraint solver");
   CHECK_CONTAINS(err.msg, "noslip under elliptic friction cones");
   CHECK_CONTAINS(err.msg, "the exact constraint diagonal (enable flag diagexact)");
   CHECK_CONTAINS(err.msg, "surface velocity on 1 geom (first: 'ball'");
