@@ -815,58 +815,45 @@ FS_HD fsSol fsi_friction_cost_dif(fsSol start, fsSol x, fsSol f, fsSol Rf, fsSol
   return fsi_friction_cost(x, f, Rf, D) - fsi_friction_cost(start, f, Rf, D);
 }
 
-/// PrimalEval's terms of an inequality row (a limit, a contact's): its quadratic where
-/// active at alpha (x < 0), less its cost at 0.
-FS_HD void fsi_ls_inequality(const fsSol* quad, fsSol start, fsSol x, fsSol* cost, fsSol* q0,
-                             fsSol* q1, fsSol* q2) {
-  fsSol cost0 = start < 0 ? quad[0] : 0;
-  if (x < 0) {
-    *q0 += quad[0] - cost0;
-    *q1 += quad[1];
-    *q2 += quad[2];
-  } else {
-    *cost -= cost0;
-  }
-}
-
 /// PrimalEval: the cost change at p->alpha along the search and its derivatives: the
 /// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
 /// cost at 0; a friction-loss row's Huber cost change and derivatives apart (added first,
-/// as MuJoCo's). The friction-loss and limit rows (the first nefc_dof) in a loop of their
-/// own, so that models without them run the contacts' loop alone. Lanes over rows, sums
+/// as MuJoCo's; their tests compiled for the host alone, FSI_ROWS). Lanes over rows, sums
 /// added in row order on one lane.
 FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
   fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
-  int split =
-      !FSI_ROWS || is->r0 > ls->dofrows ? is->r0 : (is->r1 < ls->dofrows ? is->r1 : ls->dofrows);
-  FS_FOR_LANE_RANGE(r, is->r0, split) { // friction loss, limits
+  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (!fsi_in_island(d, is, r)) continue;
-    fsSol start = d->sol_Jaref[r], dir = d->sol_Jv[r], x = start + alpha * dir;
-    if (d->efc_type[r] != FS_CNSTR_FRICTION_DOF) {
-      fsi_ls_inequality(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
+    fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+#if FSI_ROWS // the rows the kernels lack: their test out of the device's loop (its registers)
+    if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
+      fsSol f = ls->floss[d->efc_id[r]], D = d->efc_D[r], Rf = d->efc_R[r] * f, dir = d->sol_Jv[r];
+      cost += fsi_friction_cost_dif(start, x, f, Rf, D);
+      if (-Rf < x && x < Rf) {
+        f0 += D * x * dir;
+        f1 += D * dir * dir;
+      } else {
+        f0 += x <= -Rf ? -f * dir : f * dir;
+      }
       continue;
     }
-    fsSol f = ls->floss[d->efc_id[r]], D = d->efc_D[r], Rf = d->efc_R[r] * f;
-    cost += fsi_friction_cost_dif(start, x, f, Rf, D);
-    if (-Rf < x && x < Rf) {
-      f0 += D * x * dir;
-      f1 += D * dir * dir;
-    } else {
-      f0 += x <= -Rf ? -f * dir : f * dir;
-    }
-  }
-  FS_FOR_LANE_RANGE(r, split, is->r1) { // contacts
-    if (!fsi_in_island(d, is, r)) continue;
-    int cone = FSI_ROWS && ls->cones ? fsi_cone_row(d, r) : 0;
+    int cone = ls->cones ? fsi_cone_row(d, r) : 0;
     if (cone) {
       if (cone > 0)
         fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
       continue;
     }
-    fsSol start = d->sol_Jaref[r];
-    fsi_ls_inequality(d->sol_quad + 3 * r, start, start + alpha * d->sol_Jv[r], &cost, &q0, &q1,
-                      &q2);
+#endif
+    const fsSol* quad = d->sol_quad + 3 * r;
+    fsSol cost0 = start < 0 ? quad[0] : 0;
+    if (x < 0) {
+      q0 += quad[0] - cost0;
+      q1 += quad[1];
+      q2 += quad[2];
+    } else {
+      cost -= cost0;
+    }
   }
   cost = fs_lane_sum(cost);
   q0 = fs_lane_sum(q0);
