@@ -42,7 +42,12 @@
 /// Rows of a contact of condim dim: the normal for condim 1; else under the pyramidal cone
 /// 2 (dim - 1) edges, under the elliptic cone dim (normal, tangents, spin, rolling).
 FS_HD int fsi_contact_rows(const fsModel* m, int dim) {
-  return dim == 1 ? 1 : (FSI_ROWS && m->elliptic ? dim : 2 * (dim - 1));
+#if FSI_ROWS
+  if (m->elliptic && dim > 1) return dim;
+#else
+  (void)m;
+#endif
+  return dim == 1 ? 1 : 2 * (dim - 1);
 }
 
 FS_HD fsReal fsi_max(fsReal a, fsReal b) {
@@ -112,10 +117,16 @@ FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
     for (int i = 0; i < (dim > 1 ? 3 : 1); i++) jac[i] = fsi_frame_dot(f + 3 * i, jp);
     for (int i = 0; i < dim - 3; i++) jac[3 + i] = fsi_frame_dot(f + 3 * i, jr);
     fsReal* J = d->efc_J + (size_t)adr * m->njmax + k;
-    if (dim == 1 || (FSI_ROWS && m->elliptic)) {
+    if (dim == 1) {
+      J[0] = jac[0];
+      continue;
+    }
+#if FSI_ROWS // the frame's rows (jac indexed at run time: the host's)
+    if (m->elliptic) {
       for (int j = 0; j < dim; j++) J[(size_t)j * m->njmax] = jac[j];
       continue;
     }
+#endif
     FS_IVDEP // the rows apart (njmax > 0)
     for (int j = 1; j < dim; j++) {
       J[(size_t)(2 * j - 2) * m->njmax] = jac[0] + jac[j] * mu[j - 1];
@@ -395,7 +406,7 @@ FS_HD FS_FORCEINLINE void fs_make_constraint(const fsModel* m, fsData* d) {
   int contacts = on && !(m->disableflags & FS_DSBL_CONTACT);
   int ncon = m->nconmax ? d->ncon[0] : 0;
   FS_LANE0 {
-    int n = FSI_ROWS && on && m->ndofrow ? fsi_dof_rows(m, d) : 0, lost = 0;
+    int n = on && m->ndofrow ? fsi_dof_rows(m, d) : 0, lost = 0;
     d->nefc_dof[0] = n;
     for (int c = 0; c < ncon; c++) {
       int rows = contacts && !d->contact_exclude[c] ? fsi_contact_rows(m, d->contact_dim[c]) : 0;
@@ -501,14 +512,14 @@ FS_HD FS_FORCEINLINE void fs_reference_constraint(const fsModel* m, fsData* d) {
     const fsReal* kbip = d->efc_KBIP + 4 * r;
     fsReal aref = -kbip[1] * vel - kbip[0] * kbip[2] * (d->efc_pos[r] - d->efc_margin[r]);
     int c = d->efc_id[r];
-    fsReal adhesion =
-        !FSI_ROWS || d->efc_type[r] >= FS_CNSTR_CONTACT_FRICTIONLESS ? d->contact_adhesion[c] : 0;
-    if (adhesion != 0) { // the normal row (condim 1, elliptic), or the pyramid's edges
+    fsReal adhesion = d->efc_type[r] >= FS_CNSTR_CONTACT_FRICTIONLESS ? d->contact_adhesion[c] : 0;
+    if (adhesion != 0) {
       int dim = d->contact_dim[c];
-      if (dim == 1 || (FSI_ROWS && m->elliptic))
-        aref += r == d->contact_efc_address[c] ? d->efc_R[r] * adhesion : 0;
-      else
-        aref += d->efc_R[r] * (adhesion / (2 * (dim - 1)));
+      fsReal edge = dim == 1 ? adhesion : adhesion / (2 * (dim - 1));
+#if FSI_ROWS // the elliptic cone's on its normal row alone
+      if (m->elliptic && dim > 1) edge = r == d->contact_efc_address[c] ? adhesion : 0;
+#endif
+      aref += d->efc_R[r] * edge;
     }
     d->efc_vel[r] = vel;
     d->efc_aref[r] = aref;

@@ -52,6 +52,13 @@ FS_HD int fsi_in_island(const fsData* d, const fsIsland* is, int r) {
   return is->tree < 0 || d->efc_tree[r] == is->tree;
 }
 
+/// The first contact row of the island's range (after the friction-loss and limit rows,
+/// nefc_dof, clamped to [r0, r1]).
+FS_HD int fsi_first_contact_row(const fsData* d, const fsIsland* is) {
+  int c0 = d->nefc_dof[0];
+  return c0 < is->r0 ? is->r0 : (c0 > is->r1 ? is->r1 : c0);
+}
+
 /// Row r's contact pair (a contact's row).
 FS_HD int fsi_row_pair(const fsData* d, int r) {
   return d->contact_pair[d->efc_id[r]];
@@ -68,34 +75,37 @@ FS_HD int fsi_row_place(const fsModel* m, const fsData* d, int r, int j) {
   return m->pair_chainpos[fsi_row_pair(d, r) * m->nv + j];
 }
 
-/// mj_constraintUpdate_impl for one row. Friction loss (bound f = efc_frictionloss, read
-/// from the dof's dof_frictionloss: efc_frictionloss's life ends with the rows): linear
-/// with force +f where jar <= -R f, -f where jar >= R f, else quadratic. Limits and contact
-/// rows (pyramidal edge or condim-1 normal): quadratic with force -D jar where jar < 0, else
-/// satisfied with no force. Returns its cost: 0.5 D jar^2 where quadratic, -0.5 R f^2 -+ f
-/// jar where linear.
-FS_HD fsSol fsi_row_update(const fsModel* m, const fsData* d, int r, fsSol jar, fsSol* force,
-                           int* state) {
-  if (FSI_ROWS && r < d->nefc_dof[0] && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
-    fsSol f = m->dof_frictionloss[d->efc_id[r]], R = d->efc_R[r];
-    if (jar <= -R * f) {
-      *force = f;
-      *state = FS_CNSTRSTATE_LINEARNEG;
-      return -0.5 * R * f * f - f * jar;
-    }
-    if (jar >= R * f) {
-      *force = -f;
-      *state = FS_CNSTRSTATE_LINEARPOS;
-      return -0.5 * R * f * f + f * jar;
-    }
-    *force = -d->efc_D[r] * jar;
-    *state = FS_CNSTRSTATE_QUADRATIC;
-    return 0.5 * d->efc_D[r] * jar * jar;
-  }
+/// mj_constraintUpdate_impl for a limit row or a contact's (pyramidal edge, condim-1
+/// normal): quadratic with force -D jar where jar < 0, else satisfied with no force.
+/// Returns its cost: 0.5 D jar^2 where quadratic.
+FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int* state) {
   if (jar >= 0) {
     *force = 0;
     *state = FS_CNSTRSTATE_SATISFIED;
     return 0;
+  }
+  *force = -d->efc_D[r] * jar;
+  *state = FS_CNSTRSTATE_QUADRATIC;
+  return 0.5 * d->efc_D[r] * jar * jar;
+}
+
+/// The same for a friction-loss or limit row (r < nefc_dof). Friction loss (bound f =
+/// efc_frictionloss, read from the dof's dof_frictionloss: efc_frictionloss's life ends
+/// with the rows): linear with force +f where jar <= -R f, -f where jar >= R f, else
+/// quadratic; its cost -0.5 R f^2 -+ f jar where linear.
+FS_HD fsSol fsi_dof_row_update(const fsModel* m, const fsData* d, int r, fsSol jar, fsSol* force,
+                               int* state) {
+  if (d->efc_type[r] != FS_CNSTR_FRICTION_DOF) return fsi_row_update(d, r, jar, force, state);
+  fsSol f = m->dof_frictionloss[d->efc_id[r]], R = d->efc_R[r];
+  if (jar <= -R * f) {
+    *force = f;
+    *state = FS_CNSTRSTATE_LINEARNEG;
+    return -0.5 * R * f * f - f * jar;
+  }
+  if (jar >= R * f) {
+    *force = -f;
+    *state = FS_CNSTRSTATE_LINEARPOS;
+    return -0.5 * R * f * f + f * jar;
   }
   *force = -d->efc_D[r] * jar;
   *state = FS_CNSTRSTATE_QUADRATIC;
@@ -173,17 +183,17 @@ FS_HD int fsi_cone_row(const fsData* d, int r) {
   return d->contact_efc_address[d->efc_id[r]] == r ? 1 : -1;
 }
 
-/// The constraint update of row r (fsi_row_update; an elliptic contact's at its first row,
-/// fsi_cone_update, where H is its cone Hessian or NULL), its cost added to *cost.
-FS_HD void fsi_update_row(const fsModel* m, fsData* d, int r, const fsSol* jar, fsSol* force,
-                          int* state, fsSol* cost, int hessian) {
-  int cone = FSI_ROWS && m->elliptic ? fsi_cone_row(d, r) : 0;
-  if (cone > 0) {
-    int c = d->efc_id[r];
-    fsi_cone_update(d, r, c, jar, force, state, cost, hessian ? d->sol_coneH + 36 * c : NULL);
-  } else if (cone == 0) {
-    *cost += fsi_row_update(m, d, r, jar[r], force + r, state + r);
-  }
+/// The constraint update of contact row r of a model with elliptic cones (fsi_row_update;
+/// an elliptic contact's at its first row, fsi_cone_update, where H is its cone Hessian or
+/// NULL), its cost added to *cost. Returns 1 where a cone is in its middle zone.
+FS_HD int fsi_update_cone_row(fsData* d, int r, const fsSol* jar, fsSol* force, int* state,
+                              fsSol* cost, int hessian) {
+  int cone = fsi_cone_row(d, r);
+  if (cone == 0) *cost += fsi_row_update(d, r, jar[r], force + r, state + r);
+  if (cone <= 0) return 0;
+  int c = d->efc_id[r];
+  fsi_cone_update(d, r, c, jar, force, state, cost, hessian ? d->sol_coneH + 36 * c : NULL);
+  return state[r] == FS_CNSTRSTATE_CONE;
 }
 
 /// The transpose of J's sparsity (mju_transposeSparse's structure, no values): for
@@ -324,7 +334,19 @@ FS_HD void fsi_solver_rows(const fsModel* m, fsData* d) {
 /// (mj_constraintUpdate), every lane gets it.
 FS_HD fsSol fsi_update_all(const fsModel* m, fsData* d, const fsSol* jar) {
   fsSol cost = 0;
-  FS_FOR_LANE(r, d->nefc[0]) fsi_update_row(m, d, r, jar, d->sol_force, d->efc_state, &cost, 0);
+  int nefc = d->nefc[0], c0 = 0; // c0: the first contact row
+#if FSI_ROWS // the friction-loss and limit rows, then the contacts' (each row on its lane)
+  c0 = d->nefc_dof[0];
+  FS_FOR_LANE(r, c0)
+  cost += fsi_dof_row_update(m, d, r, jar[r], d->sol_force + r, d->efc_state + r);
+  if (m->elliptic) {
+    FS_FOR_LANE_RANGE(r, c0, nefc)
+    fsi_update_cone_row(d, r, jar, d->sol_force, d->efc_state, &cost, 0);
+    return fs_lane_sum(cost);
+  }
+#endif
+  FS_FOR_LANE_RANGE(r, c0, nefc)
+  cost += fsi_row_update(d, r, jar[r], d->sol_force + r, d->efc_state + r);
   return fs_lane_sum(cost);
 }
 
@@ -389,14 +411,28 @@ FS_HD void fsi_islands(const fsModel* m, fsData* d) {
 /// The costs are not needed: the line search works with differences. Returns whether a contact is
 /// in its cone's middle zone (every lane).
 FS_HD int fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is, int newton) {
-  fsSol cost = 0, cones = 0;
-  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
-    if (!fsi_in_island(d, is, r)) continue;
-    fsi_update_row(m, d, r, d->sol_Jaref, d->sol_force, d->sol_state, &cost, newton);
-    cones +=
-        FSI_ROWS && m->elliptic && fsi_cone_row(d, r) > 0 && d->sol_state[r] == FS_CNSTRSTATE_CONE;
+  int ncone = 0, c0 = is->r0; // c0: the island's first contact row
+#if FSI_ROWS // the friction-loss and limit rows, then the contacts' (each row on its lane)
+  c0 = fsi_first_contact_row(d, is);
+  FS_FOR_LANE_RANGE(r, is->r0, c0) {
+    if (fsi_in_island(d, is, r))
+      fsi_dof_row_update(m, d, r, d->sol_Jaref[r], d->sol_force + r, d->sol_state + r);
   }
-  int ncone = FSI_ROWS && m->elliptic ? fs_lane_sum(cones) > 0 : 0;
+  if (m->elliptic) {
+    fsSol cost = 0, middle = 0; // middle: cones in their middle zone
+    FS_FOR_LANE_RANGE(r, c0, is->r1) {
+      if (fsi_in_island(d, is, r))
+        middle +=
+            fsi_update_cone_row(d, r, d->sol_Jaref, d->sol_force, d->sol_state, &cost, newton);
+    }
+    ncone = fs_lane_sum(middle) > 0;
+    c0 = is->r1;
+  }
+#endif
+  FS_FOR_LANE_RANGE(r, c0, is->r1) {
+    if (fsi_in_island(d, is, r))
+      fsi_row_update(d, r, d->sol_Jaref[r], d->sol_force + r, d->sol_state + r);
+  }
   FS_SYNC();
 #ifdef FS_ONE_LANE
   if (m->nefcD) {
@@ -678,13 +714,26 @@ typedef struct fsLinePoint {
 } fsLinePoint;
 
 /// The line search's state: the Gauss quadratic's terms, the gradient tolerance,
-/// evaluations so far; the world's friction-loss and limit rows (nefc_dof: the first rows,
-/// with their own terms).
+/// evaluations so far; in the host's builds (FSI_ROWS) the world's friction-loss and limit
+/// rows (nefc_dof: the first rows, with their own terms) and whether it has elliptic cones.
 typedef struct fsLineSearch {
   fsSol qg1, qg2, gtol;
-  int neval, dofrows, cones; // cones: elliptic contacts' rows
-  const fsReal* floss;       // dof_frictionloss: the friction-loss rows' bounds
+  int neval;
+#if FSI_ROWS           // the kernels' line search keeps the fly's registers
+  int dofrows, cones;  // cones: elliptic contacts' rows
+  const fsReal* floss; // dof_frictionloss: the friction-loss rows' bounds
+#endif
 } fsLineSearch;
+
+/// PrimalPrepare for row r (not an elliptic contact's): its quadratic along the search
+/// (quad[0..2]: 0.5 D Jaref^2, D Jaref Jv, 0.5 D Jv^2).
+FS_HD void fsi_ls_prepare_row(fsData* d, int r) {
+  fsSol D = d->efc_D[r], Jaref = d->sol_Jaref[r], Jv = d->sol_Jv[r], DJ0 = D * Jaref;
+  fsSol* quad = d->sol_quad + 3 * r;
+  quad[0] = Jaref * DJ0 * 0.5;
+  quad[1] = Jv * DJ0;
+  quad[2] = Jv * D * Jv * 0.5;
+}
 
 /// PrimalPrepare for elliptic contact rows r.. (its first): the quadratic of all its rows
 /// (the bottom zone's) in quad[0..2] of row r, then in the slots after (quad[3..8]: dim >=
@@ -815,20 +864,44 @@ FS_HD fsSol fsi_friction_cost_dif(fsSol start, fsSol x, fsSol f, fsSol Rf, fsSol
   return fsi_friction_cost(x, f, Rf, D) - fsi_friction_cost(start, f, Rf, D);
 }
 
+/// PrimalEval's term of a quadratic row (a limit, a pyramid's edge, a condim-1 normal; x
+/// its Jaref at alpha, start at 0): its quadratic's terms into q0..q2 where active at x,
+/// its cost at 0 taken from *cost where not.
+FS_HD void fsi_ls_row(const fsSol* quad, fsSol start, fsSol x, fsSol* cost, fsSol* q0, fsSol* q1,
+                      fsSol* q2) {
+  fsSol cost0 = start < 0 ? quad[0] : 0;
+  if (x < 0) {
+    *q0 += quad[0] - cost0;
+    *q1 += quad[1];
+    *q2 += quad[2];
+  } else {
+    *cost -= cost0;
+  }
+}
+
 /// PrimalEval: the cost change at p->alpha along the search and its derivatives: the
 /// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
-/// cost at 0; a friction-loss row's Huber cost change and derivatives apart (added first,
-/// as MuJoCo's; their tests compiled for the host alone, FSI_ROWS). Lanes over rows, sums
-/// added in row order on one lane.
+/// cost at 0; a friction-loss row's Huber cost change and derivatives, an elliptic cone's,
+/// apart (added first, as MuJoCo's). The rows the kernels lack in loops of their own
+/// (FSI_ROWS: the host's), the friction-loss and limit rows before the contacts'; each row
+/// on its lane, sums added in row order on one lane.
 FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
-  fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
+  fsSol alpha = p->alpha, cost = 0, q0 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
-  FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
-    if (!fsi_in_island(d, is, r)) continue;
-    fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
-#if FSI_ROWS // the rows the kernels lack: their test out of the device's loop (its registers)
-    if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
-      fsSol f = ls->floss[d->efc_id[r]], D = d->efc_D[r], Rf = d->efc_R[r] * f, dir = d->sol_Jv[r];
+  int c0 = is->r0; // the first row of the fly's loop
+#if FSI_ROWS
+  fsSol f0 = 0, f1 = 0;
+  int general = ls->dofrows || ls->cones;
+  if (general) {
+    c0 = fsi_first_contact_row(d, is);
+    FS_FOR_LANE_RANGE(r, is->r0, c0) { // friction loss, limits
+      if (!fsi_in_island(d, is, r)) continue;
+      fsSol start = d->sol_Jaref[r], dir = d->sol_Jv[r], x = start + alpha * dir;
+      if (d->efc_type[r] != FS_CNSTR_FRICTION_DOF) {
+        fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
+        continue;
+      }
+      fsSol f = ls->floss[d->efc_id[r]], D = d->efc_D[r], Rf = d->efc_R[r] * f;
       cost += fsi_friction_cost_dif(start, x, f, Rf, D);
       if (-Rf < x && x < Rf) {
         f0 += D * x * dir;
@@ -836,24 +909,24 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
       } else {
         f0 += x <= -Rf ? -f * dir : f * dir;
       }
-      continue;
     }
-    int cone = ls->cones ? fsi_cone_row(d, r) : 0;
-    if (cone) {
-      if (cone > 0)
-        fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
-      continue;
+    if (ls->cones) {
+      FS_FOR_LANE_RANGE(r, c0, is->r1) { // contacts with elliptic cones (or condim 1)
+        if (!fsi_in_island(d, is, r)) continue;
+        int cone = fsi_cone_row(d, r);
+        fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+        if (cone == 0) fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
+        if (cone > 0)
+          fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
+      }
+      c0 = is->r1;
     }
+  }
 #endif
-    const fsSol* quad = d->sol_quad + 3 * r;
-    fsSol cost0 = start < 0 ? quad[0] : 0;
-    if (x < 0) {
-      q0 += quad[0] - cost0;
-      q1 += quad[1];
-      q2 += quad[2];
-    } else {
-      cost -= cost0;
-    }
+  FS_FOR_LANE_RANGE(r, c0, is->r1) {
+    if (!fsi_in_island(d, is, r)) continue;
+    fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+    fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
   }
   cost = fs_lane_sum(cost);
   q0 = fs_lane_sum(q0);
@@ -862,10 +935,12 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
   p->d0 = 2 * alpha * q2 + q1;
   p->d1 = 2 * q2;
-  if (FSI_ROWS && (ls->dofrows || ls->cones)) { // friction loss', cones' sums, then the quadratic
+#if FSI_ROWS
+  if (general) { // friction loss', cones' sums, then the quadratic
     p->d0 = fs_lane_sum(f0) + p->d0;
     p->d1 = fs_lane_sum(f1) + p->d1;
   }
+#endif
   if (p->d1 <= 0) p->d1 = FS_SOL_MINVAL; // not convex: SHOULD NOT OCCUR (MuJoCo warns)
   ls->neval++;
 }
@@ -925,8 +1000,15 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   *improvement = 0;
   fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
   if (snorm < FS_SOL_MINVAL) return 0;
-  fsLineSearch ls = {
-      0, 0, tolerance * snorm / is->scale, 0, d->nefc_dof[0], m->elliptic, m->dof_frictionloss};
+  fsLineSearch ls;
+  ls.qg1 = ls.qg2 = 0;
+  ls.gtol = tolerance * snorm / is->scale;
+  ls.neval = 0;
+#if FSI_ROWS
+  ls.dofrows = d->nefc_dof[0];
+  ls.cones = m->elliptic;
+  ls.floss = m->dof_frictionloss;
+#endif
   fsLayout LM = fsi_layout_M(m);
   fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
@@ -936,18 +1018,20 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   const fsSol* v = d->sol_search + d0;
   ls.qg1 = fsi_lane_dot(v, d->sol_Ma + d0, nvi) - fsi_lane_dot(d->sol_vec + d0, v, nvi);
   ls.qg2 = 0.5 * fsi_lane_dot(v, d->sol_Mv + d0, nvi);
-  FS_FOR_LANE_RANGE(r, is->r0, is->r1) { // PrimalPrepare: each row's quadratic along the search
-    if (!fsi_in_island(d, is, r)) continue;
-    int cone = FSI_ROWS && m->elliptic ? fsi_cone_row(d, r) : 0;
-    if (cone) {
+  int r0 = is->r0; // PrimalPrepare: each row's quadratic along the search
+#if FSI_ROWS
+  if (m->elliptic) { // the cones' rows apart (the fly's loop as the kernels')
+    FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+      if (!fsi_in_island(d, is, r)) continue;
+      int cone = fsi_cone_row(d, r);
+      if (cone == 0) fsi_ls_prepare_row(d, r);
       if (cone > 0) fsi_cone_prepare(d, r);
-      continue;
     }
-    fsSol D = d->efc_D[r], Jaref = d->sol_Jaref[r], Jv = d->sol_Jv[r], DJ0 = D * Jaref;
-    fsSol* quad = d->sol_quad + 3 * r;
-    quad[0] = Jaref * DJ0 * 0.5;
-    quad[1] = Jv * DJ0;
-    quad[2] = Jv * D * Jv * 0.5;
+    r0 = is->r1;
+  }
+#endif
+  FS_FOR_LANE_RANGE(r, r0, is->r1) {
+    if (fsi_in_island(d, is, r)) fsi_ls_prepare_row(d, r);
   }
   FS_SYNC();
   fsSol gtol = ls.gtol;
@@ -1093,11 +1177,16 @@ FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland
       int i = d0 + t;
       d->sol_qacc[i] += d->sol_search[i] * alpha;
       d->sol_Ma[i] += d->sol_Mv[i] * alpha;
-      if (!newton) {
-        d->sol_gradold[i] = d->sol_grad[i];
-        d->sol_Mgradold[i] = d->sol_Mgrad[i];
+    }
+#if FSI_ROWS
+    if (!newton) {
+      FS_IVDEP // the solver's vectors apart
+      FS_FOR_LANE(t, nvi) {
+        d->sol_gradold[d0 + t] = d->sol_grad[d0 + t];
+        d->sol_Mgradold[d0 + t] = d->sol_Mgrad[d0 + t];
       }
     }
+#endif
     FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
       if (!fsi_in_island(d, is, r)) continue;
       d->sol_Jaref[r] += d->sol_Jv[r] * alpha;
