@@ -123,6 +123,13 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
     goto fail;
   }
   FS_H5_TRY(err, path, H5Sget_simple_extent_dims(space, dims, NULL));
+  if (dims[1] == 0) {
+    fs_fail(err,
+            "%s: dataset '/targets' has shape (%llu, 0): no DoF to drive; fix: one column "
+            "a DoF, named in '/dof_names'",
+            path, (unsigned long long)dims[0]);
+    goto fail;
+  }
   if (fs_h5_read_strings(file, path, "dof_names", &t->names, &t->ndof, err)) goto fail;
   if ((hsize_t)t->ndof != dims[1]) {
     fs_fail(err,
@@ -137,8 +144,11 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
     goto fail;
   }
   if (dims[0] > (1ull << 31) / (dims[1] ? dims[1] : 1)) {
-    fs_fail(err, "%s: dataset '/targets' is too large (%llu x %llu)", path,
-            (unsigned long long)dims[0], (unsigned long long)dims[1]);
+    fs_fail(err,
+            "%s: dataset '/targets' is too large (%llu x %llu); fix: at most 2^31 values (a "
+            "clip of 2^31 / %llu rows; a longer replay plays the clip again)",
+            path, (unsigned long long)dims[0], (unsigned long long)dims[1],
+            (unsigned long long)(dims[1] ? dims[1] : 1));
     goto fail;
   }
   t->nstep = (int)dims[0];
