@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/base/memory.h"
@@ -62,6 +63,15 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
   hid_t file = -1, dset = -1, space = -1, type = -1;
   memset(t, 0, sizeof *t);
   fs_h5_quiet();
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) // HDF5 would wait on a FIFO for ever
+    return fs_fail(err,
+                   "%s: a %s, not a targets file; fix: the path of an HDF5 file (HDF5 reads "
+                   "files, not pipes: write the clip to a file first)",
+                   path,
+                   S_ISDIR(st.st_mode)    ? "folder"
+                   : S_ISFIFO(st.st_mode) ? "FIFO"
+                                          : "special file");
   if (access(path, R_OK) != 0)
     return fs_fail(err,
                    "%s: cannot read the targets file (does it exist?); fix: pass an "
