@@ -205,20 +205,27 @@ static size_t mutate_once(unsigned char* buf, size_t n, size_t cap, const Input*
 
 static int g_accepted, g_refused, g_bad;
 
-static void save_failing(const unsigned char* data, size_t n, int index) {
+static void save_failing(const unsigned char* data, size_t n, int index, const char* kind) {
   const char* base = getenv("TMPDIR");
   char dir[512], path[600];
   snprintf(dir, sizeof dir, "%s/flysim-%s-failing", base && base[0] ? base : "/tmp",
            fs_fuzz_target.name);
   mkdir(dir, 0755);
-  snprintf(path, sizeof path, "%s/input-%d", dir, index);
+  snprintf(path, sizeof path, "%s/%s-%d", dir, kind, index);
   if (fs_fuzz_write_file(path, data, n) == 0)
     fprintf(stderr, "%s: input %d saved: %s (rerun it alone: %s %s)\n", fs_fuzz_target.name, index,
             path, fs_fuzz_target.name, path);
 }
 
+static double now_s(void);
+
 static void run_one(const unsigned char* data, size_t n, int index) {
+  double t0 = now_s();
   int rc = fs_fuzz_target.one(data, n);
+  if (now_s() - t0 > 1.0) { // a slow input is a finding too (a parser's quadratic path)
+    fprintf(stderr, "%s: input %d took %.1f s\n", fs_fuzz_target.name, index, now_s() - t0);
+    save_failing(data, n, index, "slow");
+  }
   if (rc == FS_FUZZ_ACCEPTED)
     g_accepted++;
   else if (rc == FS_FUZZ_REFUSED)
@@ -226,7 +233,7 @@ static void run_one(const unsigned char* data, size_t n, int index) {
   else {
     g_bad++;
     fprintf(stderr, "%s: input %d (%zu bytes) went wrong (above)\n", fs_fuzz_target.name, index, n);
-    save_failing(data, n, index);
+    save_failing(data, n, index, "input");
   }
 }
 

@@ -279,5 +279,5 @@ static int one(const unsigned char* data, size_t n) {
   return verdict;
 }
 
-const fsFuzzTarget fs_fuzz_target = {"fuzz_clip", 20261202u, 3000, "0123456789.-e \nfirnatsvxdlg",
+const fsFuzzTarget fs_fuzz_target = {"fuzz_clip", 20261202u, 1500, "0123456789.-e \nfirnatsvxdlg",
                                      setup,       one};
