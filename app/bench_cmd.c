@@ -68,7 +68,8 @@ static void print_help(void) {
          "                          1024, 4096, ... until device memory runs out; cpu and\n"
          "                          host 1, 2, 4, ... up to twice the threads)\n"
          "  --sim-steps N           timed steps per repeat (default 500)\n"
-         "  --warmup-sec S          warm-up before each repeat, not timed (default 0.005)\n"
+         "  --warmup-sec S          warm-up before each repeat at the neutral pose, not\n"
+         "                          timed (default 0.05, as replay: FlyGym's settling)\n"
          "  --repeat R              timed repeats per point (default 3)\n"
          "  --threads N             CPU threads of cpu and host (default: one per core)\n"
          "  --model PATH            model (default %s/mesh.mjb)\n"
@@ -211,8 +212,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
                                {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   fs_verb_options_init(&o->v);
-  o->v.sim_steps = 500;
-  o->v.warmup_sec = 0.005;
+  o->v.sim_steps = 500; // the warm-up: replay's (fs_verb_options_init)
   int cuda = (fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK);
   o->backend[0] = cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   o->backend[1] = FS_BACKEND_HOST;
