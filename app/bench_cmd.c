@@ -14,6 +14,7 @@
 #include "bench/peers.h"
 #include "bench/sweep.h"
 #include "common/cli/verb_options.h"
+#include "common/inputs/controls.h"
 #include "common/inputs/inputs.h"
 #include "common/sys/files.h"
 #include "common/sys/interrupt.h"
@@ -83,9 +84,12 @@ static void print_help(void) {
   fputs(FS_MAX_CONTACTS_HELP, stdout);
   printf("  --peer NAME             also run a peer (%s) beside the points: flygym\n"
          "                          (FlyGym's own CPU loop) at the CPU points' worlds, up to\n"
-         "                          16; mjx (MuJoCo MJX on JAX's device: FLYSIM_MJX_PYTHON,\n"
-         "                          a Python with jax and mujoco-mjx) at the GPU points',\n"
-         "                          up to 65536; the table adds the ratios\n"
+         "                          16; rollout (MuJoCo's mujoco.rollout on the points'\n"
+         "                          threads, from the same settled state, the clip's\n"
+         "                          controls, R repeats) at the CPU points' worlds; mjx\n"
+         "                          (MuJoCo MJX on JAX's device: FLYSIM_MJX_PYTHON, a Python\n"
+         "                          with jax and mujoco-mjx) at the GPU points', up to 65536;\n"
+         "                          the table adds the ratios\n"
          "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
          "                          on the emulated lanes at 32, 16, 8 and 4 lanes a world\n"
          "                          (bench/proxies/lanes_profile.c: per stage and solver\n"
@@ -248,6 +252,9 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
                    "--peer flygym runs FlyGym's flat world, not '%s'; fix: drop --peer, or "
                    "--world flat or flat_capsule",
                    o->v.world);
+  if (!strcmp(o->peer, "rollout") && !strcmp(o->v.targets, FS_TARGETS_SINE))
+    return fs_fail(err, "--peer rollout replays a clip file, not flysim's sine; fix: --targets "
+                        "PATH or drop --peer");
   if (o->lanes && o->peer[0])
     return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
   if (o->lanes && o->v.max_contacts)
@@ -473,23 +480,34 @@ static void sweep_cpu(Session* s) {
 }
 
 // The peer at the worlds of the points it stands beside: flygym at the CPU ones (at
-// most 16: it builds a Simulation a world), mjx at the GPU ones (at most 65536).
+// most 16: it builds a Simulation a world), rollout at the CPU ones (R repeats, on the
+// points' threads, after their warm-up), mjx at the GPU ones (at most 65536).
 static void run_peer(Session* s) {
   int gpu = fs_bench_peer_on_gpu(s->opt.peer), cuda = 0;
+  int rollout = !strcmp(s->opt.peer, "rollout");
   for (int b = 0; b < s->opt.nbackend; b++) cuda |= s->opt.backend[b] == FS_BACKEND_CUDA;
   const char* base = strrchr(s->opt.v.model, '/');
   base = base ? base + 1 : s->opt.v.model;
-  const char* model = gpu ? s->opt.v.model : !strncmp(base, "capsule", 7) ? "capsule" : "mesh";
+  const char* model = fs_bench_peer_takes_path(s->opt.peer) ? s->opt.v.model
+                      : !strncmp(base, "capsule", 7)        ? "capsule"
+                                                            : "mesh";
+  char threads[32], warm[32];
+  int nthread = s->opt.v.threads > 0 ? s->opt.v.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  snprintf(warm, sizeof warm, "%d", s->in.nwarmup);
+  const char* extra[] = {"--targets", s->opt.v.targets, "--threads", threads, "--warmup", warm,
+                         NULL};
   fsBackendKind kind = gpu && cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, kind, list);
   if (s->opt.nworlds) memcpy(list, s->opt.worlds, sizeof(int) * (size_t)n);
   const char* dir = s->opt.out[0] ? s->opt.out : "/tmp";
-  int most = gpu ? 65536 : 16;
+  int most = gpu ? 65536 : rollout ? (1 << 24) : 16;
   for (int i = 0; i < n && !s->interrupted && list[i] <= most; i++) {
     fsBenchRow* r = next_row(s);
     if (!r) return;
     progress(s, "peer %s, %d worlds", s->opt.peer, list[i]);
-    fs_bench_peer(s->opt.peer, list[i], s->in.nstep, model, dir, r);
+    snprintf(threads, sizeof threads, "%d", nthread < list[i] ? nthread : list[i]); // as cpu's
+    fs_bench_peer(s->opt.peer, list[i], s->in.nstep, rollout ? s->in.repeats : 1, model,
+                  rollout ? extra : NULL, dir, r);
     clear_progress(s);
     s->interrupted = fs_interrupted();
     fs_bench_print_row(stdout, r);
