@@ -6,7 +6,8 @@
 //            MuJoCo user would pick; it cannot take the fly as exported, so it runs it
 //            without adhesion, contact margins and noslip (the script says so)
 //   rollout  MuJoCo's own batch on CPU threads (bench/peers/rollout.py: mujoco.rollout),
-//            from the state the bench's worlds settle to, with the clip's controls
+//            from the state the bench's worlds settle to, with the clip's controls; run a
+//            rollout a turn of the CPU points' repeats (app/bench_cmd.c)
 #ifndef FLYSIM_BENCH_PEERS_H
 #define FLYSIM_BENCH_PEERS_H
 

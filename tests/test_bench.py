@@ -81,8 +81,8 @@ def test_sweep(tmp):
 
 
 def test_rollout(tmp):
-    """--peer rollout: MuJoCo's mujoco.rollout at the CPU points' worlds, its repeats, and the
-    ratios against it."""
+    """--peer rollout: MuJoCo's mujoco.rollout at the CPU points' worlds, a run each turn of
+    their repeats, and the ratios against it, turn by turn."""
     out_dir = os.path.join(tmp, "rollout")
     rc, out, err = run("--backends", "host", "--worlds", "1,2", "--sim-steps", "50", "--repeat",
                        "2", "--warmup-sec", "0.01", "--peer", "rollout", "--out", out_dir,
@@ -94,7 +94,8 @@ def test_rollout(tmp):
           and all(float(r["world_steps_per_s_min"]) <= float(r["world_steps_per_s"])
                   <= float(r["world_steps_per_s_max"]) for r in rows),
           f"rollout rows at 1 and 2 worlds, on the points' threads: {rows}")
-    check("x rollout" in out, f"the table's ratio against rollout: {out}")
+    check("x rollout" in out and "turn by turn" in out,
+          f"the table's ratio against rollout, paired turn by turn: {out}")
 
 
 def test_record(tmp):
