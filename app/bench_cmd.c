@@ -86,10 +86,11 @@ static void print_help(void) {
          "                          (FlyGym's own CPU loop) at the CPU points' worlds, up to\n"
          "                          16; rollout (MuJoCo's mujoco.rollout on the points'\n"
          "                          threads, from the same settled state, the clip's\n"
-         "                          controls; a run each turn of their repeats) at the CPU\n"
-         "                          points' worlds; mjx (MuJoCo MJX on JAX's device:\n"
-         "                          FLYSIM_MJX_PYTHON, a Python with jax and mujoco-mjx) at\n"
-         "                          the GPU points', up to 65536; the table adds the ratios\n"
+         "                          controls) at the CPU points' worlds; these two run once\n"
+         "                          each turn of the CPU points' repeats; mjx (MuJoCo MJX on\n"
+         "                          JAX's device: FLYSIM_MJX_PYTHON, a Python with jax and\n"
+         "                          mujoco-mjx) at the GPU points', up to 65536; the table\n"
+         "                          adds the ratios\n"
          "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
          "                          on the emulated lanes at 32, 16, 8 and 4 lanes a world\n"
          "                          (bench/proxies/lanes_profile.c: per stage and solver\n"
@@ -329,7 +330,7 @@ typedef struct Session {
   fsBenchInputs in;
   fsBenchRow* rows;
   int nrow, failed, interrupted;
-  int cpu_points; // sweep_cpu had points (rollout then took turns with their repeats)
+  int cpu_points; // sweep_cpu had points (a CPU peer then took turns with their repeats)
 } Session;
 
 // The worlds of an auto sweep: cuda from 1024 by 4x until memory runs out (the sweep
@@ -426,8 +427,14 @@ static void peer_call(Session* s, int nworld, int repeats, fsBenchRow* r) {
                 rollout ? extra : NULL, s->opt.out[0] ? s->opt.out : "/tmp", r);
 }
 
-// The rollout peer beside the CPU points of one number of worlds: a run of its script each
-// turn (one timed rollout), after the points' repeats of that turn.
+// The most worlds peer `name` runs: flygym 16 (it builds a Simulation a world), mjx 65536.
+static int peer_most_worlds(const char* name) {
+  return !strcmp(name, "flygym") ? 16 : !strcmp(name, "mjx") ? 65536 : 1 << 24;
+}
+
+// A CPU peer (flygym, rollout) beside the CPU points of one number of worlds: a run of its
+// script each turn (one timed run), after the points' repeats of that turn, so that the
+// ratios to it pair runs a moment apart as the host's to cpu do.
 typedef struct TurnPeer {
   fsBenchRow* row; // the peer's row (NULL: no peer takes turns)
   double wsps[MAX_REPEATS];
@@ -527,11 +534,13 @@ static void sweep_cpu(Session* s) {
       p.nworld = list[i];
       fs_bench_open(&s->in, &p, r, &runs[nrun++]);
     }
-    TurnPeer tp = {!strcmp(o->peer, "rollout") ? next_row(s) : NULL, {0}, 0, 0};
+    int turns =
+        o->peer[0] && !fs_bench_peer_on_gpu(o->peer) && list[i] <= peer_most_worlds(o->peer);
+    TurnPeer tp = {turns ? next_row(s) : NULL, {0}, 0, 0};
     for (int rep = 0; rep < s->in.repeats && !s->interrupted; rep++) {
-      progress(s, "%d CPU point%s%s, %d worlds, repeat %d of %d (%d steps)", nrun,
-               nrun == 1 ? "" : "s", tp.row ? " and rollout" : "", list[i], rep + 1, s->in.repeats,
-               s->in.nstep);
+      progress(s, "%d CPU point%s%s%s, %d worlds, repeat %d of %d (%d steps)", nrun,
+               nrun == 1 ? "" : "s", tp.row ? " and " : "", tp.row ? o->peer : "", list[i], rep + 1,
+               s->in.repeats, s->in.nstep);
       for (int j = 0; j < nrun && !s->interrupted; j++) {
         int sig = fs_bench_repeat(&runs[j]);
         s->interrupted = sig ? sig : fs_interrupted();
@@ -555,18 +564,17 @@ static void sweep_cpu(Session* s) {
   }
 }
 
-// The peer at the worlds of the points it stands beside: flygym at the CPU ones (at
-// most 16: it builds a Simulation a world), mjx at the GPU ones (at most 65536); rollout
-// at the CPU ones when there are no CPU points to take turns with (sweep_cpu runs it).
+// The peer at the worlds of the points it stands beside, where it did not take turns
+// with the CPU points' repeats (sweep_cpu): mjx at the GPU ones, flygym and rollout at
+// the CPU ones when there are no CPU points; at most peer_most_worlds.
 static void run_peer(Session* s) {
   int gpu = fs_bench_peer_on_gpu(s->opt.peer), cuda = 0;
-  int rollout = !strcmp(s->opt.peer, "rollout");
   for (int b = 0; b < s->opt.nbackend; b++) cuda |= s->opt.backend[b] == FS_BACKEND_CUDA;
-  if (rollout && s->cpu_points) return;
+  if (!gpu && s->cpu_points) return;
   fsBackendKind kind = gpu && cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, kind, list);
   if (s->opt.nworlds) memcpy(list, s->opt.worlds, sizeof(int) * (size_t)n);
-  int most = gpu ? 65536 : rollout ? (1 << 24) : 16;
+  int most = peer_most_worlds(s->opt.peer);
   for (int i = 0; i < n && !s->interrupted && list[i] <= most; i++) {
     fsBenchRow* r = next_row(s);
     if (!r) return;
