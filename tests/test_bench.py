@@ -50,9 +50,11 @@ def test_usage():
 
 def test_sweep(tmp):
     out_dir = os.path.join(tmp, "bench")
+    # a short warm-up (the bench's own is replay's 0.05 s: 500 steps a point and repeat, long
+    # under the sanitizers; test_bench_repeat checks what the warm-up settles)
     rc, out, err = run("--backends", "cpu,host", "--precision", "f32,f64", "--worlds", "1,2",
-                       "--sim-steps", "100", "--repeat", "2", "--peer", "flygym", "--out", out_dir,
-                       "--quiet")
+                       "--sim-steps", "100", "--repeat", "2", "--warmup-sec", "0.005", "--peer",
+                       "flygym", "--out", out_dir, "--quiet")
     check(rc == 0, f"bench cpu,host: exit {rc}: {err}\n{out}")
     s = summary(out)
     check(s.get("points") == "8" and s.get("failed") == "0", f"bench summary: {s}")
