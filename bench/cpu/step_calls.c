@@ -24,6 +24,7 @@
 
 #include "common/inputs/inputs.h"
 #include "common/inputs/model.h"
+#include "bench/sweep.h" // fs_median
 
 enum { MAX_LIST = 16, MAX_ROUNDS = 101, SETTLE = 500 };
 
@@ -100,16 +101,6 @@ static double cpu_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp(const void* x, const void* y) {
-  double a = *(const double*)x, b = *(const double*)y;
-  return (a > b) - (a < b);
-}
-
-static double median(double* x, int n) {
-  qsort(x, (size_t)n, sizeof *x, cmp);
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 // The batch at the model's "neutral" keyframe (else its first, else qpos0), body-transmission
 // actuators (adhesion) at 1, settled.
 static int open_settled(const mjModel* m, const Args* a, fsBackendKind kind, int N, fsBatch* b,
@@ -176,8 +167,8 @@ static int point(const mjModel* m, const Args* a, fsBackendKind kind, int N, FIL
     cblock[r] = cb / ((double)N * S), cone[r] = co / ((double)N * S);
   }
   const char* name = kind == FS_BACKEND_CPU ? "cpu" : a->f64 ? "host:f64" : "host:f32";
-  double mb = median(block, R), mo = median(one, R), mr = median(ratio, R);
-  double mcb = median(cblock, R), mco = median(cone, R);
+  double mb = fs_median(block, R), mo = fs_median(one, R), mr = fs_median(ratio, R);
+  double mcb = fs_median(cblock, R), mco = fs_median(cone, R);
   printf("%-9s %6d %7d %5d %12.5g %12.5g %7.3f %10.2f %10.2f\n", name, N, info.nthread, S, mb, mo,
          mr, mcb * 1e6, mco * 1e6);
   fflush(stdout);
