@@ -373,11 +373,12 @@ static int run(Session* s, fsError* err) {
     return EXIT_RUNTIME;
   }
   if (cut) {
-    snprintf(err->msg, sizeof err->msg,
-             "interrupted by signal %d after the run, while writing its outputs: %s holds every "
-             "step; what was left to make (its compression, the grid video, the plots) was not "
-             "made",
-             res.interrupted, h5path[0] ? h5path : "nothing saved");
+    snprintf(
+        err->msg, sizeof err->msg,
+        "interrupted by signal %d after the run, while writing its outputs: %.3800s holds every "
+        "step; what was left to make (its compression, the grid video, the plots) was not "
+        "made",
+        res.interrupted, h5path[0] ? h5path : "nothing saved");
     return EXIT_INTERRUPTED;
   }
   if (s->output_failed) {
