@@ -14,6 +14,7 @@
 #include "bench/peers.h"
 #include "bench/sweep.h"
 #include "common/cli/verb_options.h"
+#include "common/inputs/controls.h"
 #include "common/inputs/inputs.h"
 #include "common/sys/files.h"
 #include "common/sys/interrupt.h"
@@ -68,7 +69,8 @@ static void print_help(void) {
          "                          1024, 4096, ... until device memory runs out; cpu and\n"
          "                          host 1, 2, 4, ... up to twice the threads)\n"
          "  --sim-steps N           timed steps per repeat (default 500)\n"
-         "  --warmup-sec S          warm-up before each repeat, not timed (default 0.005)\n"
+         "  --warmup-sec S          warm-up before each repeat at the neutral pose, not\n"
+         "                          timed (default 0.05, as replay: FlyGym's settling)\n"
          "  --repeat R              timed repeats per point (default 3)\n"
          "  --threads N             CPU threads of cpu and host (default: one per core)\n"
          "  --model PATH            model (default %s/mesh.mjb)\n"
@@ -82,9 +84,13 @@ static void print_help(void) {
   fputs(FS_MAX_CONTACTS_HELP, stdout);
   printf("  --peer NAME             also run a peer (%s) beside the points: flygym\n"
          "                          (FlyGym's own CPU loop) at the CPU points' worlds, up to\n"
-         "                          16; mjx (MuJoCo MJX on JAX's device: FLYSIM_MJX_PYTHON,\n"
-         "                          a Python with jax and mujoco-mjx) at the GPU points',\n"
-         "                          up to 65536; the table adds the ratios\n"
+         "                          16; rollout (MuJoCo's mujoco.rollout on the points'\n"
+         "                          threads, from the same settled state, the clip's\n"
+         "                          controls) at the CPU points' worlds; these two run once\n"
+         "                          each turn of the CPU points' repeats; mjx (MuJoCo MJX on\n"
+         "                          JAX's device: FLYSIM_MJX_PYTHON, a Python with jax and\n"
+         "                          mujoco-mjx) at the GPU points', up to 65536; the table\n"
+         "                          adds the ratios\n"
          "  --lanes                 instead of a sweep: the lane utilisation of the GPU's step\n"
          "                          on the emulated lanes at 32, 16, 8 and 4 lanes a world\n"
          "                          (bench/proxies/lanes_profile.c: per stage and solver\n"
@@ -211,8 +217,7 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
                                {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   fs_verb_options_init(&o->v);
-  o->v.sim_steps = 500;
-  o->v.warmup_sec = 0.005;
+  o->v.sim_steps = 500; // the warm-up: replay's (fs_verb_options_init)
   int cuda = (fs_backend_available(FS_BACKEND_CUDA, NULL) == FS_OK);
   o->backend[0] = cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   o->backend[1] = FS_BACKEND_HOST;
@@ -248,6 +253,9 @@ static int parse_options(int argc, char** argv, Options* o, fsError* err) {
                    "--peer flygym runs FlyGym's flat world, not '%s'; fix: drop --peer, or "
                    "--world flat or flat_capsule",
                    o->v.world);
+  if (!strcmp(o->peer, "rollout") && !strcmp(o->v.targets, FS_TARGETS_SINE))
+    return fs_fail(err, "--peer rollout replays a clip file, not flysim's sine; fix: --targets "
+                        "PATH or drop --peer");
   if (o->lanes && o->peer[0])
     return fs_fail(err, "--lanes profiles the step instead of a sweep; fix: drop --peer");
   if (o->lanes && o->v.max_contacts)
@@ -322,6 +330,7 @@ typedef struct Session {
   fsBenchInputs in;
   fsBenchRow* rows;
   int nrow, failed, interrupted;
+  int cpu_points; // sweep_cpu had points (a CPU peer then took turns with their repeats)
 } Session;
 
 // The worlds of an auto sweep: cuda from 1024 by 4x until memory runs out (the sweep
@@ -399,6 +408,81 @@ static void sweep_worlds(Session* s, const fsBenchPoint* base) {
   }
 }
 
+// One run of the peer at nworld worlds into r: `repeats` timed runs (rollout; the others
+// time one), rollout on the threads a CPU point of nworld worlds has.
+static void peer_call(Session* s, int nworld, int repeats, fsBenchRow* r) {
+  const char* base = strrchr(s->opt.v.model, '/');
+  base = base ? base + 1 : s->opt.v.model;
+  const char* model = fs_bench_peer_takes_path(s->opt.peer) ? s->opt.v.model
+                      : !strncmp(base, "capsule", 7)        ? "capsule"
+                                                            : "mesh";
+  int rollout = !strcmp(s->opt.peer, "rollout");
+  int nthread = s->opt.v.threads > 0 ? s->opt.v.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  char threads[32], warm[32];
+  snprintf(threads, sizeof threads, "%d", nthread < nworld ? nthread : nworld);
+  snprintf(warm, sizeof warm, "%d", s->in.nwarmup);
+  const char* extra[] = {"--targets", s->opt.v.targets, "--threads", threads, "--warmup", warm,
+                         NULL};
+  fs_bench_peer(s->opt.peer, nworld, s->in.nstep, rollout ? repeats : 1, model,
+                rollout ? extra : NULL, s->opt.out[0] ? s->opt.out : "/tmp", r);
+}
+
+// The most worlds peer `name` runs: flygym 16 (it builds a Simulation a world), mjx 65536.
+static int peer_most_worlds(const char* name) {
+  return !strcmp(name, "flygym") ? 16 : !strcmp(name, "mjx") ? 65536 : 1 << 24;
+}
+
+// A CPU peer (flygym, rollout) beside the CPU points of one number of worlds: a run of its
+// script each turn (one timed run), after the points' repeats of that turn, so that the
+// ratios to it pair runs a moment apart as the host's to cpu do.
+typedef struct TurnPeer {
+  fsBenchRow* row; // the peer's row (NULL: no peer takes turns)
+  double wsps[MAX_REPEATS];
+  int done, failed;
+} TurnPeer;
+
+static void turn_peer_repeat(Session* s, int nworld, TurnPeer* tp) {
+  if (!tp->row || tp->failed) return;
+  fsBenchRow one;
+  peer_call(s, nworld, 1, &one);
+  if (!one.ok) {
+    *tp->row = one;
+    tp->failed = 1;
+    return;
+  }
+  if (tp->done == 0) *tp->row = one; // the row's name, description, threads
+  tp->row->problem_worlds = one.problem_worlds;
+  tp->wsps[tp->done++] = one.wsps_median;
+}
+
+// The peer's row from its turns: the median, min and max of its runs, and each CPU
+// point's ratio to it turn by turn (peer_ratio).
+static void turn_peer_close(Session* s, TurnPeer* tp, fsBenchRun* runs, int nrun) {
+  if (!tp->row) return;
+  fsBenchRow* r = tp->row;
+  r->repeats = s->in.repeats;
+  if (tp->failed || tp->done != s->in.repeats) {
+    if (!tp->failed) fs_bench_row_error(r, "peer %s: interrupted", s->opt.peer);
+    r->ok = 0;
+    return;
+  }
+  double x[MAX_REPEATS];
+  r->wsps_min = r->wsps_max = tp->wsps[0];
+  for (int k = 0; k < tp->done; k++) {
+    x[k] = tp->wsps[k];
+    r->wsps_min = x[k] < r->wsps_min ? x[k] : r->wsps_min;
+    r->wsps_max = x[k] > r->wsps_max ? x[k] : r->wsps_max;
+  }
+  r->wsps_median = fs_median(x, tp->done);
+  r->realtime_median = r->wsps_median * s->inputs.m->opt.timestep;
+  for (int j = 0; j < nrun; j++) {
+    fsBenchRun* p = &runs[j];
+    if (p->out->p.record || p->failed || p->done != tp->done) continue;
+    for (int k = 0; k < tp->done; k++) x[k] = p->wsps[k] / tp->wsps[k];
+    p->out->peer_ratio = fs_median(x, tp->done);
+  }
+}
+
 // Each host point's ratio to the cpu point of its turns (record off both): the median of
 // the repeats' ratios, each repeat against the cpu repeat of the same turn, so that what
 // slowed the machine for a moment slowed both sides of a ratio.
@@ -440,6 +524,7 @@ static void sweep_cpu(Session* s) {
   int list[MAX_LIST], n = o->nworlds ? o->nworlds : auto_worlds(s, FS_BACKEND_CPU, list);
   if (o->nworlds) memcpy(list, o->worlds, sizeof(int) * (size_t)n);
   fsBenchRun runs[MAX_CPU_POINTS];
+  s->cpu_points = 1;
   for (int i = 0; i < n && !s->interrupted; i++) {
     int first = s->nrow, nrun = 0;
     for (int j = 0; j < np; j++) {
@@ -449,16 +534,23 @@ static void sweep_cpu(Session* s) {
       p.nworld = list[i];
       fs_bench_open(&s->in, &p, r, &runs[nrun++]);
     }
+    int turns =
+        o->peer[0] && !fs_bench_peer_on_gpu(o->peer) && list[i] <= peer_most_worlds(o->peer);
+    TurnPeer tp = {turns ? next_row(s) : NULL, {0}, 0, 0};
     for (int rep = 0; rep < s->in.repeats && !s->interrupted; rep++) {
-      progress(s, "%d CPU point%s, %d worlds, repeat %d of %d (%d steps)", nrun,
-               nrun == 1 ? "" : "s", list[i], rep + 1, s->in.repeats, s->in.nstep);
+      progress(s, "%d CPU point%s%s%s, %d worlds, repeat %d of %d (%d steps)", nrun,
+               nrun == 1 ? "" : "s", tp.row ? " and " : "", tp.row ? o->peer : "", list[i], rep + 1,
+               s->in.repeats, s->in.nstep);
       for (int j = 0; j < nrun && !s->interrupted; j++) {
         int sig = fs_bench_repeat(&runs[j]);
         s->interrupted = sig ? sig : fs_interrupted();
       }
+      if (!s->interrupted) turn_peer_repeat(s, list[i], &tp);
+      s->interrupted = s->interrupted ? s->interrupted : fs_interrupted();
     }
     clear_progress(s);
     paired_ratios(runs, nrun);
+    turn_peer_close(s, &tp, runs, nrun);
     for (int j = 0; j < nrun; j++) fs_bench_close(&runs[j]);
     if (s->interrupted) {
       s->nrow = first; // not measured
@@ -472,24 +564,22 @@ static void sweep_cpu(Session* s) {
   }
 }
 
-// The peer at the worlds of the points it stands beside: flygym at the CPU ones (at
-// most 16: it builds a Simulation a world), mjx at the GPU ones (at most 65536).
+// The peer at the worlds of the points it stands beside, where it did not take turns
+// with the CPU points' repeats (sweep_cpu): mjx at the GPU ones, flygym and rollout at
+// the CPU ones when there are no CPU points; at most peer_most_worlds.
 static void run_peer(Session* s) {
   int gpu = fs_bench_peer_on_gpu(s->opt.peer), cuda = 0;
   for (int b = 0; b < s->opt.nbackend; b++) cuda |= s->opt.backend[b] == FS_BACKEND_CUDA;
-  const char* base = strrchr(s->opt.v.model, '/');
-  base = base ? base + 1 : s->opt.v.model;
-  const char* model = gpu ? s->opt.v.model : !strncmp(base, "capsule", 7) ? "capsule" : "mesh";
+  if (!gpu && s->cpu_points) return;
   fsBackendKind kind = gpu && cuda ? FS_BACKEND_CUDA : FS_BACKEND_CPU;
   int list[MAX_LIST], n = s->opt.nworlds ? s->opt.nworlds : auto_worlds(s, kind, list);
   if (s->opt.nworlds) memcpy(list, s->opt.worlds, sizeof(int) * (size_t)n);
-  const char* dir = s->opt.out[0] ? s->opt.out : "/tmp";
-  int most = gpu ? 65536 : 16;
+  int most = peer_most_worlds(s->opt.peer);
   for (int i = 0; i < n && !s->interrupted && list[i] <= most; i++) {
     fsBenchRow* r = next_row(s);
     if (!r) return;
     progress(s, "peer %s, %d worlds", s->opt.peer, list[i]);
-    fs_bench_peer(s->opt.peer, list[i], s->in.nstep, model, dir, r);
+    peer_call(s, list[i], s->in.repeats, r);
     clear_progress(s);
     s->interrupted = fs_interrupted();
     fs_bench_print_row(stdout, r);

@@ -131,12 +131,12 @@ static int generate(Options* po, const fsRanks* ranks) {
     setenv("CUDA_VISIBLE_DEVICES", dev, 1);
   }
   fsGenSpec spec;
+  fs_interrupt_install(); // before the spec, which may be a FIFO (flysim generate <(...))
   if (fs_gen_spec_load(o.spec, &spec, &err)) {
-    fprintf(stderr, "flysim generate: error: %s\n", err.msg);
+    fprintf(stderr, "flysim generate: %s%s\n", fs_interrupted() ? "" : "error: ", err.msg);
     fs_gen_spec_free(&spec);
-    return EXIT_USAGE;
+    return fs_interrupted() ? EXIT_INTERRUPTED : EXIT_USAGE;
   }
-  fs_interrupt_install();
   fs_mujoco_install_hooks();
   int lead = ranks->rank == 0; // the one that prints
   fsGenOptions go = {o.out, o.resume, o.v.threads, lead && !o.v.quiet && isatty(STDERR_FILENO),

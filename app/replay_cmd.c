@@ -75,7 +75,7 @@ static void session_free(Session* s) {
 static int prepare(Session* s, fsError* err) {
   fsReplayOptions* o = &s->opt;
   if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err))
-    return EXIT_RUNTIME;
+    return fs_interrupted() ? EXIT_INTERRUPTED : EXIT_RUNTIME;
   long nstep = replay_steps(o, &s->inputs.targets, err);
   int nwarmup;
   if (nstep < 0 || fs_steps_of_seconds("--warmup-sec", o->v.warmup_sec, s->inputs.m->opt.timestep,
@@ -169,6 +169,13 @@ static int open_outputs(Session* s, int block, char* h5path, size_t n, fsError* 
     if (fs_make_dirs(o->save_data, "--save-data", err) ||
         (s->dir_lock = fs_lock_dir(o->save_data, "--save-data", err)) < 0)
       return EXIT_RUNTIME;
+    char stale[4200];
+    struct stat st;
+    snprintf(stale, sizeof stale, "%s/replay.h5.repack", o->save_data);
+    if (lstat(stale, &st) == 0) // h5repack's copy: its run was killed while compressing
+      printf("note    %s: a compressed copy an earlier run left unfinished (it was killed "
+             "while compressing); removed\n",
+             stale);
     int replaced = fs_outputs_clear(o->save_data, err);
     if (replaced < 0) return EXIT_RUNTIME;
     if (replaced)
@@ -248,17 +255,23 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
     printf("Saved %s (%lld steps)\n", h5path, saved);
   else if (h5path[0] && !close_failed)
     printf("Saved %s (%lld of the %lld steps run)\n", h5path, saved, res->steps);
+  // A Ctrl-C after the run (in the compression, which it stops, or the video's end): the
+  // file is kept as it is, and the grid video and the plots are not made.
+  int cut = !res->interrupted && fs_interrupted();
   if (s->outputs) {
     fsError e;
     if (fs_outputs_close_video(s->outputs, res->steps, stdout, &e) < 0)
       output_error(s, "video", &e);
     fflush(stdout);
-    if (fs_outputs_render_grid(s->outputs, stdout, &e)) output_error(s, "grid video", &e);
+    cut = cut || (!res->interrupted && fs_interrupted());
+    if (!cut && fs_outputs_render_grid(s->outputs, stdout, &e)) output_error(s, "grid video", &e);
   }
   const int* ncol = s->plan.rec.ncol;
   int tracking = tracks(s);
-  if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0 && !tracking &&
-      !ncol[FS_SERIES_SITE_POS]) {
+  if (cut) {
+    // no plots
+  } else if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0 && !tracking &&
+             !ncol[FS_SERIES_SITE_POS]) {
     printf("No plots: they need angles and targets (tracking) or sites (pose) in --record\n");
   } else if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0) {
     fsError e;
@@ -341,6 +354,8 @@ static int run(Session* s, fsError* err) {
   fflush(stdout);
   fsError close_err = {{0}, FS_OK};
   int close_failed = finish_outputs(s, &res, reason, h5path, &close_err);
+  int cut = !res.interrupted && fs_interrupted(); // in the outputs, after the run
+  if (cut) res.interrupted = fs_interrupted();
 
   printf("summary backend=%s precision=%s worlds=%d threads=%d steps=%lld wall_s=%.6f "
          "world_steps_per_s=%.6g realtime_x=%.6g peak_contacts=%d problem_worlds=%d "
@@ -356,6 +371,15 @@ static int run(Session* s, fsError* err) {
   if (close_failed) {
     *err = close_err;
     return EXIT_RUNTIME;
+  }
+  if (cut) {
+    snprintf(
+        err->msg, sizeof err->msg,
+        "interrupted by signal %d after the run, while writing its outputs: %.3800s holds every "
+        "step; what was left to make (its compression, the grid video, the plots) was not "
+        "made",
+        res.interrupted, h5path[0] ? h5path : "nothing saved");
+    return EXIT_INTERRUPTED;
   }
   if (s->output_failed) {
     snprintf(err->msg, sizeof err->msg,
@@ -399,6 +423,8 @@ int fs_cmd_replay(int argc, char** argv, const char* command_line) {
   status = run(&s, &err);
   if (status != EXIT_OK && status != EXIT_INTERRUPTED)
     fprintf(stderr, "flysim replay: error: %s\n", err.msg);
+  else if (status == EXIT_INTERRUPTED && err.msg[0]) // before the run, or in its outputs
+    fprintf(stderr, "flysim replay: %s\n", err.msg);
   session_free(&s);
   return status;
 }

@@ -78,12 +78,15 @@ void fs_bench_print_ratios(FILE* f, const fsBenchRow* rows, int n) {
     for (int j = 0; j < n; j++) {
       const fsBenchRow* r = &rows[j];
       if (r->peer || !r->ok || r->p.nworld != peer->p.nworld || r->p.record) continue;
-      if (!header) fprintf(f, "\nagainst the peers, in this run (same worlds and steps):\n");
+      if (!header)
+        fprintf(f, "\nagainst the peers, in this run (same worlds and steps; a peer that takes "
+                   "turns with the repeats: the median of each turn's ratio):\n");
       header = 1;
-      fprintf(f, "  %-10s %5s %8d world%s, %d thread%s: %.3gx %s (%.4g vs %.4g world-steps/s)\n",
+      double ratio = r->peer_ratio > 0 ? r->peer_ratio : r->wsps_median / peer->wsps_median;
+      fprintf(f, "  %-10s %5s %8d world%s, %d thread%s: %.3gx %s (%.4g vs %.4g world-steps/s%s)\n",
               r->stepper, graph_name(r), r->p.nworld, r->p.nworld == 1 ? "" : "s", r->nthread,
-              r->nthread == 1 ? "" : "s", r->wsps_median / peer->wsps_median, peer->stepper,
-              r->wsps_median, peer->wsps_median);
+              r->nthread == 1 ? "" : "s", ratio, peer->stepper, r->wsps_median, peer->wsps_median,
+              r->peer_ratio > 0 ? "; turn by turn" : "");
     }
   }
 }

@@ -45,6 +45,7 @@ typedef struct fsBenchRow {
   int problem_worlds; // in the last repeat
   double cpu_ratio;   // host points: the median over repeats of this repeat's world-steps/s
                       // over the cpu point's in the same turn (0: no cpu point beside it)
+  double peer_ratio;  // CPU points: the same over a peer run in the turns (rollout; 0: none)
   int ok;             // 0: failed, error says why
   char error[512];
 } fsBenchRow;

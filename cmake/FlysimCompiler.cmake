@@ -18,6 +18,17 @@ if(FLYSIM_SANITIZE)
   add_link_options(${_san})
 endif()
 
+# tests/fuzz's targets as libFuzzer programs (a developer's longer fuzzing; clang, with
+# FLYSIM_SANITIZE for the sanitizers): coverage instrumentation everywhere, libFuzzer's
+# main in the targets. Off: each target is a ctest with its own mutation loop.
+option(FLYSIM_LIBFUZZER "Build tests/fuzz's targets as libFuzzer programs (clang)" OFF)
+if(FLYSIM_LIBFUZZER)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "FLYSIM_LIBFUZZER needs clang (CC=clang); this is ${CMAKE_C_COMPILER_ID}")
+  endif()
+  add_compile_options("$<$<COMPILE_LANGUAGE:C>:-fsanitize=fuzzer-no-link>")
+endif()
+
 # The host code's instruction set: x86-64 with AVX (VEX encoding: three-operand arithmetic,
 # 256-bit vectors), the level MuJoCo's own builds require (the mujoco wheel that flysim
 # links is built with it), so that the cpu backend and the host stepper run on the same

@@ -349,8 +349,7 @@ static int cpu_step(void* self, int64_t step, int nstep, float* const* out, fsEr
   c->out = out;
   atomic_store(&c->stop, 0);
   for (int w = 0; w < c->N; w++) c->worlds[w].failed_now = 0;
-  fs_pool_start(c->pool, step_worker, c);
-  fs_pool_wait(c->pool);
+  fs_pool_run(c->pool, step_worker, c);
   c->out = NULL;
   for (int w = 0; w < c->N; w++)
     if (c->worlds[w].failed_now)

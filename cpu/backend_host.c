@@ -124,8 +124,7 @@ static int host_step(void* self, int64_t step, int nstep, float* const* out, fsE
   h->job_step = step;
   h->job_nstep = nstep;
   h->job_out = out;
-  fs_pool_start(h->pool, worker, h);
-  fs_pool_wait(h->pool);
+  fs_pool_run(h->pool, worker, h);
   h->job_out = NULL;
   return 0;
 }

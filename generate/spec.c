@@ -512,6 +512,8 @@ done:
 int fs_gen_spec_load(const char* path, fsGenSpec* s, fsError* err) {
   memset(s, 0, sizeof *s);
   FILE* f = fopen(path, "rb");
+  if (!f && errno == EINTR) // a FIFO that no one writes, and Ctrl-C
+    return fs_fail(err, "%s: interrupted while opening the spec (a FIFO no one writes?)", path);
   if (!f)
     return fs_fail(err, "%s: cannot read the spec: %s; fix: flysim generate --example-spec > %s",
                    path, strerror(errno), path);
@@ -531,7 +533,12 @@ int fs_gen_spec_load(const char* path, fsGenSpec* s, fsError* err) {
     n += got;
     if (got == 0) break;
   }
+  int cut = ferror(f) && errno == EINTR;
   fclose(f);
+  if (cut) {
+    free(buf);
+    return fs_fail(err, "%s: interrupted while reading the spec", path);
+  }
   int rc = fs_gen_spec_parse(path, buf ? buf : "", n, s, err);
   free(buf);
   return rc;

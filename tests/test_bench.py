@@ -37,6 +37,7 @@ def test_usage():
                         "--max-contacts bounds the buffers of flysim's stepper"),
                        (["--graph", "maybe"], "--graph: 'maybe' is not on or off; fix:"),
                        (["--peer", "mjx2"], "not a peer"),
+                       (["--peer", "rollout", "--targets", "sine"], "not flysim's sine; fix:"),
                        (["--no-plot"], "--no-plot only applies with --out"),
                        (["--repeat", "0"], "--repeat"),
                        (["--lanes", "--peer", "flygym"], "drop --peer"),
@@ -49,9 +50,11 @@ def test_usage():
 
 def test_sweep(tmp):
     out_dir = os.path.join(tmp, "bench")
+    # a short warm-up (the bench's own is replay's 0.05 s: 500 steps a point and repeat, long
+    # under the sanitizers; test_bench_repeat checks what the warm-up settles)
     rc, out, err = run("--backends", "cpu,host", "--precision", "f32,f64", "--worlds", "1,2",
-                       "--sim-steps", "100", "--repeat", "2", "--peer", "flygym", "--out", out_dir,
-                       "--quiet")
+                       "--sim-steps", "100", "--repeat", "2", "--warmup-sec", "0.005", "--peer",
+                       "flygym", "--out", out_dir, "--quiet")
     check(rc == 0, f"bench cpu,host: exit {rc}: {err}\n{out}")
     s = summary(out)
     check(s.get("points") == "8" and s.get("failed") == "0", f"bench summary: {s}")
@@ -77,6 +80,24 @@ def test_sweep(tmp):
           and "bench" in j["command_line"] and len(j["rows"]) == 8, "bench.json run record")
     png = os.path.join(out_dir, "throughput.png")
     check(os.path.exists(png) and os.path.getsize(png) > 10000, "throughput.png written")
+
+
+def test_rollout(tmp):
+    """--peer rollout: MuJoCo's mujoco.rollout at the CPU points' worlds, a run each turn of
+    their repeats, and the ratios against it, turn by turn."""
+    out_dir = os.path.join(tmp, "rollout")
+    rc, out, err = run("--backends", "host", "--worlds", "1,2", "--sim-steps", "50", "--repeat",
+                       "2", "--warmup-sec", "0.01", "--peer", "rollout", "--out", out_dir,
+                       "--no-plot", "--quiet")
+    check(rc == 0, f"bench --peer rollout: exit {rc}: {err}\n{out}")
+    with open(os.path.join(out_dir, "bench.csv")) as f:
+        rows = [r for r in csv.DictReader(f) if r["stepper"] == "rollout"]
+    check([(r["worlds"], r["threads"], r["ok"]) for r in rows] == [("1", "1", "1"), ("2", "2", "1")]
+          and all(float(r["world_steps_per_s_min"]) <= float(r["world_steps_per_s"])
+                  <= float(r["world_steps_per_s_max"]) for r in rows),
+          f"rollout rows at 1 and 2 worlds, on the points' threads: {rows}")
+    check("x rollout" in out and "turn by turn" in out,
+          f"the table's ratio against rollout, paired turn by turn: {out}")
 
 
 def test_record(tmp):
@@ -182,7 +203,8 @@ def test_ncu(tmp):
     with open(log) as f:
         guard, *args = f.read().split("\n")
     check(guard == "1", "the profiled run has FLYSIM_UNDER_NCU=1")
-    for a, b in [("--kernel-name", "regex:step_kernel"), ("--launch-skip", "10"),
+    # skipped: the warm-up's 500 steps (62 launches of 8 steps and 4 of one) and two more
+    for a, b in [("--kernel-name", "regex:step_kernel"), ("--launch-skip", "68"),
                  ("--launch-count", "1"), ("--export", os.path.join(tmp, "prof", "step"))]:
         check(a in args and args[args.index(a) + 1] == b, f"ncu {a} {b}: {args}")
     check("WarpStateStats" in args and "SourceCounters" in args and "--ncu" not in args
@@ -198,6 +220,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="flysim-bench-") as tmp:
         test_usage()
         test_sweep(tmp)
+        test_rollout(tmp)
         test_record(tmp)
         test_failed_point(tmp)
         test_ncu(tmp)

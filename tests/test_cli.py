@@ -331,6 +331,127 @@ def test_repack_hangs(tmp):
         check(np.isfinite(f["qpos_joint"][:]).all(), "its data are finite")
 
 
+def open_when_read(fifo, proc, limit=120):
+    """The write end of fifo, opened once flysim holds its read end (until then a
+    non-blocking open fails): flysim is then waiting on it, not guessed by the clock."""
+    start = time.time()
+    while time.time() - start < limit and proc.poll() is None:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            time.sleep(0.05)
+    return -1
+
+
+def test_fifo(tmp):
+    """A FIFO as the model or the clip is refused before it is opened; a model that
+    includes one, Ctrl-C while MuJoCo waits on it, exits 130 at once saying so."""
+    d = os.path.join(tmp, "fifo")
+    os.makedirs(d)
+    fifo = os.path.join(d, "part.xml")
+    os.mkfifo(fifo)
+    rc, _, err = run("replay", "--model", fifo, timeout=60)
+    check(rc == 1 and f"{fifo}: a special file, not a model file; fix:" in err,
+          f"--model FIFO: refused at once: {rc} {err!r}")
+    rc, _, err = run("replay", "--targets", fifo, timeout=60)
+    check(rc == 1 and f"{fifo}: a FIFO, not a targets file; fix:" in err,
+          f"--targets FIFO: refused at once: {rc} {err!r}")
+    model = os.path.join(d, "m.xml")
+    with open(model, "w") as f:
+        f.write('<mujoco><include file="part.xml"/></mujoco>\n')
+    proc = subprocess.Popen([FLYSIM, "replay", "--model", model, "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    w = open_when_read(fifo, proc)
+    check(w >= 0, "flysim opens the FIFO its model includes")
+    proc.send_signal(signal.SIGINT)
+    if w >= 0:
+        os.close(w)  # flysim's read ends either way (EINTR, or the end of the FIFO)
+    _, err = proc.communicate(timeout=60)
+    check(proc.returncode == 130 and
+          f"{model}: interrupted by signal 2 while loading the model" in err,
+          f"Ctrl-C on a FIFO the model includes: {proc.returncode} {err!r}")
+
+
+def fake_repack(tmp, name):
+    """A PATH whose h5repack writes its pid beside its copy, starts the copy and waits."""
+    bin_dir = os.path.join(tmp, name + "-bin")
+    os.makedirs(bin_dir)
+    tool = os.path.join(bin_dir, "h5repack")
+    with open(tool, "w") as f:
+        f.write('#!/bin/sh\necho partial > "$6"\necho $$ > "$6.pid"\nexec sleep 300\n')
+    os.chmod(tool, 0o755)
+    return {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+
+
+def start_at_repack(tmp, name, env):
+    """flysim replay, its own process group, paused in its compression: the h5repack on
+    env's PATH has written its pid (the moment is the fixture's, not the clock's)."""
+    out_dir = os.path.join(tmp, name)
+    path = os.path.join(out_dir, "replay.h5")
+    proc = subprocess.Popen([FLYSIM, "replay", "--sim-steps", "200", "--save-data", out_dir,
+                             "--no-video", "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    start, pid = time.time(), None
+    while time.time() - start < 120 and proc.poll() is None and pid is None:
+        try:
+            with open(path + ".repack.pid") as f:
+                pid = int(f.read())
+        except (OSError, ValueError):
+            time.sleep(0.05)
+    check(pid is not None, f"{name}: the run reaches its compression")
+    return proc, path, pid
+
+
+def gone(pid, limit=30):
+    """Whether process pid ends (or is a zombie) within limit seconds."""
+    start = time.time()
+    while time.time() - start < limit:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                if "State:\tZ" in f.read():
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_repack_signals(tmp):
+    """Ctrl-C in the compression stops it (to the process group, as a terminal sends it, or
+    to flysim alone): exit 130 saying so, the file whole and uncompressed, no copy beside
+    it, no plots. SIGKILL leaves no h5repack running, and the next run on the folder names
+    the copy it removes."""
+    for name, group in (("repack-ctrl-c", True), ("repack-sigint", False)):
+        proc, path, pid = start_at_repack(tmp, name, fake_repack(tmp, name))
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        check(proc.returncode == 130 and "interrupted by signal 2 after the run" in err and
+              f"{path}: left uncompressed: h5repack was stopped" in err,
+              f"{name}: exit 130 with the message: {proc.returncode} {err!r}")
+        check(summary(out).get("interrupted") == "1", f"{name}: the summary says interrupted")
+        check(pid is None or gone(pid), f"{name}: h5repack stopped")
+        check(not os.path.exists(path + ".repack"), f"{name}: no partial copy left")
+        check(not [f for f in os.listdir(os.path.dirname(path)) if f.endswith(".png")],
+              f"{name}: no plots drawn after the interrupt")
+        with h5py.File(path) as f:
+            check(f.attrs["complete"] == 1 and f["qpos_joint"].shape[0] == 200 and
+                  f["qpos_joint"].compression is None,
+                  f"{name}: the file is whole, uncompressed")
+    proc, path, pid = start_at_repack(tmp, "repack-kill", fake_repack(tmp, "repack-kill"))
+    proc.kill()  # flysim alone: its h5repack must not go on as an orphan
+    proc.communicate(timeout=60)
+    check(pid is None or gone(pid), "SIGKILL: h5repack dies with flysim")
+    check(os.path.exists(path + ".repack"), "SIGKILL: the unfinished copy stays (the fixture)")
+    rc, out, err = run("replay", "--sim-steps", "20", "--save-data", os.path.dirname(path),
+                       "--no-video", "--no-plots", "--quiet")
+    check(rc == 0 and f"note    {path}.repack: a compressed copy an earlier run left unfinished"
+          in out and not os.path.exists(path + ".repack"),
+          f"the next run names and removes the stale copy: {rc} {out!r} {err!r}")
+
+
 def start_long_run(out_dir):
     return subprocess.Popen([FLYSIM, "replay", "--worlds", "2", "--sim-steps", "20000",
                              "--threads", "2", "--save-data", out_dir, "--no-video",
@@ -471,6 +592,8 @@ def main():
         test_max_contacts(tmp)
         test_run_and_file(tmp)
         test_repack_hangs(tmp)
+        test_repack_signals(tmp)
+        test_fifo(tmp)
         test_ctrl_c(tmp)
         test_two_runs_one_folder(tmp)
         test_disk_full(tmp)

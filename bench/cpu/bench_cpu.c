@@ -24,6 +24,7 @@
 #include "common/base/mujoco_hooks.h"
 #include "common/replay/replay.h"
 #include "common/inputs/targets.h"
+#include "bench/sweep.h" // fs_median
 
 typedef struct Args {
   char model[4096], targets[4096], csv[4096], label[128], only[16];
@@ -131,16 +132,6 @@ static int flysim_loop(const Setup* s, int nworld, int nthread, int steps, int n
   return rc;
 }
 
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double* v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static FILE* open_csv(const char* path) {
   if (!path[0]) return NULL;
   int fresh = access(path, F_OK) != 0;
@@ -185,7 +176,7 @@ static int overhead(const Args* a, const Setup* s, FILE* csv) {
   if (!rc) {
     double tb = minimum(bare, a->repeats), to = minimum(ours, a->repeats);
     double pct = 100.0 * (to - tb) / tb, dt = s->m->opt.timestep;
-    double mb = median(bare, a->repeats), mo = median(ours, a->repeats);
+    double mb = fs_median(bare, a->repeats), mo = fs_median(ours, a->repeats);
     printf("harness overhead (1 world, 1 thread, %d steps, best of %d; medians %+.2f %%)\n",
            a->steps, a->repeats, 100.0 * (mo - mb) / mb);
     printf("  %-28s %10.0f steps/s  %6.3fx realtime\n", "bare mj_step loop", a->steps / tb,

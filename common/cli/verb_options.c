@@ -99,8 +99,12 @@ int fs_parse_positive_double(const char* opt, const char* s, double* out, fsErro
 }
 
 int fs_copy_path_option(const char* opt, const char* s, char* out, size_t n, fsError* err) {
-  if (!s[0]) return fs_fail(err, "%s: empty path", opt);
-  if (strlen(s) >= n) return fs_fail(err, "%s: path longer than %zu characters", opt, n - 1);
+  if (!s[0]) return fs_fail(err, "%s: empty path; fix: %s PATH, naming a file", opt, opt);
+  if (strlen(s) >= n)
+    return fs_fail(err,
+                   "%s: path longer than %zu characters; fix: a shorter path (a relative "
+                   "one, or a link to the file)",
+                   opt, n - 1);
   memcpy(out, s, strlen(s) + 1);
   return 0;
 }
@@ -229,9 +233,38 @@ static int parse_positional(const fsVerb* verb, const char* val, fsError* err) {
   if (!verb->positional || verb->positional[0])
     return fs_fail(err, "unexpected argument '%s'; see flysim %s --help", val, verb->name);
   if (strlen(val) >= verb->positional_size)
-    return fs_fail(err, "'%s': longer than %zu characters", val, verb->positional_size - 1);
+    return fs_fail(err, "'%s': longer than %zu characters; fix: a shorter path", val,
+                   verb->positional_size - 1);
   memcpy(verb->positional, val, strlen(val) + 1);
   return 0;
+}
+
+// getopt's '?': a long option it does not know, or one of its flags given a value
+// (--quiet=1), or a short option (not h) -- whose cluster ("-xy") may still be at optind,
+// so that it is named by optopt alone.
+static int fail_unknown(const char* arg, const struct option* all, const fsVerb* verb,
+                        fsError* err) {
+  if (strncmp(arg, "--", 2) != 0)
+    return fs_fail(err, "unknown option '-%c'; see flysim %s --help", optopt, verb->name);
+  size_t len = strcspn(arg + 2, "=");
+  const struct option* match = NULL;
+  int nmatch = 0;
+  for (const struct option* p = all; p->name; p++)
+    if (!strncmp(p->name, arg + 2, len)) {
+      match = p;
+      nmatch++;
+      if (strlen(p->name) == len) { // an exact name wins over longer ones it begins
+        nmatch = 1;
+        break;
+      }
+    }
+  if (nmatch == 1 && arg[2 + len] == '=' && match->has_arg == no_argument)
+    return fs_fail(err, "--%s takes no value (given '%s'); fix: --%s alone", match->name, arg,
+                   match->name);
+  if (nmatch > 1)
+    return fs_fail(err, "'%.*s' begins more than one option; see flysim %s --help", (int)(len + 2),
+                   arg, verb->name);
+  return fs_fail(err, "unknown option '%s'; see flysim %s --help", arg, verb->name);
 }
 
 int fs_parse_verb(int argc, char** argv, const fsVerb* verb, fsVerbOptions* o, fsError* err) {
@@ -260,9 +293,7 @@ int fs_parse_verb(int argc, char** argv, const fsVerb* verb, fsVerbOptions* o, f
     }
     if (c == ':')
       return fs_fail(err, "%s needs a value; see flysim %s --help", argv[optind - 1], verb->name);
-    if (c == '?')
-      return fs_fail(err, "unknown option '%s'; see flysim %s --help", argv[optind - 1],
-                     verb->name);
+    if (c == '?') return fail_unknown(argv[optind - 1], all, verb, err);
     if (c == 0) // a flag, set by getopt
       rc = 0;
     else if (c == 1)

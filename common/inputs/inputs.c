@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/inputs/controls.h"
+#include "common/sys/interrupt.h"
 
 #ifndef FLYSIM_ASSETS_DIR
 #define FLYSIM_ASSETS_DIR "assets"
@@ -73,6 +74,11 @@ int fs_replay_inputs_load(const char* model_path, const char* targets_path, int 
                           fsReplayInputs* in, fsError* err) {
   memset(in, 0, sizeof *in);
   in->m = fs_model_load(model_path, err);
+  if (!in->m && fs_interrupted()) // MuJoCo's open or read cut short (a FIFO it includes)
+    return fs_fail(err,
+                   "%s: interrupted by signal %d while loading the model (does it, or a file it "
+                   "includes, name a FIFO or a file on a slow disk?); nothing was run",
+                   model_path, fs_interrupted());
   if (!in->m) return -1;
   in->m->opt.disableflags |= disable;
   if (!strcmp(targets_path, FS_TARGETS_SINE))

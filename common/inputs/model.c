@@ -78,7 +78,10 @@ mjModel* fs_model_load(const char* path, fsError* err) {
     m = mj_loadXML(path, NULL, msg, sizeof msg);
   }
   if (!m && ends_with(path, ".mjb")) {
-    fs_fail(err, "%s: cannot load the model: %s", path, msg);
+    fs_fail(err,
+            "%s: cannot load the model: %s; fix: save it again with this MuJoCo, or pass its "
+            "MJCF (.xml)",
+            path, msg);
     return NULL;
   }
   if (!m) {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/base/memory.h"
@@ -62,6 +63,15 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
   hid_t file = -1, dset = -1, space = -1, type = -1;
   memset(t, 0, sizeof *t);
   fs_h5_quiet();
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) // HDF5 would wait on a FIFO for ever
+    return fs_fail(err,
+                   "%s: a %s, not a targets file; fix: the path of an HDF5 file (HDF5 reads "
+                   "files, not pipes: write the clip to a file first)",
+                   path,
+                   S_ISDIR(st.st_mode)    ? "folder"
+                   : S_ISFIFO(st.st_mode) ? "FIFO"
+                                          : "special file");
   if (access(path, R_OK) != 0)
     return fs_fail(err,
                    "%s: cannot read the targets file (does it exist?); fix: pass an "
@@ -123,6 +133,13 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
     goto fail;
   }
   FS_H5_TRY(err, path, H5Sget_simple_extent_dims(space, dims, NULL));
+  if (dims[1] == 0) {
+    fs_fail(err,
+            "%s: dataset '/targets' has shape (%llu, 0): no DoF to drive; fix: one column "
+            "a DoF, named in '/dof_names'",
+            path, (unsigned long long)dims[0]);
+    goto fail;
+  }
   if (fs_h5_read_strings(file, path, "dof_names", &t->names, &t->ndof, err)) goto fail;
   if ((hsize_t)t->ndof != dims[1]) {
     fs_fail(err,
@@ -137,8 +154,11 @@ int fs_targets_load(const char* path, fsTargets* t, fsError* err) {
     goto fail;
   }
   if (dims[0] > (1ull << 31) / (dims[1] ? dims[1] : 1)) {
-    fs_fail(err, "%s: dataset '/targets' is too large (%llu x %llu)", path,
-            (unsigned long long)dims[0], (unsigned long long)dims[1]);
+    fs_fail(err,
+            "%s: dataset '/targets' is too large (%llu x %llu); fix: at most 2^31 values (a "
+            "clip of 2^31 / %llu rows; a longer replay plays the clip again)",
+            path, (unsigned long long)dims[0], (unsigned long long)dims[1],
+            (unsigned long long)(dims[1] ? dims[1] : 1));
     goto fail;
   }
   t->nstep = (int)dims[0];

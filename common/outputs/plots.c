@@ -273,7 +273,7 @@ int fs_plot_script_run(const char* script, const char* h5path, const char* dir, 
     return fs_fail(err, "%s: cannot create the plot log: %s; the data are saved in %s", log,
                    strerror(errno), h5path);
   fsSpawnSpec s = {argv, -1, fd, fd, {-1, -1}, 0};
-  pid_t pid = fs_spawn(&s, err);
+  pid_t pid = fs_spawn_tied(&s, err); // not left drawing if flysim is killed
   close(fd);
   if (pid < 0) return fs_fail_append(err, "; the data are saved in %s", h5path);
   int status = fs_spawn_wait(pid);

@@ -120,11 +120,17 @@ int fs_h5_read_strings(hid_t file, const char* path, const char* dataset, char**
   FS_H5_TRY(err, path, space = H5Dget_space(d));
   int rank = H5Sget_simple_extent_ndims(space);
   if (rank != 1) {
-    fs_fail(err, "%s: dataset '%s' has rank %d, expected a 1-D list of names", path, dataset, rank);
+    fs_fail(err, "%s: dataset '%s' has rank %d; fix: write the names as a 1-D list of strings",
+            path, dataset, rank);
     goto fail;
   }
   hsize_t dim = 0;
   FS_H5_TRY(err, path, H5Sget_simple_extent_dims(space, &dim, NULL));
+  if (dim > (1u << 24)) {
+    fs_fail(err, "%s: dataset '%s' holds %llu names; fix: at most 16777216, one a column", path,
+            dataset, (unsigned long long)dim);
+    goto fail;
+  }
   count = (int)dim;
   result = fs_calloc(err, "names", (unsigned long long)count + 1, sizeof(char*));
   if (!result) goto fail;
@@ -289,13 +295,15 @@ int fs_h5_read_attr_double(hid_t obj, const char* path, const char* name, double
   FS_H5_TRY(err, path, a = H5Aopen(obj, name, H5P_DEFAULT));
   FS_H5_TRY(err, path, space = H5Aget_space(a));
   if (H5Sget_simple_extent_npoints(space) != 1) {
-    fs_fail(err, "%s: attribute '%s' must be a single number", path, name);
+    fs_fail(err, "%s: attribute '%s' holds %lld values; fix: make it a single number", path, name,
+            (long long)H5Sget_simple_extent_npoints(space));
     goto fail;
   }
   FS_H5_TRY(err, path, type = H5Aget_type(a));
   H5T_class_t cls = H5Tget_class(type);
   if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
-    fs_fail(err, "%s: attribute '%s' must be a number", path, name);
+    fs_fail(err, "%s: attribute '%s' is not a number (a string?); fix: store it as a number", path,
+            name);
     goto fail;
   }
   FS_H5_TRY(err, path, H5Aread(a, H5T_NATIVE_DOUBLE, value));

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/sys/interrupt.h"
 #include "common/sys/spawn.h"
 #include "common/recorder/h5util.h"
 
@@ -306,7 +307,8 @@ int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, 
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
   fsSpawnSpec spec = {argv, -1, null, -1, {-1, -1}, 0};
   fsError spawn_err;
-  pid_t pid = fs_spawn(&spec, &spawn_err);
+  // tied to flysim: killed with it, never an orphan finishing a copy no one renames
+  pid_t pid = fs_spawn_tied(&spec, &spawn_err);
   if (null >= 0) close(null);
   if (pid < 0) {
     fs_fail(err, "%s: left uncompressed: %s (Debian: apt-get install hdf5-tools)", path,
@@ -316,7 +318,10 @@ int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, 
   int status = 0, waited = fs_spawn_wait_for(pid, limit, &status);
   if (waited || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     char why[256];
-    if (waited > 0)
+    if (waited == 2)
+      snprintf(why, sizeof why, "was stopped: signal %d came during the compression",
+               fs_interrupted());
+    else if (waited > 0)
       snprintf(why, sizeof why,
                "did not finish within %g s and was stopped (FLYSIM_H5REPACK_TIMEOUT=<seconds> "
                "sets the limit)",

@@ -326,11 +326,14 @@ static void print_progress(const char* label, const fsReplay* r, long long done,
 // Every world from the binding's keyframe with adhesion on (fs_replay_reset_world's state:
 // FlyGym's Simulation.reset + set_leg_adhesion_states(ones)), the plan's own start, then
 // the warm-up at those controls, a block at a time (a step at a time when hook runs
-// before every step).
+// before every step). A batch that ran before (the bench's repeats) still holds the clip
+// as its control sequence: cleared first, so that every start settles at the keyframe's
+// controls, as the first did, and never reads the clip past its end.
 static int warm_up(const fsReplay* r, fsReplayBatch* rb, int block, const fsWarmupHook* hook,
                    fsError* err) {
   const int N = r->nworld, nu = (int)r->m->nu;
   rb->step0 = fs_batch_steps(rb->b);
+  if (fs_batch_set_ctrl_sequence(rb->b, NULL, err)) return -1;
   if (fs_batch_reset(rb->b, NULL, r->bind->key, err)) return -1;
   if (r->bind->nadhesion > 0) {
     size_t es = rb->bits == 32 ? sizeof(float) : sizeof(double);

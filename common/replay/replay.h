@@ -219,7 +219,8 @@ int fs_replay_launches(int nstep);
 /// blocks): the NVTX `step` ranges of its timed run.
 long fs_replay_run_launches(int nworld, int nstep);
 
-/// Reset every world to the binding's keyframe with adhesion on (FlyGym's
+/// Clear the batch's control sequence (a batch that ran before holds the clip), reset every
+/// world to the binding's keyframe with adhesion on (FlyGym's
 /// Simulation.reset and set_leg_adhesion_states), the plan's init_worlds, the warm-up
 /// (r->nwarmup steps at those controls); then the clip as the batch's control sequence,
 /// world w from row world_start[w]: the batch is ready for the replay's step 0.

@@ -7,11 +7,62 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/sys/interrupt.h"
+
 extern char** environ;
+
+// The child's side of fs_spawn_tied, between fork and exec: async-signal-safe calls only.
+static void exec_tied(const fsSpawnSpec* s, pid_t parent, int report) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+  int in = s->stdin_fd >= 0 ? s->stdin_fd : open("/dev/null", O_RDONLY);
+  if (in < 0 || dup2(in, STDIN_FILENO) < 0) _exit(127);
+  if (s->stdout_fd >= 0 && dup2(s->stdout_fd, STDOUT_FILENO) < 0) _exit(127);
+  if (s->stderr_fd >= 0 && dup2(s->stderr_fd, STDERR_FILENO) < 0) _exit(127);
+  static const int dflt[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  for (size_t k = 0; k < sizeof dflt / sizeof *dflt; k++) signal(dflt[k], SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (s->own_group) setpgid(0, 0);
+  execvp(s->argv[0], (char* const*)s->argv);
+  int e = errno;
+  if (write(report, &e, sizeof e) < 0) _exit(127);
+  _exit(127);
+}
+
+// fork, the parent-death signal, exec: posix_spawn cannot set the signal.
+pid_t fs_spawn_tied(const fsSpawnSpec* s, fsError* err) {
+  int report[2]; // the exec's errno, if it fails; closed by a successful exec
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    fs_fail(err, "%s: cannot start it: %s", s->argv[0], strerror(errno));
+    return -1;
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) exec_tied(s, parent, report[1]);
+  close(report[1]);
+  int e = 0;
+  ssize_t got = 0;
+  if (pid > 0)
+    while ((got = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+  else
+    e = errno;
+  close(report[0]);
+  if (pid > 0 && got > 0) { // exec failed: the child has exited
+    fs_spawn_wait(pid);
+    pid = -1;
+  }
+  if (pid < 0)
+    fs_fail(err, "%s: cannot start it: %s; fix: install it or put it on PATH", s->argv[0],
+            strerror(e));
+  return pid;
+}
 
 pid_t fs_spawn(const fsSpawnSpec* s, fsError* err) {
   posix_spawn_file_actions_t fa;
@@ -76,15 +127,17 @@ static double seconds_since(const struct timespec* t0) {
 int fs_spawn_wait_for(pid_t pid, double limit_s, int* status) {
   struct timespec t0, nap = {0, 1000000}; // polled every 1 ms, doubling up to 100 ms
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  int before = fs_interrupted(); // a signal already taken (the run's Ctrl-C) is not new
   for (;;) {
     pid_t r = waitpid(pid, status, WNOHANG);
-    if (r == pid) return 0;
+    if (r == pid) return !before && fs_interrupted() ? 2 : 0;
     if (r < 0 && errno != EINTR) return -1;
-    if (seconds_since(&t0) >= limit_s) {
+    int stop = !before && fs_interrupted();
+    if (stop || seconds_since(&t0) >= limit_s) {
       kill(pid, SIGKILL);
       while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
       }
-      return 1;
+      return stop ? 2 : 1;
     }
     nanosleep(&nap, NULL);
     if (nap.tv_nsec < 100000000) nap.tv_nsec *= 2;

@@ -27,11 +27,17 @@ typedef struct fsSpawnSpec {
 /// Start the child; returns its pid, or -1 with err naming the program and the fix.
 pid_t fs_spawn(const fsSpawnSpec* s, fsError* err);
 
+/// fs_spawn for a helper whose work only flysim finishes (h5repack's copy, the plots of its
+/// file): killed (SIGKILL) if flysim dies first, never an orphan. extra_fd is not passed.
+pid_t fs_spawn_tied(const fsSpawnSpec* s, fsError* err);
+
 /// Wait for pid (retrying on EINTR); returns its wait status, or -1.
 int fs_spawn_wait(pid_t pid);
 
 /// Wait at most limit_s seconds for pid: 0 (its wait status in *status), 1 (it was still
-/// running: killed with SIGKILL and reaped, *status the kill's) or -1 (cannot wait: errno).
+/// running: killed with SIGKILL and reaped, *status the kill's), 2 (a Ctrl-C, SIGTERM or
+/// SIGHUP came while waiting, common/sys/interrupt.h: killed and reaped likewise, whether
+/// or not the signal reached it too) or -1 (cannot wait: errno).
 int fs_spawn_wait_for(pid_t pid, double limit_s, int* status);
 
 /// "exited with status 3" / "was killed by signal 9" into out.

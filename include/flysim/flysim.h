@@ -33,9 +33,10 @@
 //
 // Threads: calls on different batches may run at once on different threads; calls on one
 // batch must not overlap. fs_batch_step of a cpu or host batch runs the worlds on the
-// batch's own worker threads and returns when they are done; a cuda batch's steps are
-// queued on its stream and the call returns at once (fs_batch_sync waits). Views of a
-// cuda batch are device memory, in the order of the batch's stream.
+// calling thread and the batch's own worker threads (nthread - 1 of them) and returns when
+// they are done; a cuda batch's steps are queued on its stream and the call returns at
+// once (fs_batch_sync waits). Views of a cuda batch are device memory, in the order of the
+// batch's stream.
 #ifndef FLYSIM_FLYSIM_H
 #define FLYSIM_FLYSIM_H
 
@@ -106,7 +107,8 @@ typedef struct fsBatchOptions {
   fsBackendKind backend;  // default FS_BACKEND_CPU
   fsPrecision precision;  // 0 (default): the backend's, cpu F64 (its only), host and cuda F32
   int nworld;             // N, worlds (default 1)
-  int nthread;            // cpu, host: worker threads; 0 (default): one per core, at most N
+  int nthread;            // cpu, host: threads, the caller's included; 0 (default): one per
+                          // core, at most N
   int max_contacts;       // host, cuda: contacts a world holds (and the constraint rows they
                           // make); 0 (default): every contact pair's bound, which no world
                           // can exceed. A world that makes more keeps the first ones in
@@ -331,7 +333,7 @@ typedef struct fsBatchInfo {
   fsBackendKind backend;
   fsPrecision precision;
   int nworld;
-  int nthread;             // cpu, host: worker threads; cuda: 0
+  int nthread;             // cpu, host: threads, the caller's included; cuda: 0
   int contacts;            // contacts a world holds (0: no bound, MuJoCo's arena: cpu)
   double world_bytes;      // one world's data
   double model_bytes;      // what the worlds share

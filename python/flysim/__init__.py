@@ -196,7 +196,7 @@ class Batch:
         max_candidates: host, cuda, where pairs with static geoms are culled (FlyGym's
             terrains): candidate pairs a world tests in a step (None: those tested every
             step and 8 per moving geom); a world with more is a problem world.
-        threads: cpu, host: worker threads (None: one per core).
+        threads: cpu, host: threads, the caller's included (None: one per core).
         device: cuda: the GPU's ordinal.
         stream: cuda: the caller's CUDA stream for all the batch's work (an int handle, or
             an object with `cuda_stream` (torch.cuda.Stream) or `ptr` (cupy.cuda.Stream));

@@ -66,7 +66,7 @@ class GPUSimulation(_Simulation):
             to the bit, world by world).
         precision: "f32" or "f64" for host and cuda; None: float32 there (as MuJoCo
             Warp), float64 on cpu (its only precision).
-        threads: cpu, host: worker threads (None: one per core).
+        threads: cpu, host: threads, the caller's included (None: one per core).
         timestep: as FlyGym's: the physics timestep (None: the model's).
         solver_tolerance: option/tolerance. None (the default): the model's (1e-8 for
             NeuroMechFly); FlyGym's GPUSimulation defaults to 1e-5 instead.
