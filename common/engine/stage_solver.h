@@ -718,10 +718,13 @@ typedef struct fsLinePoint {
 /// rows (nefc_dof: the first rows, with their own terms) and whether it has elliptic cones.
 typedef struct fsLineSearch {
   fsSol qg1, qg2, gtol;
-  int neval;
-#if FSI_ROWS           // the kernels' line search keeps the fly's registers
-  int dofrows, cones;  // cones: elliptic contacts' rows
+  int neval, dofrows;  // dofrows: nefc_dof
   const fsReal* floss; // dof_frictionloss: the friction-loss rows' bounds
+#if FSI_ROWS
+  int cones; // the host's: elliptic contacts' rows
+#define FSI_LS_CONES(ls) ((ls)->cones)
+#else
+#define FSI_LS_CONES(ls) 0
 #endif
 } fsLineSearch;
 
@@ -864,6 +867,20 @@ FS_HD fsSol fsi_friction_cost_dif(fsSol start, fsSol x, fsSol f, fsSol Rf, fsSol
   return fsi_friction_cost(x, f, Rf, D) - fsi_friction_cost(start, f, Rf, D);
 }
 
+/// PrimalEval's terms of a friction-loss row r (bound f; x its Jaref at alpha, start at
+/// 0): its Huber cost change into *cost, its derivatives into *f0, *f1.
+FS_HD void fsi_ls_friction(const fsData* d, int r, fsSol f, fsSol start, fsSol x, fsSol* cost,
+                           fsSol* f0, fsSol* f1) {
+  fsSol D = d->efc_D[r], Rf = d->efc_R[r] * f, dir = d->sol_Jv[r];
+  *cost += fsi_friction_cost_dif(start, x, f, Rf, D);
+  if (-Rf < x && x < Rf) {
+    *f0 += D * x * dir;
+    *f1 += D * dir * dir;
+  } else {
+    *f0 += x <= -Rf ? -f * dir : f * dir;
+  }
+}
+
 /// PrimalEval's term of a quadratic row (a limit, a pyramid's edge, a condim-1 normal; x
 /// its Jaref at alpha, start at 0): its quadratic's terms into q0..q2 where active at x,
 /// its cost at 0 taken from *cost where not.
@@ -882,50 +899,45 @@ FS_HD void fsi_ls_row(const fsSol* quad, fsSol start, fsSol x, fsSol* cost, fsSo
 /// PrimalEval: the cost change at p->alpha along the search and its derivatives: the
 /// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
 /// cost at 0; a friction-loss row's Huber cost change and derivatives, an elliptic cone's,
-/// apart (added first, as MuJoCo's). The rows the kernels lack in loops of their own
-/// (FSI_ROWS: the host's), the friction-loss and limit rows before the contacts'; each row
-/// on its lane, sums added in row order on one lane.
+/// apart (added first, as MuJoCo's). One loop over the rows, friction loss tested where
+/// the world has it (the kernels' too: sm_90's f64 step kernel spills without that test,
+/// 52 B, bisected); on the host (FSI_ROWS) the cones in a loop of their own and the fly's
+/// rows without tests. Each row on its lane, sums added in row order on one lane.
 FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
-  fsSol alpha = p->alpha, cost = 0, q0 = 0;
+  fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
-  int c0 = is->r0; // the first row of the fly's loop
+  int c0 = is->r0; // the first row of the one loop below
 #if FSI_ROWS
-  fsSol f0 = 0, f1 = 0;
-  int general = ls->dofrows || ls->cones;
-  if (general) {
-    c0 = fsi_first_contact_row(d, is);
-    FS_FOR_LANE_RANGE(r, is->r0, c0) { // friction loss, limits
+  if (ls->cones) { // elliptic cones (the host's): their tests in a loop of their own
+    FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
       if (!fsi_in_island(d, is, r)) continue;
-      fsSol start = d->sol_Jaref[r], dir = d->sol_Jv[r], x = start + alpha * dir;
-      if (d->efc_type[r] != FS_CNSTR_FRICTION_DOF) {
+      int cone = fsi_cone_row(d, r);
+      if (cone > 0)
+        fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
+      if (cone) continue;
+      fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+      if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF)
+        fsi_ls_friction(d, r, ls->floss[d->efc_id[r]], start, x, &cost, &f0, &f1);
+      else
         fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
-        continue;
-      }
-      fsSol f = ls->floss[d->efc_id[r]], D = d->efc_D[r], Rf = d->efc_R[r] * f;
-      cost += fsi_friction_cost_dif(start, x, f, Rf, D);
-      if (-Rf < x && x < Rf) {
-        f0 += D * x * dir;
-        f1 += D * dir * dir;
-      } else {
-        f0 += x <= -Rf ? -f * dir : f * dir;
-      }
     }
-    if (ls->cones) {
-      FS_FOR_LANE_RANGE(r, c0, is->r1) { // contacts with elliptic cones (or condim 1)
-        if (!fsi_in_island(d, is, r)) continue;
-        int cone = fsi_cone_row(d, r);
-        fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
-        if (cone == 0) fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
-        if (cone > 0)
-          fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
-      }
-      c0 = is->r1;
+    c0 = is->r1;
+  } else if (!ls->dofrows) { // the host's: the quadratic rows alone, without the tests
+    FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
+      if (!fsi_in_island(d, is, r)) continue;
+      fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+      fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
     }
+    c0 = is->r1;
   }
 #endif
-  FS_FOR_LANE_RANGE(r, c0, is->r1) {
+  FS_FOR_LANE_RANGE(r, c0, is->r1) { // friction loss (where the world has it), the rest
     if (!fsi_in_island(d, is, r)) continue;
     fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
+    if (ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
+      fsi_ls_friction(d, r, ls->floss[d->efc_id[r]], start, x, &cost, &f0, &f1);
+      continue;
+    }
     fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
   }
   cost = fs_lane_sum(cost);
@@ -935,12 +947,10 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
   p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
   p->d0 = 2 * alpha * q2 + q1;
   p->d1 = 2 * q2;
-#if FSI_ROWS
-  if (general) { // friction loss', cones' sums, then the quadratic
+  if (ls->dofrows || FSI_LS_CONES(ls)) { // friction loss', cones' sums, then the quadratic
     p->d0 = fs_lane_sum(f0) + p->d0;
     p->d1 = fs_lane_sum(f1) + p->d1;
   }
-#endif
   if (p->d1 <= 0) p->d1 = FS_SOL_MINVAL; // not convex: SHOULD NOT OCCUR (MuJoCo warns)
   ls->neval++;
 }
@@ -1004,10 +1014,10 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   ls.qg1 = ls.qg2 = 0;
   ls.gtol = tolerance * snorm / is->scale;
   ls.neval = 0;
-#if FSI_ROWS
   ls.dofrows = d->nefc_dof[0];
-  ls.cones = m->elliptic;
   ls.floss = m->dof_frictionloss;
+#if FSI_ROWS
+  ls.cones = m->elliptic;
 #endif
   fsLayout LM = fsi_layout_M(m);
   fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
