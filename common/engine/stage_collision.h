@@ -145,12 +145,12 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
   }
 }
 
-/// Entry j of the solreffriction of pair p's contacts (mj_setContact): opt's solref under
-/// the override flag, else the pair's (0 where it has none).
-FS_HD fsReal fsi_pair_solreffriction(const fsModel* m, int p, int j) {
+/// The solreffriction of pair p's contacts (mj_setContact): opt's solref under the override
+/// flag, else the pair's; NULL (0 0) where it has none.
+FS_HD const fsReal* fsi_pair_solreffriction(const fsModel* m, int p) {
   const fsReal* sr = m->pair_solreffriction + FS_NREF * p;
-  if (m->enableflags & FS_ENBL_OVERRIDE) return m->o_solref[j];
-  return sr[0] != 0 || sr[1] != 0 ? sr[j] : 0;
+  if (m->enableflags & FS_ENBL_OVERRIDE) return m->o_solref;
+  return sr[0] != 0 || sr[1] != 0 ? sr : NULL;
 }
 
 /// Contact c from slot k of pair p: geometry, frame and the pair's parameters
@@ -170,9 +170,10 @@ FS_HD void fsi_set_contact(const fsModel* m, fsData* d, int c, int k, int p) {
   d->contact_adhesion[c] = adhesion;
   const fsReal* fr = ovr ? m->o_friction : m->pair_friction + 5 * p;
   for (int j = 0; j < 5; j++) d->contact_friction[5 * c + j] = fr[j] > FS_MINMU ? fr[j] : FS_MINMU;
+  const fsReal* srf = fsi_pair_solreffriction(m, p);
   for (int j = 0; j < FS_NREF; j++) {
     d->contact_solref[FS_NREF * c + j] = ovr ? m->o_solref[j] : m->pair_solref[FS_NREF * p + j];
-    d->contact_solreffriction[FS_NREF * c + j] = fsi_pair_solreffriction(m, p, j);
+    d->contact_solreffriction[FS_NREF * c + j] = srf ? srf[j] : 0;
   }
   for (int j = 0; j < FS_NIMP; j++)
     d->contact_solimp[FS_NIMP * c + j] = ovr ? m->o_solimp[j] : m->pair_solimp[FS_NIMP * p + j];

@@ -234,9 +234,9 @@ FS_HD void fsi_cone_impedance(const fsModel* m, fsData* d, int c, int adr) {
   const fsReal* fr = d->contact_friction + 5 * c;
   fsReal ref[2], reff[2], sol[5], imp[2];
   fsi_contact_solparam(m, d, c, ref, sol);
-  for (int k = 0; k < FS_NREF; k++) // contact_solreffriction's (whose life ends at collision)
-    reff[k] = fsi_pair_solreffriction(m, d->contact_pair[c], k);
-  if ((reff[0] > 0) != (reff[1] > 0)) reff[0] = reff[1] = 0; // mixed: MuJoCo's default 0 0
+  const fsReal* srf = fsi_pair_solreffriction(m, d->contact_pair[c]); // contact_solreffriction's
+  for (int k = 0; k < FS_NREF; k++) reff[k] = srf ? srf[k] : 0; // (its life ends at collision)
+  if ((reff[0] > 0) != (reff[1] > 0)) reff[0] = reff[1] = 0;    // mixed: MuJoCo's default 0 0
   if (!(m->disableflags & FS_DSBL_REFSAFE) && reff[0] > 0)
     reff[0] = fsi_max(reff[0], 2 * (fsReal)m->timestep);
   const fsReal* fref = reff[0] != 0 || reff[1] != 0 ? reff : ref;

@@ -718,8 +718,7 @@ typedef struct fsLinePoint {
 /// rows (nefc_dof: the first rows, with their own terms) and whether it has elliptic cones.
 typedef struct fsLineSearch {
   fsSol qg1, qg2, gtol;
-  int neval, dofrows;  // dofrows: nefc_dof
-  const fsReal* floss; // dof_frictionloss: the friction-loss rows' bounds
+  int neval, dofrows; // dofrows: nefc_dof
 #if FSI_ROWS
   int cones; // the host's: elliptic contacts' rows
 #define FSI_LS_CONES(ls) ((ls)->cones)
@@ -903,7 +902,8 @@ FS_HD void fsi_ls_row(const fsSol* quad, fsSol start, fsSol x, fsSol* cost, fsSo
 /// the world has it (the kernels' too: sm_90's f64 step kernel spills without that test,
 /// 52 B, bisected); on the host (FSI_ROWS) the cones in a loop of their own and the fly's
 /// rows without tests. Each row on its lane, sums added in row order on one lane.
-FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p) {
+FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSearch* ls,
+                       fsLinePoint* p) {
   fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
   fsSol q1 = FS_LANE == 0 ? ls->qg1 : 0, q2 = FS_LANE == 0 ? ls->qg2 : 0;
   int c0 = is->r0; // the first row of the one loop below
@@ -917,7 +917,7 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
       if (cone) continue;
       fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
       if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF)
-        fsi_ls_friction(d, r, ls->floss[d->efc_id[r]], start, x, &cost, &f0, &f1);
+        fsi_ls_friction(d, r, m->dof_frictionloss[d->efc_id[r]], start, x, &cost, &f0, &f1);
       else
         fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
     }
@@ -935,7 +935,7 @@ FS_HD void fsi_ls_eval(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePo
     if (!fsi_in_island(d, is, r)) continue;
     fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
     if (ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
-      fsi_ls_friction(d, r, ls->floss[d->efc_id[r]], start, x, &cost, &f0, &f1);
+      fsi_ls_friction(d, r, m->dof_frictionloss[d->efc_id[r]], start, x, &cost, &f0, &f1);
       continue;
     }
     fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
@@ -972,15 +972,16 @@ FS_HD int fsi_ls_move(fsLinePoint* p, const fsLinePoint* c) {
 /// updateBracket: p moves to the candidate (c0, c1, c2 in turn) of the same derivative
 /// sign nearest zero; then pnext is p's Newton point. Returns 1 or 2 if p moved, else 0.
 /// The candidates come by value: pnext may be one of them, they are the values before.
-FS_HD int fsi_ls_bracket(fsData* d, const fsIsland* is, fsLineSearch* ls, fsLinePoint* p,
-                         fsLinePoint c0, fsLinePoint c1, fsLinePoint c2, fsLinePoint* pnext) {
+FS_HD int fsi_ls_bracket(const fsModel* m, fsData* d, const fsIsland* is, fsLineSearch* ls,
+                         fsLinePoint* p, fsLinePoint c0, fsLinePoint c1, fsLinePoint c2,
+                         fsLinePoint* pnext) {
   int flag = 0, f;
   if ((f = fsi_ls_move(p, &c0))) flag = f;
   if ((f = fsi_ls_move(p, &c1))) flag = f;
   if ((f = fsi_ls_move(p, &c2))) flag = f;
   if (flag) {
     pnext->alpha = p->alpha - p->d0 / p->d1;
-    fsi_ls_eval(d, is, ls, pnext);
+    fsi_ls_eval(m, d, is, ls, pnext);
   }
   return flag;
 }
@@ -1015,7 +1016,6 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   ls.gtol = tolerance * snorm / is->scale;
   ls.neval = 0;
   ls.dofrows = d->nefc_dof[0];
-  ls.floss = m->dof_frictionloss;
 #if FSI_ROWS
   ls.cones = m->elliptic;
 #endif
@@ -1046,25 +1046,25 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   FS_SYNC();
   fsSol gtol = ls.gtol;
   fsLinePoint p0 = {0, 0, 0, 0}, p1, p2, pmid, p1next, p2next;
-  fsi_ls_eval(d, is, &ls, &p0);
+  fsi_ls_eval(m, d, is, &ls, &p0);
   p1.alpha = p0.alpha - p0.d0 / p0.d1;
-  fsi_ls_eval(d, is, &ls, &p1);
+  fsi_ls_eval(m, d, is, &ls, &p1);
   if (fabs(p1.d0) < gtol && (p1.alpha == 0 || p1.cost < 0)) return fsi_ls_done(&p1, improvement);
   fsSol dir = p1.d0 < 0 ? 1 : -1;
   p2 = p0;
   while (p1.d0 * dir <= -gtol && ls.neval < ls_iterations) { // one-sided
     p2 = p1;
     p1.alpha -= p1.d0 / p1.d1;
-    fsi_ls_eval(d, is, &ls, &p1);
+    fsi_ls_eval(m, d, is, &ls, &p1);
     if (fabs(p1.d0) < gtol && p1.cost < 0) return fsi_ls_done(&p1, improvement);
   }
   if (ls.neval >= ls_iterations) return fsi_ls_done(&p1, improvement); // could not bracket
   p2next = p1;
   p1next.alpha = p1.alpha - p1.d0 / p1.d1;
-  fsi_ls_eval(d, is, &ls, &p1next);
+  fsi_ls_eval(m, d, is, &ls, &p1next);
   while (ls.neval < ls_iterations) { // bracketed
     pmid.alpha = 0.5 * (p1.alpha + p2.alpha);
-    fsi_ls_eval(d, is, &ls, &pmid);
+    fsi_ls_eval(m, d, is, &ls, &pmid);
     fsLinePoint best = pmid;
     int found = 0;
     fsi_ls_pick(&p1next, gtol, &found, &best);
@@ -1072,8 +1072,8 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
     fsi_ls_pick(&pmid, gtol, &found, &best);
     if (found) return fsi_ls_done(&best, improvement);
     fsLinePoint c0 = p1next, c1 = p2next;
-    int b1 = fsi_ls_bracket(d, is, &ls, &p1, c0, c1, pmid, &p1next);
-    int b2 = fsi_ls_bracket(d, is, &ls, &p2, c0, c1, pmid, &p2next);
+    int b1 = fsi_ls_bracket(m, d, is, &ls, &p1, c0, c1, pmid, &p1next);
+    int b2 = fsi_ls_bracket(m, d, is, &ls, &p2, c0, c1, pmid, &p2next);
     if (!b1 && !b2) return fsi_ls_done(&pmid, improvement); // numerical accuracy reached
   }
   if (p1.cost <= p2.cost && p1.cost < 0) return fsi_ls_done(&p1, improvement);
