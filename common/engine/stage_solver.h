@@ -727,6 +727,18 @@ typedef struct fsLineSearch {
 #endif
 } fsLineSearch;
 
+/// Whether this build's line search tests rows for friction loss (ls->dofrows): the host's,
+/// which has the rows, and the kernels without the convex collider (Shared, Own), where the
+/// test is dead (the cuda backend refuses friction loss) but steers ptxas to fewer spills
+/// (sm_90, f64 step_kernel<Shared>: 12/28 B without it, none with it); in the kernels with
+/// the collider (Convex, Bare) it costs 4/4 B, so they compile without it.
+#if FSI_ROWS || !defined(FS_DEVICE_CONVEX)
+#define FSI_LS_TEST 1
+#else
+#define FSI_LS_TEST 0
+#endif
+#define FSI_LS_DOFROWS(ls) (FSI_LS_TEST && (ls)->dofrows)
+
 /// PrimalPrepare for row r (not an elliptic contact's): its quadratic along the search
 /// (quad[0..2]: 0.5 D Jaref^2, D Jaref Jv, 0.5 D Jv^2).
 FS_HD void fsi_ls_prepare_row(fsData* d, int r) {
@@ -899,9 +911,8 @@ FS_HD void fsi_ls_row(const fsSol* quad, fsSol start, fsSol x, fsSol* cost, fsSo
 /// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
 /// cost at 0; a friction-loss row's Huber cost change and derivatives, an elliptic cone's,
 /// apart (added first, as MuJoCo's). One loop over the rows, friction loss tested where
-/// the world has it (the kernels' too: sm_90's f64 step kernel spills without that test,
-/// 52 B, bisected); on the host (FSI_ROWS) the cones in a loop of their own and the fly's
-/// rows without tests. Each row on its lane, sums added in row order on one lane.
+/// the world has it (FSI_LS_TEST); on the host (FSI_ROWS) the cones in a loop of their own
+/// and the fly's rows without tests. Each row on its lane, sums added in row order on one lane.
 FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSearch* ls,
                        fsLinePoint* p) {
   fsSol alpha = p->alpha, cost = 0, q0 = 0, f0 = 0, f1 = 0;
@@ -934,7 +945,7 @@ FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSe
   FS_FOR_LANE_RANGE(r, c0, is->r1) { // friction loss (where the world has it), the rest
     if (!fsi_in_island(d, is, r)) continue;
     fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
-    if (ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
+    if (FSI_LS_DOFROWS(ls) && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
       fsi_ls_friction(d, r, m->dof_frictionloss[d->efc_id[r]], start, x, &cost, &f0, &f1);
       continue;
     }
@@ -947,7 +958,7 @@ FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSe
   p->cost = cost + (alpha * alpha * q2 + alpha * q1 + q0);
   p->d0 = 2 * alpha * q2 + q1;
   p->d1 = 2 * q2;
-  if (ls->dofrows || FSI_LS_CONES(ls)) { // friction loss', cones' sums, then the quadratic
+  if (FSI_LS_DOFROWS(ls) || FSI_LS_CONES(ls)) { // friction loss', cones' sums, then the quadratic
     p->d0 = fs_lane_sum(f0) + p->d0;
     p->d1 = fs_lane_sum(f1) + p->d1;
   }
@@ -1015,7 +1026,7 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
   ls.qg1 = ls.qg2 = 0;
   ls.gtol = tolerance * snorm / is->scale;
   ls.neval = 0;
-  ls.dofrows = d->nefc_dof[0];
+  ls.dofrows = FSI_LS_TEST ? d->nefc_dof[0] : 0;
 #if FSI_ROWS
   ls.cones = m->elliptic;
 #endif
