@@ -654,8 +654,9 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fsModel* out,
                  fsError* err) {
   if (!fs_model_build_bounded(m, name, o->max_contacts, o->max_candidates, out, err)) {
-    fs_model_for_lanes(out);
-    return 0;
+    if (!fs_model_for_lanes(out, name, err)) return 0;
+    fs_model_free(out);
+    return -1;
   }
   if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)
     err->status = FS_ERR_MODEL;

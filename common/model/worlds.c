@@ -177,8 +177,7 @@ static const void* efc_array(const mjData* md, const char* name) {
   return NULL;
 }
 
-int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, int* adr,
-                 int* nnz) {
+int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, int* adr, int* nnz) {
   int type = md->efc_type[r], id = md->efc_id[r];
   if (type == mjCNSTR_FRICTION_DOF || type == mjCNSTR_LIMIT_JOINT) {
     if (!m->ndofrow || id < 0) return -1;

@@ -29,10 +29,11 @@ static void unsupported_model(void) {
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, path);
   CHECK_CONTAINS(err.msg,
-                 "flysim's engine (host and cuda backends) does not implement 12 features");
+                 "flysim's engine (host and cuda backends) does not implement 13 features");
   CHECK_CONTAINS(err.msg, "integrator RK4");
   CHECK_CONTAINS(err.msg, "fluid forces");
-  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "2 contact pairs joining two kinematic trees");
+  CHECK_CONTAINS(err.msg, "2 contact pairs between two moving bodies with noslip");
   CHECK_CONTAINS(err.msg, "gravity compensation on 1 body");
   CHECK_CONTAINS(err.msg, "ball joint limits (the rows implement hinge and slide limits) on 1 "
                           "joint (first: 'jb'");
@@ -166,11 +167,10 @@ static void collision_build(void) {
   m = fs_test_load_model(path);
   CHECK(fs_model_support_for(m, path, FS_BUILD_COLLISION, &err) == -1);
   printf("%s\n", err.msg);
-  CHECK_CONTAINS(err.msg, "does not implement 2 features");
-  CHECK_CONTAINS(err.msg,
-                 "contact pairs of geom types the collision stage does not implement on "
-                 "1 pair (first: id 1, geom 'ball' with geom 'pill': sphere with capsule)");
-  CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "does not implement 1 feature");
+  CHECK_CONTAINS(err.msg, "2 contact pairs of geom types the collision stage does not implement "
+                          "(sphere-cylinder 1, box-box 1; first: geom 'ball' with geom 'can', "
+                          "<pair> id 1)");
   mj_deleteModel(m);
 }
 
@@ -210,7 +210,7 @@ static void constraint_build(void) {
     CHECK(fm.dense_rows == 1 && fm.nefcJ == fm.nefcmax * fm.njmax);
     CHECK(fm.nefcD == (dense ? fm.nefcmax * fm.nv : 0));
     CHECK(fm.nL == (dense ? fm.nv * fm.nv : fm.nH));
-    fs_model_for_lanes(&fm);
+    CHECK(fs_model_for_lanes(&fm, "model", NULL) == 0);
     CHECK(fm.dense_rows == 0 && fm.nefcD == 0 && fm.nL == fm.nH);
     fs_model_bound_contacts(&fm, 2);
     CHECK(fm.nconmax == 2 && fm.nefcD == 0 && fm.nL == fm.nH);
@@ -242,9 +242,8 @@ static void constraint_build(void) {
 }
 
 // A model whose contacts come from contype/conaffinity alone (no <pair>), under the
-// elliptic cone and PGS, with a joint limit: one message lists the broadphase, the solver
-// and the cone together, not the solver and the cone only once pairs are added
-// (issue 46).
+// elliptic cone and PGS, with a joint limit: one message lists the solver and the cone
+// together, as for explicit pairs (issue 46).
 static void all_at_once(void) {
   char path[512];
   snprintf(path, sizeof path, "%s/all_at_once.xml", fs_test_tmpdir("model_support"));
@@ -257,10 +256,9 @@ static void all_at_once(void) {
   mjModel* m = fs_test_load_model(path);
   fsError err = {{0}, FS_OK};
   CHECK(fs_model_support(m, path, &err) == -1);
-  CHECK_CONTAINS(err.msg, "does not implement 3 features");
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
   CHECK_CONTAINS(err.msg, "the PGS constraint solver");
   CHECK_CONTAINS(err.msg, "elliptic friction cones");
-  CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
   // contacts off: the limit's rows still meet the solver, not the cone
   m->opt.disableflags |= mjDSBL_CONTACT;
   CHECK(fs_model_support(m, path, &err) == -1);
@@ -285,12 +283,13 @@ int main(void) {
   expect_ok(fs_test_model("cuda_limb.xml"), 0);
   expect_ok(fs_test_model("cuda_efc_limits.xml"), 0); // limits and friction loss
   // the limb's contacts are off by its own flag; switched back on, its geoms would
-  // collide by contype/conaffinity (no broadphase): refused
+  // collide by contype/conaffinity with ellipsoids (no collider yet): refused, by type
   mjModel* m = fs_test_load_model(fs_test_model("cuda_limb.xml"));
   m->opt.disableflags &= ~mjDSBL_CONTACT;
   fsError err = {{0}, FS_OK};
   CHECK(fs_model_support(m, "cuda_limb.xml", &err) == -1);
-  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "4 contact pairs of geom types the collision stage does not implement "
+                          "(sphere-ellipsoid 2, capsule-ellipsoid 2;");
   mj_deleteModel(m);
   return fs_test_finish("engine model support");
 }
