@@ -323,11 +323,14 @@ FS_HD int fsi_sphere_capsule(const fsModel* m, fsData* d, int k, int g1, int g2,
                            m->geom_size[3 * g2]);
 }
 
-/// Capsule g1 against capsule g2 (mjraw_CapsuleCapsule): the segments' nearest points (x1,
-/// x2 in [-1, 1] along the half-axes, clipped in MuJoCo's order) and a sphere test there;
-/// near-parallel axes (|det| < mjMINVAL): each end of segment 1 against its projection on
-/// segment 2, then, while fewer than 2 contacts, each end of segment 2 against its
-/// projection on segment 1. At most 2 contacts.
+/// Capsule g1 against capsule g2 (mjraw_CapsuleCapsule of MuJoCo 3.16, read from its machine
+/// code: the 3.12 source solves the 2x2 system instead). Segments pos + x a (x in [-1, 1], a
+/// the half-axis); c = a1 x a2. Unless near-parallel (|c|^2 <= 1e-8 |a1|^2 |a2|^2): x1 =
+/// ((a2 x dif) . c) / |c|^2 clipped, x2 = (a2 . dif + (a1 . a2) x1) / |a2|^2, and where x2 is
+/// beyond an end, x2 clipped and x1 = ((a1 . a2) x2 - a1 . dif) / |a1|^2 clipped (dif = pos1 -
+/// pos2); a sphere test between the two points. Near-parallel: each end of segment 1
+/// against its projection on segment 2, then, while fewer than 2 contacts, each end of
+/// segment 2 against its projection on segment 1. At most 2 contacts.
 FS_HD int fsi_capsule_capsule(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
   const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
   const fsReal *pos2 = d->geom_xpos + 3 * g2, *mat2 = d->geom_xmat + 9 * g2;
@@ -336,24 +339,16 @@ FS_HD int fsi_capsule_capsule(const fsModel* m, fsData* d, int k, int g1, int g2
   fsReal a1[3] = {mat1[2] * h1, mat1[5] * h1, mat1[8] * h1};
   fsReal a2[3] = {mat2[2] * h2, mat2[5] * h2, mat2[8] * h2};
   fsReal dif[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
-  fsReal ma = fsi_dot3(a1, a1), mb = -fsi_dot3(a1, a2), mc = fsi_dot3(a2, a2);
-  fsReal u = -fsi_dot3(a1, dif), v = fsi_dot3(a2, dif), det = ma * mc - mb * mb;
-  fsReal v1[3], v2[3];
-  if (fs_abs(det) >= FS_MINVAL) {
-    fsReal x1 = (mc * u - mb * v) / det, x2 = (ma * v - mb * u) / det;
-    if (x1 > 1) {
-      x1 = 1;
-      x2 = (v - mb) / mc;
-    } else if (x1 < -1) {
-      x1 = -1;
-      x2 = (v + mb) / mc;
-    }
-    if (x2 > 1) {
-      x2 = 1;
-      x1 = fs_clip((u - mb) / ma, -1, 1);
-    } else if (x2 < -1) {
-      x2 = -1;
-      x1 = fs_clip((u + mb) / ma, -1, 1);
+  fsReal ma = fsi_dot3(a1, a1), ab = fsi_dot3(a1, a2), mc = fsi_dot3(a2, a2);
+  fsReal d1 = fsi_dot3(a1, dif), v = fsi_dot3(a2, dif), c[3], w[3], v1[3], v2[3];
+  fsi_cross(c, a1, a2);
+  fsReal csqr = fsi_dot3(c, c);
+  if (csqr > (fsReal)1e-8 * ma * mc) {
+    fsi_cross(w, a2, dif);
+    fsReal x1 = fs_clip(fsi_dot3(w, c) / csqr, -1, 1), x2 = (v + ab * x1) / mc;
+    if (fs_abs(x2) > 1) {
+      x2 = fs_clip(x2, -1, 1);
+      x1 = fs_clip((ab * x2 - d1) / ma, -1, 1);
     }
     for (int i = 0; i < 3; i++) {
       v1[i] = a1[i] * x1 + pos1[i];
@@ -361,6 +356,7 @@ FS_HD int fsi_capsule_capsule(const fsModel* m, fsData* d, int k, int g1, int g2
     }
     return fsi_sphere_sphere(d, k, margin, v1, mat1, r1, v2, mat2, r2);
   }
+  fsReal u = -d1, mb = -ab;
   int n = 0;
   for (int e = 0; e < 4 && (e < 2 || n < 2); e++) {
     fsReal sgn = (e & 1) ? -1 : 1; // ends +1, -1 of segment 1 (e < 2), then of segment 2

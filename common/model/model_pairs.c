@@ -75,15 +75,25 @@ static void add_explicit(const mjModel* m, fsPairTable* t, int k) {
   p[FS_PAIR_ADHESION] = m->pair_adhesion[k];
 }
 
-// Geom pair (a, b) found by the broadphase, with MuJoCo's mixed parameters (mj_contactParam:
+// The geom pair's sort key where MuJoCo's midphase sorts a body pair's contacts: the
+// geom ids, lower geom type first (contactcompare).
+static void collision_ids(const mjModel* m, int a, int b, int* lo, int* hi) {
+  int swap = m->geom_type[a] > m->geom_type[b];
+  *lo = swap ? b : a;
+  *hi = swap ? a : b;
+}
+
+// Geom pair (g1, g2) found by the broadphase, with MuJoCo's mixed parameters (mj_contactParam
+// of the geoms in collision order, lower type first:
 // the higher priority's, else condim and friction the larger, solref and solimp mixed by
 // solmix (solref the smaller where either is direct), adhesion summed; margin and gap summed;
 // no solreffriction).
-static void add_geoms(const mjModel* m, fsPairTable* t, int a, int b) {
-  int i = t->n++;
-  t->geom1[i] = a;
-  t->geom2[i] = b;
+static void add_geoms(const mjModel* m, fsPairTable* t, int g1, int g2) {
+  int i = t->n++, a, b;
+  t->geom1[i] = g1;
+  t->geom2[i] = g2;
   t->mjpair[i] = -1;
+  collision_ids(m, g1, g2, &a, &b); // mixed in collision order (mixing is not symmetric)
   double* p = t->param + (size_t)FS_PAIR_NPARAM * i;
   const mjtNum *ref1 = m->geom_solref + mjNREF * a, *ref2 = m->geom_solref + mjNREF * b;
   const mjtNum *imp1 = m->geom_solimp + mjNIMP * a, *imp2 = m->geom_solimp + mjNIMP * b;
@@ -150,14 +160,6 @@ static int explicit_pair(const mjModel* m, int a, int b) {
 // plane-plane, plane-heightfield, heightfield-heightfield).
 static int has_collider(int t1, int t2) {
   return t1 > mjGEOM_HFIELD || t2 > mjGEOM_HFIELD;
-}
-
-// The geom pair's sort key where MuJoCo's midphase sorts a body pair's contacts: the
-// geom ids, lower geom type first (contactcompare).
-static void collision_ids(const mjModel* m, int a, int b, int* lo, int* hi) {
-  int swap = m->geom_type[a] > m->geom_type[b];
-  *lo = swap ? b : a;
-  *hi = swap ? a : b;
 }
 
 // Sorts the n geom pairs in ab (a, b interleaved) by collision_ids (insertion: a body
