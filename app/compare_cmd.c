@@ -128,9 +128,10 @@ static void print_help(void) {
          "bound), 1 error, 2 usage error, 130 interrupted (what was compared is reported\n"
          "and saved). The last line is a key=value summary.\n"
          "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's spring stiffness and\n"
-         "damping by (1 + x), FLYSIM_PERTURB_ROWS=limits reverses its joint ranges and\n"
-         "=frictionloss drops its friction loss: deliberately broken steppers, which the\n"
-         "comparison must catch.\n");
+         "damping by (1 + x), FLYSIM_PERTURB_ROWS=limits reverses its joint ranges,\n"
+         "=frictionloss drops its friction loss, =margin its contact margins and =moving\n"
+         "makes its contacts between moving bodies frictionless: deliberately broken\n"
+         "steppers, which the comparison must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

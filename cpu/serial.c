@@ -18,10 +18,15 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
       }
     } else if (!strcmp(rows, "frictionloss")) {
       for (int i = 0; i < m->nv; i++) m->dof_frictionloss[i] = 0;
+    } else if (!strcmp(rows, "margin")) {
+      for (int p = 0; p < m->npair; p++) m->pair_margin[p] = 0;
+    } else if (!strcmp(rows, "moving")) { // frictionless contacts between moving bodies
+      for (int p = 0; p < m->npair; p++)
+        if (m->pair_moveside[p] == 2) m->pair_dim[p] = 1;
     } else {
       return fs_fail(err,
-                     "FLYSIM_PERTURB_ROWS='%s' is not limits or frictionloss; fix: unset it (it "
-                     "is a test switch)",
+                     "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss, margin or moving; "
+                     "fix: unset it (it is a test switch)",
                      rows);
     }
   }

@@ -53,8 +53,10 @@ const char* fs_serial_real_name(void);
 /// --stages must catch. *x is the change (0: unset, m untouched); -1 with the fix for a bad
 /// value. The host backend applies it to its models, the host runner to the stages'.
 /// FLYSIM_PERTURB_ROWS=limits (every limited joint's range reversed: a limit's sign
-/// flipped) or frictionloss (every dof's friction-loss bound dropped) breaks the
-/// constraint rows too (the host backend names it in its description).
+/// flipped), frictionloss (every dof's friction-loss bound dropped), margin (every contact
+/// pair's margin dropped) or moving (the contacts between two moving bodies frictionless:
+/// their pairs' parameters mixed wrongly) breaks the constraint rows too (the host backend names
+/// it in its description).
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);
 
 #ifdef __cplusplus

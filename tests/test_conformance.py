@@ -23,7 +23,9 @@ stepper must fail: FLYSIM_PERTURB_PASSIVE (its joint damping and stiffness scale
 the models with damping, FLYSIM_PERTURB_ROWS=limits (joint ranges reversed: a limit's sign
 flipped) on models with limits, =frictionloss (friction-loss bounds dropped) on our
 walker with friction loss (tests/models/cuda_efc_limits.xml: the suite's one friction-loss
-dof, finger's spinner, moves only when touched).
+dof, finger's spinner, moves only when touched), =margin (contact margins dropped) on our
+moving bodies (tests/models/cuda_contact_bodies.xml: contacts by contype/conaffinity with
+margins), =moving (contacts between two moving bodies frictionless) on hopper and them.
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -45,14 +47,20 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 2, "no contacts": 9, "smooth": 10}
+MIN_COMPARED = {"as is": 7, "no contacts": 9, "smooth": 10}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
-# damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is).
+# damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
+# contact margins (our moving bodies: the suite's margins are 0), contacts between moving
+# bodies made frictionless (hopper's self-contacts, our moving bodies).
 OUR_LIMITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models",
                           "cuda_efc_limits.xml")
+OUR_BODIES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models",
+                          "cuda_contact_bodies.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
-          ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)))
+          ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
+          ("FLYSIM_PERTURB_ROWS", "margin", "as is", (OUR_BODIES,)),
+          ("FLYSIM_PERTURB_ROWS", "moving", "as is", ("hopper", OUR_BODIES)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
