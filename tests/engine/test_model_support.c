@@ -271,8 +271,64 @@ static void all_at_once(void) {
   mj_deleteModel(m);
 }
 
+// Moving bodies that collide by contype/conaffinity (tests/models/cuda_contact_bodies.xml):
+// accepted for the host, whose rows are dense below 60 dofs; its pairs as MuJoCo's broadphase
+// finds them (filterparent, the weld, dof-less bodies, the exclude, the explicit pairs
+// merged); for the lanes (the GPU) its rows across branches and trees refused; with islands
+// on, its pairs joining trees refused in one message, with noslip its pairs of two moving
+// bodies too.
+static void moving_bodies(void) {
+  const char* path = fs_test_model("cuda_contact_bodies.xml");
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  fsModel fm;
+  CHECK_MSG(fs_model_build(m, path, &fm, &err) == 0, "%s", err.msg);
+  printf("%s: %d pairs (%d explicit), %d of them across branches or trees\n", path, fm.npair,
+         (int)m->npair, fm.nbranchpair);
+  int hat = mj_name2id(m, mjOBJ_GEOM, "hat"), head = mj_name2id(m, mjOBJ_GEOM, "head");
+  int ball = mj_name2id(m, mjOBJ_GEOM, "ball"), pill = mj_name2id(m, mjOBJ_GEOM, "pill");
+  int upper1 = mj_name2id(m, mjOBJ_GEOM, "upper1"), chest = mj_name2id(m, mjOBJ_GEOM, "chest");
+  int paddle = mj_name2id(m, mjOBJ_GEOM, "paddle"), floor = mj_name2id(m, mjOBJ_GEOM, "floor");
+  int found[5] = {0, 0, 0, 0, 0}; // hat-head, ball-pill, upper1-chest, paddle-floor, chest-floor
+  for (int p = 0; p < fm.npair; p++) {
+    int a = fm.pair_geom1[p], b = fm.pair_geom2[p];
+#define FS_IS(x, y) ((a == (x) && b == (y)) || (a == (y) && b == (x)))
+    found[0] += FS_IS(hat, head);     // one weld body
+    found[1] += FS_IS(ball, pill);    // excluded
+    found[2] += FS_IS(upper1, chest); // parent and child
+    found[3] += FS_IS(paddle, floor); // neither has dofs
+    found[4] += FS_IS(chest, floor);  // explicit (condim 1), not the broadphase's too
+    if (FS_IS(chest, floor)) CHECK(fm.pair_dim[p] == 1);
+#undef FS_IS
+  }
+  CHECK(!found[0] && !found[1] && !found[2] && !found[3] && found[4] == 1);
+  CHECK(fm.nbranchpair > 0);
+  CHECK(fs_model_for_lanes(&fm, "bodies", &err) == -1);
+  CHECK_CONTAINS(err.msg, "contact pairs whose rows move two branches of a tree or two trees");
+  fs_model_free(&fm);
+  m->opt.disableflags &= ~mjDSBL_ISLAND;
+  m->opt.noslip_iterations = 3;
+  CHECK(fs_model_support(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg, "contact pairs joining two kinematic trees");
+  CHECK_CONTAINS(err.msg, "contact pairs between two moving bodies with noslip");
+  m->opt.disableflags |= mjDSBL_FILTERPARENT; // the parents' and children's pairs join
+  m->opt.disableflags |= mjDSBL_ISLAND;
+  m->opt.noslip_iterations = 0;
+  CHECK_MSG(fs_model_build(m, path, &fm, &err) == 0, "%s", err.msg);
+  int parent = 0;
+  for (int p = 0; p < fm.npair; p++)
+    parent += (fm.pair_geom1[p] == upper1 && fm.pair_geom2[p] == chest) ||
+              (fm.pair_geom1[p] == chest && fm.pair_geom2[p] == upper1);
+  CHECK(parent == 1);
+  fs_model_free(&fm);
+  mj_deleteModel(m);
+}
+
 int main(void) {
   all_at_once();
+  moving_bodies();
   unsupported_model();
   tethered_unsupported();
   collision_build();
