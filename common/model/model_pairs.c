@@ -180,13 +180,25 @@ static void sort_midphase(const mjModel* m, int* ab, int n) {
   }
 }
 
+// Scratch for a body pair's geom pairs (a, b interleaved), grown as needed.
+typedef struct Scratch {
+  int* ab;
+  size_t cap; // geom pairs
+} Scratch;
+
 // The geom pairs of body pair (b1, b2) by contype/conaffinity, appended with their
-// parameters after the explicit pairs up to its signature; ab: scratch for the body pair's
-// geom pairs (2 x its geoms' product). Returns -1 out of memory.
+// parameters after the explicit pairs up to its signature. Returns -1 out of memory.
 static int add_body_pair(const mjModel* m, fsPairTable* t, int b1, int b2, int* next_explicit,
-                         int* ab, fsError* err) {
+                         Scratch* sc, fsError* err) {
   int sig = (b1 << 16) + b2, n1 = m->body_geomnum[b1], n2 = m->body_geomnum[b2], n = 0;
   if (!n1 || !n2 || body_pair_filtered(m, b1, b2) || excluded(m, sig)) return 0;
+  if ((size_t)n1 * (size_t)n2 > sc->cap) {
+    int* ab = realloc(sc->ab, 2 * (size_t)n1 * (size_t)n2 * sizeof(int));
+    if (!ab) return fs_fail(err, "out of memory listing contact pairs");
+    sc->ab = ab;
+    sc->cap = (size_t)n1 * (size_t)n2;
+  }
+  int* ab = sc->ab;
   for (int a = m->body_geomadr[b1]; a < m->body_geomadr[b1] + n1; a++)
     for (int b = m->body_geomadr[b2]; b < m->body_geomadr[b2] + n2; b++) {
       if (!(m->geom_contype[a] & m->geom_conaffinity[b]) &&
@@ -215,22 +227,21 @@ static int add_body_pair(const mjModel* m, fsPairTable* t, int b1, int b2, int* 
 int fs_pair_table(const mjModel* m, int broadphase, fsPairTable* t, fsError* err) {
   memset(t, 0, sizeof *t);
   if (table_reserve(t, (int)m->npair + 1, err)) return -1;
-  int next = 0, most = 1;
-  for (int b = 0; b < m->nbody; b++) most = m->body_geomnum[b] > most ? m->body_geomnum[b] : most;
-  int* ab = broadphase ? malloc(2 * (size_t)most * (size_t)most * sizeof(int)) : NULL;
-  if (broadphase && !ab) {
-    fs_pair_table_free(t);
-    return fs_fail(err, "out of memory listing contact pairs");
-  }
+  int next = 0;
+  Scratch sc = {NULL, 0};
   for (int b1 = 0; broadphase && b1 < m->nbody; b1++)
     for (int b2 = b1 + 1; b2 < m->nbody; b2++)
-      if (add_body_pair(m, t, b1, b2, &next, ab, err)) {
-        free(ab);
+      if (add_body_pair(m, t, b1, b2, &next, &sc, err)) {
+        free(sc.ab);
         fs_pair_table_free(t);
         return -1;
       }
-  free(ab);
-  while (next < m->npair) add_explicit(m, t, next++);
+  free(sc.ab);
+  if (table_reserve(t, t->n + (int)m->npair - next, err)) {
+    fs_pair_table_free(t);
+    return -1;
+  }
+  while (next < m->npair) add_explicit(m, t, next++); // the explicit pairs after the last
   t->nexplicit = (int)m->npair;
   return 0;
 }
