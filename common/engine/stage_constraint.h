@@ -101,13 +101,18 @@ FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
   const fsReal* f = d->contact_frame + 9 * c;
   const fsReal* mu = d->contact_friction + 5 * c;
   int moveside = m->pair_moveside[p];
-  fsReal offset[2][3];
-  for (int s = 0; s < 2; s++)
-    if (moveside == s || moveside == 2) fsi_contact_offset(m, d, c, s, offset[s]);
+  fsReal off0[3], off1[3]; // each side's offset (one side moving: its offset in both)
+  fsi_contact_offset(m, d, c, moveside == 0 ? 0 : 1, off1);
+  if (moveside == 2)
+    fsi_contact_offset(m, d, c, 0, off0);
+  else
+    fsi_copy(off0, off1, 3);
   for (int k = 0; k < nv; k++) {
     fsReal jp[3], jr[3], jac[6];
     int side = fsi_pair_dof_side(m, p, k);
-    fsi_contact_jac_col(d, side, chain[k], offset[side], jp, jr);
+    fsReal off[3] = {side ? off1[0] : off0[0], side ? off1[1] : off0[1], // constant indices:
+                     side ? off1[2] : off0[2]}; // registers on the device, not local memory
+    fsi_contact_jac_col(d, side, chain[k], off, jp, jr);
     for (int i = 0; i < (dim > 1 ? 3 : 1); i++) jac[i] = fsi_frame_dot(f + 3 * i, jp);
     for (int i = 0; i < dim - 3; i++) jac[3 + i] = fsi_frame_dot(f + 3 * i, jr);
     fsReal* J = d->efc_J + (size_t)adr * m->njmax + k;
