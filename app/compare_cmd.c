@@ -128,9 +128,11 @@ static void print_help(void) {
          "bound), 1 error, 2 usage error, 130 interrupted (what was compared is reported\n"
          "and saved). The last line is a key=value summary.\n"
          "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's spring stiffness and\n"
-         "damping by (1 + x), FLYSIM_PERTURB_ROWS=limits reverses its joint ranges and\n"
+         "damping by (1 + x), FLYSIM_PERTURB_ROWS=limits reverses its joint ranges,\n"
          "=frictionloss drops its friction loss, =friction scales its contact friction by\n"
-         "1.001: deliberately broken steppers, which the comparison must catch.\n");
+         "1.001, =margin drops its contact margins and =moving makes its contacts between\n"
+         "moving bodies frictionless: deliberately broken steppers, which the comparison\n"
+         "must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

@@ -20,10 +20,15 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
       for (int i = 0; i < m->nv; i++) m->dof_frictionloss[i] = 0;
     } else if (!strcmp(rows, "friction")) {
       for (int k = 0; k < 5 * m->npair; k++) m->pair_friction[k] *= (fsReal)1.001;
+    } else if (!strcmp(rows, "margin")) {
+      for (int p = 0; p < m->npair; p++) m->pair_margin[p] = 0;
+    } else if (!strcmp(rows, "moving")) { // frictionless contacts between moving bodies
+      for (int p = 0; p < m->npair; p++)
+        if (m->pair_moveside[p] == 2) m->pair_dim[p] = 1;
     } else {
       return fs_fail(err,
-                     "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss or friction; fix: "
-                     "unset it (it is a test switch)",
+                     "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss, friction, margin or "
+                     "moving; fix: unset it (it is a test switch)",
                      rows);
     }
   }

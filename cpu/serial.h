@@ -53,9 +53,11 @@ const char* fs_serial_real_name(void);
 /// --stages must catch. *x is the change (0: unset, m untouched); -1 with the fix for a bad
 /// value. The host backend applies it to its models, the host runner to the stages'.
 /// FLYSIM_PERTURB_ROWS=limits (every limited joint's range reversed: a limit's sign
-/// flipped), frictionloss (every dof's friction-loss bound dropped) or friction (every
-/// pair's friction scaled by 1.001: a cone's friction off) breaks the constraint rows too
-/// (the host backend names it in its description).
+/// flipped), frictionloss (every dof's friction-loss bound dropped), friction (every pair's
+/// friction scaled by 1.001: a cone's friction off), margin (every contact pair's margin
+/// dropped) or moving (the contacts between two moving bodies frictionless: their pairs'
+/// parameters mixed wrongly) breaks the constraint rows too (the host backend names it in
+/// its description).
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);
 
 #ifdef __cplusplus

@@ -665,8 +665,9 @@ static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fs
       if (err) err->status = FS_ERR_MODEL;
       return -1;
     }
-    fs_model_for_lanes(out);
-    return 0;
+    if (!fs_model_for_lanes(out, name, err)) return 0;
+    fs_model_free(out);
+    return -1;
   }
   if (err && err->status != FS_ERR_MEMORY && err->status != FS_ERR_ARGUMENT)
     err->status = FS_ERR_MODEL;

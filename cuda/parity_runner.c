@@ -10,6 +10,11 @@ typedef struct CudaRunner {
 
 static int cuda_open(void* self, fsModel* m, int nworld, fsError* err) {
   if (fs_cuda_device_count() == 0) return FSH_SKIP;
+  if (m->nbranchpair && m->npairnv) // as fs_model_for_lanes refuses them for the cuda backend
+    return fs_fail_status(err, FS_ERR_MODEL,
+                          "the device does not implement %d contact pairs whose rows move two "
+                          "branches of a tree or two trees (the Hessian's tree layout)",
+                          m->nbranchpair);
   CudaRunner* r = self;
   r->dev = fs_device_create(m, nworld, err);
   return r->dev ? 0 : -1;

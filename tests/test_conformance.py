@@ -24,8 +24,10 @@ the models with damping, FLYSIM_PERTURB_ROWS=limits (joint ranges reversed: a li
 flipped) on models with limits, =frictionloss (friction-loss bounds dropped) on our
 walker with friction loss (tests/models/cuda_efc_limits.xml: the suite's one friction-loss
 dof, finger's spinner, moves only when touched), =friction (contact friction scaled by
-1.001) on our walker under the elliptic cone (cuda_efc_elliptic.xml); both walkers must
-first pass as is.
+1.001) on our walker under the elliptic cone (cuda_efc_elliptic.xml), =margin (contact
+margins dropped) on our moving bodies (tests/models/cuda_contact_bodies.xml: contacts by
+contype/conaffinity with margins), =moving (contacts between two moving bodies
+frictionless) on hopper and them; our models must first pass as is.
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -47,16 +49,22 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 2, "no contacts": 9, "smooth": 10}
+MIN_COMPARED = {"as is": 7, "no contacts": 9, "smooth": 10}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
-# damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is).
+# damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
+# contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
+# margins are 0), contacts between moving bodies made frictionless (hopper's self-contacts,
+# our moving bodies).
 OUR_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 OUR_LIMITS = os.path.join(OUR_MODELS, "cuda_efc_limits.xml")
 OUR_ELLIPTIC = os.path.join(OUR_MODELS, "cuda_efc_elliptic.xml")
+OUR_BODIES = os.path.join(OUR_MODELS, "cuda_contact_bodies.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
           ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
-          ("FLYSIM_PERTURB_ROWS", "friction", "as is", (OUR_ELLIPTIC,)))
+          ("FLYSIM_PERTURB_ROWS", "friction", "as is", (OUR_ELLIPTIC,)),
+          ("FLYSIM_PERTURB_ROWS", "margin", "as is", (OUR_BODIES,)),
+          ("FLYSIM_PERTURB_ROWS", "moving", "as is", ("hopper", OUR_BODIES)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -116,10 +124,11 @@ def main():
         print(f"{variant}: {len(names)} of {len(models)} models compared: {' '.join(sorted(names))}")
         check(len(names) >= MIN_COMPARED[variant],
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
-    # our walkers with limits, friction loss and contacts (pyramidal, elliptic), as users
-    # run them: within the floor (the broken steppers below must fail on them)
-    print("--- our constraint walkers, as is")
-    for model in (OUR_LIMITS, OUR_ELLIPTIC):
+    # our walkers with limits, friction loss and contacts (pyramidal, elliptic) and our
+    # moving bodies, as users run them: within the floor (the broken steppers below must
+    # fail on them)
+    print("--- our constraint models, as is")
+    for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES):
         rc, out, err = compare(model, "f64", [])
         s = cliutil.summary(out) if rc in (0, 3) else {}
         same = " (bit-identical)" if float(s.get("max_dq_b", "nan")) == 0 else ""

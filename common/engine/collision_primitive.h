@@ -1,9 +1,10 @@
 // Primitive colliders of the collision stage: a plane against a sphere, capsule, cylinder
 // or box (MuJoCo's mjc_PlaneSphere, mjc_PlaneCapsule, mjc_PlaneCylinder, mjc_PlaneBox of
-// engine_collision_primitive.c) and against an ellipsoid or a convex mesh (mjc_PlaneConvex,
-// in MuJoCo's engine_collision_convex.c; a direct test, no GJK, so here with the planes, as
-// MuJoCo Warp's collision_primitive.py holds it): the support point along -normal
-// (collision_support.h), then, for a mesh, up to three more vertices of the hull polygon
+// engine_collision_primitive.c), a sphere against a sphere or capsule and a capsule against
+// a capsule (mjc_SphereSphere, mjc_SphereCapsule, mjc_CapsuleCapsule) and against an ellipsoid or a
+// convex mesh (mjc_PlaneConvex, in MuJoCo's engine_collision_convex.c; a direct test, no GJK, so
+// here with the planes, as MuJoCo Warp's collision_primitive.py holds it): the support point along
+// -normal (collision_support.h), then, for a mesh, up to three more vertices of the hull polygon
 // there that faces the plane. 3.16's plane-mesh differs from the 3.12 source (which adds
 // up to two graph neighbours): docs/engine/collision.md, "The colliders", says how the
 // 3.16 algorithm was established.
@@ -276,6 +277,105 @@ FS_HD int fsi_plane_convex(const fsModel* m, fsData* d, int k, int g1, int g2, f
   fsi_precon(d, k, dist, pos, n, 0);
   if (mesh < 0 || m->mesh_polynum[mesh] == 0) return 1;
   return 1 + fsi_plane_mesh_face(m, d, k + 1, g2, v, n, pos1, margin);
+}
+
+/// Sphere against sphere (mjraw_SphereSphere): centres pos1, pos2 (frames mat1, mat2: their z
+/// axes give the normal where the centres coincide), radii r1, r2, into slot k. 1 contact if
+/// the surfaces are within margin: the normal from 1 to 2, the point midway between the
+/// surfaces along it.
+FS_HD int fsi_sphere_sphere(fsData* d, int k, fsReal margin, const fsReal pos1[3],
+                            const fsReal mat1[9], fsReal r1, const fsReal pos2[3],
+                            const fsReal mat2[9], fsReal r2) {
+  fsReal dif[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
+  fsReal cdist_sqr = fsi_dot3(dif, dif), min_dist = margin + r1 + r2;
+  if (cdist_sqr > min_dist * min_dist) return 0;
+  fsReal dist = fs_sqrt(cdist_sqr) - r1 - r2;
+  fsReal n[3] = {pos2[0] - pos1[0], pos2[1] - pos1[1], pos2[2] - pos1[2]};
+  if (fsi_normalize3(n) < FS_MINVAL) { // coincident centres: the z axes' cross product
+    fsReal z1[3] = {mat1[2], mat1[5], mat1[8]}, z2[3] = {mat2[2], mat2[5], mat2[8]};
+    fsi_cross(n, z1, z2);
+    fsi_normalize3(n);
+  }
+  fsReal s = r1 + dist / 2, pos[3];
+  for (int i = 0; i < 3; i++) pos[i] = n[i] * s + pos1[i];
+  fsi_precon(d, k, dist, pos, n, 0);
+  return 1;
+}
+
+/// Sphere g1 against sphere g2 (mjc_SphereSphere).
+FS_HD int fsi_sphere_sphere_pair(const fsModel* m, fsData* d, int k, int g1, int g2,
+                                 fsReal margin) {
+  return fsi_sphere_sphere(d, k, margin, d->geom_xpos + 3 * g1, d->geom_xmat + 9 * g1,
+                           m->geom_size[3 * g1], d->geom_xpos + 3 * g2, d->geom_xmat + 9 * g2,
+                           m->geom_size[3 * g2]);
+}
+
+/// Sphere g1 against capsule g2 (mjraw_SphereCapsule): the sphere against the point of the
+/// capsule's segment nearest its centre (the projection clipped to the half-length).
+FS_HD int fsi_sphere_capsule(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
+  const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
+  const fsReal *pos2 = d->geom_xpos + 3 * g2, *mat2 = d->geom_xmat + 9 * g2;
+  fsReal len = m->geom_size[3 * g2 + 1], axis[3] = {mat2[2], mat2[5], mat2[8]};
+  fsReal vec[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
+  fsReal x = fs_clip(fsi_dot3(axis, vec), -len, len);
+  for (int i = 0; i < 3; i++) vec[i] = axis[i] * x + pos2[i];
+  return fsi_sphere_sphere(d, k, margin, pos1, mat1, m->geom_size[3 * g1], vec, mat2,
+                           m->geom_size[3 * g2]);
+}
+
+/// Capsule g1 against capsule g2 (mjraw_CapsuleCapsule of MuJoCo 3.16, read from its machine
+/// code: the 3.12 source solves the 2x2 system instead). Segments pos + x a (x in [-1, 1], a
+/// the half-axis); c = a1 x a2. Unless near-parallel (|c|^2 <= 1e-8 |a1|^2 |a2|^2): x1 =
+/// ((a2 x dif) . c) / |c|^2 clipped, x2 = (a2 . dif + (a1 . a2) x1) / |a2|^2, and where x2 is
+/// beyond an end, x2 clipped and x1 = ((a1 . a2) x2 - a1 . dif) / |a1|^2 clipped (dif = pos1 -
+/// pos2); a sphere test between the two points. Near-parallel: each end of segment 1
+/// against its projection on segment 2, then, while fewer than 2 contacts, each end of
+/// segment 2 against its projection on segment 1. At most 2 contacts.
+FS_HD int fsi_capsule_capsule(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
+  const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
+  const fsReal *pos2 = d->geom_xpos + 3 * g2, *mat2 = d->geom_xmat + 9 * g2;
+  fsReal r1 = m->geom_size[3 * g1], h1 = m->geom_size[3 * g1 + 1];
+  fsReal r2 = m->geom_size[3 * g2], h2 = m->geom_size[3 * g2 + 1];
+  fsReal a1[3] = {mat1[2] * h1, mat1[5] * h1, mat1[8] * h1};
+  fsReal a2[3] = {mat2[2] * h2, mat2[5] * h2, mat2[8] * h2};
+  fsReal dif[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
+  fsReal ma = fsi_dot3(a1, a1), ab = fsi_dot3(a1, a2), mc = fsi_dot3(a2, a2);
+  fsReal d1 = fsi_dot3(a1, dif), v = fsi_dot3(a2, dif), c[3], w[3], v1[3], v2[3];
+  fsi_cross(c, a1, a2);
+  fsReal csqr = fsi_dot3(c, c);
+  if (csqr > (fsReal)1e-8 * ma * mc) {
+    fsi_cross(w, a2, dif);
+    fsReal x1 = fs_clip(fsi_dot3(w, c) / csqr, -1, 1), x2 = (v + ab * x1) / mc;
+    if (fs_abs(x2) > 1) {
+      x2 = fs_clip(x2, -1, 1);
+      x1 = fs_clip((ab * x2 - d1) / ma, -1, 1);
+    }
+    for (int i = 0; i < 3; i++) {
+      v1[i] = a1[i] * x1 + pos1[i];
+      v2[i] = a2[i] * x2 + pos2[i];
+    }
+    return fsi_sphere_sphere(d, k, margin, v1, mat1, r1, v2, mat2, r2);
+  }
+  fsReal u = -d1, mb = -ab;
+  int n = 0;
+  for (int e = 0; e < 4 && (e < 2 || n < 2); e++) {
+    fsReal sgn = (e & 1) ? -1 : 1; // ends +1, -1 of segment 1 (e < 2), then of segment 2
+    if (e < 2) {
+      fsReal x2 = fs_clip((v - sgn * mb) / mc, -1, 1);
+      for (int i = 0; i < 3; i++) {
+        v1[i] = e ? pos1[i] - a1[i] : pos1[i] + a1[i];
+        v2[i] = a2[i] * x2 + pos2[i];
+      }
+    } else {
+      fsReal x1 = fs_clip((u - sgn * mb) / ma, -1, 1);
+      for (int i = 0; i < 3; i++) {
+        v2[i] = e == 3 ? pos2[i] - a2[i] : pos2[i] + a2[i];
+        v1[i] = a1[i] * x1 + pos1[i];
+      }
+    }
+    n += fsi_sphere_sphere(d, k + n, margin, v1, mat1, r1, v2, mat2, r2);
+  }
+  return n;
 }
 
 #endif

@@ -100,7 +100,7 @@ enum {
   X(nleveladr)     /* nlevel + 1 */                                                                \
   X(ngeom)         /* geoms */                                                                     \
   X(nsite)         /* sites */                                                                     \
-  X(npair)         /* explicit contact pairs (<pair>) */                                           \
+  X(npair)         /* contact pairs: <pair>s and contype/conaffinity's, MuJoCo's order (flysim) */ \
   X(nmocap)        /* mocap bodies */                                                              \
   X(nmesh)         /* meshes */                                                                    \
   X(nmeshvert)     /* vertices of all meshes */                                                    \
@@ -210,25 +210,15 @@ enum {
   X(int, geom_type, ngeom, 1)                  /* mjtGeom */                                       \
   X(int, geom_dataid, ngeom, 1)                /* mesh id, -1: none */                             \
   X(int, geom_bodyid, ngeom, 1)                /* body */                                          \
-  X(int, geom_sameframe, ngeom, 1)       /* frame = body's / inertial frame (mjtSameFrame) */      \
-  X(fsReal, geom_size, ngeom, 3)         /* type-specific sizes */                                 \
-  X(fsReal, geom_rbound, ngeom, 1)       /* bounding-sphere radius, 0 for planes */                \
-  X(fsReal, geom_pos, ngeom, 3)          /* local position offset */                               \
-  X(fsReal, geom_quat, ngeom, 4)         /* local orientation offset */                            \
-  X(int, site_bodyid, nsite, 1)          /* body */                                                \
-  X(int, site_sameframe, nsite, 1)       /* frame = body's / inertial frame */                     \
-  X(fsReal, site_pos, nsite, 3)          /* local position offset */                               \
-  X(fsReal, site_quat, nsite, 4)         /* local orientation offset */                            \
-  X(int, pair_dim, npair, 1)             /* contact dimensionality (condim) */                     \
-  X(int, pair_geom1, npair, 1)           /* geom 1 */                                              \
-  X(int, pair_geom2, npair, 1)           /* geom 2 */                                              \
-  X(fsReal, pair_solref, npair, FS_NREF) /* solver reference: normal */                            \
-  X(fsReal, pair_solreffriction, npair, FS_NREF) /* solver reference: friction (0 0: solref) */    \
-  X(fsReal, pair_solimp, npair, FS_NIMP)         /* solver impedance */                            \
-  X(fsReal, pair_margin, npair, 1)      /* contact kept in the solver below this distance */       \
-  X(fsReal, pair_gap, npair, 1)         /* ... and detected up to margin + gap */                  \
-  X(fsReal, pair_adhesion, npair, 1)    /* adhesive force of the pair's contacts */                \
-  X(fsReal, pair_friction, npair, 5)    /* tangent1, 2, spin, roll1, 2 */                          \
+  X(int, geom_sameframe, ngeom, 1)      /* frame = body's / inertial frame (mjtSameFrame) */       \
+  X(fsReal, geom_size, ngeom, 3)        /* type-specific sizes */                                  \
+  X(fsReal, geom_rbound, ngeom, 1)      /* bounding-sphere radius, 0 for planes */                 \
+  X(fsReal, geom_pos, ngeom, 3)         /* local position offset */                                \
+  X(fsReal, geom_quat, ngeom, 4)        /* local orientation offset */                             \
+  X(int, site_bodyid, nsite, 1)         /* body */                                                 \
+  X(int, site_sameframe, nsite, 1)      /* frame = body's / inertial frame */                      \
+  X(fsReal, site_pos, nsite, 3)         /* local position offset */                                \
+  X(fsReal, site_quat, nsite, 4)        /* local orientation offset */                             \
   X(int, mesh_vertadr, nmesh, 1)        /* first vertex */                                         \
   X(int, mesh_vertnum, nmesh, 1)        /* vertices */                                             \
   X(int, mesh_graphadr, nmesh, 1)       /* convex-hull graph in mesh_graph, -1: none */            \
@@ -245,7 +235,10 @@ enum {
   X(int, mesh_polymapnum, nmeshvert, 1)    /* ... how many */                                      \
   X(int, mesh_polymap, nmeshpolymap, 1)    /* polygon ids (mesh-local) */
 
-// X(type, name, size, cols): model arrays flysim derives at upload.
+// X(type, name, size, cols): model arrays flysim derives at upload. The contact pairs
+// (pair_*, npair) are the explicit <pair>s and the geom pairs MuJoCo's broadphase may find
+// by contype/conaffinity, in the order mj_collision makes their contacts
+// (common/model/model_pairs.c), with their parameters (mjModel's pair_* for explicit pairs).
 #define FS_MODEL_FIELDS_OWN(X)                                                                     \
   X(fsReal, dof_actarmature, nv, 1)           /* armature inherited from actuators (gear^2) */     \
   X(fsReal, dof_actdamping, nv, 1)            /* damping inherited from actuators (gear^2) */      \
@@ -258,13 +251,23 @@ enum {
   X(int, dof_momentadr, nv, 1)                /* first of them in dof_momentind */                 \
   X(int, dof_momentind, nJmom, 1)             /* index into actuator_moment, by actuator */        \
   X(int, dof_momentact, nJmom, 1)             /* the actuator of each */                           \
-  X(int, level_bodyadr, nleveladr, 1) /* bodies of depth k: level_body[adr[k]..adr[k+1]) */        \
-  X(int, level_body, nbody, 1)        /* bodies sorted by depth, then id */                        \
-  X(int, body_childnum, nbody, 1)     /* children of the body */                                   \
-  X(int, body_childadr, nbody, 1)     /* first in body_child */                                    \
-  X(int, body_child, nbody, 1)        /* children, increasing id */                                \
+  X(int, level_bodyadr, nleveladr, 1)    /* bodies of depth k: level_body[adr[k]..adr[k+1]) */     \
+  X(int, level_body, nbody, 1)           /* bodies sorted by depth, then id */                     \
+  X(int, body_childnum, nbody, 1)        /* children of the body */                                \
+  X(int, body_childadr, nbody, 1)        /* first in body_child */                                 \
+  X(int, body_child, nbody, 1)           /* children, increasing id */                             \
+  X(int, pair_dim, npair, 1)             /* contact dimensionality (condim) */                     \
+  X(int, pair_geom1, npair, 1)           /* geom 1 */                                              \
+  X(int, pair_geom2, npair, 1)           /* geom 2 */                                              \
+  X(fsReal, pair_solref, npair, FS_NREF) /* solver reference: normal */                            \
+  X(fsReal, pair_solreffriction, npair, FS_NREF) /* solver reference: friction (0 0: solref) */    \
+  X(fsReal, pair_solimp, npair, FS_NIMP)         /* solver impedance */                            \
+  X(fsReal, pair_margin, npair, 1)   /* contact kept in the solver below this distance */          \
+  X(fsReal, pair_gap, npair, 1)      /* ... and detected up to margin + gap */                     \
+  X(fsReal, pair_adhesion, npair, 1) /* adhesive force of the pair's contacts */                   \
+  X(fsReal, pair_friction, npair, 5) /* tangent1, 2, spin, roll1, 2 */                             \
   X(int, pair_maxcon, npair, 1)   /* its contact bound: 1 sphere/ellipsoid, 2 capsule, 4 else */   \
-  X(int, pair_moveside, npair, 1) /* 1: geom 2 (collision order) moves, 0: geom 1 (box pairs) */   \
+  X(int, pair_moveside, npair, 1) /* moves: 1 geom 2 (collision order) alone, 0 geom 1, 2 both */  \
   X(int, always_pair, nalways, 1) /* the pairs tested every step (not culled), in order */         \
   X(int, cull_geom, ncullgeom, 1) /* moving geoms with culled pairs */                             \
   X(fsReal, cull_reach, ncullgeom, 1)  /* rbound + its culled pairs' largest margin + gap */       \
@@ -274,10 +277,12 @@ enum {
   X(int, cull_pair, ncullpair, 1) /* [i * ncullstatic + s]: pair of cull_geom i, static s; -1 */   \
   X(int, grid_adr, ngridadr, 1)   /* cell c's static geoms: grid_static[adr[c]..adr[c+1]) */       \
   X(int, grid_static, ngridentry, 1) /* static geoms (cull_aabb rows) overlapping each cell */     \
-  X(int, pair_nv, npair, 1)         /* dofs its contacts move: geom 2's body chain (0: no rows) */ \
-  X(int, pair_dofadr, npair, 1)     /* first in pair_dof */                                        \
-  X(int, pair_dof, npairdof, 1)     /* the chains: increasing dof ids (MuJoCo's mj_mergeChain) */  \
-  X(int, pair_tree, npair, 1)       /* tree its contacts' rows act on: their island (-1: none) */  \
+  X(int, pair_nv, npair, 1)     /* dofs its contacts move: the bodies' merged chain (0: none) */   \
+  X(int, pair_dofadr, npair, 1) /* first in pair_dof */                                            \
+  X(int, pair_dof, npairdof, 1) /* the chains: increasing dof ids (MuJoCo's mj_mergeChain) */      \
+  X(int, pair_dofside, npairdof,                                                                   \
+    1)                        /* each moves geom 1's body (0) or geom 2's (1; collision order) */  \
+  X(int, pair_tree, npair, 1) /* tree its contacts' rows act on: their island (-1: none) */        \
   X(int, pair_chainpos, npairnv, 1) /* [p * nv + dof]: the dof's place in the chain, -1: none */   \
   X(int, M_rowind, nC, 1)           /* row of each entry of the reduced layout */                  \
   X(int, dof_descnum, nv, 1)        /* descendants of the dof: rows whose entries reach it */      \
@@ -332,6 +337,8 @@ typedef struct fsModel {
   int ccd_iterations;      // opt.ccd_iterations: GJK and EPA iterations (convex pairs)
   double ccd_tolerance;    // opt.ccd_tolerance: their tolerance (the collider is double)
   int nslot;               // contact slots per candidate pair: the largest pair_maxcon
+  int nbranchpair;         // pairs whose rows move two branches of a tree (or two trees): the
+                           //   Hessian's tree layout cannot hold them (fs_model_for_lanes)
   int ndofrow;             // friction-loss and limit rows a world may make (before contacts)
   int dofrow_adr;          // their one-dof chains: pair_dof[dofrow_adr + j] = j (ndofrow > 0)
   int elliptic;            // opt.cone elliptic: a contact of condim d > 1 makes d rows

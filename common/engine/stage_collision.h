@@ -1,4 +1,4 @@
-// Collision (mj_collision) for the model's explicit contact pairs, one world per call (see
+// Collision (mj_collision) for the model's contact pairs, one world per call (see
 // common/exec/real.h for the lanes): the collision driver, as MuJoCo's
 // engine_collision_driver.c and MuJoCo Warp's collision_driver.py are -- which pairs a world
 // tests, their bounding-sphere pre-test (mj_filterSphere), the one dispatch by geom type
@@ -6,7 +6,11 @@
 // contacts in MuJoCo's order (mj_setContact). In the step after factor_m, as in
 // mj_fwdPosition (common/engine/stage_forward.h).
 //
-// A static pair list needs no broadphase. The world's candidate pairs are every pair, or,
+// The pairs are static: the explicit <pair>s and the geom pairs MuJoCo's broadphase may find
+// by contype/conaffinity, merged at model time in the order mj_collision makes their contacts
+// (common/model/model_pairs.c), so that a step needs no broadphase of its own: every pair is
+// tested by the bounding-sphere pre-test (MuJoCo's broadphase and midphase boxes only skip
+// pairs that cannot touch within their margin). The world's candidate pairs are every pair, or,
 // when the model pairs moving geoms with static ones, the pairs tested every step and
 // those whose static geom is near its moving geom (collision_cull.h), in pair order.
 // Lanes take the candidates, each candidate's narrowphase writes at most pair_maxcon[p]
@@ -22,7 +26,8 @@
 //   collision_gjk.h        GJK and EPA (_gjk.c)
 //   collision_box.h        sphere-box, capsule-box (_box.c)
 //   collision_primitive.h  a plane against a sphere, capsule, cylinder, box (_primitive.c),
-//                          ellipsoid or convex mesh (mjc_PlaneConvex, _convex.c)
+//                          ellipsoid or convex mesh (mjc_PlaneConvex, _convex.c); sphere-
+//                          sphere, sphere-capsule, capsule-capsule (_primitive.c)
 //   collision_support.h    the convex shapes' support functions (_convex.c, _gjk.c)
 //   collision_cull.h       the static pair culling (flysim's: MuJoCo has no explicit-pair
 //                          culling)
@@ -130,9 +135,25 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
       return 0;
     }
   case FS_GEOM_SPHERE:
-    return t2 == FS_GEOM_BOX ? fsi_sphere_box_pair(m, d, k, g1, g2, margin) : 0;
+    switch (t2) {
+    case FS_GEOM_SPHERE:
+      return fsi_sphere_sphere_pair(m, d, k, g1, g2, margin);
+    case FS_GEOM_CAPSULE:
+      return fsi_sphere_capsule(m, d, k, g1, g2, margin);
+    case FS_GEOM_BOX:
+      return fsi_sphere_box_pair(m, d, k, g1, g2, margin);
+    default: // refused by the model check
+      return 0;
+    }
   case FS_GEOM_CAPSULE:
-    return t2 == FS_GEOM_BOX ? fsi_capsule_box(m, d, k, g1, g2, margin) : 0;
+    switch (t2) {
+    case FS_GEOM_CAPSULE:
+      return fsi_capsule_capsule(m, d, k, g1, g2, margin);
+    case FS_GEOM_BOX:
+      return fsi_capsule_box(m, d, k, g1, g2, margin);
+    default: // refused by the model check
+      return 0;
+    }
   case FS_GEOM_BOX: // collision_convex.h
 #if FSI_CONVEX
     return t2 == FS_GEOM_MESH ? fsi_box_mesh(m, d, k, g1, g2, margin, w) : 0;
@@ -297,7 +318,7 @@ FS_HD FS_FORCEINLINE void fsi_candidates(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
-/// mj_collision for the explicit pairs: ncon and contact_* in MuJoCo's order. The
+/// mj_collision for the model's pairs: ncon and contact_* in MuJoCo's order. The
 /// candidates (fsi_candidates) each write up to their pair's bound into their nslot slots
 /// of precon_*; one lane counts them in candidate (= pair) order; lanes move each slot's
 /// contact to its place. Contacts beyond nconmax are dropped, counted in

@@ -13,8 +13,9 @@
 // MuJoCo's functions).
 //
 // Layout: every row of a contact moves the dofs of its pair's chain (pair_dof, fixed by the
-// model: planes are static, so it is the other geom's body's ancestor dofs, 17 of
-// NeuroMechFly's 72); a friction-loss or limit row moves one dof j, its chain the one entry
+// model: the two geoms' bodies' ancestor dofs less the common ones, MuJoCo's mj_mergeChain;
+// against a static plane the other geom's body's ancestor dofs, 17 of NeuroMechFly's 72); a
+// friction-loss or limit row moves one dof j, its chain the one entry
 // pair_dof[dofrow_adr + j]. Row r keeps its efc_J_rownnz[r] non-zeros at efc_J[r * njmax
 // ...], their dofs at pair_dof[efc_J_coladr[r] ...] (docs/engine/constraints-and-solver.md).
 #ifndef FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
@@ -76,22 +77,30 @@ FS_HD void fsi_jac_col(const fsData* d, int dof, const fsReal offset[3], fsReal 
   }
 }
 
-/// Offset of contact c's point from the subtree com of its moving geom's body's tree
-/// (geom 2's for a plane pair; a box pair's moving geom may be geom 1: pair_moveside).
-FS_HD void fsi_contact_offset(const fsModel* m, const fsData* d, int c, fsReal offset[3]) {
-  int side = m->pair_moveside[d->contact_pair[c]];
+/// Offset of contact c's point from the subtree com of the tree of its geom on side `side`
+/// (0: geom 1, 1: geom 2, in collision order).
+FS_HD void fsi_contact_offset(const fsModel* m, const fsData* d, int c, int side,
+                              fsReal offset[3]) {
   int root = m->body_rootid[m->geom_bodyid[d->contact_geom[2 * c + side]]];
   FS_IVDEP // offset apart from the fields
   for (int k = 0; k < 3; k++) offset[k] = d->contact_pos[3 * c + k] - d->subtree_com[3 * root + k];
 }
 
-/// fsi_jac_col for contact c: MuJoCo's Jacobian difference (geom 2's body minus geom
-/// 1's, mj_jacDifPair) with one body static: the moving body's column, negated when the
-/// moving geom is geom 1 (0 - x: the same value as MuJoCo's).
-FS_HD void fsi_contact_jac_col(const fsModel* m, const fsData* d, int c, int dof,
-                               const fsReal offset[3], fsReal jp[3], fsReal jr[3]) {
+/// Side of chain entry k of pair p: the body whose dof it is (0: geom 1's, 1: geom 2's).
+/// pair_moveside is the side of every entry where one body moves (the planes', the static
+/// geoms' pairs), else 2: each entry's pair_dofside.
+FS_HD int fsi_pair_dof_side(const fsModel* m, int p, int k) {
+  int side = m->pair_moveside[p];
+  return side < 2 ? side : m->pair_dofside[m->pair_dofadr[p] + k];
+}
+
+/// fsi_jac_col for a dof of contact c's side `side`: MuJoCo's Jacobian difference (geom 2's
+/// body minus geom 1's, mj_jacDifPair, common ancestors skipped: only one of the bodies
+/// moves the dof) is that body's column, negated on geom 1's side (0 - x: MuJoCo's value).
+FS_HD void fsi_contact_jac_col(const fsData* d, int side, int dof, const fsReal offset[3],
+                               fsReal jp[3], fsReal jr[3]) {
   fsi_jac_col(d, dof, offset, jp, jr);
-  if (m->pair_moveside[d->contact_pair[c]]) return;
+  if (side) return;
   for (int k = 0; k < 3; k++) {
     jp[k] = -jp[k];
     jr[k] = -jr[k];
@@ -99,21 +108,30 @@ FS_HD void fsi_contact_jac_col(const fsModel* m, const fsData* d, int c, int dof
 }
 
 /// Jacobian rows of contact c (from row adr), column by column of its pair's chain:
-/// the Jacobian difference (geom 2's body minus geom 1's; one of them static) turned
-/// into the contact frame (mj_instantiateContact: normal and tangents from the
-/// translation, spin and rolling from the rotation), then the pyramid's edges
-/// normal + mu_k * direction k and normal - mu_k * direction k (mju_addScl); the frame's
-/// rows themselves under the elliptic cone, the normal alone for condim 1.
+/// the Jacobian difference (geom 2's body minus geom 1's; each column moved by one of them,
+/// the point's offset from that body's tree's subtree com) turned into the contact frame
+/// (mj_instantiateContact: normal and tangents from the translation, spin and rolling from
+/// the rotation), then the pyramid's edges normal + mu_k * direction k and normal - mu_k *
+/// direction k (mju_addScl); the frame's rows themselves under the elliptic cone, the normal
+/// alone for condim 1.
 FS_HD void fsi_contact_jacobian(const fsModel* m, fsData* d, int c, int adr) {
   int p = d->contact_pair[c], dim = d->contact_dim[c], nv = m->pair_nv[p];
   const int* chain = m->pair_dof + m->pair_dofadr[p];
   const fsReal* f = d->contact_frame + 9 * c;
   const fsReal* mu = d->contact_friction + 5 * c;
-  fsReal offset[3];
-  fsi_contact_offset(m, d, c, offset);
+  int moveside = m->pair_moveside[p];
+  fsReal off0[3], off1[3]; // each side's offset (one side moving: its offset in both)
+  fsi_contact_offset(m, d, c, moveside == 0 ? 0 : 1, off1);
+  if (moveside == 2)
+    fsi_contact_offset(m, d, c, 0, off0);
+  else
+    fsi_copy(off0, off1, 3);
   for (int k = 0; k < nv; k++) {
     fsReal jp[3], jr[3], jac[6];
-    fsi_contact_jac_col(m, d, c, chain[k], offset, jp, jr);
+    int side = fsi_pair_dof_side(m, p, k);
+    fsReal off[3] = {side ? off1[0] : off0[0], side ? off1[1] : off0[1], // constant indices:
+                     side ? off1[2] : off0[2]}; // registers on the device, not local memory
+    fsi_contact_jac_col(d, side, chain[k], off, jp, jr);
     for (int i = 0; i < (dim > 1 ? 3 : 1); i++) jac[i] = fsi_frame_dot(f + 3 * i, jp);
     for (int i = 0; i < dim - 3; i++) jac[3 + i] = fsi_frame_dot(f + 3 * i, jr);
     fsReal* J = d->efc_J + (size_t)adr * m->njmax + k;

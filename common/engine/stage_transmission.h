@@ -60,10 +60,12 @@ FS_HD void fsi_body_moment(const fsModel* m, fsData* d, int a) {
     fsReal gap = 0;
     for (int c = 0; ngap && c < ncon; c++) { // the contacts in the gap (rare)
       if (d->contact_exclude[c] != 1 || !fsi_body_contact(m, d, body, c)) continue;
-      if (fsi_chain_pos(m, d->contact_pair[c], j) < 0) continue;
+      int p = d->contact_pair[c], place = fsi_chain_pos(m, p, j);
+      if (place < 0) continue;
+      int side = fsi_pair_dof_side(m, p, place);
       fsReal off[3], jp[3], jr[3];
-      fsi_contact_offset(m, d, c, off);
-      fsi_contact_jac_col(m, d, c, j, off, jp, jr);
+      fsi_contact_offset(m, d, c, side, off);
+      fsi_contact_jac_col(d, side, j, off, jp, jr);
       gap += fsi_frame_dot(d->contact_frame + 9 * c, jp);
     }
     row[k] = counter ? (row[k] + gap) * ((fsReal)-1 / (fsReal)counter) : 0;

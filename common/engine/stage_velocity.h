@@ -97,10 +97,12 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
     fsReal adhesion = d->contact_adhesion[c];
     if (adhesion == 0 || d->contact_exclude[c] > 1) continue;
     any = 1;
-    if (m->pair_chainpos[d->contact_pair[c] * m->nv + i] < 0) continue;
+    int p = d->contact_pair[c], place = m->pair_chainpos[p * m->nv + i];
+    if (place < 0) continue;
+    int side = fsi_pair_dof_side(m, p, place);
     fsReal off[3], jp[3], jr[3];
-    fsi_contact_offset(m, d, c, off);
-    fsi_contact_jac_col(m, d, c, i, off, jp, jr);
+    fsi_contact_offset(m, d, c, side, off);
+    fsi_contact_jac_col(d, side, i, off, jp, jr);
     s += fsi_frame_dot(d->contact_frame + 9 * c, jp) * -adhesion;
   }
   d->qfrc_adhesion[i] = s;

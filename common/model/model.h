@@ -32,6 +32,8 @@
 #define fs_model_contacts_enabled FS_PREC(fs_model_contacts_enabled)
 #define fs_model_pair_maxcon      FS_PREC(fs_model_pair_maxcon)
 #define fs_model_pair_chain       FS_PREC(fs_model_pair_chain)
+#define fs_pair_table             FS_PREC(fs_pair_table)
+#define fs_pair_table_free        FS_PREC(fs_pair_table_free)
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,8 +94,10 @@ void fs_model_row_sizes(fsModel* m);
 
 /// A built model for the lanes (the GPU's step, which reads the rows' chains and factors
 /// the Hessian in its tree layout): no rows held dense (dense_rows 0, nefcD 0, nL = nH).
-/// On built sizes, before allocating data; bounds applied after it keep it.
-void fs_model_for_lanes(fsModel* m);
+/// On built sizes, before allocating data; bounds applied after it keep it. -1 (err names
+/// `name`, FS_ERR_MODEL) for a model with contact rows across two branches of a tree or two
+/// trees (nbranchpair), which that layout cannot hold.
+int fs_model_for_lanes(fsModel* m, const char* name, fsError* err);
 
 /// Bound a world's candidate pairs (common/engine/collision_cull.h) to n where the model culls
 /// pairs (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the
@@ -140,13 +144,47 @@ void fs_world_describe(const fsModel* m, char* out, size_t n);
 /// 1 if m's contacts are on: neither mjDSBL_CONTACT nor mjDSBL_CONSTRAINT (model_support.c).
 int fs_model_contacts_enabled(const mjModel* m);
 
-/// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the pairs
-/// the stage implements; 0 for the pairs it does not (model_support.c).
-int fs_model_pair_maxcon(const mjModel* m, int p);
+/// A contact pair's parameters in fsPairTable.param (FS_PAIR_NPARAM a pair): solref,
+/// solreffriction (0 0: solref's), solimp, friction (5), margin, gap, adhesion.
+enum {
+  FS_PAIR_SOLREF = 0,
+  FS_PAIR_SOLREFFRICTION = 2,
+  FS_PAIR_SOLIMP = 4,
+  FS_PAIR_FRICTION = 9,
+  FS_PAIR_MARGIN = 14,
+  FS_PAIR_GAP = 15,
+  FS_PAIR_ADHESION = 16,
+  FS_PAIR_NPARAM = 17
+};
 
-/// Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies, common
-/// ancestors skipped) into chain (nv), increasing; returns its length (model_build.c).
-int fs_model_pair_chain(const mjModel* m, int p, int* chain);
+/// The geom pairs mj_collision may collide, in the order its contacts come out: the explicit
+/// pairs and, with the broadphase, the pairs of geoms that collide by contype/conaffinity
+/// (model_pairs.c says how MuJoCo orders and filters them), each with its contact parameters
+/// (an explicit pair's; MuJoCo's mix of the two geoms' for the others).
+typedef struct fsPairTable {
+  int n;              // pairs
+  int nexplicit;      // of which explicit (mjModel's npair)
+  int cap;            // room (the arrays' rows)
+  int *geom1, *geom2; // (n) the geoms: an explicit pair's, or the first body's geom first
+  int* dim;           // (n) condim
+  int* mjpair;        // (n) the mjModel pair, -1: found by the broadphase
+  double* param;      // (n x FS_PAIR_NPARAM)
+} fsPairTable;
+
+/// The model's pairs into t (broadphase 0: the explicit pairs alone). -1 (err says why) when
+/// out of memory. Free with fs_pair_table_free.
+int fs_pair_table(const mjModel* m, int broadphase, fsPairTable* t, fsError* err);
+void fs_pair_table_free(fsPairTable* t);
+
+/// Contacts geoms g1 and g2 can make in the collision stage (margin_gap: the pair's margin,
+/// as the override flag leaves it, plus its gap): MuJoCo's mj_maxContact for the pairs the
+/// stage implements; 0 for the pairs it does not (model_support.c).
+int fs_model_pair_maxcon(const mjModel* m, int g1, int g2, double margin_gap);
+
+/// Dof chain of the contacts of geoms g1, g2 (MuJoCo's mj_mergeChain of their bodies, common
+/// ancestors skipped) into chain (nv), increasing; side (nv, or NULL) gets each dof's side: 0
+/// for g1's body, 1 for g2's. Returns its length (model_build.c).
+int fs_model_pair_chain(const mjModel* m, int g1, int g2, int* chain, int* side);
 
 #ifdef __cplusplus
 }

@@ -193,7 +193,7 @@ static void derive_dofs(const mjModel* mj, fsModel* m) {
 // can move (the ancestor dofs of both geoms' bodies of each pair with a geom on
 // the body) when the model has constraint rows (with_rows), else none (no
 // contacts: MuJoCo's row is empty). MuJoCo's row holds the non-zeros among these.
-static int moment_dofs(const mjModel* mj, int a, int with_rows, int* dofs) {
+static int moment_dofs(const mjModel* mj, const fsPairTable* pt, int a, int with_rows, int* dofs) {
   if (mj->actuator_trntype[a] != mjTRN_BODY) {
     dofs[0] = mj->jnt_dofadr[mj->actuator_trnid[2 * a]];
     return 1;
@@ -201,8 +201,8 @@ static int moment_dofs(const mjModel* mj, int a, int with_rows, int* dofs) {
   if (!with_rows) return 0;
   int body = mj->actuator_trnid[2 * a], n = 0;
   char* mark = calloc((size_t)mj->nv + 1, 1);
-  for (int p = 0; p < mj->npair; p++) {
-    int b[2] = {mj->geom_bodyid[mj->pair_geom1[p]], mj->geom_bodyid[mj->pair_geom2[p]]};
+  for (int p = 0; p < pt->n; p++) {
+    int b[2] = {mj->geom_bodyid[pt->geom1[p]], mj->geom_bodyid[pt->geom2[p]]};
     if (b[0] != body && b[1] != body) continue;
     for (int s = 0; s < 2; s++) {
       int w = mj->body_weldid[b[s]];
@@ -218,11 +218,11 @@ static int moment_dofs(const mjModel* mj, int a, int with_rows, int* dofs) {
 }
 
 // Static moment sparsity and its transpose (per dof, by actuator).
-static void derive_moments(const mjModel* mj, fsModel* m, int with_rows) {
+static void derive_moments(const mjModel* mj, const fsPairTable* pt, fsModel* m, int with_rows) {
   int adr = 0;
   for (int a = 0; a < m->nu; a++) {
     m->moment_rowadr[a] = adr;
-    m->moment_rownnz[a] = moment_dofs(mj, a, with_rows, m->moment_colind + adr);
+    m->moment_rownnz[a] = moment_dofs(mj, pt, a, with_rows, m->moment_colind + adr);
     adr += m->moment_rownnz[a];
   }
   for (int k = 0; k < m->nJmom; k++) m->dof_momentnum[m->moment_colind[k]]++;
@@ -238,6 +238,28 @@ static void derive_moments(const mjModel* mj, fsModel* m, int with_rows) {
       m->dof_momentact[slot] = a;
     }
   free(fill);
+}
+
+// Pair p's margin, as the override flag leaves it, plus its gap: how far its contacts are
+// detected.
+static double pair_margin_gap(const mjModel* mj, const fsPairTable* pt, int p) {
+  const double* prm = pt->param + (size_t)FS_PAIR_NPARAM * p;
+  int override = (mj->opt.enableflags & mjENBL_OVERRIDE) != 0;
+  return (override ? mj->opt.o_margin : prm[FS_PAIR_MARGIN]) + prm[FS_PAIR_GAP];
+}
+
+// Pair p's contact bound (fs_model_pair_maxcon), 0 with contacts off.
+static int pair_maxcon(const mjModel* mj, const fsPairTable* pt, int p) {
+  if (!fs_model_contacts_enabled(mj)) return 0;
+  return fs_model_pair_maxcon(mj, pt->geom1[p], pt->geom2[p], pair_margin_gap(mj, pt, p));
+}
+
+// Pair p's geoms in collision order: lower geom type first.
+static void pair_collision_geoms(const mjModel* mj, const fsPairTable* pt, int p, int* g1,
+                                 int* g2) {
+  int a = pt->geom1[p], b = pt->geom2[p], swap = mj->geom_type[a] > mj->geom_type[b];
+  *g1 = swap ? b : a;
+  *g2 = swap ? a : b;
 }
 
 // The static pair culling's plan (common/engine/collision_cull.h), made with the sizes and written
@@ -280,8 +302,8 @@ static int geom_static(const mjModel* mj, int g) {
 }
 
 // A pair culled: one geom static and bounded (not a plane), the other moving.
-static int pair_cullable(const mjModel* mj, int p, int* moving, int* fixed) {
-  int a = mj->pair_geom1[p], b = mj->pair_geom2[p];
+static int pair_cullable(const mjModel* mj, const fsPairTable* pt, int p, int* moving, int* fixed) {
+  int a = pt->geom1[p], b = pt->geom2[p];
   int sa = geom_static(mj, a), sb = geom_static(mj, b);
   if (sa == sb) return 0;
   *fixed = sa ? a : b;
@@ -302,11 +324,12 @@ static void static_cells(const fsModel* m, const fsReal* box, int x[2], int y[2]
 // Sizes of the culling and its plan: which pairs are culled, the moving and static geoms,
 // their reach and boxes, and the grid's placement (m->grid_*). No culled pairs (or contacts
 // off): ncullgeom 0 and every pair a candidate. Returns -1 when out of memory.
-static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
+static int cull_plan(const mjModel* mj, const fsPairTable* pt, fsModel* m, CullPlan* c,
+                     fsError* err) {
   memset(c, 0, sizeof *c);
   m->grid_n[0] = m->grid_n[1] = 1;
   m->grid_inv[0] = m->grid_inv[1] = 1;
-  int np = (int)mj->npair, ng = (int)mj->ngeom;
+  int np = pt->n, ng = (int)mj->ngeom;
   c->pair_static = fs_calloc(err, "culled pairs", (unsigned long long)np + 1, sizeof(int));
   c->pair_moving = fs_calloc(err, "culled pairs", (unsigned long long)np + 1, sizeof(int));
   c->geom_row = fs_calloc(err, "culled geoms", (unsigned long long)ng + 1, sizeof(int));
@@ -320,11 +343,10 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
     return -1;
   }
   for (int g = 0; g < ng; g++) c->geom_row[g] = -1;
-  int override = (mj->opt.enableflags & mjENBL_OVERRIDE) != 0;
   for (int p = 0; p < np; p++) {
     int mv, st;
     c->pair_static[p] = -1;
-    if (!fs_model_contacts_enabled(mj) || !pair_cullable(mj, p, &mv, &st)) continue;
+    if (!fs_model_contacts_enabled(mj) || !pair_cullable(mj, pt, p, &mv, &st)) continue;
     if (c->geom_row[mv] < 0) {
       c->geom_row[mv] = m->ncullgeom;
       c->geoms[m->ncullgeom] = mv;
@@ -334,7 +356,7 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
       c->geom_row[st] = m->ncullstatic;
       c->statics[m->ncullstatic++] = st;
     }
-    double margin = (override ? mj->opt.o_margin : mj->pair_margin[p]) + mj->pair_gap[p];
+    double margin = pair_margin_gap(mj, pt, p);
     double r = mj->geom_rbound[mv] + (margin > 0 ? margin : 0);
     int i = c->geom_row[mv];
     c->reach[i] = r > c->reach[i] ? r : c->reach[i];
@@ -412,20 +434,31 @@ static int cull_plan(const mjModel* mj, fsModel* m, CullPlan* c, fsError* err) {
   return 0;
 }
 
-// Each pair's contact bound; the always-tested pairs; the culling's arrays and grid
-// (common/engine/collision_cull.h) from the plan. Without contacts (disabled) no slots: the
-// collision stage returns none.
-static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
+// Each pair's geoms, parameters and contact bound; the always-tested pairs; the culling's
+// arrays and grid (common/engine/collision_cull.h) from the plan. Without contacts (disabled)
+// no slots: the collision stage returns none.
+static void derive_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m, const CullPlan* c) {
   int na = 0;
   for (int p = 0; p < m->npair; p++) {
-    m->pair_maxcon[p] = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
-    int g1 = mj->pair_geom1[p], g2 = mj->pair_geom2[p]; // collision order: lower type first
-    if (mj->geom_type[g1] > mj->geom_type[g2]) {
-      int t = g1;
-      g1 = g2;
-      g2 = t;
+    const double* prm = pt->param + (size_t)FS_PAIR_NPARAM * p;
+    m->pair_geom1[p] = pt->geom1[p];
+    m->pair_geom2[p] = pt->geom2[p];
+    m->pair_dim[p] = pt->dim[p];
+    for (int k = 0; k < FS_NREF; k++) {
+      m->pair_solref[FS_NREF * p + k] = (fsReal)prm[FS_PAIR_SOLREF + k];
+      m->pair_solreffriction[FS_NREF * p + k] = (fsReal)prm[FS_PAIR_SOLREFFRICTION + k];
     }
-    m->pair_moveside[p] = !body_moves(mj, mj->geom_bodyid[g1]);
+    for (int k = 0; k < FS_NIMP; k++)
+      m->pair_solimp[FS_NIMP * p + k] = (fsReal)prm[FS_PAIR_SOLIMP + k];
+    for (int k = 0; k < 5; k++) m->pair_friction[5 * p + k] = (fsReal)prm[FS_PAIR_FRICTION + k];
+    m->pair_margin[p] = (fsReal)prm[FS_PAIR_MARGIN];
+    m->pair_gap[p] = (fsReal)prm[FS_PAIR_GAP];
+    m->pair_adhesion[p] = (fsReal)prm[FS_PAIR_ADHESION];
+    m->pair_maxcon[p] = pair_maxcon(mj, pt, p);
+    int g1, g2; // which of the geoms move (collision order): 1 geom 2 alone, 0 geom 1, 2 both
+    pair_collision_geoms(mj, pt, p, &g1, &g2);
+    int move1 = body_moves(mj, mj->geom_bodyid[g1]), move2 = body_moves(mj, mj->geom_bodyid[g2]);
+    m->pair_moveside[p] = move1 && move2 ? 2 : !move1;
     if (c->pair_static[p] < 0 && na < m->nalways) m->always_pair[na++] = p;
   }
   if (!m->ncullgeom) return;
@@ -463,18 +496,19 @@ static void derive_pairs(const mjModel* mj, fsModel* m, const CullPlan* c) {
   m->grid_adr[0] = 0;
 }
 
-// Dof chain of pair p's contacts (MuJoCo's mj_mergeChain of the two geoms' bodies,
-// common ancestors skipped) into chain (nv); returns its length. With the plane's
-// body static (MuJoCo's compiler requires it) it is the other geom's body's chain.
-int fs_model_pair_chain(const mjModel* m, int p, int* chain) {
-  int b1 = m->body_weldid[m->geom_bodyid[m->pair_geom1[p]]];
-  int b2 = m->body_weldid[m->geom_bodyid[m->pair_geom2[p]]];
+// Dof chain of the contacts of geoms g1, g2 (MuJoCo's mj_mergeChain of the two geoms'
+// bodies, common ancestors skipped) into chain (nv), each dof's side (0: g1's body, 1:
+// g2's) into side (or NULL); returns its length.
+int fs_model_pair_chain(const mjModel* m, int g1, int g2, int* chain, int* side) {
+  int b1 = m->body_weldid[m->geom_bodyid[g1]];
+  int b2 = m->body_weldid[m->geom_bodyid[g2]];
   int d1 = m->body_dofnum[b1] ? m->body_dofadr[b1] + m->body_dofnum[b1] - 1 : -1;
   int d2 = m->body_dofnum[b2] ? m->body_dofadr[b2] + m->body_dofnum[b2] - 1 : -1;
   int n = 0;
   while (d1 >= 0 || d2 >= 0) {
     int da = d1 > d2 ? d1 : d2;
     if (d1 == da && d2 == da) break; // common ancestors: no relative motion
+    if (side) side[n] = d2 == da;
     chain[n++] = da;
     if (d1 == da) d1 = m->dof_parentid[d1];
     if (d2 == da) d2 = m->dof_parentid[d2];
@@ -483,17 +517,26 @@ int fs_model_pair_chain(const mjModel* m, int p, int* chain) {
     int t = chain[i];
     chain[i] = chain[n - 1 - i];
     chain[n - 1 - i] = t;
+    if (!side) continue;
+    t = side[i];
+    side[i] = side[n - 1 - i];
+    side[n - 1 - i] = t;
   }
   return n;
 }
 
 // Each pair's dof chain (contact rows only; else none), then the dofs' one-entry chains
 // (friction-loss and limit rows only).
-static void derive_chains(const mjModel* mj, fsModel* m) {
+static void derive_chains(const mjModel* mj, const fsPairTable* pt, fsModel* m) {
   int adr = 0;
   for (int p = 0; p < m->npair && m->npairnv; p++) {
+    int g1, g2;
+    pair_collision_geoms(mj, pt, p, &g1, &g2);
     m->pair_dofadr[p] = adr;
-    m->pair_nv[p] = fs_model_pair_chain(mj, p, m->pair_dof + adr);
+    m->pair_nv[p] = fs_model_pair_chain(mj, g1, g2, m->pair_dof + adr, m->pair_dofside + adr);
+    int sides = 0;
+    for (int k = 0; k < m->pair_nv[p]; k++) sides |= 1 << m->pair_dofside[adr + k];
+    m->nbranchpair += sides == 3;
     adr += m->pair_nv[p];
   }
   for (int j = 0; j < m->nv && m->ndofrow; j++) m->pair_dof[m->dofrow_adr + j] = j;
@@ -531,7 +574,8 @@ static int contact_rows(int dim) {
 // Sizes of the constraint rows: the friction-loss and limit rows (with_rows), each pair's
 // chain and rows for every contact slot (MuJoCo's pyramidal count per contact; with
 // contacts); none unless built for them.
-static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows, int contacts) {
+static void constraint_sizes(const mjModel* mj, const fsPairTable* pt, fsModel* m, int with_rows,
+                             int contacts) {
   m->impratio = (fsReal)mj->opt.impratio;
   m->elliptic = mj->opt.cone == mjCONE_ELLIPTIC;
   m->solver_cg = mj->opt.solver == mjSOL_CG;
@@ -546,11 +590,11 @@ static void constraint_sizes(const mjModel* mj, fsModel* m, int with_rows, int c
   int* chain = calloc((size_t)mj->nv + 1, sizeof(int));
   int rows = 0; // the most rows a contact makes
   for (int p = 0; p < m->npair; p++) {
-    int n = fs_model_pair_chain(mj, p, chain);
+    int n = fs_model_pair_chain(mj, pt->geom1[p], pt->geom2[p], chain, NULL);
     m->npairdof += n;
     m->njmax = n > m->njmax ? n : m->njmax;
-    m->nefcmax += fs_model_pair_maxcon(mj, p) * contact_rows(mj->pair_dim[p]);
-    rows = contact_rows(mj->pair_dim[p]) > rows ? contact_rows(mj->pair_dim[p]) : rows;
+    m->nefcmax += pair_maxcon(mj, pt, p) * contact_rows(pt->dim[p]);
+    rows = contact_rows(pt->dim[p]) > rows ? contact_rows(pt->dim[p]) : rows;
   }
   free(chain);
   if (m->ncullgeom) m->nefcmax = m->nprecon * rows; // the candidates' slots, not every pair's
@@ -726,10 +770,11 @@ int fs_model_build(const mjModel* mj, const char* model_path, fsModel* m, fsErro
 #define FS_CANDIDATES_PER_GEOM 8
 
 // Sizes and options of the collision stage's model; the culling's plan (cull_plan).
-static int collision_sizes(const mjModel* mj, fsModel* m, CullPlan* plan, fsError* err) {
+static int collision_sizes(const mjModel* mj, const fsPairTable* pt, fsModel* m, CullPlan* plan,
+                           fsError* err) {
   m->ngeom = (int)mj->ngeom;
   m->nsite = (int)mj->nsite;
-  m->npair = (int)mj->npair;
+  m->npair = pt->n;
   m->nmesh = (int)mj->nmesh;
   m->nmeshvert = (int)mj->nmeshvert;
   m->nmeshgraph = (int)mj->nmeshgraph;
@@ -737,13 +782,13 @@ static int collision_sizes(const mjModel* mj, fsModel* m, CullPlan* plan, fsErro
   m->nmeshpolyvert = (int)mj->nmeshpolyvert;
   m->nmeshpolymap = (int)mj->nmeshpolymap;
   m->nmeshextrema = 27 * (int)mj->nmesh;
-  if (cull_plan(mj, m, plan, err)) return -1;
+  if (cull_plan(mj, pt, m, plan, err)) return -1;
   int nculled = 0, nboxmesh = 0;
   for (int p = 0; p < m->npair; p++) {
-    int k = fs_model_contacts_enabled(mj) ? fs_model_pair_maxcon(mj, p) : 0;
+    int k = pair_maxcon(mj, pt, p);
     m->nslot = k > m->nslot ? k : m->nslot;
     nculled += plan->pair_static[p] >= 0;
-    int t1 = mj->geom_type[mj->pair_geom1[p]], t2 = mj->geom_type[mj->pair_geom2[p]];
+    int t1 = mj->geom_type[pt->geom1[p]], t2 = mj->geom_type[pt->geom2[p]];
     nboxmesh += k > 0 && ((t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) ||
                           (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX));
   }
@@ -767,12 +812,10 @@ static int collision_sizes(const mjModel* mj, fsModel* m, CullPlan* plan, fsErro
   return 0;
 }
 
-int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
-                       fsError* err) {
-  memset(m, 0, sizeof *m);
-  if (fs_model_support_for(mj, model_path, use, err)) return -1;
-  int* depth = fs_calloc(err, "body depths", (unsigned long long)mj->nbody, sizeof(int));
-  if (!depth) return -1;
+// fs_model_build_for from the check on, with the model's pairs (pt): -1 (err says why) when
+// out of memory; the caller frees what it allocated.
+static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m, fsBuildFor use,
+                            int* depth, CullPlan* plan, fsError* err) {
   m->nq = (int)mj->nq;
   m->nv = (int)mj->nv;
   m->nu = (int)mj->nu;
@@ -788,44 +831,46 @@ int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fs
   m->nlevel = body_depths(mj, depth);
   m->nleveladr = m->nlevel + 1;
   m->one = 1;
-  CullPlan plan;
-  if (collision_sizes(mj, m, &plan, err)) {
-    free(depth);
-    return -1;
-  }
-  int with_rows = use == FS_BUILD_STEP && fs_model_contacts_enabled(mj) && mj->npair > 0;
-  constraint_sizes(mj, m, use == FS_BUILD_STEP, with_rows);
+  if (collision_sizes(mj, pt, m, plan, err)) return -1;
+  int with_rows = use == FS_BUILD_STEP && fs_model_contacts_enabled(mj) && pt->n > 0;
+  constraint_sizes(mj, pt, m, use == FS_BUILD_STEP, with_rows);
   solver_options(mj, m);
   int* dofs = fs_calloc(err, "moment dofs", (unsigned long long)mj->nv + 1, sizeof(int));
-  if (!dofs) {
-    free(depth);
-    cull_plan_free(&plan);
-    return -1;
-  }
-  for (int a = 0; a < m->nu; a++) m->nJmom += moment_dofs(mj, a, with_rows, dofs);
+  if (!dofs) return -1;
+  for (int a = 0; a < m->nu; a++) m->nJmom += moment_dofs(mj, pt, a, with_rows, dofs);
   free(dofs);
   m->timestep = mj->opt.timestep;
   for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
   m->disableflags = mj->opt.disableflags;
-  if (alloc_model(m, err)) {
-    free(depth);
-    cull_plan_free(&plan);
-    fs_model_free(m);
-    return -1;
-  }
+  if (alloc_model(m, err)) return -1;
 #define FS_X(type, name, size, cols) FS_COPY(m->name, mj->name, (long)m->size*(cols));
   FS_MODEL_FIELDS_MJ(FS_X)
 #undef FS_X
   derive_tree(mj, m, depth);
   derive_dofs(mj, m);
-  derive_moments(mj, m, with_rows);
-  derive_pairs(mj, m, &plan);
-  derive_chains(mj, m);
+  derive_moments(mj, pt, m, with_rows);
+  derive_pairs(mj, pt, m, plan);
+  derive_chains(mj, pt, m);
   derive_solver(mj, m);
   derive_static_frames(m);
+  return 0;
+}
+
+int fs_model_build_for(const mjModel* mj, const char* model_path, fsModel* m, fsBuildFor use,
+                       fsError* err) {
+  memset(m, 0, sizeof *m);
+  if (fs_model_support_for(mj, model_path, use, err)) return -1;
+  fsPairTable pt;
+  if (fs_pair_table(mj, fs_model_contacts_enabled(mj), &pt, err)) return -1;
+  int* depth = fs_calloc(err, "body depths", (unsigned long long)mj->nbody, sizeof(int));
+  CullPlan plan;
+  memset(&plan, 0, sizeof plan);
+  int rc = depth ? build_with_pairs(mj, &pt, m, use, depth, &plan, err) : -1;
   free(depth);
   cull_plan_free(&plan);
-  return 0;
+  fs_pair_table_free(&pt);
+  if (rc) fs_model_free(m);
+  return rc;
 }
 
 void fs_model_free(fsModel* m) {
@@ -882,9 +927,18 @@ void fs_model_row_sizes(fsModel* m) {
   m->ncg = m->solver_cg && m->nefcmax > 0 ? m->nv : 0;
 }
 
-void fs_model_for_lanes(fsModel* m) {
+int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {
+  if (m->nbranchpair)
+    return fs_fail_status(err, FS_ERR_MODEL,
+                          "%s: flysim's engine on the GPU does not implement %d contact pair%s "
+                          "whose rows move two branches of a tree or two trees (the Hessian's "
+                          "tree layout holds a dof's ancestors only); fix: the host backend, or "
+                          "contype/conaffinity or <exclude> that keep the branches apart",
+                          name ? name : "the model", m->nbranchpair,
+                          m->nbranchpair == 1 ? "" : "s");
   m->dense_rows = 0;
   fs_model_row_sizes(m);
+  return 0;
 }
 
 size_t fs_model_bytes(const fsModel* m) {

@@ -77,20 +77,6 @@ int fs_model_contacts_enabled(const mjModel* m) {
   return rows_on(m, mjDSBL_CONTACT);
 }
 
-// Geom pairs in different bodies, not both static, whose contype/conaffinity match.
-static long colliding_geom_pairs(const mjModel* m) {
-  long n = 0;
-  for (int a = 0; a < m->ngeom; a++)
-    for (int b = a + 1; b < m->ngeom; b++) {
-      int ba = m->body_weldid[m->geom_bodyid[a]], bb = m->body_weldid[m->geom_bodyid[b]];
-      if (ba == bb || (ba == 0 && bb == 0)) continue;
-      if ((m->geom_contype[a] & m->geom_conaffinity[b]) ||
-          (m->geom_contype[b] & m->geom_conaffinity[a]))
-        n++;
-    }
-  return n;
-}
-
 static void check_options(const mjModel* m, Problems* p) {
   static const char* integrators[] = {"Euler", "RK4", "implicit", "implicitfast", "discrete"};
   int it = m->opt.integrator;
@@ -109,15 +95,15 @@ static void check_options(const mjModel* m, Problems* p) {
             m->ngravcomp == 1 ? "y" : "ies");
 }
 
-// Contacts pair p can make in the collision stage: MuJoCo's mj_maxContact for the
-// pairs the stage implements (a plane against a sphere, capsule, ellipsoid, cylinder,
-// box or mesh; a box against a sphere or capsule; box-mesh under native CCD: 1 with
-// multiccd off, else 4, or 5 with a margin: the perturbation's extra contacts); 0 for
-// the pairs it does not. One
-// case per pair type, lower geom type first, as the stage's dispatch
-// (common/engine/stage_collision.h, fsi_collide_pair_at).
-int fs_model_pair_maxcon(const mjModel* m, int p) {
-  int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
+// Contacts geoms g1, g2 can make in the collision stage: MuJoCo's mj_maxContact for the
+// pairs the stage implements (a plane against a sphere, capsule, ellipsoid, cylinder, box or
+// mesh; a sphere against a sphere, capsule or box; a capsule against a capsule or box;
+// box-mesh under native CCD: 1 with multiccd off, else 4, or 5 with a margin: the
+// perturbation's extra contacts); 0 for the pairs it does not. One case per pair type, lower
+// geom type first, as the stage's dispatch (common/engine/stage_collision.h,
+// fsi_collide_pair_at).
+int fs_model_pair_maxcon(const mjModel* m, int g1, int g2, double margin_gap) {
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
   if (t1 > t2) {
     int t = t1;
     t1 = t2;
@@ -126,10 +112,11 @@ int fs_model_pair_maxcon(const mjModel* m, int p) {
   if (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) {
     if (disabled(m, mjDSBL_NATIVECCD)) return 0;
     if (disabled(m, mjDSBL_MULTICCD)) return 1;
-    mjtNum margin = (m->opt.enableflags & mjENBL_OVERRIDE) ? m->opt.o_margin : m->pair_margin[p];
-    return margin + m->pair_gap[p] > 0 ? 5 : 4;
+    return margin_gap > 0 ? 5 : 4;
   }
-  if (t1 == mjGEOM_SPHERE && t2 == mjGEOM_BOX) return 1;  // mjc_SphereBox
+  if (t1 == mjGEOM_SPHERE)
+    return t2 == mjGEOM_SPHERE || t2 == mjGEOM_CAPSULE || t2 == mjGEOM_BOX; // mjc_Sphere*
+  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_CAPSULE) return 2;               // mjc_CapsuleCapsule
   if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_BOX) return 4; // mjc_CapsuleBox (makes 2 at most)
   if (t1 != mjGEOM_PLANE) return 0;
   switch (t2) {
@@ -163,14 +150,68 @@ static int other_rows(const mjModel* m) {
   return 0;
 }
 
-// What the constraint rows and the solver implement: MuJoCo's Newton and CG solvers over its
-// contact rows under the pyramidal or the elliptic cone (noslip under the pyramidal one)
-// with its approximate diagonal, for pairs that move something; no surface velocity. The solver,
-// the cone and the diagonal are checked wherever the model makes rows (contacts by pairs or by
-// contype/conaffinity, limits, friction loss, equality), so that one message lists them with what
-// else it refuses.
-static void check_constraint(const mjModel* m, Problems* p) {
-  int contacts = fs_model_contacts_enabled(m) && (m->npair || colliding_geom_pairs(m) > 0);
+// The pairs' rows that the solver's layouts cannot hold, counted (found: the first pair id):
+// pairs joining two trees (their contacts join the trees' islands: each island here is one
+// tree), pairs whose rows move two branches of a tree (the sparse Hessian's tree layout holds
+// a dof's ancestors only: the host's where MuJoCo's Jacobian is sparse, the lanes' and the
+// GPU's always) and, for noslip, pairs of two moving bodies (its rows hold the chain's dofs,
+// not the common ancestors that M^-1/2 adds); and pairs without rows, or with a moving plane.
+typedef struct RowLayout {
+  Found trees, branches, noslip, still, plane;
+} RowLayout;
+
+static void row_layouts(const mjModel* m, const fsPairTable* t, RowLayout* r) {
+  memset(r, 0, sizeof *r);
+  int* chain = calloc((size_t)m->nv + 1, sizeof(int));
+  int* side = calloc((size_t)m->nv + 1, sizeof(int));
+  for (int k = 0; k < t->n && chain && side; k++) {
+    int g[2] = {t->geom1[k], t->geom2[k]};
+    int n = fs_model_pair_chain(m, g[0], g[1], chain, side), sides = 0;
+    if (!n) found(&r->still, k);
+    for (int i = 0; i < n; i++) sides |= 1 << side[i];
+    int b1 = m->body_weldid[m->geom_bodyid[g[0]]], b2 = m->body_weldid[m->geom_bodyid[g[1]]];
+    int moves1 = body_moves(m, b1), moves2 = body_moves(m, b2);
+    if (moves1 && moves2 && m->body_treeid[b1] != m->body_treeid[b2]) found(&r->trees, k);
+    if (sides == 3) found(&r->branches, k);
+    if (moves1 && moves2) found(&r->noslip, k);
+    for (int s = 0; s < 2; s++)
+      if (m->geom_type[g[s]] == mjGEOM_PLANE && body_moves(m, m->geom_bodyid[g[s]]))
+        found(&r->plane, k);
+  }
+  free(chain);
+  free(side);
+}
+
+// A pair of t as the messages name it: "geom 'a' with geom 'b', <pair> id k" or "..., by
+// contype/conaffinity".
+static const char* pair_name(const mjModel* m, const fsPairTable* t, int k, char* buf, size_t n) {
+  char how[48];
+  if (t->mjpair[k] >= 0)
+    snprintf(how, sizeof how, "<pair> id %d", t->mjpair[k]);
+  else
+    snprintf(how, sizeof how, "by contype/conaffinity");
+  snprintf(buf, n, "geom '%s' with geom '%s', %s", name_of(m, mjOBJ_GEOM, t->geom1[k]),
+           name_of(m, mjOBJ_GEOM, t->geom2[k]), how);
+  return buf;
+}
+
+// "N contact pairs <what> (first: <pair>); fix: <fix>" for pairs found.
+static void problem_pairs(Problems* p, const mjModel* m, const fsPairTable* t, const Found* f,
+                          const char* what, const char* fix) {
+  if (!f->count) return;
+  char buf[400];
+  problem(p, "%d contact pair%s %s (first: %s); fix: %s", f->count, f->count == 1 ? "" : "s", what,
+          pair_name(m, t, f->first, buf, sizeof buf), fix);
+}
+
+// What the constraint rows and the solver implement: MuJoCo's Newton and CG solvers over
+// its contact rows under the pyramidal or the elliptic cone (noslip under the pyramidal
+// one) with its approximate diagonal, for pairs that move something, within the solver's
+// layouts (row_layouts); no surface velocity. The solver, the cone and the diagonal are
+// checked wherever the model makes rows (contacts, limits, friction loss, equality), so
+// that one message lists them with what else it refuses.
+static void check_constraint(const mjModel* m, const fsPairTable* t, Problems* p) {
+  int contacts = fs_model_contacts_enabled(m) && t->n > 0;
   int rows = contacts || other_rows(m);
   if (rows && m->opt.solver == mjSOL_PGS)
     problem(p, "the PGS constraint solver (flysim implements MuJoCo's Newton and CG solvers); "
@@ -181,60 +222,60 @@ static void check_constraint(const mjModel* m, Problems* p) {
   if (rows && m->opt.enableflags & mjENBL_DIAGEXACT)
     problem(p, "the exact constraint diagonal (enable flag diagexact); fix: remove <flag "
                "diagexact=\"enable\"/>");
-  if (!fs_model_contacts_enabled(m) || !m->npair) return; // the pairs' checks below
-  Found surf = {0, 0}, still = {0, 0}, moving = {0, 0}, both = {0, 0};
+  if (!contacts) return; // the pairs' checks below
+  Found surf = {0, 0};
   for (int g = 0; g < m->ngeom; g++)
     for (int k = 0; k < 6; k++)
       if (m->geom_surfacevel[6 * g + k] != 0) {
         found(&surf, g);
         break;
       }
-  int* chain = calloc((size_t)m->nv + 1, sizeof(int));
-  for (int k = 0; k < m->npair; k++) {
-    if (!fs_model_pair_chain(m, k, chain)) found(&still, k);
-    if (body_moves(m, m->geom_bodyid[m->pair_geom1[k]]) &&
-        body_moves(m, m->geom_bodyid[m->pair_geom2[k]]))
-      found(&both, k);
-    for (int s = 0; s < 2; s++) {
-      int g = s ? m->pair_geom2[k] : m->pair_geom1[k];
-      if (m->geom_type[g] == mjGEOM_PLANE && m->body_dofnum[m->body_weldid[m->geom_bodyid[g]]])
-        found(&moving, k);
-    }
-  }
-  free(chain);
   problem_found(p, m, &surf, mjOBJ_GEOM, "surface velocity", "surfacevel=\"0 0 0 0 0 0\"");
-  if (still.count)
-    problem(p,
-            "%d contact pair%s between bodies without dofs (first: id %d; MuJoCo makes no "
-            "rows for them and marks their contacts exclude 3); fix: remove %s",
-            still.count, still.count == 1 ? "" : "s", still.first,
-            still.count == 1 ? "it" : "them");
-  if (both.count)
-    problem(p,
-            "%d contact pair%s between two moving bodies (first: id %d; the contact rows "
-            "implement pairs with one static geom); fix: pair moving geoms with static ones",
-            both.count, both.count == 1 ? "" : "s", both.first);
-  if (moving.count)
-    problem(p,
-            "%d contact pair%s with a plane on a moving body (first: id %d); fix: planes in "
-            "static bodies",
-            moving.count, moving.count == 1 ? "" : "s", moving.first);
+  RowLayout r;
+  row_layouts(m, t, &r);
+  problem_pairs(p, m, t, &r.still,
+                "between bodies without dofs (MuJoCo makes no rows for them and marks their "
+                "contacts exclude 3)",
+                "remove them");
+  if (!disabled(m, mjDSBL_ISLAND))
+    problem_pairs(p, m, t, &r.trees,
+                  "joining two kinematic trees (their contacts join the trees' constraint "
+                  "islands; the solver's islands are one tree each)",
+                  "<flag island=\"disable\"/>, or contype/conaffinity or <exclude> that keep "
+                  "the trees apart");
+#ifdef FS_ONE_LANE
+  int tree_layout = mj_isSparse(m); // the host's rows and Hessian are dense unless MuJoCo's are
+#else
+  int tree_layout = 1; // the lanes' rows and Hessian always in the tree layout
+#endif
+  if (tree_layout)
+    problem_pairs(p, m, t, &r.branches,
+                  "whose rows move two branches of a tree or two trees (the sparse Hessian's "
+                  "tree layout holds a dof's ancestors only)",
+                  "the host backend with fewer than 60 dofs (MuJoCo's dense Jacobian), or "
+                  "contype/conaffinity or <exclude> that keep the branches apart");
+  if (m->opt.noslip_iterations > 0)
+    problem_pairs(p, m, t, &r.noslip,
+                  "between two moving bodies with noslip (noslip implements contacts with one "
+                  "static geom)",
+                  "noslip_iterations=\"0\"");
+  problem_pairs(p, m, t, &r.plane, "with a plane on a moving body", "planes in static bodies");
 }
 
 // What the box-mesh collider (common/engine/collision_convex.h) implements: MuJoCo's
 // native CCD, within the fixed scratch of a lane (iterations, polygon sizes and vertex
 // degrees of the meshes).
-static int box_mesh(const mjModel* m, int k) {
-  int t1 = m->geom_type[m->pair_geom1[k]], t2 = m->geom_type[m->pair_geom2[k]];
+static int box_mesh(const mjModel* m, int g1, int g2) {
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
   return (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) || (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX);
 }
 
-static void check_convex(const mjModel* m, Problems* p) {
+static void check_convex(const mjModel* m, const fsPairTable* t, Problems* p) {
   Found convex = {0, 0}, poly = {0, 0}, deg = {0, 0};
-  for (int k = 0; k < m->npair; k++) {
-    if (!box_mesh(m, k)) continue;
+  for (int k = 0; k < t->n; k++) {
+    int g1 = t->geom1[k], g2 = t->geom2[k];
+    if (!box_mesh(m, g1, g2)) continue;
     found(&convex, k);
-    int g1 = m->pair_geom1[k], g2 = m->pair_geom2[k];
     int mesh = m->geom_dataid[m->geom_type[g1] == mjGEOM_MESH ? g1 : g2];
     for (int q = m->mesh_polyadr[mesh]; q < m->mesh_polyadr[mesh] + m->mesh_polynum[mesh]; q++)
       if (m->mesh_polyvertnum[q] > FS_CCD_POLYMAX) found(&poly, mesh);
@@ -260,35 +301,49 @@ static void check_convex(const mjModel* m, Problems* p) {
                 "simplify the mesh");
 }
 
-// What the collision stage implements: explicit pairs of a plane against a sphere,
-// capsule, ellipsoid, cylinder, box or convex mesh, or of a box against a sphere, capsule
-// or convex mesh, and no other contacts (no broadphase).
-static void check_collision(const mjModel* m, Problems* p) {
+// What the collision stage implements: the pairs of fs_pair_table (explicit, and by
+// contype/conaffinity through MuJoCo's broadphase filters) of a plane against a sphere,
+// capsule, ellipsoid, cylinder, box or convex mesh, a sphere against a sphere, capsule or box,
+// a capsule against a capsule or box, a box against a convex mesh. The pairs of other types
+// are listed by type with their counts. Explicit pairs out of signature order (the compiler
+// sorts them; an MJB may not) beside broadphase pairs make MuJoCo's order depend on the state.
+static void check_collision(const mjModel* m, const fsPairTable* t, Problems* p) {
+  static const char* types[] = {"plane",    "hfield", "sphere", "capsule", "ellipsoid",
+                                "cylinder", "box",    "mesh",   "sdf"};
   if (!fs_model_contacts_enabled(m)) return;
-  Found pair = {0, 0};
-  for (int k = 0; k < m->npair; k++)
-    if (!fs_model_pair_maxcon(m, k) && !box_mesh(m, k)) found(&pair, k);
-  if (pair.count) {
-    static const char* types[] = {"plane",    "hfield", "sphere", "capsule", "ellipsoid",
-                                  "cylinder", "box",    "mesh",   "sdf"};
-    int g1 = m->pair_geom1[pair.first], g2 = m->pair_geom2[pair.first];
+  int count[mjNGEOMTYPES][mjNGEOMTYPES], first = -1, n = 0;
+  memset(count, 0, sizeof count);
+  for (int k = 0; k < t->n; k++) {
+    int g1 = t->geom1[k], g2 = t->geom2[k];
+    if (fs_model_pair_maxcon(m, g1, g2, 0) || box_mesh(m, g1, g2)) continue;
     int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
-    problem(p,
-            "contact pairs of geom types the collision stage does not implement on %d pair%s "
-            "(first: id %d, %s '%s' with %s '%s': %s with %s); fix: pair a plane with a sphere, "
-            "capsule, ellipsoid, cylinder, box or mesh, or a box with a sphere, capsule or mesh",
-            pair.count, pair.count == 1 ? "" : "s", pair.first, mju_type2Str(mjOBJ_GEOM),
-            name_of(m, mjOBJ_GEOM, g1), mju_type2Str(mjOBJ_GEOM), name_of(m, mjOBJ_GEOM, g2),
-            t1 >= 0 && t1 < 9 ? types[t1] : "?", t2 >= 0 && t2 < 9 ? types[t2] : "?");
+    count[t1 < t2 ? t1 : t2][t1 < t2 ? t2 : t1]++;
+    if (first < 0) first = k;
+    n++;
   }
-  check_convex(m, p);
-  long ng = colliding_geom_pairs(m);
-  if (ng)
+  if (n) {
+    char list[400] = "", buf[400];
+    for (int a = 0; a < mjNGEOMTYPES; a++)
+      for (int b = a; b < mjNGEOMTYPES; b++)
+        if (count[a][b]) {
+          size_t len = strlen(list);
+          snprintf(list + len, sizeof list - len, "%s%s-%s %d", len ? ", " : "",
+                   a < 9 ? types[a] : "?", b < 9 ? types[b] : "?", count[a][b]);
+        }
     problem(p,
-            "%ld geom pair%s that may collide by contype/conaffinity (the collision stage "
-            "collides explicit pairs only: no broadphase); fix: contype=\"0\" "
-            "conaffinity=\"0\" on every geom, and a <pair> for each contact wanted",
-            ng, ng == 1 ? "" : "s");
+            "%d contact pair%s of geom types the collision stage does not implement (%s; first: "
+            "%s); fix: contype/conaffinity or <exclude> that keep them apart, or pairs of a plane "
+            "with a sphere, capsule, ellipsoid, cylinder, box or mesh, a sphere with a sphere, "
+            "capsule or box, a capsule with a capsule or box, a box with a mesh",
+            n, n == 1 ? "" : "s", list, pair_name(m, t, first, buf, sizeof buf));
+  }
+  check_convex(m, t, p);
+  int sorted = 1;
+  for (int k = 1; k < m->npair; k++) sorted &= m->pair_signature[k - 1] <= m->pair_signature[k];
+  if (!sorted && t->n > t->nexplicit)
+    problem(p, "explicit contact pairs out of MuJoCo's signature order beside contacts by "
+               "contype/conaffinity (MuJoCo's contact order then depends on the state); fix: "
+               "compile the model from its MJCF");
 }
 
 // Joint limits and dof friction loss: the rows implement hinge and slide limits and every
@@ -382,10 +437,13 @@ int fs_model_support(const mjModel* m, const char* model_path, fsError* err) {
 
 int fs_model_support_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err) {
   Problems p = {err, 0};
+  fsPairTable t;
+  if (fs_pair_table(m, fs_model_contacts_enabled(m), &t, err)) return -1;
   fs_fail(err, "%s: ", model_path);
   check_options(m, &p);
-  check_collision(m, &p);
-  if (use == FS_BUILD_STEP) check_constraint(m, &p);
+  check_collision(m, &t, &p);
+  if (use == FS_BUILD_STEP) check_constraint(m, &t, &p);
+  fs_pair_table_free(&t);
   check_joints(m, &p);
   check_tendons_equality(m, &p);
   check_actuators(m, &p);

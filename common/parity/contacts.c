@@ -125,7 +125,7 @@ static int cmp_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-// Lower (or raise) every free body so that the k-th lowest of its pairs (k random
+// Lower (or raise) every free body so that the k-th lowest of its plane pairs (k random
 // below kmax) is at a random distance in [lo, hi] from its plane.
 static void anchor_bodies(mjModel* mj, mjData* d, const fshContactNoise* nz) {
   double* dist = calloc((size_t)mj->npair + 1, sizeof(double));
@@ -136,7 +136,8 @@ static void anchor_bodies(mjModel* mj, mjData* d, const fshContactNoise* nz) {
     if (mj->jnt_type[j] != mjJNT_FREE) continue;
     int root = mj->body_rootid[mj->jnt_bodyid[j]], n = 0;
     for (int p = 0; p < mj->npair; p++)
-      if (mj->body_rootid[mj->geom_bodyid[pair_body_geom(mj, p)]] == root && isfinite(dist[p])) {
+      if (mj->body_rootid[mj->geom_bodyid[pair_body_geom(mj, p)]] == root && isfinite(dist[p]) &&
+          mj->geom_type[pair_plane(mj, p)] == mjGEOM_PLANE) {
         mine[n] = dist[p];
         which[n++] = p;
       }

@@ -32,8 +32,9 @@ typedef struct Check {
   fshFloors solver; // MuJoCo's own spread of the solver's outputs (common/parity/spread.h)
 } Check;
 
-static int contacts_on(const mjModel* mj) {
-  return mj->npair > 0 && !(mj->opt.disableflags & mjDSBL_CONTACT);
+// The model has contact pairs (explicit or by contype/conaffinity: m's) and they are on.
+static int contacts_on(const mjModel* mj, const fsModel* m) {
+  return m->npair > 0 && fs_model_contacts_enabled(mj);
 }
 
 // A stage's contact and row fields (collision, make_constraint, reference_constraint,
@@ -250,7 +251,7 @@ int fsh_check_stages(const fshRunner* r, const mjModel* mj, const char* path,
                      const fshStageCheck* c, fsError* err) {
   fsModel m;
   if (fs_model_build(mj, path, &m, err)) return -1;
-  Check k = {r, &m, mj, c, NULL, {0}, contacts_on(mj), {{NULL}}};
+  Check k = {r, &m, mj, c, NULL, {0}, contacts_on(mj, &m), {{NULL}}};
   if (k.contacts) {
     // the fly's contact worlds of tests/engine (test_constraint, test_solver)
     const fshContactNoise noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};

@@ -1,6 +1,8 @@
 // The collision stage (common/engine/stage_collision.h) against MuJoCo's
 // mj_collision, on NeuroMechFly (meshes and capsules) and on our own models of
-// primitives and inline meshes (tests/models/cuda_contact_*.xml).
+// primitives and inline meshes, and of moving bodies that collide by contype/conaffinity
+// (the broadphase's pairs, filterparent, <exclude>, the midphase's order:
+// tests/models/cuda_contact_*.xml).
 //
 // For every case, in every world a different MuJoCo reference state with contacts
 // (common/parity/contacts.h: seeded noise, printed; bodies lowered onto their planes;
@@ -172,16 +174,18 @@ int main(void) {
          "%g; counts, ids, dim and exclude exactly\n",
          kTol.floor, kTol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
-  char prim[1024], mesh[1024], fly[1024], flycap[1024];
+  char prim[1024], mesh[1024], fly[1024], flycap[1024], bodies[1024];
   snprintf(prim, sizeof prim, "%s", fs_test_model("cuda_contact_primitives.xml"));
   snprintf(mesh, sizeof mesh, "%s", fs_test_model("cuda_contact_mesh.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
   snprintf(flycap, sizeof flycap, "%s", fs_test_asset("capsule.mjb"));
+  snprintf(bodies, sizeof bodies, "%s", fs_test_model("cuda_contact_bodies.xml"));
   // noise: hinge rad, free rotation rad, anchor distance [lo, hi], kmax, presets, boundary
   const fshContactNoise prim_noise = {0, 3.2, -0.03, 0.02, 2, 0, 3};
   const fshContactNoise mesh_noise = {0, 3.2, -0.02, 0.01, 1, 8, 3};
   const fshContactNoise fly_noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 2};
   const fshContactNoise fly_touch = {0.3, 0.3, -0.0005, 0.0015, 3, 0, 1}; // about the margin
+  const fshContactNoise bodies_noise = {1.5, 3.2, -0.02, 0.01, 1, 0, 2};  // arms anywhere
   const Case cases[] = {
       {"primitives", prim, 0, 0, 0, 24, prim_noise},
       {"primitives, override", prim, 0, mjENBL_OVERRIDE, 0, 8, prim_noise},
@@ -192,6 +196,10 @@ int main(void) {
       {"NeuroMechFly, meshes, multiccd off", fly, mjDSBL_MULTICCD, 0, 0, 8, fly_noise},
       {"NeuroMechFly, capsules", flycap, 0, 0, 0, 16, fly_noise},
       {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 0, 0, 2, fly_noise},
+      {"moving bodies", bodies, 0, 0, 0, 24, bodies_noise},
+      {"moving bodies, filterparent off", bodies, mjDSBL_FILTERPARENT, 0, 0, 8, bodies_noise},
+      {"moving bodies, midphase off", bodies, mjDSBL_MIDPHASE, 0, 0, 8, bodies_noise},
+      {"moving bodies, override", bodies, 0, mjENBL_OVERRIDE, 0, 8, bodies_noise},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)

@@ -29,10 +29,11 @@ static void unsupported_model(void) {
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, path);
   CHECK_CONTAINS(err.msg,
-                 "flysim's engine (host and cuda backends) does not implement 12 features");
+                 "flysim's engine (host and cuda backends) does not implement 13 features");
   CHECK_CONTAINS(err.msg, "integrator RK4");
   CHECK_CONTAINS(err.msg, "fluid forces");
-  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "2 contact pairs joining two kinematic trees");
+  CHECK_CONTAINS(err.msg, "2 contact pairs between two moving bodies with noslip");
   CHECK_CONTAINS(err.msg, "gravity compensation on 1 body");
   CHECK_CONTAINS(err.msg, "ball joint limits (the rows implement hinge and slide limits) on 1 "
                           "joint (first: 'jb'");
@@ -166,11 +167,10 @@ static void collision_build(void) {
   m = fs_test_load_model(path);
   CHECK(fs_model_support_for(m, path, FS_BUILD_COLLISION, &err) == -1);
   printf("%s\n", err.msg);
-  CHECK_CONTAINS(err.msg, "does not implement 2 features");
-  CHECK_CONTAINS(err.msg,
-                 "contact pairs of geom types the collision stage does not implement on "
-                 "1 pair (first: id 1, geom 'ball' with geom 'pill': sphere with capsule)");
-  CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "does not implement 1 feature");
+  CHECK_CONTAINS(err.msg, "2 contact pairs of geom types the collision stage does not implement "
+                          "(sphere-cylinder 1, box-box 1; first: geom 'ball' with geom 'can', "
+                          "<pair> id 1)");
   mj_deleteModel(m);
 }
 
@@ -210,7 +210,7 @@ static void constraint_build(void) {
     CHECK(fm.dense_rows == 1 && fm.nefcJ == fm.nefcmax * fm.njmax);
     CHECK(fm.nefcD == (dense ? fm.nefcmax * fm.nv : 0));
     CHECK(fm.nL == (dense ? fm.nv * fm.nv : fm.nH));
-    fs_model_for_lanes(&fm);
+    CHECK(fs_model_for_lanes(&fm, "model", NULL) == 0);
     CHECK(fm.dense_rows == 0 && fm.nefcD == 0 && fm.nL == fm.nH);
     fs_model_bound_contacts(&fm, 2);
     CHECK(fm.nconmax == 2 && fm.nefcD == 0 && fm.nL == fm.nH);
@@ -243,14 +243,14 @@ static void constraint_build(void) {
 }
 
 // A model whose contacts come from contype/conaffinity alone (no <pair>), under the
-// elliptic cone and PGS, with a joint limit: one message lists the broadphase and the
-// solver together, not the solver only once pairs are added
-// (issue 46).
+// elliptic cone with noslip and PGS, with a joint limit: one message lists the solver and
+// the noslip cone together, as for explicit pairs (issue 46).
 static void all_at_once(void) {
   char path[512];
   snprintf(path, sizeof path, "%s/all_at_once.xml", fs_test_tmpdir("model_support"));
   FILE* f = fopen(path, "w");
-  fputs("<mujoco><option solver='PGS' cone='elliptic'/><worldbody><geom type='plane' "
+  fputs("<mujoco><option solver='PGS' cone='elliptic' noslip_iterations='2'/><worldbody>"
+        "<geom type='plane' "
         "size='1 1 0.1'/><body pos='0 0 0.2'><joint type='slide' axis='0 0 1' range='-1 1'/>"
         "<geom size='0.1'/></body></worldbody></mujoco>",
         f);
@@ -260,8 +260,8 @@ static void all_at_once(void) {
   CHECK(fs_model_support(m, path, &err) == -1);
   CHECK_CONTAINS(err.msg, "does not implement 2 features");
   CHECK_CONTAINS(err.msg, "the PGS constraint solver");
-  CHECK_CONTAINS(err.msg, "1 geom pair that may collide by contype/conaffinity");
-  // contacts off: the limit's rows still meet the solver
+  CHECK_CONTAINS(err.msg, "noslip under elliptic friction cones");
+  // contacts off: the limit's rows still meet the solver, not the cone
   m->opt.disableflags |= mjDSBL_CONTACT;
   CHECK(fs_model_support(m, path, &err) == -1);
   CHECK_CONTAINS(err.msg, "does not implement 1 feature");
@@ -273,8 +273,64 @@ static void all_at_once(void) {
   mj_deleteModel(m);
 }
 
+// Moving bodies that collide by contype/conaffinity (tests/models/cuda_contact_bodies.xml):
+// accepted for the host, whose rows are dense below 60 dofs; its pairs as MuJoCo's broadphase
+// finds them (filterparent, the weld, dof-less bodies, the exclude, the explicit pairs
+// merged); for the lanes (the GPU) its rows across branches and trees refused; with islands
+// on, its pairs joining trees refused in one message, with noslip its pairs of two moving
+// bodies too.
+static void moving_bodies(void) {
+  const char* path = fs_test_model("cuda_contact_bodies.xml");
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  fsModel fm;
+  CHECK_MSG(fs_model_build(m, path, &fm, &err) == 0, "%s", err.msg);
+  printf("%s: %d pairs (%d explicit), %d of them across branches or trees\n", path, fm.npair,
+         (int)m->npair, fm.nbranchpair);
+  int hat = mj_name2id(m, mjOBJ_GEOM, "hat"), head = mj_name2id(m, mjOBJ_GEOM, "head");
+  int ball = mj_name2id(m, mjOBJ_GEOM, "ball"), pill = mj_name2id(m, mjOBJ_GEOM, "pill");
+  int upper1 = mj_name2id(m, mjOBJ_GEOM, "upper1"), chest = mj_name2id(m, mjOBJ_GEOM, "chest");
+  int paddle = mj_name2id(m, mjOBJ_GEOM, "paddle"), floor = mj_name2id(m, mjOBJ_GEOM, "floor");
+  int found[5] = {0, 0, 0, 0, 0}; // hat-head, ball-pill, upper1-chest, paddle-floor, chest-floor
+  for (int p = 0; p < fm.npair; p++) {
+    int a = fm.pair_geom1[p], b = fm.pair_geom2[p];
+#define FS_IS(x, y) ((a == (x) && b == (y)) || (a == (y) && b == (x)))
+    found[0] += FS_IS(hat, head);     // one weld body
+    found[1] += FS_IS(ball, pill);    // excluded
+    found[2] += FS_IS(upper1, chest); // parent and child
+    found[3] += FS_IS(paddle, floor); // neither has dofs
+    found[4] += FS_IS(chest, floor);  // explicit (condim 1), not the broadphase's too
+    if (FS_IS(chest, floor)) CHECK(fm.pair_dim[p] == 1);
+#undef FS_IS
+  }
+  CHECK(!found[0] && !found[1] && !found[2] && !found[3] && found[4] == 1);
+  CHECK(fm.nbranchpair > 0);
+  CHECK(fs_model_for_lanes(&fm, "bodies", &err) == -1);
+  CHECK_CONTAINS(err.msg, "contact pairs whose rows move two branches of a tree or two trees");
+  fs_model_free(&fm);
+  m->opt.disableflags &= ~mjDSBL_ISLAND;
+  m->opt.noslip_iterations = 3;
+  CHECK(fs_model_support(m, path, &err) == -1);
+  printf("%s\n", err.msg);
+  CHECK_CONTAINS(err.msg, "does not implement 2 features");
+  CHECK_CONTAINS(err.msg, "contact pairs joining two kinematic trees");
+  CHECK_CONTAINS(err.msg, "contact pairs between two moving bodies with noslip");
+  m->opt.disableflags |= mjDSBL_FILTERPARENT; // the parents' and children's pairs join
+  m->opt.disableflags |= mjDSBL_ISLAND;
+  m->opt.noslip_iterations = 0;
+  CHECK_MSG(fs_model_build(m, path, &fm, &err) == 0, "%s", err.msg);
+  int parent = 0;
+  for (int p = 0; p < fm.npair; p++)
+    parent += (fm.pair_geom1[p] == upper1 && fm.pair_geom2[p] == chest) ||
+              (fm.pair_geom1[p] == chest && fm.pair_geom2[p] == upper1);
+  CHECK(parent == 1);
+  fs_model_free(&fm);
+  mj_deleteModel(m);
+}
+
 int main(void) {
   all_at_once();
+  moving_bodies();
   unsupported_model();
   tethered_unsupported();
   collision_build();
@@ -286,12 +342,13 @@ int main(void) {
   expect_ok(fs_test_model("cuda_efc_limits.xml"), 0);   // limits and friction loss
   expect_ok(fs_test_model("cuda_efc_elliptic.xml"), 0); // ... under the elliptic cone
   // the limb's contacts are off by its own flag; switched back on, its geoms would
-  // collide by contype/conaffinity (no broadphase): refused
+  // collide by contype/conaffinity with ellipsoids (no collider yet): refused, by type
   mjModel* m = fs_test_load_model(fs_test_model("cuda_limb.xml"));
   m->opt.disableflags &= ~mjDSBL_CONTACT;
   fsError err = {{0}, FS_OK};
   CHECK(fs_model_support(m, "cuda_limb.xml", &err) == -1);
-  CHECK_CONTAINS(err.msg, "geom pairs that may collide by contype/conaffinity");
+  CHECK_CONTAINS(err.msg, "4 contact pairs of geom types the collision stage does not implement "
+                          "(sphere-ellipsoid 2, capsule-ellipsoid 2;");
   mj_deleteModel(m);
   return fs_test_finish("engine model support");
 }
