@@ -393,9 +393,11 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
   int eq_on = rows_on(m, mjDSBL_EQUALITY);
   for (int k = 0; k < m->neq; k++)
     if (eq_on && m->eq_active0[k]) found(&eq, k);
-  problem_found(p, m, &eq, mjOBJ_EQUALITY,
-                "active equality constraints (the solver implements contact rows only)",
-                "remove them or <flag equality=\"disable\"/>");
+  problem_found(
+      p, m, &eq, mjOBJ_EQUALITY,
+      "active equality constraints (the rows implement contacts, hinge and slide limits and "
+      "dof friction loss)",
+      "remove them or <flag equality=\"disable\"/>");
 }
 
 static void check_actuators(const mjModel* m, Problems* p) {

@@ -65,8 +65,8 @@ static void tethered_unsupported(void) {
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, "flysim's engine (host and cuda backends) does not implement 1 feature "
                           "this model uses:");
-  CHECK_CONTAINS(err.msg, "(1) active equality constraints (the solver implements contact rows "
-                          "only) on 1 equality");
+  CHECK_CONTAINS(err.msg, "(1) active equality constraints (the rows implement contacts, hinge "
+                          "and slide limits and dof friction loss) on 1 equality");
   CHECK(strstr(err.msg, "joint limits") == NULL);
   CHECK(strstr(err.msg, "mocap") == NULL);
   mj_deleteModel(m);
