@@ -20,11 +20,18 @@ falling from its spawn onto the ground during the warm-up and then standing:
   PYTHONPATH=build/python python3 bench/cpu/per_core.py --warmup 1000 \
       --worlds flat_capsule,gapped_capsule,blocks_capsule,mixed_capsule,flat,gapped,blocks,mixed \
       --csv bench/results/per-core-terrains.csv
+
+--suite runs dm_control's suite models (the dm-control wheel's MJCF, models no one here
+wrote) instead, from qpos0 with zero controls, and writes bench/results/per-core-suite.csv:
+
+  PYTHONPATH=build/python python3 bench/cpu/per_core.py --suite --repeat 11
 """
 
 import argparse
 import csv
+import importlib.util
 import os
+import re
 import statistics
 import sys
 import time
@@ -55,6 +62,17 @@ def world_models(names):
             for n in names.split(",")]
 
 
+def suite_models():
+    """(name, path) of dm_control's suite models (the dm-control wheel), in name order."""
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("per_core.py: the dm-control wheel is not in this Python's environment; fix: "
+                 "scripts/setup.sh installs it (scripts/requirements-models.txt)")
+    suite = os.path.join(list(spec.submodule_search_locations)[0], "suite")
+    return [(f[:-4], os.path.join(suite, f)) for f in sorted(os.listdir(suite))
+            if f.endswith(".xml")]
+
+
 def open_batch(path, backend, precision):
     """A one-world, one-thread batch at the model's first keyframe (if any), or the
     library's error message."""
@@ -82,17 +100,23 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--csv", default=os.path.join(ROOT, "bench", "results", "per-core.csv"))
+    ap.add_argument("--csv", help="default: bench/results/per-core.csv (per-core-suite.csv "
+                    "with --suite)")
     ap.add_argument("--worlds", default="", help="FlyGym's worlds by name, comma-separated")
+    ap.add_argument("--suite", action="store_true", help="dm_control's suite models")
     a = ap.parse_args()
+    if a.csv is None:
+        a.csv = os.path.join(ROOT, "bench", "results",
+                             "per-core-suite.csv" if a.suite else "per-core.csv")
+    todo = world_models(a.worlds) if a.worlds else (suite_models() if a.suite else models())
     rows = []
-    for name, path in world_models(a.worlds) if a.worlds else models():
+    for name, path in todo:
         times, refused, problem = {k: [] for k in STEPPERS}, None, False
         for _ in range(a.repeat):
             for backend, precision in STEPPERS:
                 b, why = open_batch(path, backend, precision)
-                if b is None:
-                    refused = why
+                if b is None:  # the suite's models named from dm_control/
+                    refused = re.sub(r"\S*dm_control/", "dm_control/", why)
                     break
                 with b:
                     t, bad = run(b, a.steps, a.warmup)
