@@ -131,8 +131,8 @@ static void print_help(void) {
          "damping by (1 + x), FLYSIM_PERTURB_ROWS=limits reverses its joint ranges,\n"
          "=frictionloss drops its friction loss, =friction scales its contact friction by\n"
          "1.001, =margin drops its contact margins and =moving makes its contacts between\n"
-         "moving bodies frictionless: deliberately broken steppers, which the comparison\n"
-         "must catch.\n");
+         "moving bodies frictionless, FLYSIM_PERTURB_STEP=euler steps RK4 models with\n"
+         "Euler: deliberately broken steppers, which the comparison must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

@@ -400,6 +400,10 @@ static void describe(const Host* h, char* out, size_t n) {
   if (rows && *rows && (size_t)k < n)
     snprintf(out + k, n - k, ", constraint rows broken by FLYSIM_PERTURB_ROWS=%s (a test switch)",
              rows);
+  const char* step = getenv("FLYSIM_PERTURB_STEP");
+  k = (int)strlen(out);
+  if (step && *step && (size_t)k < n)
+    snprintf(out + k, n - k, ", integrator broken by FLYSIM_PERTURB_STEP=%s (a test switch)", step);
 }
 
 static int host_info(void* self, fsBatchInfo* out, fsError* err) {

@@ -32,6 +32,13 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
                      rows);
     }
   }
+  const char* step = getenv("FLYSIM_PERTURB_STEP");
+  if (step && *step) {
+    if (strcmp(step, "euler"))
+      return fs_fail(
+          err, "FLYSIM_PERTURB_STEP='%s' is not euler; fix: unset it (it is a test switch)", step);
+    m->rk4 = 0; // RK4 models stepped with Euler
+  }
   const char* s = getenv("FLYSIM_PERTURB_PASSIVE");
   if (!s || !*s) return 0;
   char* end;

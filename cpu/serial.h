@@ -57,7 +57,7 @@ const char* fs_serial_real_name(void);
 /// friction scaled by 1.001: a cone's friction off), margin (every contact pair's margin
 /// dropped) or moving (the contacts between two moving bodies frictionless: their pairs'
 /// parameters mixed wrongly) breaks the constraint rows too (the host backend names it in
-/// its description).
+/// its description). FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler.
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);
 
 #ifdef __cplusplus

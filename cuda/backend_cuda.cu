@@ -665,6 +665,16 @@ static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fs
       if (err) err->status = FS_ERR_MODEL;
       return -1;
     }
+    if (out->rk4) { // the kernels lack it (FSI_RK4)
+      fs_fail(err,
+              "%s: the cuda backend does not yet run the RK4 integrator, which this model uses "
+              "(the host backend does); fix: --backend host, or integrator=\"Euler\" in the "
+              "model's <option>",
+              name ? name : "the model");
+      fs_model_free(out);
+      if (err) err->status = FS_ERR_MODEL;
+      return -1;
+    }
     if (!fs_model_for_lanes(out, name, err)) return 0;
     fs_model_free(out);
     return -1;

@@ -27,7 +27,10 @@ dof, finger's spinner, moves only when touched), =friction (contact friction sca
 1.001) on our walker under the elliptic cone (cuda_efc_elliptic.xml), =margin (contact
 margins dropped) on our moving bodies (tests/models/cuda_contact_bodies.xml: contacts by
 contype/conaffinity with margins), =moving (contacts between two moving bodies
-frictionless) on hopper and them; our models must first pass as is.
+frictionless) on hopper and them, FLYSIM_PERTURB_STEP=euler (RK4 models stepped with
+Euler) on acrobot, cartpole and our walker under RK4 (tests/models/rk4_limits.xml: its
+limits, friction loss and contacts solved in each of RK4's four stages); our models must
+first pass as is.
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -49,7 +52,7 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 7, "no contacts": 9, "smooth": 10}
+MIN_COMPARED = {"as is": 9, "no contacts": 11, "smooth": 12}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
 # contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
@@ -58,13 +61,16 @@ MIN_COMPARED = {"as is": 7, "no contacts": 9, "smooth": 10}
 OUR_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 OUR_LIMITS = os.path.join(OUR_MODELS, "cuda_efc_limits.xml")
 OUR_ELLIPTIC = os.path.join(OUR_MODELS, "cuda_efc_elliptic.xml")
+OUR_RK4 = os.path.join(OUR_MODELS, "rk4_limits.xml")
 OUR_BODIES = os.path.join(OUR_MODELS, "cuda_contact_bodies.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
           ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
           ("FLYSIM_PERTURB_ROWS", "friction", "as is", (OUR_ELLIPTIC,)),
           ("FLYSIM_PERTURB_ROWS", "margin", "as is", (OUR_BODIES,)),
-          ("FLYSIM_PERTURB_ROWS", "moving", "as is", ("hopper", OUR_BODIES)))
+          ("FLYSIM_PERTURB_ROWS", "moving", "as is", ("hopper", OUR_BODIES)),
+          ("FLYSIM_PERTURB_STEP", "euler", "smooth", ("acrobot", "cartpole")),
+          ("FLYSIM_PERTURB_STEP", "euler", "as is", (OUR_RK4,)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -128,7 +134,7 @@ def main():
     # moving bodies, as users run them: within the floor (the broken steppers below must
     # fail on them)
     print("--- our constraint models, as is")
-    for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES):
+    for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4):
         rc, out, err = compare(model, "f64", [])
         s = cliutil.summary(out) if rc in (0, 3) else {}
         same = " (bit-identical)" if float(s.get("max_dq_b", "nan")) == 0 else ""

@@ -142,6 +142,9 @@ enum {
   X(nLcone)      /* nL under the elliptic cone with contact rows, else 0 */                        \
   X(nconeJ)      /* 6 * nv under the elliptic cone with contact rows, else 0 */                    \
   X(ncg)         /* nv under the CG solver, else 0 */                                              \
+  X(nrkq)        /* nq under the RK4 integrator, else 0 */                                         \
+  X(nrk)         /* nv under the RK4 integrator, else 0 */                                         \
+  X(nrkt)        /* 1 under the RK4 integrator, else 0 */                                          \
   X(one)         /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
@@ -316,6 +319,7 @@ typedef struct fsModel {
   fsReal gravity[3]; // opt.gravity
   int disableflags;  // opt.disableflags (mjtDisableBit)
   int flg_eulerdamp; // Euler integrates damping implicitly (MuJoCo's mj_EulerSkip test)
+  int rk4;           // opt.integrator RK4: mj_RungeKutta's four stages (else Euler)
   int enableflags;   // opt.enableflags (mjtEnableBit)
   fsReal o_margin;   // opt.o_margin, o_solref, o_solimp, o_friction: contact override
   fsReal o_solref[FS_NREF];
@@ -562,7 +566,12 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(double, noslip_A, nefcmax, 2, CONSTRAINT, SCRATCH)  /* (AR - R) diagonal, next off-diag. */    \
   X(fsReal, qH, nC, 1, EULER, MJ)                       /* factor of M + h*diag(damping) */        \
   X(fsReal, qHDiagInv, nv, 1, EULER, MJ)                /* its 1/diag(D) */                        \
-  X(fsReal, euler_qacc, nv, 1, EULER, SCRATCH)          /* acceleration Euler integrates */
+  X(fsReal, euler_qacc, nv, 1, EULER, SCRATCH)          /* acceleration Euler integrates */        \
+  X(fsReal, rk_qpos, nrkq, 4, EULER, SCRATCH)           /* RK4: each stage's qpos (X[i]) */        \
+  X(fsReal, rk_qvel, nrk, 4, EULER, SCRATCH)            /* ... its qvel */                         \
+  X(fsReal, rk_qacc, nrk, 4, EULER, SCRATCH)            /* ... its qacc (F[i]) */                  \
+  X(fsReal, rk_dx, nrk, 2, EULER, SCRATCH)              /* the step: velocity, acceleration */     \
+  X(double, rk_time, nrkt, 1, EULER, SCRATCH)           /* the step's start time */
 
 /// Data field indices (FS_FIELD_<name>), in table order.
 enum {

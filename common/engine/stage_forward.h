@@ -187,6 +187,26 @@ FS_HD FS_FORCEINLINE int fsi_check(const fsModel* m, fsData* d, const fsReal* x,
   return reset;
 }
 
+/// mj_integratePos: qpos (nq) moved by qvel (nv) over h, quaternions on the sphere; each
+/// joint on a lane (no sync).
+FS_HD FS_FORCEINLINE void fsi_integrate_pos(const fsModel* m, fsReal* qpos, const fsReal* qvel,
+                                            fsReal h) {
+  FS_FOR_LANE(j, m->njnt) {
+    int pa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    switch (m->jnt_type[j]) {
+    case FS_JNT_FREE:
+      for (int k = 0; k < 3; k++) qpos[pa + k] += h * qvel[da + k];
+      fsi_quat_integrate(qpos + pa + 3, qvel + da + 3, h);
+      break;
+    case FS_JNT_BALL:
+      fsi_quat_integrate(qpos + pa, qvel + da, h);
+      break;
+    default:
+      qpos[pa] += h * qvel[da];
+    }
+  }
+}
+
 /// mj_Euler: semi-implicit Euler. With dof damping (and eulerdamp on), the
 /// velocity update solves (M + h*diag(d damping/d qvel)) qacc = qfrc_smooth +
 /// qfrc_constraint through its own factor qH; otherwise it uses qacc. Then
@@ -216,20 +236,7 @@ FS_HD FS_FORCEINLINE void fs_euler(const fsModel* m, fsData* d) {
   FS_SYNC();
   FS_FOR_LANE(i, m->nv) d->qvel[i] += d->euler_qacc[i] * h;
   FS_SYNC();
-  FS_FOR_LANE(j, m->njnt) { // mj_integratePos
-    int pa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
-    switch (m->jnt_type[j]) {
-    case FS_JNT_FREE:
-      for (int k = 0; k < 3; k++) d->qpos[pa + k] += h * d->qvel[da + k];
-      fsi_quat_integrate(d->qpos + pa + 3, d->qvel + da + 3, h);
-      break;
-    case FS_JNT_BALL:
-      fsi_quat_integrate(d->qpos + pa, d->qvel + da, h);
-      break;
-    default:
-      d->qpos[pa] += h * d->qvel[da];
-    }
-  }
+  fsi_integrate_pos(m, d->qpos, d->qvel, h);
   FS_FOR_LANE(i, m->nv) d->qacc_warmstart[i] = d->qacc[i];
   FS_LANE0 d->time[0] += m->timestep;
   FS_SYNC();
@@ -279,17 +286,115 @@ FS_HD FS_FORCEINLINE void fs_forward(const fsModel* m, fsData* d) {
   fs_fwd_constraint(m, d);
 }
 
-/// mj_step with the Euler integrator.
+/// The integrators beyond Euler (RK4) in this build's step: the host's; not yet the kernels
+/// (the cuda backend refuses them), whose code a second inlined forward would grow for
+/// every model.
+#ifndef __CUDA_ARCH__
+#define FSI_RK4 1
+#else
+#define FSI_RK4 0
+#endif
+
+#if FSI_RK4
+// mj_RungeKutta(m, d, 4) after mj_forward, in two parts around the forwards of its later
+// stages (the step's loop runs them: one forward in the code, as the step inlines it).
+// The classic tableau: A's rows 1/2; 0, 1/2; 0, 0, 1; B 1/6, 1/3, 1/3, 1/6. Sums in
+// MuJoCo's order, zero coefficients too. Activations: none (the model check refuses them).
+#define FSI_RK_A(s, j) ((s) == (j) + 1 ? ((s) == 3 ? 1.0 : 0.5) : 0.0) // A(s - 1, j)
+#define FSI_RK_B(j)    ((j) == 0 || (j) == 3 ? 1.0 / 6.0 : 1.0 / 3.0)
+
+/// Stage s (1 to 3) of RK4, after the forward of stage s - 1: that stage's qacc kept (F[s -
+/// 1]; at s = 1 the state X[0] and its time too), then the state of stage s set: X[0] moved by dX =
+/// sum_j A(s, j) (qvel_j, qacc_j) over h (qpos integrated with dX's velocity, qvel += h dX's
+/// acceleration), at time + C(s) h, C(s) A's row sum.
+FS_HD void fsi_rk_stage(const fsModel* m, fsData* d, int s) {
+  int nq = m->nq, nv = m->nv;
+  fsReal h = (fsReal)m->timestep;
+  fsReal *X = d->rk_qpos, *V = d->rk_qvel, *F = d->rk_qacc, *dx = d->rk_dx;
+  if (s == 1) {
+    FS_FOR_LANE(i, nq) X[i] = d->qpos[i];
+    FS_FOR_LANE(i, nv) V[i] = d->qvel[i];
+  }
+  FS_LANE0 if (s == 1) d->rk_time[0] = d->time[0];
+  FS_FOR_LANE(i, nv) F[(s - 1) * nv + i] = d->qacc[i];
+  FS_SYNC();
+  double c = 0;
+  for (int j = 0; j < s; j++) c += FSI_RK_A(s, j);
+  FS_FOR_LANE(i, nv) {
+    fsReal v = 0, a = 0;
+    for (int j = 0; j < s; j++) {
+      v += V[j * nv + i] * (fsReal)FSI_RK_A(s, j);
+      a += F[j * nv + i] * (fsReal)FSI_RK_A(s, j);
+    }
+    dx[i] = v;
+    dx[nv + i] = a;
+    d->qvel[i] = V[s * nv + i] = V[i] + a * h;
+  }
+  FS_FOR_LANE(i, nq) X[s * nq + i] = X[i];
+  FS_SYNC();
+  fsi_integrate_pos(m, X + s * nq, dx, h);
+  FS_SYNC();
+  FS_FOR_LANE(i, nq) d->qpos[i] = X[s * nq + i];
+  FS_LANE0 d->time[0] = d->rk_time[0] + c * m->timestep;
+  FS_SYNC();
+}
+
+/// RK4's end, after the last stage's forward: dX = sum_j B(j) (qvel_j, qacc_j), then
+/// mj_advance from X[0]: qvel += h dX's acceleration, qpos integrated with dX's velocity,
+/// time += h, qacc_warmstart = the last stage's qacc (as MuJoCo's: its stages share the
+/// step's warm start).
+FS_HD void fsi_rk_advance(const fsModel* m, fsData* d) {
+  int nq = m->nq, nv = m->nv;
+  fsReal h = (fsReal)m->timestep;
+  fsReal *X = d->rk_qpos, *V = d->rk_qvel, *F = d->rk_qacc, *dx = d->rk_dx;
+  FS_FOR_LANE(i, nv) F[3 * nv + i] = d->qacc[i];
+  FS_SYNC();
+  FS_FOR_LANE(i, nv) {
+    fsReal v = 0, a = 0;
+    for (int j = 0; j < 4; j++) {
+      v += V[j * nv + i] * (fsReal)FSI_RK_B(j);
+      a += F[j * nv + i] * (fsReal)FSI_RK_B(j);
+    }
+    dx[i] = v;
+    dx[nv + i] = a;
+    d->qvel[i] = V[i] + a * h;
+    d->qacc_warmstart[i] = d->qacc[i];
+  }
+  FS_FOR_LANE(i, nq) d->qpos[i] = X[i];
+  FS_LANE0 d->time[0] = d->rk_time[0] + m->timestep;
+  FS_SYNC();
+  fsi_integrate_pos(m, d->qpos, dx, h);
+  FS_SYNC();
+}
+#endif
+
+/// mj_step: the state checks, mj_forward (once more after a bad qacc's reset), then the
+/// integrator: Euler, or on the host RK4, whose three later stages run mj_forward again
+/// (fsi_rk_stage sets each one's state, fsi_rk_advance combines them).
 FS_HD FS_FORCEINLINE void fs_step(const fsModel* m, fsData* d) {
   FSI_MARK(FS_MARK_CHECKS);
   fsi_check(m, d, d->qpos, m->nq, FS_WARN_BADQPOS);
   fsi_check(m, d, d->qvel, m->nv, FS_WARN_BADQVEL);
-  // forward; a bad qacc resets the world and forward runs once more (mj_checkAcc)
-  for (int pass = 0; pass < 2; pass++) {
+  for (int pass = 0, stage = 0;;) { // stage: RK4's (0 alone under Euler)
     fs_forward(m, d);
-    FSI_MARK(FS_MARK_CHECKS);
-    if (pass == 1 || !fsi_check(m, d, d->qacc, m->nv, FS_WARN_BADQACC)) break;
+    if (stage == 0) { // a bad qacc resets the world and forward runs once more (mj_checkAcc)
+      FSI_MARK(FS_MARK_CHECKS);
+      if (pass++ == 0 && fsi_check(m, d, d->qacc, m->nv, FS_WARN_BADQACC)) continue;
+    }
+#if FSI_RK4
+    if (m->rk4 && ++stage < 4) {
+      fsi_rk_stage(m, d, stage);
+      continue;
+    }
+#endif
+    break;
   }
+#if FSI_RK4
+  if (m->rk4) {
+    fsi_rk_advance(m, d);
+    return;
+  }
+#endif
   FSI_MARK(FS_STAGE_EULER);
   fs_euler(m, d);
 }

@@ -840,6 +840,10 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   for (int a = 0; a < m->nu; a++) m->nJmom += moment_dofs(mj, pt, a, with_rows, dofs);
   free(dofs);
   m->timestep = mj->opt.timestep;
+  m->rk4 = mj->opt.integrator == mjINT_RK4;
+  m->nrkq = m->rk4 ? m->nq : 0; // mj_RungeKutta's stages
+  m->nrk = m->rk4 ? m->nv : 0;
+  m->nrkt = m->rk4;
   for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
   m->disableflags = mj->opt.disableflags;
   if (alloc_model(m, err)) return -1;

@@ -80,8 +80,8 @@ int fs_model_contacts_enabled(const mjModel* m) {
 static void check_options(const mjModel* m, Problems* p) {
   static const char* integrators[] = {"Euler", "RK4", "implicit", "implicitfast", "discrete"};
   int it = m->opt.integrator;
-  if (it != mjINT_EULER)
-    problem(p, "integrator %s (only Euler is implemented); fix: integrator=\"Euler\"",
+  if (it != mjINT_EULER && it != mjINT_RK4)
+    problem(p, "integrator %s (Euler and RK4 are implemented); fix: integrator=\"Euler\"",
             it >= 0 && it < 5 ? integrators[it] : "unknown");
   if (m->opt.enableflags & mjENBL_SLEEP)
     problem(p, "sleeping (enable flag sleep); fix: remove <flag sleep=\"enable\"/>");

@@ -30,7 +30,7 @@ static void unsupported_model(void) {
   CHECK_CONTAINS(err.msg, path);
   CHECK_CONTAINS(err.msg,
                  "flysim's engine (host and cuda backends) does not implement 13 features");
-  CHECK_CONTAINS(err.msg, "integrator RK4");
+  CHECK_CONTAINS(err.msg, "integrator implicitfast");
   CHECK_CONTAINS(err.msg, "fluid forces");
   CHECK_CONTAINS(err.msg, "2 contact pairs joining two kinematic trees");
   CHECK_CONTAINS(err.msg, "2 contact pairs between two moving bodies with noslip");

@@ -6,7 +6,8 @@
 // and the GPU refuse: checked there) (docs/engine/accuracy.md, "Smooth stages"):
 // the check of common/parity/stages.h (each stage alone from MuJoCo's inputs, mj_forward
 // from the state, whole steps with a NaN control and a NaN velocity), every field of
-// every world, the worst error per stage collected over the models.
+// every world, the worst error per stage collected over the models; the limb and the free
+// bodies under RK4 too (the step's four forwards; the device refuses RK4: checked there).
 // Built four times: host float64, host float32, host float64 on emulated lanes (the
 // device's default width and 32: engine_stages_host_lanes32), and cuda (77 without a GPU).
 #include <math.h>
@@ -25,6 +26,7 @@ typedef struct Case {
   fshNoise noise;
   int nstep;  // steps of the multi-step comparison
   int across; // contact rows across two branches or trees: the host's dense rows only
+  int rk4;    // the model stepped with RK4 (the host's; the device refuses it)
 } Case;
 
 // Worst error per stage over all cases: isolated, in the chained forward, whole steps.
@@ -52,6 +54,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   printf("\n== %s (%s), %d worlds, %s\n", c->label, c->path, c->nworld, r->name);
   mjModel* mj = fs_test_load_model(c->path);
   mj->opt.disableflags |= c->disable;
+  if (c->rk4) mj->opt.integrator = mjINT_RK4;
   fshStageCheck check = {c->nworld, seed,
                          c->nstep,  FSH_CHECK_ALONE | FSH_CHECK_FORWARD | FSH_CHECK_STEPS,
                          c->noise,  fsh_stage_tolerance(NULL),
@@ -61,6 +64,11 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   int nbad = fsh_check_stages(r, mj, c->path, &check, &err);
   mj_deleteModel(mj);
   if (nbad == FSH_SKIP) return FS_TEST_SKIP;
+  if (c->rk4 && !strncmp(r->name, "cuda", 4)) {
+    printf(" refused: %s\n", err.msg);
+    CHECK_MSG(nbad < 0 && strstr(err.msg, "RK4"), "%s: RK4 not refused on the device", c->label);
+    return 0;
+  }
   int dense = strncmp(r->name, "cuda", 4) != 0; // the host's rows dense (nv < 60) ...
 #ifndef FS_ONE_LANE
   dense = 0; // ... not on lanes: the tree layout refuses rows across branches, said so
@@ -94,21 +102,23 @@ int main(void) {
   snprintf(fly_tethered, sizeof fly_tethered, "%s", fs_test_asset("worlds/tethered.mjb"));
   snprintf(bodies, sizeof bodies, "%s", fs_test_model("cuda_contact_bodies.xml"));
   const Case cases[] = {
-      {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, 0},
-      {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0},
-      {"limb", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0},
-      {"limb, gravity off", limb, mjDSBL_GRAVITY, 3, {0.3, 3, 0.5, 3}, 5, 0},
-      {"limb, springs off", limb, mjDSBL_SPRING, 3, {0.3, 3, 0.5, 3}, 5, 0},
-      {"limb, dampers off", limb, mjDSBL_DAMPER, 3, {0.3, 3, 0.5, 3}, 5, 0},
-      {"limb, actuation off", limb, mjDSBL_ACTUATION, 3, {0.3, 3, 0.5, 3}, 5, 0},
-      {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5, 0},
-      {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5, 0},
-      {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3, 0},
-      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20, 0},
-      {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20, 0},
-      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20, 0},
-      {"moving bodies (contype/conaffinity)", bodies, 0, 5, {0.5, 2, 0.5, 3}, 30, 1},
-      {"moving bodies, filterparent off", bodies, mjDSBL_FILTERPARENT, 3, {0.5, 2, 0.5, 3}, 10, 1},
+      {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, 0, 0},
+      {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 0},
+      {"limb", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0},
+      {"limb, gravity off", limb, mjDSBL_GRAVITY, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
+      {"limb, springs off", limb, mjDSBL_SPRING, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
+      {"limb, dampers off", limb, mjDSBL_DAMPER, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
+      {"limb, actuation off", limb, mjDSBL_ACTUATION, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
+      {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
+      {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
+      {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3, 0, 0},
+      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0},
+      {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20, 0, 0},
+      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20, 0, 0},
+      {"moving bodies (contype/conaffinity)", bodies, 0, 5, {0.5, 2, 0.5, 3}, 30, 1, 0},
+      {"bodies, filterparent off", bodies, mjDSBL_FILTERPARENT, 3, {0.5, 2, 0.5, 3}, 10, 1, 0},
+      {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 1},
+      {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 1},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)
