@@ -130,9 +130,10 @@ static void print_help(void) {
          "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's spring stiffness and\n"
          "damping by (1 + x), FLYSIM_PERTURB_ROWS=limits reverses its joint ranges,\n"
          "=frictionloss drops its friction loss, =friction scales its contact friction by\n"
-         "1.001, =margin drops its contact margins and =moving makes its contacts between\n"
-         "moving bodies frictionless, FLYSIM_PERTURB_STEP=euler steps RK4 models with\n"
-         "Euler: deliberately broken steppers, which the comparison must catch.\n");
+         "1.001, =margin drops its contact margins, =moving makes its contacts between\n"
+         "moving bodies frictionless and =tendon scales its fixed tendons' coefficients by\n"
+         "1.001, FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler: deliberately broken\n"
+         "steppers, which the comparison must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

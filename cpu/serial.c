@@ -25,10 +25,12 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
     } else if (!strcmp(rows, "moving")) { // frictionless contacts between moving bodies
       for (int p = 0; p < m->npair; p++)
         if (m->pair_moveside[p] == 2) m->pair_dim[p] = 1;
+    } else if (!strcmp(rows, "tendon")) { // fixed tendons' coefficients off
+      for (int w = 0; w < m->nwrap; w++) m->wrap_prm[w] *= (fsReal)1.001;
     } else {
       return fs_fail(err,
-                     "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss, friction, margin or "
-                     "moving; fix: unset it (it is a test switch)",
+                     "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss, friction, margin, "
+                     "moving or tendon; fix: unset it (it is a test switch)",
                      rows);
     }
   }

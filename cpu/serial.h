@@ -56,7 +56,8 @@ const char* fs_serial_real_name(void);
 /// flipped), frictionloss (every dof's friction-loss bound dropped), friction (every pair's
 /// friction scaled by 1.001: a cone's friction off), margin (every contact pair's margin
 /// dropped) or moving (the contacts between two moving bodies frictionless: their pairs'
-/// parameters mixed wrongly) breaks the constraint rows too (the host backend names it in
+/// parameters mixed wrongly) breaks the constraint rows too, and tendon (every fixed
+/// tendon's coefficients x 1.001) its actuators on fixed tendons (the host backend names it in
 /// its description). FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler.
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);
 

@@ -30,7 +30,9 @@ contype/conaffinity with margins), =moving (contacts between two moving bodies
 frictionless) on hopper and them, FLYSIM_PERTURB_STEP=euler (RK4 models stepped with
 Euler) on acrobot, cartpole and our walker under RK4 (tests/models/rk4_limits.xml: its
 limits, friction loss and contacts solved in each of RK4's four stages); our models must
-first pass as is.
+first pass as is; FLYSIM_PERTURB_ROWS=tendon (fixed tendons' coefficients x 1.001) on
+point_mass and our actuators on fixed tendons (tests/models/tendon_fixed.xml: a joint
+listed twice, a zero coefficient, position and velocity servos on tendons).
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -52,7 +54,7 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 9, "no contacts": 11, "smooth": 12}
+MIN_COMPARED = {"as is": 10, "no contacts": 12, "smooth": 15}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
 # contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
@@ -62,6 +64,7 @@ OUR_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 OUR_LIMITS = os.path.join(OUR_MODELS, "cuda_efc_limits.xml")
 OUR_ELLIPTIC = os.path.join(OUR_MODELS, "cuda_efc_elliptic.xml")
 OUR_RK4 = os.path.join(OUR_MODELS, "rk4_limits.xml")
+OUR_TENDON = os.path.join(OUR_MODELS, "tendon_fixed.xml")
 OUR_BODIES = os.path.join(OUR_MODELS, "cuda_contact_bodies.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
@@ -70,7 +73,8 @@ BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "margin", "as is", (OUR_BODIES,)),
           ("FLYSIM_PERTURB_ROWS", "moving", "as is", ("hopper", OUR_BODIES)),
           ("FLYSIM_PERTURB_STEP", "euler", "smooth", ("acrobot", "cartpole")),
-          ("FLYSIM_PERTURB_STEP", "euler", "as is", (OUR_RK4,)))
+          ("FLYSIM_PERTURB_STEP", "euler", "as is", (OUR_RK4,)),
+          ("FLYSIM_PERTURB_ROWS", "tendon", "as is", ("point_mass", OUR_TENDON)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -134,7 +138,7 @@ def main():
     # moving bodies, as users run them: within the floor (the broken steppers below must
     # fail on them)
     print("--- our constraint models, as is")
-    for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4):
+    for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4, OUR_TENDON):
         rc, out, err = compare(model, "f64", [])
         s = cliutil.summary(out) if rc in (0, 3) else {}
         same = " (bit-identical)" if float(s.get("max_dq_b", "nan")) == 0 else ""

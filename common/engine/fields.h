@@ -74,7 +74,7 @@ enum {
 
 // Joint, transmission, gain and bias types (mjtJoint, mjtTrn, mjtGain, mjtBias).
 enum { FS_JNT_FREE = 0, FS_JNT_BALL = 1, FS_JNT_SLIDE = 2, FS_JNT_HINGE = 3 };
-enum { FS_TRN_JOINT = 0, FS_TRN_JOINTINPARENT = 1, FS_TRN_BODY = 5 };
+enum { FS_TRN_JOINT = 0, FS_TRN_JOINTINPARENT = 1, FS_TRN_TENDON = 3, FS_TRN_BODY = 5 };
 enum { FS_GAIN_FIXED = 0, FS_GAIN_AFFINE = 1 };
 enum { FS_BIAS_NONE = 0, FS_BIAS_AFFINE = 1 };
 
@@ -94,6 +94,8 @@ enum {
   X(nu)            /* actuators = controls = force outputs (one each) */                           \
   X(nbody)         /* bodies, world included */                                                    \
   X(njnt)          /* joints */                                                                    \
+  X(ntendon)       /* tendons */                                                                   \
+  X(nwrap)         /* wrap objects of all tendons */                                               \
   X(nC)            /* non-zeros of the reduced inertia (MuJoCo's M, qLD, qH layout) */             \
   X(nJmom)         /* non-zeros of the actuator moments (static sparsity, flysim) */               \
   X(nlevel)        /* depths of the body tree, world = 0 (flysim) */                               \
@@ -210,6 +212,10 @@ enum {
   X(fsReal, actuator_ctrlrange, nu, 2)         /* control range */                                 \
   X(int, actuator_forcelimited, nu, 1)         /* force clamped */                                 \
   X(fsReal, actuator_forcerange, nu, 2)        /* force range */                                   \
+  X(int, tendon_adr, ntendon, 1)               /* first wrap object */                             \
+  X(int, tendon_num, ntendon, 1)               /* wrap objects (fixed: joints) */                  \
+  X(int, wrap_objid, nwrap, 1)                 /* the object (fixed tendon: a joint) */            \
+  X(fsReal, wrap_prm, nwrap, 1)                /* its parameter (fixed tendon: the coefficient) */ \
   X(int, geom_type, ngeom, 1)                  /* mjtGeom */                                       \
   X(int, geom_dataid, ngeom, 1)                /* mesh id, -1: none */                             \
   X(int, geom_bodyid, ngeom, 1)                /* body */                                          \

@@ -72,8 +72,29 @@ FS_HD void fsi_body_moment(const fsModel* m, fsData* d, int a) {
   }
 }
 
+/// Actuator a's fixed-tendon transmission (mj_tendon, then mj_transmission's mjTRN_TENDON):
+/// the tendon's length sum_j coef_j qpos_j from 0 in wrap order, times gear; its moment row
+/// (the tendon's Jacobian columns: a slot per wrap, sorted by dof, a joint listed twice
+/// twice) each column's first slot the sum of its joint's coefficients from 0 in wrap order
+/// (mju_combineSparseInc's), a repeated column's later slots 0, times gear. On one lane.
+FS_HD void fsi_fixed_tendon(const fsModel* m, fsData* d, int a, fsReal gear) {
+  int t = m->actuator_trnid[2 * a], w0 = m->tendon_adr[t], w1 = w0 + m->tendon_num[t];
+  fsReal len = 0;
+  for (int w = w0; w < w1; w++) len += m->wrap_prm[w] * d->qpos[m->jnt_qposadr[m->wrap_objid[w]]];
+  d->actuator_length[a] = len * gear;
+  int adr = m->moment_rowadr[a];
+  for (int k = adr; k < adr + m->moment_rownnz[a]; k++) {
+    fsReal J = 0;
+    int first = k == adr || m->moment_colind[k - 1] != m->moment_colind[k]; // sorted columns
+    for (int w = w0; first && w < w1; w++)
+      if (m->jnt_dofadr[m->wrap_objid[w]] == m->moment_colind[k]) J += m->wrap_prm[w];
+    d->actuator_moment[k] = J * gear;
+  }
+}
+
 /// mj_transmission: actuator lengths and moments (sparsity fixed in the model).
-/// Joint transmission on a hinge or slide: length qpos * gear, moment gear. Body
+/// Joint transmission on a hinge or slide: length qpos * gear, moment gear. Fixed tendons:
+/// fsi_fixed_tendon. Body
 /// transmission (adhesion): length 0, the moment over the body's contacts
 /// (fsi_body_moment) at the dofs they can move; with no constraint rows in the
 /// model (contacts disabled, or not built for them) the row is empty.
@@ -82,6 +103,8 @@ FS_HD FS_FORCEINLINE void fs_transmission(const fsModel* m, fsData* d) {
     fsReal gear = m->actuator_gear[6 * i];
     if (m->actuator_trntype[i] == FS_TRN_BODY) {
       d->actuator_length[i] = 0;
+    } else if (m->actuator_trntype[i] == FS_TRN_TENDON) {
+      fsi_fixed_tendon(m, d, i, gear);
     } else { // joint or joint-in-parent, on a hinge or slide
       int jnt = m->actuator_trnid[2 * i];
       d->actuator_length[i] = d->qpos[m->jnt_qposadr[jnt]] * gear;

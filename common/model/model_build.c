@@ -189,11 +189,17 @@ static void derive_dofs(const mjModel* mj, fsModel* m) {
 }
 
 // Dofs of actuator a's moment row into dofs (nv), increasing; returns how many.
-// Joint transmission: its dof. Body transmission: every dof a contact of the body
+// Joint transmission: its dof. Fixed tendon: its Jacobian's columns (MuJoCo's ten_J_colind,
+// its joints' dofs, a zero coefficient's too). Body transmission: every dof a contact of the body
 // can move (the ancestor dofs of both geoms' bodies of each pair with a geom on
 // the body) when the model has constraint rows (with_rows), else none (no
 // contacts: MuJoCo's row is empty). MuJoCo's row holds the non-zeros among these.
 static int moment_dofs(const mjModel* mj, const fsPairTable* pt, int a, int with_rows, int* dofs) {
+  if (mj->actuator_trntype[a] == mjTRN_TENDON) {
+    int t = mj->actuator_trnid[2 * a], n = mj->ten_J_rownnz[t];
+    memcpy(dofs, mj->ten_J_colind + mj->ten_J_rowadr[t], (size_t)n * sizeof(int));
+    return n;
+  }
   if (mj->actuator_trntype[a] != mjTRN_BODY) {
     dofs[0] = mj->jnt_dofadr[mj->actuator_trnid[2 * a]];
     return 1;
@@ -821,6 +827,8 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   m->nu = (int)mj->nu;
   m->nbody = (int)mj->nbody;
   m->njnt = (int)mj->njnt;
+  m->ntendon = (int)mj->ntendon;
+  m->nwrap = (int)mj->nwrap;
   m->nC = (int)mj->nC;
   m->ntree = (int)mj->ntree;
   m->nmocap = (int)mj->nmocap;

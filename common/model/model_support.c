@@ -371,16 +371,22 @@ static void check_joints(const mjModel* m, Problems* p) {
                 "report this model");
 }
 
-// Does tendon k act on the state: stiffness, damping, armature, an actuator, an
-// active limit or friction loss?
+// Is tendon k fixed (a linear combination of joints)?
+static int tendon_fixed(const mjModel* m, int k) {
+  return m->tendon_num[k] > 0 && m->wrap_type[m->tendon_adr[k]] == mjWRAP_JOINT;
+}
+
+// Does tendon k act on the state beyond a fixed tendon's actuator transmission: stiffness,
+// damping, armature, an actuator on a spatial tendon or under a total force limit
+// (actfrcrange), an active limit or friction loss?
 static int tendon_acts(const mjModel* m, int k) {
   int limits_on = rows_on(m, mjDSBL_LIMIT), friction_on = rows_on(m, mjDSBL_FRICTIONLOSS);
   for (int j = 0; j < mjNPOLY; j++)
     if (m->tendon_stiffnesspoly[mjNPOLY * k + j] || m->tendon_dampingpoly[mjNPOLY * k + j])
       return 1;
   return m->tendon_stiffness[k] != 0 || m->tendon_damping[k] != 0 || m->tendon_armature[k] != 0 ||
-         m->tendon_actuatorid[k] != -1 || (limits_on && m->tendon_limited[k]) ||
-         (friction_on && m->tendon_frictionloss[k] > 0);
+         (m->tendon_actuatorid[k] != -1 && (!tendon_fixed(m, k) || m->tendon_actfrclimited[k])) ||
+         (limits_on && m->tendon_limited[k]) || (friction_on && m->tendon_frictionloss[k] > 0);
 }
 
 static void check_tendons_equality(const mjModel* m, Problems* p) {
@@ -388,7 +394,8 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
   for (int k = 0; k < m->ntendon; k++)
     if (tendon_acts(m, k)) found(&tendon, k);
   problem_found(p, m, &tendon, mjOBJ_TENDON,
-                "tendon forces (stiffness, damping, armature, actuator, limit or friction loss)",
+                "tendon forces (stiffness, damping, armature, limit, friction loss, an actuator on "
+                "a spatial tendon or an actuator force range)",
                 "remove them (tendons that only measure are accepted)");
   int eq_on = rows_on(m, mjDSBL_EQUALITY);
   for (int k = 0; k < m->neq; k++)
@@ -407,7 +414,8 @@ static void check_actuators(const mjModel* m, Problems* p) {
     int joint_ok = (t == mjTRN_JOINT || t == mjTRN_JOINTINPARENT) &&
                    (m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_HINGE ||
                     m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_SLIDE);
-    if (!joint_ok && t != mjTRN_BODY) found(&trn, i);
+    int tendon_ok = t == mjTRN_TENDON && tendon_fixed(m, m->actuator_trnid[2 * i]);
+    if (!joint_ok && !tendon_ok && t != mjTRN_BODY) found(&trn, i);
     if (m->actuator_dyntype[i] != mjDYN_NONE || m->actuator_actnum[i]) found(&dyn, i);
     if (m->actuator_gaintype[i] != mjGAIN_FIXED && m->actuator_gaintype[i] != mjGAIN_AFFINE)
       found(&gain, i);
@@ -418,9 +426,8 @@ static void check_actuators(const mjModel* m, Problems* p) {
       found(&other, i);
   }
   problem_found(p, m, &trn, mjOBJ_ACTUATOR,
-                "transmissions other than a hinge/slide joint or "
-                "a body (adhesion)",
-                "use joint actuators on hinge or slide joints");
+                "transmissions other than a hinge/slide joint, a fixed tendon or a body (adhesion)",
+                "use actuators on hinge or slide joints or on fixed tendons");
   problem_found(p, m, &dyn, mjOBJ_ACTUATOR, "activation dynamics", "dyntype=\"none\"");
   problem_found(p, m, &gain, mjOBJ_ACTUATOR, "gain types other than fixed and affine",
                 "use position, motor or general actuators with fixed or affine gain");

@@ -50,11 +50,13 @@ int fs_moment_values(const fsModel* m, const mjData* md, double* out) {
     int nnz = md->moment_rownnz[a], adr = md->moment_rowadr[a];
     int ours = m->moment_rowadr[a], n = m->moment_rownnz[a], k = 0;
     for (int q = 0; q < n; q++) out[ours + q] = 0;
-    for (int e = 0; e < nnz; e++) { // MuJoCo's columns increase, as ours do
+    // MuJoCo's columns do not decrease, as ours; a column twice (a fixed tendon's joint
+    // listed twice) maps its slots in order
+    for (int e = 0; e < nnz; e++) {
       int col = md->moment_colind[adr + e];
       while (k < n && m->moment_colind[ours + k] < col) k++;
       if (k == n || m->moment_colind[ours + k] != col) return -1 - a;
-      out[ours + k] = md->actuator_moment[adr + e];
+      out[ours + k++] = md->actuator_moment[adr + e];
     }
   }
   return 0;

@@ -42,7 +42,8 @@ static void unsupported_model(void) {
   CHECK(strstr(err.msg, "'ja', id 0); fix: remove the") == NULL); // ja's hinge limit is fine
   CHECK_CONTAINS(err.msg, "tendon forces");
   CHECK_CONTAINS(err.msg, "active equality constraints");
-  CHECK_CONTAINS(err.msg, "transmissions other than a hinge/slide joint or a body (adhesion) on 2 "
+  CHECK_CONTAINS(err.msg, "transmissions other than a hinge/slide joint, a fixed tendon or a body "
+                          "(adhesion) on 2 "
                           "actuators (first: 'on_ball'");
   CHECK_CONTAINS(err.msg, "activation dynamics on 2 actuators (first: 'filtered'");
   CHECK_CONTAINS(err.msg, "gain types other than fixed and affine on 1 actuator (first: 'muscle'");

@@ -93,7 +93,7 @@ int main(void) {
          tol.floor, tol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
   char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
-  char bodies[1024];
+  char bodies[1024], tendon[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
@@ -101,6 +101,7 @@ int main(void) {
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
   snprintf(fly_tethered, sizeof fly_tethered, "%s", fs_test_asset("worlds/tethered.mjb"));
   snprintf(bodies, sizeof bodies, "%s", fs_test_model("cuda_contact_bodies.xml"));
+  snprintf(tendon, sizeof tendon, "%s", fs_test_model("tendon_fixed.xml"));
   const Case cases[] = {
       {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, 0, 0},
       {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 0},
@@ -119,6 +120,7 @@ int main(void) {
       {"bodies, filterparent off", bodies, mjDSBL_FILTERPARENT, 3, {0.5, 2, 0.5, 3}, 10, 1, 0},
       {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 1},
       {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 1},
+      {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, 0, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)
