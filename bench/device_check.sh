@@ -421,13 +421,22 @@ if section python "the Python package on the GPU: flysim.Batch's device arrays (
   fi
 fi
 
-if section compare "flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip), both precisions, --stages"; then
+if section compare "flysim compare: cpu,cuda on NeuroMechFly (contacts, noslip) and on our fixed-tendon actuators, both precisions, --stages"; then
   for p in f32 f64; do
     step "compare_$p" 120 "${gpu[@]}" "$flysim" compare --backends cpu,cuda --precision "$p" \
       --worlds "$cmp_w" --sim-steps "$cmp_s" "${cmp_warm[@]}" --stages --save "$res/compare-$p" \
       --no-plot --quiet
     line=$(grep -s '^summary ' "$logs/compare_$p.log" | cut -c9-) # drift vs the floor, stages
     [ -n "$line" ] && row "  compare_$p: $line"
+  done
+  # the device's paths since the last GPU session, on our models: actuators on fixed tendons
+  for p in f32 f64; do
+    step "compare_tendon_$p" 120 "${gpu[@]}" "$flysim" compare \
+      --model "$root/tests/models/tendon_fixed.xml" --targets sine --backends cpu,cuda \
+      --precision "$p" --worlds "$cmp_w" --sim-steps "$tcmp_s" "${cmp_warm[@]}" --stages \
+      --no-plot --quiet
+    line=$(grep -s '^summary ' "$logs/compare_tendon_$p.log" | cut -c9-)
+    [ -n "$line" ] && row "  compare_tendon_$p: $line"
   done
 fi
 
