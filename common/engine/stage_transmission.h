@@ -77,7 +77,7 @@ FS_HD void fsi_body_moment(const fsModel* m, fsData* d, int a) {
 /// (the tendon's Jacobian columns: a slot per wrap, sorted by dof, a joint listed twice
 /// twice) each column's first slot the sum of its joint's coefficients from 0 in wrap order
 /// (mju_combineSparseInc's), a repeated column's later slots 0, times gear. On one lane.
-FS_HD void fsi_fixed_tendon(const fsModel* m, fsData* d, int a, fsReal gear) {
+FS_HD_OUTLINE void fsi_fixed_tendon(const fsModel* m, fsData* d, int a, fsReal gear) {
   int t = m->actuator_trnid[2 * a], w0 = m->tendon_adr[t], w1 = w0 + m->tendon_num[t];
   fsReal len = 0;
   for (int w = w0; w < w1; w++) len += m->wrap_prm[w] * d->qpos[m->jnt_qposadr[m->wrap_objid[w]]];
