@@ -654,23 +654,19 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fsModel* out,
                  fsError* err) {
   if (!fs_model_build_bounded(m, name, o->max_contacts, o->max_candidates, out, err)) {
-    if (fs_model_general_rows(out)) { // the kernels lack them (FSI_ROWS)
+    // what the kernels lack (FSI_ROWS, FSI_RK4), in one message
+    int rows = fs_model_general_rows(out), rk4 = out->rk4;
+    if (rows || rk4) {
       fs_fail(err,
-              "%s: the cuda backend does not yet run dof friction loss, joint limits, elliptic "
-              "cones or the CG solver, which this model uses (the host backend does); fix: "
-              "--backend host, or disable them in the model (<flag frictionloss=\"disable\" "
-              "limit=\"disable\"/>, cone=\"pyramidal\", solver=\"Newton\")",
-              name ? name : "the model");
-      fs_model_free(out);
-      if (err) err->status = FS_ERR_MODEL;
-      return -1;
-    }
-    if (out->rk4) { // the kernels lack it (FSI_RK4)
-      fs_fail(err,
-              "%s: the cuda backend does not yet run the RK4 integrator, which this model uses "
-              "(the host backend does); fix: --backend host, or integrator=\"Euler\" in the "
-              "model's <option>",
-              name ? name : "the model");
+              "%s: the cuda backend does not yet run %s%s%s, which this model uses (the host "
+              "backend does); fix: --backend host, or in the model %s%s%s",
+              name ? name : "the model",
+              rows ? "dof friction loss, joint limits, elliptic cones or the CG solver" : "",
+              rows && rk4 ? ", nor " : "", rk4 ? "the RK4 integrator" : "",
+              rows ? "<flag frictionloss=\"disable\" limit=\"disable\"/>, cone=\"pyramidal\", "
+                     "solver=\"Newton\""
+                   : "",
+              rows && rk4 ? " and " : "", rk4 ? "integrator=\"Euler\"" : "");
       fs_model_free(out);
       if (err) err->status = FS_ERR_MODEL;
       return -1;
