@@ -48,8 +48,9 @@ void fs_serial_step_on_chip(const fsModel* m, fsWorlds* b, int nstep, const fsCh
 const char* fs_serial_real_name(void);
 
 /// The host steppers' test switch, outside the engine: FLYSIM_PERTURB_PASSIVE=x (a relative
-/// change in (-1, 1)) scales model m's joint stiffness and dof damping by (1 + x), a
-/// deliberately wrong passive force (and implicit damping) that `flysim compare` and its
+/// change in (-1, 1)) scales model m's joint stiffness, dof damping and its medium's density
+/// and viscosity by (1 + x), a deliberately wrong passive force (and implicit damping, fluid
+/// forces) that `flysim compare` and its
 /// --stages must catch. *x is the change (0: unset, m untouched); -1 with the fix for a bad
 /// value. The host backend applies it to its models, the host runner to the stages'.
 /// FLYSIM_PERTURB_ROWS=limits (every limited joint's range reversed: a limit's sign

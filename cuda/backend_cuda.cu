@@ -654,21 +654,8 @@ static int cuda_copy(void* self, const fsView* v, void* host, int to_host, fsErr
 static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fsModel* out,
                  fsError* err) {
   if (!fs_model_build_bounded(m, name, o->max_contacts, o->max_candidates, out, err)) {
-    // what the kernels lack (FSI_ROWS, FSI_RK4), in one message
-    int rows = fs_model_general_rows(out), rk4 = out->rk4;
-    if (rows || rk4) {
-      fs_fail(err,
-              "%s: the cuda backend does not yet run %s%s%s, which this model uses (the host "
-              "backend does); fix: --backend host, or in the model %s%s%s",
-              name ? name : "the model",
-              rows ? "dof friction loss, joint limits, elliptic cones or the CG solver" : "",
-              rows && rk4 ? ", nor " : "", rk4 ? "the RK4 integrator" : "",
-              rows ? "<flag frictionloss=\"disable\" limit=\"disable\"/>, cone=\"pyramidal\", "
-                     "solver=\"Newton\""
-                   : "",
-              rows && rk4 ? " and " : "", rk4 ? "integrator=\"Euler\"" : "");
+    if (fs_model_kernels_lack(out, name, err)) {
       fs_model_free(out);
-      if (err) err->status = FS_ERR_MODEL;
       return -1;
     }
     if (!fs_model_for_lanes(out, name, err)) return 0;

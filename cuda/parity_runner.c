@@ -15,11 +15,7 @@ static int cuda_open(void* self, fsModel* m, int nworld, fsError* err) {
                           "the device does not implement %d contact pairs whose rows move two "
                           "branches of a tree or two trees (the Hessian's tree layout)",
                           m->nbranchpair);
-  if (fs_model_general_rows(m) || m->rk4) // the kernels lack them (FSI_ROWS, FSI_RK4)
-    return fs_fail_status(err, FS_ERR_MODEL,
-                          "the device does not implement dof friction loss, joint limits, "
-                          "elliptic cones, the CG solver or RK4, which this model uses (the host "
-                          "runner does)");
+  if (fs_model_kernels_lack(m, NULL, err)) return -1;
   CudaRunner* r = self;
   r->dev = fs_device_create(m, nworld, err);
   return r->dev ? 0 : -1;

@@ -3,9 +3,10 @@
 
 For every data field of common/engine/fields.h, the first and the last phase of fs_step
 (common/engine/stage_forward.h) whose code refers to it (`d->field`), following the calls of
-each phase's function through every FS_HD function of common/engine/*.h and common/model/*.h. common/model/onchip.c's plan
-lets two fields share on-chip bytes only where these ranges do not overlap, so its
-table (kChip: field, first phase, last phase) must cover what the code does:
+each phase's function through every FS_HD (and FS_HD_OUTLINE) function of common/engine/*.h
+and common/model/*.h. common/model/onchip.c's plan lets two fields share on-chip bytes only
+where these ranges do not overlap, so its table (kChip: field, first phase, last phase; the
+fields of kFluidReads to PASSIVE at least) must cover what the code does:
 
   scripts/onchip_lifetimes.py            print the table the code implies
   scripts/onchip_lifetimes.py --check    exit 1 if common/model/onchip.c's table ends a field
@@ -84,7 +85,7 @@ def data_fields():
 def functions():
     """name -> body of every FS_HD function in common/engine/*.h and common/model/*.h."""
     out = {}
-    head = re.compile(r"^FS_HD\b[^;{]*?\b(\w+)\s*\(", re.M)
+    head = re.compile(r"^FS_HD(?:_OUTLINE)?\b[^;{]*?\b(\w+)\s*\(", re.M)
     for path in sorted(os.path.join(d, n) for d in (ENGINE, MODEL) for n in os.listdir(d)):
         if not path.endswith(".h"):
             continue
@@ -151,7 +152,15 @@ def lifetimes():
 def table_in_onchip_c():
     text = open(os.path.join(MODEL, "onchip.c")).read()
     rows = re.findall(r"\{FS_FIELD_(\w+),\s*FS_CHIP_(\w+),\s*FS_CHIP_(\w+)\}", text)
-    return {f: (a, b) for f, a, b in rows}
+    table = {f: (a, b) for f, a, b in rows}
+    # kFluidReads: these live to PASSIVE in a model with fluid forces
+    fluid = re.search(r"kFluidReads\[\]\s*=\s*\{([^}]*)\}", text)
+    names = [p for p, _ in PHASES]
+    for f in re.findall(r"FS_FIELD_(\w+)", fluid.group(1) if fluid else ""):
+        a, b = table.get(f, ("PASSIVE", "PASSIVE"))
+        if b in names and names.index(b) < names.index("PASSIVE"):
+            table[f] = (a, "PASSIVE")
+    return table
 
 
 def main():

@@ -32,7 +32,11 @@ Euler) on acrobot, cartpole and our walker under RK4 (tests/models/rk4_limits.xm
 limits, friction loss and contacts solved in each of RK4's four stages); our models must
 first pass as is; FLYSIM_PERTURB_ROWS=tendon (fixed tendons' coefficients x 1.001) on
 point_mass and our actuators on fixed tendons (tests/models/tendon_fixed.xml: a joint
-listed twice, a zero coefficient, position and velocity servos on tendons).
+listed twice, a zero coefficient, position and velocity servos on tendons);
+FLYSIM_PERTURB_PASSIVE (the medium's density and viscosity scaled by 1 + 1e-6) on our
+swimmer in a fluid (tests/models/fluid.xml: the inertia-box model with viscosity, density
+and wind on free, hinge, slide and ball joints; the suite's swimmer and fish move only
+through what the suite's Python adds to them).
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -54,7 +58,7 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 10, "no contacts": 12, "smooth": 15}
+MIN_COMPARED = {"as is": 11, "no contacts": 13, "smooth": 16}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
 # contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
@@ -66,6 +70,7 @@ OUR_ELLIPTIC = os.path.join(OUR_MODELS, "cuda_efc_elliptic.xml")
 OUR_RK4 = os.path.join(OUR_MODELS, "rk4_limits.xml")
 OUR_TENDON = os.path.join(OUR_MODELS, "tendon_fixed.xml")
 OUR_BODIES = os.path.join(OUR_MODELS, "cuda_contact_bodies.xml")
+OUR_FLUID = os.path.join(OUR_MODELS, "fluid.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
           ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
@@ -74,7 +79,8 @@ BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "moving", "as is", ("hopper", OUR_BODIES)),
           ("FLYSIM_PERTURB_STEP", "euler", "smooth", ("acrobot", "cartpole")),
           ("FLYSIM_PERTURB_STEP", "euler", "as is", (OUR_RK4,)),
-          ("FLYSIM_PERTURB_ROWS", "tendon", "as is", ("point_mass", OUR_TENDON)))
+          ("FLYSIM_PERTURB_ROWS", "tendon", "as is", ("point_mass", OUR_TENDON)),
+          ("FLYSIM_PERTURB_PASSIVE", "1e-6", "as is", (OUR_FLUID,)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -134,17 +140,20 @@ def main():
         print(f"{variant}: {len(names)} of {len(models)} models compared: {' '.join(sorted(names))}")
         check(len(names) >= MIN_COMPARED[variant],
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
-    # our walkers with limits, friction loss and contacts (pyramidal, elliptic) and our
-    # moving bodies, as users run them: within the floor (the broken steppers below must
-    # fail on them)
-    print("--- our constraint models, as is")
-    for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4, OUR_TENDON):
-        rc, out, err = compare(model, "f64", [])
-        s = cliutil.summary(out) if rc in (0, 3) else {}
-        same = " (bit-identical)" if float(s.get("max_dq_b", "nan")) == 0 else ""
-        print(f"{os.path.basename(model)[:-4]:18s} f64  exit {rc}, ratio {s.get('ratio')}{same}")
-        check(rc == 0 and s.get("verdict") == "pass",
-              f"{model}: within MuJoCo's floor (exit {rc}, {first_line(err) or s})")
+    # our walkers with limits, friction loss and contacts (pyramidal, elliptic), our moving
+    # bodies, RK4, fixed tendons and fluid, as users run them: within the floor (the broken
+    # steppers below must fail on them)
+    print("--- our models, as is")
+    for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4, OUR_TENDON, OUR_FLUID):
+        for precision in PRECISIONS:
+            rc, out, err = compare(model, precision, [])
+            s = cliutil.summary(out) if rc in (0, 3) else {}
+            same = " (bit-identical)" if float(s.get("max_dq_b", "nan")) == 0 else ""
+            print(f"{os.path.basename(model)[:-4]:18s} {precision}  exit {rc}, ratio "
+                  f"{s.get('ratio')}{same}")
+            check(rc == 0 and s.get("verdict") == "pass",
+                  f"{model} ({precision}): within MuJoCo's floor (exit {rc}, "
+                  f"{first_line(err) or s})")
     for switch, value, variant, names in BROKEN:
         print(f"--- a deliberately broken host stepper ({switch}={value}, {variant})")
         for name in names:

@@ -147,6 +147,8 @@ enum {
   X(nrkq)        /* nq under the RK4 integrator, else 0 */                                         \
   X(nrk)         /* nv under the RK4 integrator, else 0 */                                         \
   X(nrkt)        /* 1 under the RK4 integrator, else 0 */                                          \
+  X(nfluid)      /* nbody under fluid forces (density or viscosity), else 0 */                     \
+  X(nvfluid)     /* nv under fluid forces, else 0 */                                               \
   X(one)         /* 1 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
@@ -326,8 +328,11 @@ typedef struct fsModel {
   int disableflags;  // opt.disableflags (mjtDisableBit)
   int flg_eulerdamp; // Euler integrates damping implicitly (MuJoCo's mj_EulerSkip test)
   int rk4;           // opt.integrator RK4: mj_RungeKutta's four stages (else Euler)
-  int enableflags;   // opt.enableflags (mjtEnableBit)
-  fsReal o_margin;   // opt.o_margin, o_solref, o_solimp, o_friction: contact override
+  fsReal density;    // opt.density, viscosity, wind: the medium of fluid forces (mj_fluid,
+  fsReal viscosity;  //   the inertia-box model; on when density or viscosity is not 0)
+  fsReal wind[3];
+  int enableflags; // opt.enableflags (mjtEnableBit)
+  fsReal o_margin; // opt.o_margin, o_solref, o_solimp, o_friction: contact override
   fsReal o_solref[FS_NREF];
   fsReal o_solimp[FS_NIMP];
   fsReal o_friction[5];
@@ -516,8 +521,10 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(fsReal, qfrc_spring, nv, 1, PASSIVE, MJ)                 /* passive spring force */            \
   X(fsReal, qfrc_damper, nv, 1, PASSIVE, MJ)                 /* passive damper force */            \
   X(fsReal, qfrc_adhesion, nv, 1, PASSIVE, MJ)               /* contact adhesion's pull */         \
-  X(fsReal, qfrc_passive, nv, 1, PASSIVE, MJ)                /* total passive force */             \
-  X(fsReal, efc_vel, nefcmax, 1, REFERENCE_CONSTRAINT, EFC)  /* J * qvel */                        \
+  X(fsReal, qfrc_fluid, nvfluid, 1, PASSIVE, MJ)             /* fluid forces (inertia box) */      \
+  X(fsReal, fluid_bfrc, nfluid, 6, PASSIVE, SCRATCH)        /* body's fluid torque:force, world */ \
+  X(fsReal, qfrc_passive, nv, 1, PASSIVE, MJ)               /* total passive force */              \
+  X(fsReal, efc_vel, nefcmax, 1, REFERENCE_CONSTRAINT, EFC) /* J * qvel */                         \
   X(fsReal, efc_aref, nefcmax, 1, REFERENCE_CONSTRAINT, EFC) /* reference acceleration */          \
   X(fsReal, qfrc_bias, nv, 1, RNE, MJ)                       /* C(qpos, qvel) incl. gravity */     \
   X(fsReal, rne_cacc, nbody, 6, RNE, SCRATCH)                /* com-based acceleration */          \

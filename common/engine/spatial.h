@@ -69,6 +69,15 @@ FS_HD void fsi_mul_mat_vec3(fsReal res[3], const fsReal mat[9], const fsReal v[3
   res[2] = r[2];
 }
 
+/// res = mat' * v (3x3; mji_mulMatTVec3).
+FS_HD void fsi_mul_mat_t_vec3(fsReal res[3], const fsReal mat[9], const fsReal v[3]) {
+  fsReal r[3];
+  for (int i = 0; i < 3; i++) r[i] = mat[i] * v[0] + mat[3 + i] * v[1] + mat[6 + i] * v[2];
+  res[0] = r[0];
+  res[1] = r[1];
+  res[2] = r[2];
+}
+
 /// res = a x b. res must not alias a or b.
 FS_HD void fsi_cross(fsReal res[3], const fsReal a[3], const fsReal b[3]) {
   res[0] = a[1] * b[2] - a[2] * b[1];

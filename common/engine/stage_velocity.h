@@ -109,9 +109,92 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
   return any;
 }
 
+/// Fluid forces in this build's step (FSI_FLUID): the host's; not yet the kernels (the cuda
+/// backend refuses them).
+#ifndef __CUDA_ARCH__
+#define FSI_FLUID 1
+#else
+#define FSI_FLUID 0
+#endif
+
+#if FSI_FLUID
+/// mj_inertiaBoxFluidModel's force on body b (fluid_bfrc: torque, force in the world frame):
+/// the body's velocity at its com in its inertial frame less the wind, against the box of
+/// the body's inertia (viscous terms with viscosity, quadratic drag with density), in
+/// MuJoCo's order of operations. A body lighter than mjMINVAL feels none (mj_fluid).
+FS_HD_OUTLINE void fsi_fluid_body(const fsModel* m, fsData* d, int b) {
+  fsReal* bfrc = d->fluid_bfrc + 6 * b;
+  if (m->body_mass[b] < FS_MINVAL) return;
+  const fsReal *inertia = m->body_inertia + 3 * b, *ximat = d->ximat + 9 * b;
+  fsReal box[3], mass = m->body_mass[b];
+  for (int k = 0; k < 3; k++) {
+    fsReal ext = inertia[(k + 1) % 3] + inertia[(k + 2) % 3] - inertia[k];
+    box[k] = fs_sqrt((ext > FS_MINVAL ? ext : FS_MINVAL) / mass * (fsReal)6.0);
+  }
+  // velocity at the com in the inertial frame (mj_objectVelocity, local), and the wind's
+  // there (mju_transformSpatial of (0, wind))
+  const fsReal *cvel = d->cvel + 6 * b, *com = d->subtree_com + 3 * m->body_rootid[b];
+  fsReal dif[3], cros[3], tran[6], lvel[6], lwind[3], zero[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++) dif[k] = d->xipos[3 * b + k] - com[k];
+  fsi_cross(cros, dif, cvel);
+  for (int k = 0; k < 3; k++) {
+    tran[k] = cvel[k];
+    tran[3 + k] = cvel[3 + k] - cros[k];
+  }
+  fsi_mul_mat_t_vec3(lvel, ximat, tran);
+  fsi_mul_mat_t_vec3(lvel + 3, ximat, tran + 3);
+  fsi_cross(cros, dif, zero);
+  for (int k = 0; k < 3; k++) tran[3 + k] = m->wind[k] - cros[k];
+  fsi_mul_mat_t_vec3(lwind, ximat, tran + 3);
+  for (int k = 0; k < 3; k++) lvel[3 + k] -= lwind[k];
+  fsReal lfrc[6] = {0, 0, 0, 0, 0, 0};
+  if (m->viscosity > 0) {
+    fsReal diam = (box[0] + box[1] + box[2]) / (fsReal)3.0;
+    fsReal ang = -FS_PI * diam * diam * diam * m->viscosity;
+    fsReal lin = (fsReal)(-3.0) * FS_PI * diam * m->viscosity;
+    for (int k = 0; k < 3; k++) {
+      lfrc[k] = lvel[k] * ang;
+      lfrc[3 + k] = lvel[3 + k] * lin;
+    }
+  }
+  if (m->density > 0) {
+    fsReal rho = m->density, b4[3];
+    for (int k = 0; k < 3; k++) b4[k] = box[k] * box[k] * box[k] * box[k];
+    for (int k = 0; k < 3; k++) {
+      int k1 = k == 0 ? 1 : 0, k2 = k == 2 ? 1 : 2; // the other two axes, in order
+      fsReal v = lvel[3 + k], w = lvel[k];
+      lfrc[3 + k] -= (fsReal)0.5 * rho * box[k1] * box[k2] * fs_abs(v) * v;
+      lfrc[k] -= rho * box[k] * (b4[k1] + b4[k2]) * fs_abs(w) * w / (fsReal)64.0;
+    }
+  }
+  fsi_mul_mat_vec3(bfrc, ximat, lfrc);
+  fsi_mul_mat_vec3(bfrc + 3, ximat, lfrc + 3);
+}
+
+/// mj_applyFT of every body's fluid force at its com, at dof i: the bodies that dof moves
+/// (its body's subtree) in body order, each adding J_p' force, then J_r' torque.
+FS_HD_OUTLINE fsReal fsi_fluid_dof(const fsModel* m, const fsData* d, int i) {
+  int k = m->dof_bodyid[i];
+  fsReal s = 0;
+  for (int b = k; b < m->nbody; b++) {
+    int a = b;
+    while (a > k) a = m->body_parentid[a];
+    if (a != k || m->body_mass[b] < FS_MINVAL) continue;
+    const fsReal *bfrc = d->fluid_bfrc + 6 * b, *com = d->subtree_com + 3 * m->body_rootid[b];
+    fsReal off[3], jp[3], jr[3];
+    for (int c = 0; c < 3; c++) off[c] = d->xipos[3 * b + c] - com[c];
+    fsi_jac_col(d, i, off, jp, jr);
+    s += jp[0] * bfrc[3] + jp[1] * bfrc[4] + jp[2] * bfrc[5];
+    s += jr[0] * bfrc[0] + jr[1] * bfrc[1] + jr[2] * bfrc[2];
+  }
+  return s;
+}
+#endif
+
 /// mj_passive: joint springs and dof dampers (with what actuators add), summed into
-/// qfrc_passive, then contact adhesion (fsi_adhesion) added. Gravity compensation,
-/// fluid forces and passive contacts are refused by the model check (common/model/model_support.c).
+/// qfrc_passive, then fluid forces (fsi_fluid_body, fsi_fluid_dof; the host's) and contact
+/// adhesion (fsi_adhesion) added. Gravity compensation, the ellipsoid fluid model and passive
+/// contacts are refused by the model check (common/model/model_support.c).
 FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nv) {
     d->qfrc_spring[i] = d->qfrc_damper[i] = d->qfrc_passive[i] = d->qfrc_adhesion[i] = 0;
@@ -135,9 +218,20 @@ FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
     }
   }
   FS_SYNC();
+#if FSI_FLUID
+  if (m->nvfluid) {
+    FS_FOR_LANE(b, m->nbody) fsi_fluid_body(m, d, b);
+    FS_SYNC();
+    FS_FOR_LANE(i, m->nv) d->qfrc_fluid[i] = fsi_fluid_dof(m, d, i);
+    FS_SYNC();
+  }
+#endif
   int adhesion = m->adhesion && m->npairnv && !(m->disableflags & FS_DSBL_CONTACT);
   FS_FOR_LANE(i, m->nv) {
     d->qfrc_passive[i] = d->qfrc_spring[i] + d->qfrc_damper[i];
+#if FSI_FLUID
+    if (m->nvfluid) d->qfrc_passive[i] += d->qfrc_fluid[i];
+#endif
     if (adhesion && fsi_adhesion(m, d, i)) d->qfrc_passive[i] += d->qfrc_adhesion[i];
   }
   FS_SYNC();

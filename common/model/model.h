@@ -26,6 +26,7 @@
 #define fs_model_bound_contacts   FS_PREC(fs_model_bound_contacts)
 #define fs_model_row_sizes        FS_PREC(fs_model_row_sizes)
 #define fs_model_for_lanes        FS_PREC(fs_model_for_lanes)
+#define fs_model_kernels_lack     FS_PREC(fs_model_kernels_lack)
 #define fs_model_bound_candidates FS_PREC(fs_model_bound_candidates)
 #define fs_world_describe         FS_PREC(fs_world_describe)
 // ... and of what the check and the build share (below)
@@ -98,6 +99,11 @@ void fs_model_row_sizes(fsModel* m);
 /// `name`, FS_ERR_MODEL) for a model with contact rows across two branches of a tree or two
 /// trees (nbranchpair), which that layout cannot hold.
 int fs_model_for_lanes(fsModel* m, const char* name, fsError* err);
+
+/// -1 (err names `name` and says, in one message, every feature and its fix, FS_ERR_MODEL)
+/// for a model that uses what the kernels do not compile yet and the host runs (the rows and
+/// solvers beyond NeuroMechFly's, RK4, fluid forces); else 0.
+int fs_model_kernels_lack(const fsModel* m, const char* name, fsError* err);
 
 /// Bound a world's candidate pairs (common/engine/collision_cull.h) to n where the model culls
 /// pairs (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the

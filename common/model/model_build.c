@@ -852,6 +852,12 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   m->nrkq = m->rk4 ? m->nq : 0; // mj_RungeKutta's stages
   m->nrk = m->rk4 ? m->nv : 0;
   m->nrkt = m->rk4;
+  m->density = (fsReal)mj->opt.density;
+  m->viscosity = (fsReal)mj->opt.viscosity;
+  for (int k = 0; k < 3; k++) m->wind[k] = (fsReal)mj->opt.wind[k];
+  int fluid = mj->opt.density != 0 || mj->opt.viscosity != 0;
+  m->nfluid = fluid ? m->nbody : 0; // mj_fluid's forces, body by body, and their sum by dof
+  m->nvfluid = fluid ? m->nv : 0;
   for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
   m->disableflags = mj->opt.disableflags;
   if (alloc_model(m, err)) return -1;
@@ -951,6 +957,33 @@ int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {
   m->dense_rows = 0;
   fs_model_row_sizes(m);
   return 0;
+}
+
+// What the kernels do not compile yet and the host runs, X(uses, what, fix): the one list
+// behind fs_model_kernels_lack (FSI_ROWS, FSI_RK4, FSI_FLUID in common/engine).
+#define KERNELS_LACK(X)                                                                            \
+  X(fs_model_general_rows(m), "dof friction loss, joint limits, elliptic cones or the CG solver",  \
+    "<flag frictionloss=\"disable\" limit=\"disable\"/>, cone=\"pyramidal\", solver=\"Newton\"")   \
+  X(m->rk4, "the RK4 integrator", "integrator=\"Euler\"")                                          \
+  X(m->nvfluid > 0, "fluid forces", "density=\"0\" viscosity=\"0\"")
+
+int fs_model_kernels_lack(const fsModel* m, const char* name, fsError* err) {
+  char what[512] = "", fix[512] = "";
+  int n = 0;
+#define FS_X(uses, text, how)                                                                      \
+  if (uses) {                                                                                      \
+    size_t a = strlen(what), b = strlen(fix);                                                      \
+    snprintf(what + a, sizeof what - a, "%s%s", n ? ", nor " : "", text);                          \
+    snprintf(fix + b, sizeof fix - b, "%s%s", n ? " and " : "", how);                              \
+    n++;                                                                                           \
+  }
+  KERNELS_LACK(FS_X)
+#undef FS_X
+  if (!n) return 0;
+  return fs_fail_status(err, FS_ERR_MODEL,
+                        "%s: the cuda backend does not yet run %s, which this model uses (the "
+                        "host backend does); fix: --backend host, or in the model %s",
+                        name ? name : "the model", what, fix);
 }
 
 size_t fs_model_bytes(const fsModel* m) {

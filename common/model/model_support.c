@@ -85,9 +85,15 @@ static void check_options(const mjModel* m, Problems* p) {
             it >= 0 && it < 5 ? integrators[it] : "unknown");
   if (m->opt.enableflags & mjENBL_SLEEP)
     problem(p, "sleeping (enable flag sleep); fix: remove <flag sleep=\"enable\"/>");
-  if (m->opt.density != 0 || m->opt.viscosity != 0)
-    problem(p, "fluid forces (density %g, viscosity %g); fix: set both to 0", m->opt.density,
-            m->opt.viscosity);
+  if (m->opt.density != 0 || m->opt.viscosity != 0) { // the inertia-box model is implemented
+    int nellipsoid = 0;
+    for (int g = 0; g < m->ngeom; g++) nellipsoid += m->geom_fluid[mjNFLUID * g] > 0;
+    if (nellipsoid)
+      problem(p,
+              "the ellipsoid fluid model on %d geom%s (fluidshape=\"ellipsoid\"; the "
+              "inertia-box model is implemented); fix: fluidshape=\"none\"",
+              nellipsoid, nellipsoid == 1 ? "" : "s");
+  }
   if (m->nflex) problem(p, "%ld flexes; fix: remove them", (long)m->nflex);
   if (m->nplugin) problem(p, "%ld plugins; fix: remove them", (long)m->nplugin);
   if (m->ngravcomp)

@@ -115,26 +115,40 @@ static const struct {
 
 enum { kNChip = sizeof kChip / sizeof *kChip };
 
-// 1 if kChip[k] is alive in some phase of [first, last].
-static int alive_within(int k, int first, int last) {
-  return kChip[k].last >= first && kChip[k].first <= last;
+// Fields of kChip that the fluid forces (common/engine/stage_velocity.h) read in the passive
+// stage: in a model with fluid forces they live to PASSIVE, in the others as kChip says (their
+// plans stay as they were). scripts/onchip_lifetimes.py reads this list too.
+static const int kFluidReads[] = {FS_FIELD_xipos, FS_FIELD_ximat};
+
+// The last phase of kChip[k]'s life in model m.
+static int last_phase(const fsModel* m, int k) {
+  if (m->nvfluid)
+    for (size_t j = 0; j < sizeof kFluidReads / sizeof *kFluidReads; j++)
+      if (kFluidReads[j] == kChip[k].field && kChip[k].last < FS_CHIP_PASSIVE)
+        return FS_CHIP_PASSIVE;
+  return kChip[k].last;
+}
+
+// 1 if kChip[k] (its life ending at last[k]) is alive in some phase of [first, last].
+static int alive_within(const int* lasts, int k, int first, int last) {
+  return lasts[k] >= first && kChip[k].first <= last;
 }
 
 // The lowest offset (a multiple of FS_CHIP_ALIGN) where n bytes live over phases
 // [first, last] without touching a placed field whose phases overlap those, or -1 if
 // none fits the budget. First fit over the candidates: 0 and every such field's end.
-static long first_fit(const long* off, const long* size, const int* placed, int nplaced, int first,
-                      int last, long n, long budget) {
+static long first_fit(const long* off, const long* size, const int* lasts, const int* placed,
+                      int nplaced, int first, int last, long n, long budget) {
   long best = -1;
   for (int c = -1; c < nplaced; c++) {
     int pc = c < 0 ? -1 : placed[c];
-    if (pc >= 0 && !alive_within(pc, first, last)) continue;
+    if (pc >= 0 && !alive_within(lasts, pc, first, last)) continue;
     long o = pc < 0 ? 0 : off[pc] + size[pc];
     if (o + n > budget || (best >= 0 && o >= best)) continue;
     int clash = 0;
     for (int j = 0; j < nplaced && !clash; j++) {
       int p = placed[j];
-      clash = alive_within(p, first, last) && o < off[p] + size[p] && off[p] < o + n;
+      clash = alive_within(lasts, p, first, last) && o < off[p] + size[p] && off[p] < o + n;
     }
     if (!clash) best = o;
   }
@@ -145,13 +159,14 @@ static long first_fit(const long* off, const long* size, const int* placed, int 
 // the budget.
 static long pack(const fsModel* m, long budget, const unsigned char* global, fsChipPlan* out) {
   long off[kNChip], size[kNChip], used = 0;
-  int placed[kNChip], nplaced = 0;
+  int placed[kNChip], lasts[kNChip], nplaced = 0;
+  for (int k = 0; k < kNChip; k++) lasts[k] = last_phase(m, k);
   for (int k = 0; k < kNChip; k++) {
     size[k] = global && global[kChip[k].field]
                   ? 0
                   : (long)fs_chip_round(fs_field_bytes(m, &fs_data_fields[kChip[k].field]));
-    off[k] = size[k] ? first_fit(off, size, placed, nplaced, kChip[k].first, kChip[k].last, size[k],
-                                 budget)
+    off[k] = size[k] ? first_fit(off, size, lasts, placed, nplaced, kChip[k].first, lasts[k],
+                                 size[k], budget)
                      : -1;
     if (off[k] < 0) continue;
     placed[nplaced++] = k;
@@ -183,11 +198,11 @@ void fs_chip_plan(const fsModel* m, long budget, fsChipPlan* out) {
   fs_chip_plan_except(m, budget, NULL, out);
 }
 
-int fs_chip_lifetime(int field, int* first, int* last) {
+int fs_chip_lifetime(const fsModel* m, int field, int* first, int* last) {
   for (int k = 0; k < kNChip; k++)
     if (kChip[k].field == field) {
       *first = kChip[k].first;
-      *last = kChip[k].last;
+      *last = last_phase(m, k);
       return 1;
     }
   return 0;

@@ -126,7 +126,7 @@ void fs_chip_plan_except(const fsModel* m, long budget, const unsigned char* glo
 
 /// The phases [*first, *last] in which the step's code refers to data field `field`, if
 /// it may go on-chip (1); else 0.
-int fs_chip_lifetime(int field, int* first, int* last);
+int fs_chip_lifetime(const fsModel* m, int field, int* first, int* last);
 
 /// The bytes a world's intermediates take: every field fs_chip_plan may take.
 long fs_chip_all_bytes(const fsModel* m);

@@ -31,7 +31,7 @@ static void unsupported_model(void) {
   CHECK_CONTAINS(err.msg,
                  "flysim's engine (host and cuda backends) does not implement 13 features");
   CHECK_CONTAINS(err.msg, "integrator implicitfast");
-  CHECK_CONTAINS(err.msg, "fluid forces");
+  CHECK_CONTAINS(err.msg, "the ellipsoid fluid model on 1 geom");
   CHECK_CONTAINS(err.msg, "2 contact pairs joining two kinematic trees");
   CHECK_CONTAINS(err.msg, "2 contact pairs between two moving bodies with noslip");
   CHECK_CONTAINS(err.msg, "gravity compensation on 1 body");

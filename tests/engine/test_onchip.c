@@ -72,12 +72,12 @@ static void check_plan(const fsModel* m, const fsChipPlan* p, long budget) {
     CHECK_MSG(p->off[f] % FS_CHIP_ALIGN == 0, "%s at %d", fi->name, p->off[f]);
     CHECK_MSG(p->off[f] + bytes <= p->bytes, "%s ends past the region", fi->name);
     int f0, f1, g0, g1;
-    CHECK_MSG(fs_chip_lifetime(f, &f0, &f1) && f0 <= f1, "%s has no lifetime", fi->name);
+    CHECK_MSG(fs_chip_lifetime(m, f, &f0, &f1) && f0 <= f1, "%s has no lifetime", fi->name);
     for (int g = 0; g < FS_NDATA_FIELD; g++) { // bytes shared only by fields never alive at once
       if (g == f || p->off[g] < 0) continue;
       const fsFieldInfo* gi = &fs_data_fields[g];
       long gb = (long)fs_field_bytes(m, gi);
-      if (!fs_chip_lifetime(g, &g0, &g1) || (g1 < f0 || g0 > f1)) continue;
+      if (!fs_chip_lifetime(m, g, &g0, &g1) || (g1 < f0 || g0 > f1)) continue;
       CHECK_MSG(p->off[f] + bytes <= p->off[g] || p->off[g] + gb <= p->off[f],
                 "%s and %s overlap, and both live in phases %d..%d", fi->name, gi->name,
                 f0 > g0 ? f0 : g0, f1 < g1 ? f1 : g1);
@@ -171,6 +171,17 @@ int main(void) {
             bounded.sum_bytes);
   CHECK_MSG(def.off[FS_FIELD_sol_search] >= 0,
             "the default plan leaves the Newton iteration's search direction in global memory");
+  // the same sizes with fluid forces: the frames they read in the passive stage live to it,
+  // and share no bytes with what lives there (check_plan), the fly's plan as it was
+  fsModel mf = m;
+  mf.nvfluid = mf.nv;
+  mf.nfluid = mf.nbody;
+  fsChipPlan fluid;
+  fs_chip_plan(&mf, 1L << 30, &fluid);
+  check_plan(&mf, &fluid, 1L << 30);
+  int f0, f1, g0, g1;
+  CHECK(fs_chip_lifetime(&mf, FS_FIELD_ximat, &f0, &f1) && f1 == FS_CHIP_PASSIVE);
+  CHECK(fs_chip_lifetime(&m, FS_FIELD_ximat, &g0, &g1) && g1 == FS_CHIP_COM_POS);
   fsChipPlan none;
   fs_chip_plan(&m, 0, &none);
   CHECK(none.bytes == 0 && none.nfield == 0);
