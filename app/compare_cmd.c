@@ -127,13 +127,14 @@ static void print_help(void) {
          "above --max-ratio, problem worlds on B that A has not, or a stage beyond its\n"
          "bound), 1 error, 2 usage error, 130 interrupted (what was compared is reported\n"
          "and saved). The last line is a key=value summary.\n"
-         "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's spring stiffness,\n"
-         "damping and fluid density and viscosity by (1 + x), FLYSIM_PERTURB_ROWS=limits\n"
-         "reverses its joint ranges, =frictionloss drops its friction loss, =friction\n"
-         "scales its contact friction by 1.001, =margin drops its contact margins, =moving\n"
-         "makes its contacts between moving bodies frictionless and =tendon scales its fixed\n"
-         "tendons' coefficients by 1.001, FLYSIM_PERTURB_STEP=euler steps RK4 models with\n"
-         "Euler: deliberately broken steppers, which the comparison must catch.\n");
+         "Environment: FLYSIM_PERTURB_PASSIVE=x scales the host stepper's joint and tendon\n"
+         "stiffness and damping and fluid density and viscosity by (1 + x),\n"
+         "FLYSIM_PERTURB_ROWS=limits reverses its joint ranges, =frictionloss drops its\n"
+         "friction loss, =friction scales its contact friction by 1.001, =margin drops its\n"
+         "contact margins, =moving makes its contacts between moving bodies frictionless and\n"
+         "=tendon scales its fixed tendons' coefficients by 1.001, FLYSIM_PERTURB_STEP=euler\n"
+         "steps RK4 models with Euler: deliberately broken steppers, which the comparison\n"
+         "must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

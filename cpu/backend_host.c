@@ -393,7 +393,7 @@ static void describe(const Host* h, char* out, size_t n) {
                    h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
   if (h->perturb != 0 && k > 0 && (size_t)k < n)
     snprintf(out + k, n - k,
-             ", spring stiffness, damping and fluid density and viscosity x (1 + %g) by "
+             ", joint and tendon stiffness and damping, fluid density and viscosity x (1 + %g) by "
              "FLYSIM_PERTURB_PASSIVE (a test switch)",
              h->perturb);
   const char* rows = getenv("FLYSIM_PERTURB_ROWS");

@@ -52,6 +52,10 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
                    s);
   for (int j = 0; j < m->njnt; j++) m->jnt_stiffness[j] *= (fsReal)(1 + v);
   for (int i = 0; i < m->nv; i++) m->dof_damping[i] *= (fsReal)(1 + v);
+  for (int t = 0; t < m->ntendon; t++) {
+    m->tendon_stiffness[t] *= (fsReal)(1 + v);
+    m->tendon_damping[t] *= (fsReal)(1 + v);
+  }
   m->density *= (fsReal)(1 + v); // the medium of fluid forces
   m->viscosity *= (fsReal)(1 + v);
   *x = v;

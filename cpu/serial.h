@@ -48,16 +48,15 @@ void fs_serial_step_on_chip(const fsModel* m, fsWorlds* b, int nstep, const fsCh
 const char* fs_serial_real_name(void);
 
 /// The host steppers' test switch, outside the engine: FLYSIM_PERTURB_PASSIVE=x (a relative
-/// change in (-1, 1)) scales model m's joint stiffness, dof damping and its medium's density
-/// and viscosity by (1 + x), a deliberately wrong passive force (and implicit damping, fluid
-/// forces) that `flysim compare` and its
-/// --stages must catch. *x is the change (0: unset, m untouched); -1 with the fix for a bad
-/// value. The host backend applies it to its models, the host runner to the stages'.
-/// FLYSIM_PERTURB_ROWS=limits (every limited joint's range reversed: a limit's sign
-/// flipped), frictionloss (every dof's friction-loss bound dropped), friction (every pair's
-/// friction scaled by 1.001: a cone's friction off), margin (every contact pair's margin
-/// dropped) or moving (the contacts between two moving bodies frictionless: their pairs'
-/// parameters mixed wrongly) breaks the constraint rows too, and tendon (every fixed
+/// change in (-1, 1)) scales model m's joint and tendon stiffness, dof and tendon damping and
+/// its medium's density and viscosity by (1 + x), a deliberately wrong passive force (and
+/// implicit damping, fluid forces) that `flysim compare` and its --stages must catch. *x is the
+/// change (0: unset, m untouched); -1 with the fix for a bad value. The host backend applies it to
+/// its models, the host runner to the stages'. FLYSIM_PERTURB_ROWS=limits (every limited joint's
+/// range reversed: a limit's sign flipped), frictionloss (every dof's friction-loss bound dropped),
+/// friction (every pair's friction scaled by 1.001: a cone's friction off), margin (every contact
+/// pair's margin dropped) or moving (the contacts between two moving bodies frictionless: their
+/// pairs' parameters mixed wrongly) breaks the constraint rows too, and tendon (every fixed
 /// tendon's coefficients x 1.001) its actuators on fixed tendons (the host backend names it in
 /// its description). FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler.
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);

@@ -96,6 +96,7 @@ enum {
   X(njnt)          /* joints */                                                                    \
   X(ntendon)       /* tendons */                                                                   \
   X(nwrap)         /* wrap objects of all tendons */                                               \
+  X(nJten)         /* non-zeros of the tendons' Jacobians (MuJoCo's sparsity: a slot per wrap) */  \
   X(nC)            /* non-zeros of the reduced inertia (MuJoCo's M, qLD, qH layout) */             \
   X(nJmom)         /* non-zeros of the actuator moments (static sparsity, flysim) */               \
   X(nlevel)        /* depths of the body tree, world = 0 (flysim) */                               \
@@ -218,9 +219,17 @@ enum {
   X(int, tendon_num, ntendon, 1)               /* wrap objects (fixed: joints) */                  \
   X(int, wrap_objid, nwrap, 1)                 /* the object (fixed tendon: a joint) */            \
   X(fsReal, wrap_prm, nwrap, 1)                /* its parameter (fixed tendon: the coefficient) */ \
-  X(int, geom_type, ngeom, 1)                  /* mjtGeom */                                       \
-  X(int, geom_dataid, ngeom, 1)                /* mesh id, -1: none */                             \
-  X(int, geom_bodyid, ngeom, 1)                /* body */                                          \
+  X(fsReal, tendon_stiffness, ntendon, 1)      /* spring stiffness */                              \
+  X(fsReal, tendon_stiffnesspoly, ntendon, FS_NPOLY) /* ... high-order */                          \
+  X(fsReal, tendon_damping, ntendon, 1)              /* damping */                                 \
+  X(fsReal, tendon_dampingpoly, ntendon, FS_NPOLY)   /* ... high-order */                          \
+  X(fsReal, tendon_lengthspring, ntendon, 2)         /* the spring's rest lengths (a dead band) */ \
+  X(int, ten_J_rowadr, ntendon, 1)                   /* tendon's first Jacobian slot */            \
+  X(int, ten_J_rownnz, ntendon, 1)                   /* its slots */                               \
+  X(int, ten_J_colind, nJten, 1)                     /* each slot's dof (sorted) */                \
+  X(int, geom_type, ngeom, 1)                        /* mjtGeom */                                 \
+  X(int, geom_dataid, ngeom, 1)                      /* mesh id, -1: none */                       \
+  X(int, geom_bodyid, ngeom, 1)                      /* body */                                    \
   X(int, geom_sameframe, ngeom, 1)      /* frame = body's / inertial frame (mjtSameFrame) */       \
   X(fsReal, geom_size, ngeom, 3)        /* type-specific sizes */                                  \
   X(fsReal, geom_rbound, ngeom, 1)      /* bounding-sphere radius, 0 for planes */                 \
@@ -331,8 +340,9 @@ typedef struct fsModel {
   fsReal density;    // opt.density, viscosity, wind: the medium of fluid forces (mj_fluid,
   fsReal viscosity;  //   the inertia-box model; on when density or viscosity is not 0)
   fsReal wind[3];
-  int enableflags; // opt.enableflags (mjtEnableBit)
-  fsReal o_margin; // opt.o_margin, o_solref, o_solimp, o_friction: contact override
+  int tendon_passive; // tendons with springs or dampers (mj_springdamper's tendon part)
+  int enableflags;    // opt.enableflags (mjtEnableBit)
+  fsReal o_margin;    // opt.o_margin, o_solref, o_solimp, o_friction: contact override
   fsReal o_solref[FS_NREF];
   fsReal o_solimp[FS_NIMP];
   fsReal o_friction[5];

@@ -109,15 +109,69 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
   return any;
 }
 
-/// Fluid forces in this build's step (FSI_FLUID): the host's; not yet the kernels (the cuda
-/// backend refuses them).
+/// The passive forces beyond the fly's (fluid forces, tendon springs and dampers) in this
+/// build's step (FSI_PASSIVE): the host's; not yet the kernels (the cuda backend refuses them:
+/// fs_model_kernels_lack).
 #ifndef __CUDA_ARCH__
-#define FSI_FLUID 1
+#define FSI_PASSIVE 1
 #else
-#define FSI_FLUID 0
+#define FSI_PASSIVE 0
 #endif
 
-#if FSI_FLUID
+#if FSI_PASSIVE
+/// Slot k of fixed tendon t's Jacobian row (MuJoCo's ten_J: a slot per wrap, sorted by dof):
+/// the first slot of a column sums its joint's coefficients from 0 in wrap order, a repeated
+/// column's later slots are 0 (fsi_fixed_tendon's moment row, gear 1).
+FS_HD fsReal fsi_tendon_J(const fsModel* m, int t, int k) {
+  int adr = m->ten_J_rowadr[t], w0 = m->tendon_adr[t], w1 = w0 + m->tendon_num[t];
+  if (k > adr && m->ten_J_colind[k - 1] == m->ten_J_colind[k]) return 0;
+  fsReal J = 0;
+  for (int w = w0; w < w1; w++)
+    if (m->jnt_dofadr[m->wrap_objid[w]] == m->ten_J_colind[k]) J += m->wrap_prm[w];
+  return J;
+}
+
+/// mj_springdamper's tendon part on fixed tendon t, after the joints' and dofs': the spring
+/// beyond the rest lengths' dead band (x = length - upper above it, length - lower below)
+/// pulls with -x fsi_poly_force(stiffness, x), the damper with -v fsi_poly_force(damping, v)
+/// at the tendon's velocity v (its Jacobian row times qvel as mju_dotSparse sums it), each
+/// times the row into qfrc_spring and qfrc_damper, slot by slot. On one lane.
+FS_HD_OUTLINE void fsi_tendon_spring_damper(const fsModel* m, fsData* d, int t, int spring,
+                                            int damper) {
+  const fsReal *spoly = m->tendon_stiffnesspoly + FS_NPOLY * t,
+               *dpoly = m->tendon_dampingpoly + FS_NPOLY * t;
+  fsReal k = m->tendon_stiffness[t], b = m->tendon_damping[t];
+  int has_s = spring && (k != 0 || spoly[0] != 0 || spoly[1] != 0);
+  int has_d = damper && (b != 0 || dpoly[0] != 0 || dpoly[1] != 0);
+  if (!has_s && !has_d) return;
+  int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t], w0 = m->tendon_adr[t];
+  fsReal frc_s = 0, frc_d = 0;
+  if (has_s) {
+    fsReal len = 0;
+    for (int w = w0; w < w0 + m->tendon_num[t]; w++)
+      len += m->wrap_prm[w] * d->qpos[m->jnt_qposadr[m->wrap_objid[w]]];
+    fsReal lo = m->tendon_lengthspring[2 * t], hi = m->tendon_lengthspring[2 * t + 1];
+    fsReal x = len > hi ? len - hi : len < lo ? len - lo : 0;
+    frc_s = -x * fsi_poly_force(k, spoly, x, 0);
+  }
+  if (has_d) { // mju_dotSparse: 4 running sums to the last multiple of 4, then the rest
+    int nb = n / 4 * 4;
+    fsReal s4[4] = {0, 0, 0, 0}, v;
+    for (int j = 0; j < nb; j++)
+      s4[j & 3] += fsi_tendon_J(m, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
+    v = (s4[0] + s4[2]) + (s4[1] + s4[3]);
+    for (int j = nb; j < n; j++)
+      v += fsi_tendon_J(m, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
+    frc_d = -v * fsi_poly_force(b, dpoly, v, 1);
+  }
+  for (int j = adr; j < adr + n; j++) {
+    fsReal J = fsi_tendon_J(m, t, j);
+    int i = m->ten_J_colind[j];
+    if (has_s) d->qfrc_spring[i] += J * frc_s;
+    if (has_d) d->qfrc_damper[i] += J * frc_d;
+  }
+}
+
 /// mj_inertiaBoxFluidModel's force on body b (fluid_bfrc: torque, force in the world frame):
 /// the body's velocity at its com in its inertial frame less the wind, against the box of
 /// the body's inertia (viscous terms with viscosity, quadratic drag with density), in
@@ -191,10 +245,11 @@ FS_HD_OUTLINE fsReal fsi_fluid_dof(const fsModel* m, const fsData* d, int i) {
 }
 #endif
 
-/// mj_passive: joint springs and dof dampers (with what actuators add), summed into
-/// qfrc_passive, then fluid forces (fsi_fluid_body, fsi_fluid_dof; the host's) and contact
-/// adhesion (fsi_adhesion) added. Gravity compensation, the ellipsoid fluid model and passive
-/// contacts are refused by the model check (common/model/model_support.c).
+/// mj_passive: joint springs and dof dampers (with what actuators add), then tendons' springs
+/// and dampers (fsi_tendon_spring_damper; the host's), summed into qfrc_passive, then fluid
+/// forces (fsi_fluid_body, fsi_fluid_dof; the host's) and contact adhesion (fsi_adhesion) added.
+/// Gravity compensation, the ellipsoid fluid model and passive contacts are refused by the model
+/// check (common/model/model_support.c).
 FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nv) {
     d->qfrc_spring[i] = d->qfrc_damper[i] = d->qfrc_passive[i] = d->qfrc_adhesion[i] = 0;
@@ -218,7 +273,11 @@ FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
     }
   }
   FS_SYNC();
-#if FSI_FLUID
+#if FSI_PASSIVE
+  if (m->tendon_passive) {
+    FS_LANE0 for (int t = 0; t < m->ntendon; t++) fsi_tendon_spring_damper(m, d, t, spring, damper);
+    FS_SYNC();
+  }
   if (m->nvfluid) {
     FS_FOR_LANE(b, m->nbody) fsi_fluid_body(m, d, b);
     FS_SYNC();
@@ -229,7 +288,7 @@ FS_HD FS_FORCEINLINE void fs_passive(const fsModel* m, fsData* d) {
   int adhesion = m->adhesion && m->npairnv && !(m->disableflags & FS_DSBL_CONTACT);
   FS_FOR_LANE(i, m->nv) {
     d->qfrc_passive[i] = d->qfrc_spring[i] + d->qfrc_damper[i];
-#if FSI_FLUID
+#if FSI_PASSIVE
     if (m->nvfluid) d->qfrc_passive[i] += d->qfrc_fluid[i];
 #endif
     if (adhesion && fsi_adhesion(m, d, i)) d->qfrc_passive[i] += d->qfrc_adhesion[i];

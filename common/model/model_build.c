@@ -829,6 +829,7 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   m->njnt = (int)mj->njnt;
   m->ntendon = (int)mj->ntendon;
   m->nwrap = (int)mj->nwrap;
+  m->nJten = (int)mj->nJten;
   m->nC = (int)mj->nC;
   m->ntree = (int)mj->ntree;
   m->nmocap = (int)mj->nmocap;
@@ -858,6 +859,14 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   int fluid = mj->opt.density != 0 || mj->opt.viscosity != 0;
   m->nfluid = fluid ? m->nbody : 0; // mj_fluid's forces, body by body, and their sum by dof
   m->nvfluid = fluid ? m->nv : 0;
+  m->tendon_passive = 0;
+  for (int t = 0; t < mj->ntendon; t++) {
+    int on = mj->tendon_stiffness[t] != 0 || mj->tendon_damping[t] != 0;
+    for (int k = 0; k < mjNPOLY; k++)
+      on |= mj->tendon_stiffnesspoly[mjNPOLY * t + k] != 0 ||
+            mj->tendon_dampingpoly[mjNPOLY * t + k] != 0;
+    m->tendon_passive += on;
+  }
   for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
   m->disableflags = mj->opt.disableflags;
   if (alloc_model(m, err)) return -1;
@@ -960,12 +969,13 @@ int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {
 }
 
 // What the kernels do not compile yet and the host runs, X(uses, what, fix): the one list
-// behind fs_model_kernels_lack (FSI_ROWS, FSI_RK4, FSI_FLUID in common/engine).
+// behind fs_model_kernels_lack (FSI_ROWS, FSI_RK4, FSI_PASSIVE in common/engine).
 #define KERNELS_LACK(X)                                                                            \
   X(fs_model_general_rows(m), "dof friction loss, joint limits, elliptic cones or the CG solver",  \
     "<flag frictionloss=\"disable\" limit=\"disable\"/>, cone=\"pyramidal\", solver=\"Newton\"")   \
   X(m->rk4, "the RK4 integrator", "integrator=\"Euler\"")                                          \
-  X(m->nvfluid > 0, "fluid forces", "density=\"0\" viscosity=\"0\"")
+  X(m->nvfluid > 0, "fluid forces", "density=\"0\" viscosity=\"0\"")                               \
+  X(m->tendon_passive > 0, "tendon springs and dampers", "no stiffness or damping on tendons")
 
 int fs_model_kernels_lack(const fsModel* m, const char* name, fsError* err) {
   char what[512] = "", fix[512] = "";

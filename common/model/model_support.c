@@ -382,15 +382,30 @@ static int tendon_fixed(const mjModel* m, int k) {
   return m->tendon_num[k] > 0 && m->wrap_type[m->tendon_adr[k]] == mjWRAP_JOINT;
 }
 
-// Does tendon k act on the state beyond a fixed tendon's actuator transmission: stiffness,
-// damping, armature, an actuator on a spatial tendon or under a total force limit
-// (actfrcrange), an active limit or friction loss?
+// Does an actuator with damping (its own damping or dampingpoly) act on tendon k? MuJoCo
+// adds it to the tendon's damper (mj_actuatorDamping).
+static int tendon_actuator_damping(const mjModel* m, int k) {
+  for (int a = 0; a < m->nu; a++) {
+    if (m->actuator_trntype[a] != mjTRN_TENDON || m->actuator_trnid[2 * a] != k) continue;
+    int on = m->actuator_damping[a] != 0;
+    for (int j = 0; j < mjNPOLY; j++) on |= m->actuator_dampingpoly[mjNPOLY * a + j] != 0;
+    if (on) return 1;
+  }
+  return 0;
+}
+
+// Does tendon k act on the state beyond what the engine implements (a fixed tendon's
+// actuator transmission, springs and dampers): stiffness or damping on a spatial tendon or
+// with an actuator's damping, armature, an actuator on a spatial tendon or under a total
+// force limit (actfrcrange), an active limit or friction loss?
 static int tendon_acts(const mjModel* m, int k) {
   int limits_on = rows_on(m, mjDSBL_LIMIT), friction_on = rows_on(m, mjDSBL_FRICTIONLOSS);
+  int spring_damper = m->tendon_stiffness[k] != 0 || m->tendon_damping[k] != 0;
   for (int j = 0; j < mjNPOLY; j++)
-    if (m->tendon_stiffnesspoly[mjNPOLY * k + j] || m->tendon_dampingpoly[mjNPOLY * k + j])
-      return 1;
-  return m->tendon_stiffness[k] != 0 || m->tendon_damping[k] != 0 || m->tendon_armature[k] != 0 ||
+    spring_damper |= m->tendon_stiffnesspoly[mjNPOLY * k + j] != 0 ||
+                     m->tendon_dampingpoly[mjNPOLY * k + j] != 0;
+  return (spring_damper && (!tendon_fixed(m, k) || tendon_actuator_damping(m, k))) ||
+         m->tendon_armature[k] != 0 ||
          (m->tendon_actuatorid[k] != -1 && (!tendon_fixed(m, k) || m->tendon_actfrclimited[k])) ||
          (limits_on && m->tendon_limited[k]) || (friction_on && m->tendon_frictionloss[k] > 0);
 }
@@ -400,8 +415,9 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
   for (int k = 0; k < m->ntendon; k++)
     if (tendon_acts(m, k)) found(&tendon, k);
   problem_found(p, m, &tendon, mjOBJ_TENDON,
-                "tendon forces (stiffness, damping, armature, limit, friction loss, an actuator on "
-                "a spatial tendon or an actuator force range)",
+                "tendon forces (stiffness or damping on a spatial tendon or beside an actuator's "
+                "damping, armature, limit, friction loss, an actuator on a spatial tendon or an "
+                "actuator force range)",
                 "remove them (tendons that only measure are accepted)");
   int eq_on = rows_on(m, mjDSBL_EQUALITY);
   for (int k = 0; k < m->neq; k++)

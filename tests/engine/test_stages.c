@@ -24,9 +24,10 @@ typedef struct Case {
   int disable; // mjtDisableBit flags added to the model's
   int nworld;
   fshNoise noise;
-  int nstep;  // steps of the multi-step comparison
-  int across; // contact rows across two branches or trees: the host's dense rows only
-  int rk4;    // the model stepped with RK4 (the host's; the device refuses it)
+  int nstep;           // steps of the multi-step comparison
+  int across;          // contact rows across two branches or trees: the host's dense rows only
+  int rk4;             // the model stepped with RK4 (the host's; the device refuses it)
+  const char* refused; // what the device's refusal names (the host's alone), or NULL
 } Case;
 
 // Worst error per stage over all cases: isolated, in the chained forward, whole steps.
@@ -64,9 +65,10 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   int nbad = fsh_check_stages(r, mj, c->path, &check, &err);
   mj_deleteModel(mj);
   if (nbad == FSH_SKIP) return FS_TEST_SKIP;
-  if (c->rk4 && !strncmp(r->name, "cuda", 4)) {
+  if (c->refused && !strncmp(r->name, "cuda", 4)) {
     printf(" refused: %s\n", err.msg);
-    CHECK_MSG(nbad < 0 && strstr(err.msg, "RK4"), "%s: RK4 not refused on the device", c->label);
+    CHECK_MSG(nbad < 0 && strstr(err.msg, c->refused), "%s: %s not refused on the device", c->label,
+              c->refused);
     return 0;
   }
   int dense = strncmp(r->name, "cuda", 4) != 0; // the host's rows dense (nv < 60) ...
@@ -93,7 +95,7 @@ int main(void) {
          tol.floor, tol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
   char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
-  char bodies[1024], tendon[1024];
+  char bodies[1024], tendon[1024], tendon_passive[1024], fluid[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
@@ -102,25 +104,45 @@ int main(void) {
   snprintf(fly_tethered, sizeof fly_tethered, "%s", fs_test_asset("worlds/tethered.mjb"));
   snprintf(bodies, sizeof bodies, "%s", fs_test_model("cuda_contact_bodies.xml"));
   snprintf(tendon, sizeof tendon, "%s", fs_test_model("tendon_fixed.xml"));
+  snprintf(tendon_passive, sizeof tendon_passive, "%s", fs_test_model("tendon_passive.xml"));
+  snprintf(fluid, sizeof fluid, "%s", fs_test_model("fluid.xml"));
   const Case cases[] = {
-      {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, 0, 0},
-      {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 0},
-      {"limb", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0},
-      {"limb, gravity off", limb, mjDSBL_GRAVITY, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
-      {"limb, springs off", limb, mjDSBL_SPRING, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
-      {"limb, dampers off", limb, mjDSBL_DAMPER, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
-      {"limb, actuation off", limb, mjDSBL_ACTUATION, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
-      {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
-      {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5, 0, 0},
-      {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3, 0, 0},
-      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0},
-      {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20, 0, 0},
-      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20, 0, 0},
-      {"moving bodies (contype/conaffinity)", bodies, 0, 5, {0.5, 2, 0.5, 3}, 30, 1, 0},
-      {"bodies, filterparent off", bodies, mjDSBL_FILTERPARENT, 3, {0.5, 2, 0.5, 3}, 10, 1, 0},
-      {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 1},
-      {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 1},
-      {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, 0, 0},
+      {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, 0, 0, NULL},
+      {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 0, NULL},
+      {"limb", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0, NULL},
+      {"limb, gravity off", limb, mjDSBL_GRAVITY, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
+      {"limb, springs off", limb, mjDSBL_SPRING, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
+      {"limb, dampers off", limb, mjDSBL_DAMPER, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
+      {"limb, actuation off", limb, mjDSBL_ACTUATION, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
+      {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
+      {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
+      {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3, 0, 0, NULL},
+      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0, NULL},
+      {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20, 0, 0, NULL},
+      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20, 0, 0, NULL},
+      {"moving bodies (contype/conaffinity)", bodies, 0, 5, {0.5, 2, 0.5, 3}, 30, 1, 0, NULL},
+      {"bodies, filterparent off",
+       bodies,
+       mjDSBL_FILTERPARENT,
+       3,
+       {0.5, 2, 0.5, 3},
+       10,
+       1,
+       0,
+       NULL},
+      {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 1, "RK4"},
+      {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 1, "RK4"},
+      {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, 0, 0, NULL},
+      {"springs and dampers on fixed tendons",
+       tendon_passive,
+       0,
+       5,
+       {0.3, 2, 0.5, 3},
+       20,
+       0,
+       0,
+       "tendon springs and dampers"},
+      {"fluid forces (inertia box)", fluid, 0, 5, {0.3, 2, 0.5, 3}, 20, 0, 0, "fluid forces"},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)
