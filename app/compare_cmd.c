@@ -133,8 +133,8 @@ static void print_help(void) {
          "friction loss, =friction scales its contact friction by 1.001, =margin drops its\n"
          "contact margins, =moving makes its contacts between moving bodies frictionless and\n"
          "=tendon scales its fixed tendons' coefficients by 1.001, FLYSIM_PERTURB_STEP=euler\n"
-         "steps RK4 models with Euler: deliberately broken steppers, which the comparison\n"
-         "must catch.\n");
+         "steps RK4 models with Euler, =act scales activations' time constants by 1.001:\n"
+         "deliberately broken steppers, which the comparison must catch.\n");
 }
 
 // "cpu", "host:f64", ... into s.

@@ -36,10 +36,16 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
   }
   const char* step = getenv("FLYSIM_PERTURB_STEP");
   if (step && *step) {
-    if (strcmp(step, "euler"))
-      return fs_fail(
-          err, "FLYSIM_PERTURB_STEP='%s' is not euler; fix: unset it (it is a test switch)", step);
-    m->rk4 = 0; // RK4 models stepped with Euler
+    if (!strcmp(step, "euler")) {
+      m->rk4 = 0;                      // RK4 models stepped with Euler
+    } else if (!strcmp(step, "act")) { // activations' time constants off
+      for (int i = 0; i < m->nu; i++) m->actuator_dynprm[FS_NDYN * i] *= (fsReal)1.001;
+    } else {
+      return fs_fail(err,
+                     "FLYSIM_PERTURB_STEP='%s' is not euler or act; fix: unset it (it is a test "
+                     "switch)",
+                     step);
+    }
   }
   const char* s = getenv("FLYSIM_PERTURB_PASSIVE");
   if (!s || !*s) return 0;

@@ -38,7 +38,10 @@ scaled by 1 + 1e-6) on fish (fluid forces, a tendon's spring), our swimmer in a 
 (tests/models/fluid.xml: the inertia-box model with viscosity, density and wind on free,
 hinge, slide and ball joints; the suite's swimmer.xml alone is a head at rest: the suite's
 Python adds its segments) and our springs and dampers on fixed tendons
-(tests/models/tendon_passive.xml: a dead band, polynomial stiffness and damping).
+(tests/models/tendon_passive.xml: a dead band, polynomial stiffness and damping);
+FLYSIM_PERTURB_STEP=act (activations' time constants x 1.001) on quadruped (smooth: its
+filters) and our activation dynamics (tests/models/activation.xml: filter, filterexact with
+an activation range, integrator, actearly, a tendon's, a disabled group's).
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -60,7 +63,7 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 12, "no contacts": 14, "smooth": 17}
+MIN_COMPARED = {"as is": 12, "no contacts": 14, "smooth": 19}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
 # contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
@@ -74,6 +77,7 @@ OUR_TENDON = os.path.join(OUR_MODELS, "tendon_fixed.xml")
 OUR_BODIES = os.path.join(OUR_MODELS, "cuda_contact_bodies.xml")
 OUR_FLUID = os.path.join(OUR_MODELS, "fluid.xml")
 OUR_TENDON_PASSIVE = os.path.join(OUR_MODELS, "tendon_passive.xml")
+OUR_ACTIVATION = os.path.join(OUR_MODELS, "activation.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
           ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
@@ -83,7 +87,9 @@ BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_STEP", "euler", "smooth", ("acrobot", "cartpole")),
           ("FLYSIM_PERTURB_STEP", "euler", "as is", (OUR_RK4,)),
           ("FLYSIM_PERTURB_ROWS", "tendon", "as is", ("point_mass", OUR_TENDON)),
-          ("FLYSIM_PERTURB_PASSIVE", "1e-6", "as is", ("fish", OUR_FLUID, OUR_TENDON_PASSIVE)))
+          ("FLYSIM_PERTURB_PASSIVE", "1e-6", "as is", ("fish", OUR_FLUID, OUR_TENDON_PASSIVE)),
+          ("FLYSIM_PERTURB_STEP", "act", "smooth", ("quadruped",)),
+          ("FLYSIM_PERTURB_STEP", "act", "as is", (OUR_ACTIVATION,)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -144,11 +150,12 @@ def main():
         check(len(names) >= MIN_COMPARED[variant],
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
     # our walkers with limits, friction loss and contacts (pyramidal, elliptic), our moving
-    # bodies, RK4, fixed tendons (actuators, springs, dampers) and fluid, as users run them: within the floor (the broken
+    # bodies, RK4, fixed tendons (actuators, springs, dampers), fluid and activations, as users
+    # run them: within the floor (the broken
     # steppers below must fail on them)
     print("--- our models, as is")
     for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4, OUR_TENDON, OUR_FLUID,
-                  OUR_TENDON_PASSIVE):
+                  OUR_TENDON_PASSIVE, OUR_ACTIVATION):
         for precision in PRECISIONS:
             rc, out, err = compare(model, precision, [])
             s = cliutil.summary(out) if rc in (0, 3) else {}

@@ -18,6 +18,7 @@
 #define FS_NPOLY    2  // mjNPOLY: high-order stiffness / damping coefficients
 #define FS_NGAIN    10 // mjNGAIN
 #define FS_NBIAS    10 // mjNBIAS
+#define FS_NDYN     10 // mjNDYN
 #define FS_NWARNING 7  // mjNWARNING
 #define FS_NISLAND  20 // mjNISLAND: islands with solver statistics
 
@@ -77,6 +78,8 @@ enum { FS_JNT_FREE = 0, FS_JNT_BALL = 1, FS_JNT_SLIDE = 2, FS_JNT_HINGE = 3 };
 enum { FS_TRN_JOINT = 0, FS_TRN_JOINTINPARENT = 1, FS_TRN_TENDON = 3, FS_TRN_BODY = 5 };
 enum { FS_GAIN_FIXED = 0, FS_GAIN_AFFINE = 1 };
 enum { FS_BIAS_NONE = 0, FS_BIAS_AFFINE = 1 };
+/// Activation dynamics (mjtDyn) the engine implements.
+enum { FS_DYN_NONE = 0, FS_DYN_INTEGRATOR = 1, FS_DYN_FILTER = 2, FS_DYN_FILTEREXACT = 3 };
 
 // mjtSameFrame: how a body's inertial frame relates to its body frame.
 enum {
@@ -92,6 +95,7 @@ enum {
   X(nq)            /* generalized coordinates */                                                   \
   X(nv)            /* degrees of freedom */                                                        \
   X(nu)            /* actuators = controls = force outputs (one each) */                           \
+  X(na)            /* activations (one an actuator with dynamics) */                               \
   X(nbody)         /* bodies, world included */                                                    \
   X(njnt)          /* joints */                                                                    \
   X(ntendon)       /* tendons */                                                                   \
@@ -210,6 +214,13 @@ enum {
   X(int, actuator_biastype, nu, 1)             /* mjtBias */                                       \
   X(fsReal, actuator_gainprm, nu, FS_NGAIN)    /* gain parameters */                               \
   X(fsReal, actuator_biasprm, nu, FS_NBIAS)    /* bias parameters */                               \
+  X(int, actuator_dyntype, nu, 1)              /* mjtDyn: activation dynamics */                   \
+  X(fsReal, actuator_dynprm, nu, FS_NDYN)      /* dynamics parameters (filter: tau) */             \
+  X(int, actuator_actadr, nu, 1)               /* first activation, -1: none */                    \
+  X(int, actuator_actnum, nu, 1)               /* activations */                                   \
+  X(int, actuator_actlimited, nu, 1)           /* activation clamped */                            \
+  X(fsReal, actuator_actrange, nu, 2)          /* activation range */                              \
+  X(int, actuator_actearly, nu, 1)             /* force from the next step's activation */         \
   X(fsReal, actuator_gear, nu, 6)              /* transmission gear */                             \
   X(int, actuator_ctrllimited, nu, 1)          /* control clamped */                               \
   X(fsReal, actuator_ctrlrange, nu, 2)         /* control range */                                 \
@@ -448,6 +459,7 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(fsReal, qpos, nq, 1, STATE, MJ)                        /* position */                          \
   X(fsReal, qvel, nv, 1, STATE, MJ)                        /* velocity */                          \
   X(fsReal, ctrl, nu, 1, STATE, MJ)                        /* control */                           \
+  X(fsReal, act, na, 1, STATE, MJ)                         /* actuator activation */               \
   X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                /* applied generalized force */         \
   X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)              /* last qacc (solver warm start) */     \
   X(double, time, one, 1, STATE, MJ)                       /* simulation time */                   \
@@ -539,6 +551,7 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(fsReal, qfrc_bias, nv, 1, RNE, MJ)                       /* C(qpos, qvel) incl. gravity */     \
   X(fsReal, rne_cacc, nbody, 6, RNE, SCRATCH)                /* com-based acceleration */          \
   X(fsReal, rne_cfrc, nbody, 6, RNE, SCRATCH)                /* com-based body force */            \
+  X(fsReal, act_dot, na, 1, ACTUATION, MJ)                   /* activation's time derivative */    \
   X(fsReal, actuator_force, nu, 1, ACTUATION, MJ)            /* actuator force */                  \
   X(fsReal, qfrc_actuator, nv, 1, ACTUATION, MJ)             /* actuator force in joint space */   \
   X(fsReal, qfrc_smooth, nv, 1, ACCELERATION, MJ)            /* net unconstrained force */         \

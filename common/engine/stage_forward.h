@@ -19,6 +19,56 @@
 /// clampctrl is disabled), all ctrl zeroed if any is bad (warning BADCTRL);
 /// force = gain * ctrl + bias with fixed or affine gain, none or affine bias;
 /// clamped to forcerange; qfrc_actuator = moment' * force, then clamped per joint.
+/// Activation dynamics in this build's step (FSI_ACT): the host's; not yet the kernels (the
+/// cuda backend refuses them: fs_model_kernels_lack).
+#ifndef __CUDA_ARCH__
+#define FSI_ACT 1
+#else
+#define FSI_ACT 0
+#endif
+
+#if FSI_ACT
+/// mj_nextActivation: actuator i's activation j one step on at act_dot (filterexact: the
+/// filter integrated exactly, else Euler), clamped to actrange where actlimited.
+FS_HD fsReal fsi_next_act(const fsModel* m, const fsData* d, int i, int j, fsReal act_dot) {
+  fsReal act = d->act[j];
+  if (m->actuator_dyntype[i] == FS_DYN_FILTEREXACT) {
+    fsReal tau = m->actuator_dynprm[FS_NDYN * i];
+    tau = FS_MINVAL >= tau ? FS_MINVAL : tau; // mju_max(mjMINVAL, tau)
+    act = act + act_dot * tau * (1 - fs_exp(-(fsReal)m->timestep / tau));
+  } else {
+    act = act + act_dot * (fsReal)m->timestep;
+  }
+  if (m->actuator_actlimited[i])
+    act = fs_clip(act, m->actuator_actrange[2 * i], m->actuator_actrange[2 * i + 1]);
+  return act;
+}
+
+/// Actuator i's activation dynamics (mj_fwdActuation): act_dot of its activation from the
+/// clamped control u (integrator: u; filter, filterexact: (u - act) / max(mjMINVAL, tau)),
+/// whether or not its group is disabled; returns the force's input, the activation (the
+/// next step's under actearly). Only for an actuator with dynamics (actadr >= 0).
+FS_HD_OUTLINE fsReal fsi_act_input(const fsModel* m, fsData* d, int i, fsReal u) {
+  int j = m->actuator_actadr[i] + m->actuator_actnum[i] - 1;
+  if (m->actuator_dyntype[i] == FS_DYN_INTEGRATOR) {
+    d->act_dot[j] = u;
+  } else {
+    fsReal tau = m->actuator_dynprm[FS_NDYN * i];
+    tau = FS_MINVAL >= tau ? FS_MINVAL : tau;
+    d->act_dot[j] = (u - d->act[j]) / tau;
+  }
+  return m->actuator_actearly[i] ? fsi_next_act(m, d, i, j, d->act_dot[j]) : d->act[j];
+}
+
+/// mj_advance's activations of actuator i: each one step on at its act_dot (0 where the
+/// actuator's group is disabled).
+FS_HD_OUTLINE void fsi_advance_act(const fsModel* m, fsData* d, int i) {
+  int a0 = m->actuator_actadr[i];
+  for (int j = a0; a0 >= 0 && j < a0 + m->actuator_actnum[i]; j++)
+    d->act[j] = fsi_next_act(m, d, i, j, m->actuator_disabled[i] ? 0 : d->act_dot[j]);
+}
+#endif
+
 FS_HD FS_FORCEINLINE void fs_fwd_actuation(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nu) d->actuator_force[i] = 0;
   if (m->nu == 0 || (m->disableflags & FS_DSBL_ACTUATION)) {
@@ -40,13 +90,16 @@ FS_HD FS_FORCEINLINE void fs_fwd_actuation(const fsModel* m, fsData* d) {
   }
   FS_SYNC();
   FS_FOR_LANE(i, m->nu) {
-    if (m->actuator_disabled[i]) continue;
     fsReal u = 0; // every control counts as zero if any was bad
     if (!bad) {
       u = d->ctrl[i];
       if (clamp && m->actuator_ctrllimited[i])
         u = fs_clip(u, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
     }
+#if FSI_ACT
+    if (m->na && m->actuator_actadr[i] >= 0) u = fsi_act_input(m, d, i, u); // the activation
+#endif
+    if (m->actuator_disabled[i]) continue;
     const fsReal* g = m->actuator_gainprm + FS_NGAIN * i;
     const fsReal* b = m->actuator_biasprm + FS_NBIAS * i;
     fsReal len = d->actuator_length[i], vel = d->actuator_velocity[i];
@@ -234,6 +287,11 @@ FS_HD FS_FORCEINLINE void fs_euler(const fsModel* m, fsData* d) {
     FS_FOR_LANE(i, m->nv) d->euler_qacc[i] = d->qacc[i];
   }
   FS_SYNC();
+#if FSI_ACT
+  if (m->na && !(m->disableflags & FS_DSBL_ACTUATION)) {
+    FS_FOR_LANE(i, m->nu) fsi_advance_act(m, d, i);
+  }
+#endif
   FS_FOR_LANE(i, m->nv) d->qvel[i] += d->euler_qacc[i] * h;
   FS_SYNC();
   fsi_integrate_pos(m, d->qpos, d->qvel, h);

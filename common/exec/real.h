@@ -183,6 +183,9 @@ FS_HD fsReal fs_atan2(fsReal y, fsReal x) {
 FS_HD fsReal fs_pow(fsReal x, fsReal y) {
   return powf(x, y);
 }
+FS_HD fsReal fs_exp(fsReal x) {
+  return expf(x);
+}
 #else
 FS_HD fsReal fs_sqrt(fsReal x) {
   return sqrt(x);
@@ -201,6 +204,9 @@ FS_HD fsReal fs_atan2(fsReal y, fsReal x) {
 }
 FS_HD fsReal fs_pow(fsReal x, fsReal y) {
   return pow(x, y);
+}
+FS_HD fsReal fs_exp(fsReal x) {
+  return exp(x);
 }
 #endif
 

@@ -102,7 +102,8 @@ int fs_model_for_lanes(fsModel* m, const char* name, fsError* err);
 
 /// -1 (err names `name` and says, in one message, every feature and its fix, FS_ERR_MODEL)
 /// for a model that uses what the kernels do not compile yet and the host runs (the rows and
-/// solvers beyond NeuroMechFly's, RK4, fluid forces, tendon springs and dampers); else 0.
+/// solvers beyond NeuroMechFly's, RK4, fluid forces, tendon springs and dampers, activation
+/// dynamics); else 0.
 int fs_model_kernels_lack(const fsModel* m, const char* name, fsError* err);
 
 /// Bound a world's candidate pairs (common/engine/collision_cull.h) to n where the model culls

@@ -825,6 +825,7 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   m->nq = (int)mj->nq;
   m->nv = (int)mj->nv;
   m->nu = (int)mj->nu;
+  m->na = (int)mj->na;
   m->nbody = (int)mj->nbody;
   m->njnt = (int)mj->njnt;
   m->ntendon = (int)mj->ntendon;
@@ -969,13 +970,14 @@ int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {
 }
 
 // What the kernels do not compile yet and the host runs, X(uses, what, fix): the one list
-// behind fs_model_kernels_lack (FSI_ROWS, FSI_RK4, FSI_PASSIVE in common/engine).
+// behind fs_model_kernels_lack (FSI_ROWS, FSI_RK4, FSI_PASSIVE, FSI_ACT in common/engine).
 #define KERNELS_LACK(X)                                                                            \
   X(fs_model_general_rows(m), "dof friction loss, joint limits, elliptic cones or the CG solver",  \
     "<flag frictionloss=\"disable\" limit=\"disable\"/>, cone=\"pyramidal\", solver=\"Newton\"")   \
   X(m->rk4, "the RK4 integrator", "integrator=\"Euler\"")                                          \
   X(m->nvfluid > 0, "fluid forces", "density=\"0\" viscosity=\"0\"")                               \
-  X(m->tendon_passive > 0, "tendon springs and dampers", "no stiffness or damping on tendons")
+  X(m->tendon_passive > 0, "tendon springs and dampers", "no stiffness or damping on tendons")     \
+  X(m->na > 0, "activation dynamics", "dyntype=\"none\"")
 
 int fs_model_kernels_lack(const fsModel* m, const char* name, fsError* err) {
   char what[512] = "", fix[512] = "";

@@ -353,12 +353,19 @@ static void check_collision(const mjModel* m, const fsPairTable* t, Problems* p)
 }
 
 // Joint limits and dof friction loss: the rows implement hinge and slide limits and every
-// dof's friction loss, not ball joints' cone limits, nor noslip over friction-loss rows.
+// dof's friction loss, not ball joints' cone limits, nor noslip over friction-loss rows or
+// the limit rows of a dof with ancestors (noslip's Y = J M^-1/2 of such a row reaches the
+// ancestors, and a dof row holds its dof alone).
 static void check_joints(const mjModel* m, Problems* p) {
-  Found ball = {0, 0}, friction = {0, 0};
+  Found ball = {0, 0}, friction = {0, 0}, limit = {0, 0};
   int limits_on = rows_on(m, mjDSBL_LIMIT), friction_on = rows_on(m, mjDSBL_FRICTIONLOSS);
-  for (int j = 0; j < m->njnt; j++)
-    if (limits_on && m->jnt_limited[j] && m->jnt_type[j] == mjJNT_BALL) found(&ball, j);
+  for (int j = 0; j < m->njnt; j++) {
+    if (limits_on && m->jnt_limited[j] && m->jnt_type[j] == mjJNT_BALL)
+      found(&ball, j);
+    else if (limits_on && m->jnt_limited[j] && m->opt.noslip_iterations > 0 &&
+             m->dof_parentid[m->jnt_dofadr[j]] >= 0)
+      found(&limit, j);
+  }
   for (int i = 0; i < m->nv; i++)
     if (friction_on && m->dof_frictionloss[i] != 0 && m->opt.noslip_iterations > 0)
       found(&friction, m->dof_jntid[i]);
@@ -368,6 +375,11 @@ static void check_joints(const mjModel* m, Problems* p) {
   problem_found(p, m, &friction, mjOBJ_JOINT,
                 "dof friction loss with noslip (noslip implements contact rows only)",
                 "noslip_iterations=\"0\", frictionloss=\"0\" or <flag frictionloss=\"disable\"/>");
+  problem_found(
+      p, m, &limit, mjOBJ_JOINT,
+      "joint limits under noslip on joints below another joint (noslip's rows of a dof hold "
+      "that dof alone)",
+      "noslip_iterations=\"0\", or no ranges or <flag limit=\"disable\"/>");
   Found sameframe = {0, 0};
   for (int b = 1; b < m->nbody; b++)
     if (m->body_sameframe[b] == mjSAMEFRAME_INERTIA ||
@@ -438,7 +450,11 @@ static void check_actuators(const mjModel* m, Problems* p) {
                     m->jnt_type[m->actuator_trnid[2 * i]] == mjJNT_SLIDE);
     int tendon_ok = t == mjTRN_TENDON && tendon_fixed(m, m->actuator_trnid[2 * i]);
     if (!joint_ok && !tendon_ok && t != mjTRN_BODY) found(&trn, i);
-    if (m->actuator_dyntype[i] != mjDYN_NONE || m->actuator_actnum[i]) found(&dyn, i);
+    int dt = m->actuator_dyntype[i],
+        dyn_ok = dt == mjDYN_INTEGRATOR || dt == mjDYN_FILTER || dt == mjDYN_FILTEREXACT;
+    if (dt == mjDYN_NONE ? m->actuator_actnum[i] != 0
+                         : !dyn_ok || m->actuator_actnum[i] != 1 || m->opt.integrator == mjINT_RK4)
+      found(&dyn, i);
     if (m->actuator_gaintype[i] != mjGAIN_FIXED && m->actuator_gaintype[i] != mjGAIN_AFFINE)
       found(&gain, i);
     if (m->actuator_biastype[i] != mjBIAS_NONE && m->actuator_biastype[i] != mjBIAS_AFFINE)
@@ -450,7 +466,11 @@ static void check_actuators(const mjModel* m, Problems* p) {
   problem_found(p, m, &trn, mjOBJ_ACTUATOR,
                 "transmissions other than a hinge/slide joint, a fixed tendon or a body (adhesion)",
                 "use actuators on hinge or slide joints or on fixed tendons");
-  problem_found(p, m, &dyn, mjOBJ_ACTUATOR, "activation dynamics", "dyntype=\"none\"");
+  problem_found(p, m, &dyn, mjOBJ_ACTUATOR,
+                "activation dynamics other than integrator, filter and filterexact (muscle, "
+                "user, or any under the RK4 integrator)",
+                "dyntype=\"integrator\", \"filter\", \"filterexact\" or \"none\" (Euler for "
+                "activations)");
   problem_found(p, m, &gain, mjOBJ_ACTUATOR, "gain types other than fixed and affine",
                 "use position, motor or general actuators with fixed or affine gain");
   problem_found(p, m, &bias, mjOBJ_ACTUATOR, "bias types other than none and affine",

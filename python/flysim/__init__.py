@@ -205,7 +205,7 @@ class Batch:
     """
 
     # the named arrays: attribute -> mjData field
-    _VIEWS = {"ctrl": "ctrl", "qpos": "qpos", "qvel": "qvel", "qacc": "qacc",
+    _VIEWS = {"ctrl": "ctrl", "act": "act", "qpos": "qpos", "qvel": "qvel", "qacc": "qacc",
               "qfrc_applied": "qfrc_applied", "mocap_pos": "mocap_pos",
               "mocap_quat": "mocap_quat", "time": "time", "xpos": "xpos", "xquat": "xquat",
               "site_xpos": "site_xpos", "actuator_force": "actuator_force",

@@ -474,3 +474,25 @@ def test_host_f64_is_mujoco_where_jacobians_are_dense(name):
             assert np.array_equal(b.qpos[0], d.qpos) and np.array_equal(b.qvel[0], d.qvel), \
                 f"{name}: step {i}: qpos or qvel differs from MuJoCo's"
         assert rows > 0  # the solver ran
+
+
+# Activations as state (tests/models/activation.xml: filter, filterexact, integrator,
+# actearly, a disabled group's): `act` is the batch's, set per world, reset to 0, and the
+# host's float64 steps from a set activation are MuJoCo's to the bit.
+@pytest.mark.parametrize("backend,precision", [("cpu", None), ("host", "f64")])
+def test_activations_are_state(backend, precision):
+    path = os.path.join(ROOT, "tests", "models", "activation.xml")
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    with flysim.Batch(path, 2, backend=backend, precision=precision, threads=1) as b:
+        assert b.act.shape == (2, m.na) and m.na == 6
+        b.act[0] = d.act[:] = np.linspace(-0.4, 0.5, m.na)
+        u = np.linspace(-0.9, 0.9, m.nu)
+        for _ in range(200):
+            b.ctrl[:] = d.ctrl[:] = u
+            b.step(1)
+            mujoco.mj_step(m, d)
+        assert np.array_equal(b.act[0], d.act) and np.array_equal(b.qpos[0], d.qpos)
+        assert not np.array_equal(b.act[1], d.act)  # world 1 started from 0
+        b.reset()
+        assert not b.act.any()
