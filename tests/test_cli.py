@@ -559,6 +559,54 @@ def test_disk_full(tmp):
         check(f"({n} of the" in out, f"disk full: the summary says what was saved: {out!r}")
 
 
+def fill_disk(mnt):
+    """Write a file on mnt until its disk is full (as another program may)."""
+    with open(os.path.join(mnt, "filler"), "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 20))
+                f.flush()
+        except OSError:
+            pass
+
+
+def test_disk_filled_by_another(tmp):
+    """A disk that another program fills while a replay records: the run stops, and the file
+    is left as its last block left it, readable, rather than half-ended (issue 46: the steps
+    written before lost, the file's metadata pointing past its end, the message saying they
+    were kept). A disk too small for a block: no plots of the empty file (their script's fix
+    was wrong). Needs a small tmpfs, as test_disk_full."""
+    mnt = os.path.join(tmp, "filled")
+    with cliutil.small_tmpfs(mnt, "64M", "test_cli") as mounted:
+        if not mounted:
+            return
+        out_dir = os.path.join(mnt, "run")
+        path = os.path.join(out_dir, "replay.h5")
+        proc = start_long_run(out_dir)
+        check(wait_for_steps(path, proc, 1), "filled: the run records steps")
+        fill_disk(mnt)
+        out, err = proc.communicate(timeout=120)
+        check(proc.returncode == 1 and "fix: free space on that disk" in err and
+              "too little for the file's ending" in err and "HDF5-DIAG" not in err,
+              f"filled: exit 1 with the fix ({proc.returncode}, {err[-600:]!r})")
+        try:
+            with h5py.File(path) as f:
+                n = int(f["steps_recorded"][()])
+                check(0 < n < 20000 and np.isfinite(f["qpos_joint"][:n]).all() and
+                      f.attrs["complete"] == 0,
+                      f"filled: the {n} steps written before are kept and readable")
+        except (OSError, KeyError) as e:
+            check(False, f"filled: the file opens: {e}")
+    mnt = os.path.join(tmp, "tiny")
+    with cliutil.small_tmpfs(mnt, "6M", "test_cli") as mounted:
+        if not mounted:
+            return
+        rc, out, err = run("replay", "--worlds", "2", "--sim-steps", "5000", "--save-data",
+                           os.path.join(mnt, "run"), "--no-video")
+        check(rc == 1 and "fix: free space on that disk" in err and "plots" not in err and
+              "(0 of the" in out, f"a 6 MB disk: the fix, no plots of 0 steps ({rc}, {err!r})")
+
+
 def test_sigkill(tmp):
     out_dir = os.path.join(tmp, "killed")
     path = os.path.join(out_dir, "replay.h5")
@@ -597,6 +645,7 @@ def main():
         test_ctrl_c(tmp)
         test_two_runs_one_folder(tmp)
         test_disk_full(tmp)
+        test_disk_filled_by_another(tmp)
         test_earlier_outputs(tmp)
         test_sigkill(tmp)
     cliutil.finish("test_cli")
