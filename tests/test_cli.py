@@ -493,6 +493,32 @@ def test_ctrl_c(tmp):
         check(np.isfinite(f["qpos_joint"][:]).all(), "recorded angles are finite")
 
 
+def test_ctrl_c_in_warmup(tmp):
+    """Ctrl-C in the warm-up (the file is created before it, with 0 steps): exit 130 with the
+    run's lines and the summary, 0 steps, and the file saying why (issue 46: exit 130 with no
+    message or summary)."""
+    out_dir = os.path.join(tmp, "warmup")
+    path = os.path.join(out_dir, "replay.h5")
+    proc = subprocess.Popen([FLYSIM, "replay", "--warmup-sec", "100", "--sim-steps", "100",
+                             "--save-data", out_dir, "--no-video", "--no-plots", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = time.time()
+    while time.time() - start < 120 and proc.poll() is None and not os.path.exists(path):
+        time.sleep(0.05)
+    check(os.path.exists(path), "warm-up: the file is created before the warm-up")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    s = summary(out)
+    check(proc.returncode == 130 and "Replayed 0 steps" in out and "(interrupted)" in out and
+          s.get("interrupted") == "1" and s.get("steps") == "0",
+          f"Ctrl-C in the warm-up: exit 130, said, with the summary: {proc.returncode} {out!r} "
+          f"{err!r}")
+    with h5py.File(path) as f:
+        check(f.attrs["complete"] == 0 and
+              f.attrs["stop_reason"] == "interrupted by signal 2 after 0 steps",
+              f"warm-up: the file's stop reason: {f.attrs.get('stop_reason')}")
+
+
 def test_two_runs_one_folder(tmp):
     """A second replay onto the --save-data folder that a first is writing is refused before
     it touches anything; the first finishes with its whole file (issue 46: the second's
@@ -643,6 +669,7 @@ def main():
         test_repack_signals(tmp)
         test_fifo(tmp)
         test_ctrl_c(tmp)
+        test_ctrl_c_in_warmup(tmp)
         test_two_runs_one_folder(tmp)
         test_disk_full(tmp)
         test_disk_filled_by_another(tmp)
