@@ -158,9 +158,9 @@ def test_sine_any_model(tmp):
 
 def test_step_overflow():
     """Seconds that take more steps than a run may (or than an int holds) are refused with
-    the option, the steps and the most seconds allowed, in every verb: never wrapped to a
-    negative count or to 1 warm-up step; more cpu worlds than memory holds refused up front
-    (issue 46)."""
+    the option, the steps and the most seconds allowed, in every verb, as a usage error
+    (exit 2; bench said it as a runtime one): never wrapped to a negative count or to 1
+    warm-up step; more cpu worlds than memory holds refused up front (issue 46)."""
     cases = [("replay", "--warmup-sec", "429496.7297"), ("replay", "--warmup-sec", "214748.3648"),
              ("replay", "--warmup-sec", "1e9"), ("replay", "--sim-duration-sec", "429496.7297"),
              ("compare", "--warmup-sec", "1e9"), ("compare", "--sim-duration-sec", "214748.3648"),
@@ -168,7 +168,7 @@ def test_step_overflow():
     for verb, opt, val in cases:
         extra = ["--backends", "cpu,host"] if verb != "replay" else ["--backend", "host"]
         rc, out, err = run(verb, opt, val, *extra, timeout=60)
-        check(rc in (1, 2) and f"{opt} {float(val):.10g}:" in err and "fix: at most" in err
+        check(rc == 2 and f"{opt} {float(val):.10g}:" in err and "fix: at most" in err
               and "steps at the model's timestep" in err and "summary" not in out,
               f"{verb} {opt} {val}: refused with the fix ({rc}, {err!r})")
     # more cpu worlds than the machine's memory holds: refused up front, not OOM-killed
