@@ -26,8 +26,8 @@ from cliutil import check, summary  # noqa: E402
 FLYSIM, ASSETS = sys.argv[1], sys.argv[2]
 
 
-def run(*args, timeout=300):
-    return cliutil.run(FLYSIM, *args, timeout=timeout)
+def run(*args, env=None, timeout=300):
+    return cliutil.run(FLYSIM, *args, env=env, timeout=timeout)
 
 
 def test_help():
@@ -452,11 +452,12 @@ def test_repack_signals(tmp):
           f"the next run names and removes the stale copy: {rc} {out!r} {err!r}")
 
 
-def start_long_run(out_dir):
+def start_long_run(out_dir, env=None):
     return subprocess.Popen([FLYSIM, "replay", "--worlds", "2", "--sim-steps", "20000",
                              "--threads", "2", "--save-data", out_dir, "--no-video",
                              "--no-plots", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
 
 
 def wait_for_steps(path, proc, minimum, limit=120):
@@ -566,34 +567,27 @@ def test_earlier_outputs(tmp):
 def test_disk_full(tmp):
     """A disk that fills up during --save-data: exit 1 with the fix, no HDF5 diagnostics and
     no crash, the steps written before readable, the summary saying what was saved (issue
-    46: a segfault at exit and a file that could not be opened). Needs a small tmpfs (root
-    with CAP_SYS_ADMIN); skipped, and said, without one."""
-    mnt = os.path.join(tmp, "small")
-    with cliutil.small_tmpfs(mnt, "32M", "test_cli") as mounted:
-        if not mounted:
-            return
-        out_dir = os.path.join(mnt, "run")
-        rc, out, err = run("replay", "--backend", "host", "--worlds", "2", "--sim-steps", "20000",
-                           "--save-data", out_dir, "--no-video", "--no-plots")
-        check(rc == 1 and "fix: free space on that disk" in err and "HDF5-DIAG" not in err,
-              f"disk full: exit 1 with the fix, no diagnostics ({rc}, {err[-400:]!r})")
-        with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
-            n = int(f.attrs["steps_recorded"])
-            check(0 < n < 20000 and f["qpos_joint"].shape == (n, 2, 66) and
-                  np.isfinite(f["qpos_joint"][:]).all() and f.attrs["complete"] == 0,
-                  f"disk full: the {n} steps written before are kept and readable")
-        check(f"({n} of the" in out, f"disk full: the summary says what was saved: {out!r}")
-
-
-def fill_disk(mnt):
-    """Write a file on mnt until its disk is full (as another program may)."""
-    with open(os.path.join(mnt, "filler"), "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * (1 << 20))
-                f.flush()
-        except OSError:
-            pass
+    46: a segfault at exit and a file that could not be opened). On a small tmpfs where the
+    test may mount one, and on a disk tests/full_disk.c injects below HDF5."""
+    for kind in cliutil.DISK_KINDS:
+        mnt = os.path.join(tmp, "small-" + kind)
+        with cliutil.small_disk(mnt, "32M", "test_cli", kind) as disk:
+            if not disk:
+                continue
+            out_dir = os.path.join(mnt, "run")
+            rc, out, err = run("replay", "--backend", "host", "--worlds", "2", "--sim-steps",
+                               "20000", "--save-data", out_dir, "--no-video", "--no-plots",
+                               env=disk.env)
+            check(rc == 1 and "fix: free space on that disk" in err and "HDF5-DIAG" not in err,
+                  f"{kind} disk full: exit 1 with the fix, no diagnostics ({rc}, "
+                  f"{err[-400:]!r})")
+            with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
+                n = int(f.attrs["steps_recorded"])
+                check(0 < n < 20000 and f["qpos_joint"].shape == (n, 2, 66) and
+                      np.isfinite(f["qpos_joint"][:]).all() and f.attrs["complete"] == 0,
+                      f"{kind} disk full: the {n} steps written before are kept and readable")
+            check(f"({n} of the" in out,
+                  f"{kind} disk full: the summary says what was saved: {out!r}")
 
 
 def test_disk_filled_by_another(tmp):
@@ -601,36 +595,38 @@ def test_disk_filled_by_another(tmp):
     is left as its last block left it, readable, rather than half-ended (issue 46: the steps
     written before lost, the file's metadata pointing past its end, the message saying they
     were kept). A disk too small for a block: no plots of the empty file (their script's fix
-    was wrong). Needs a small tmpfs, as test_disk_full."""
-    mnt = os.path.join(tmp, "filled")
-    with cliutil.small_tmpfs(mnt, "64M", "test_cli") as mounted:
-        if not mounted:
-            return
-        out_dir = os.path.join(mnt, "run")
-        path = os.path.join(out_dir, "replay.h5")
-        proc = start_long_run(out_dir)
-        check(wait_for_steps(path, proc, 1), "filled: the run records steps")
-        fill_disk(mnt)
-        out, err = proc.communicate(timeout=120)
-        check(proc.returncode == 1 and "fix: free space on that disk" in err and
-              "too little for the file's ending" in err and "HDF5-DIAG" not in err,
-              f"filled: exit 1 with the fix ({proc.returncode}, {err[-600:]!r})")
-        try:
-            with h5py.File(path) as f:
-                n = int(f["steps_recorded"][()])
-                check(0 < n < 20000 and np.isfinite(f["qpos_joint"][:n]).all() and
-                      f.attrs["complete"] == 0,
-                      f"filled: the {n} steps written before are kept and readable")
-        except (OSError, KeyError) as e:
-            check(False, f"filled: the file opens: {e}")
-    mnt = os.path.join(tmp, "tiny")
-    with cliutil.small_tmpfs(mnt, "6M", "test_cli") as mounted:
-        if not mounted:
-            return
-        rc, out, err = run("replay", "--worlds", "2", "--sim-steps", "5000", "--save-data",
-                           os.path.join(mnt, "run"), "--no-video")
-        check(rc == 1 and "fix: free space on that disk" in err and "plots" not in err and
-              "(0 of the" in out, f"a 6 MB disk: the fix, no plots of 0 steps ({rc}, {err!r})")
+    was wrong). Each kind of small disk, as test_disk_full."""
+    for kind in cliutil.DISK_KINDS:
+        mnt = os.path.join(tmp, "filled-" + kind)
+        with cliutil.small_disk(mnt, "64M", "test_cli", kind) as disk:
+            if not disk:
+                continue
+            out_dir = os.path.join(mnt, "run")
+            path = os.path.join(out_dir, "replay.h5")
+            proc = start_long_run(out_dir, disk.env)
+            check(wait_for_steps(path, proc, 1), f"{kind} filled: the run records steps")
+            disk.fill()
+            out, err = proc.communicate(timeout=120)
+            check(proc.returncode == 1 and "fix: free space on that disk" in err and
+                  "too little for the file's ending" in err and "HDF5-DIAG" not in err,
+                  f"{kind} filled: exit 1 with the fix ({proc.returncode}, {err[-600:]!r})")
+            try:
+                with h5py.File(path) as f:
+                    n = int(f["steps_recorded"][()])
+                    check(0 < n < 20000 and np.isfinite(f["qpos_joint"][:n]).all() and
+                          f.attrs["complete"] == 0,
+                          f"{kind} filled: the {n} steps written before are kept and readable")
+            except (OSError, KeyError) as e:
+                check(False, f"{kind} filled: the file opens: {e}")
+        mnt = os.path.join(tmp, "tiny-" + kind)
+        with cliutil.small_disk(mnt, "6M", "test_cli", kind) as disk:
+            if not disk:
+                continue
+            rc, out, err = run("replay", "--worlds", "2", "--sim-steps", "5000", "--save-data",
+                               os.path.join(mnt, "run"), "--no-video", env=disk.env)
+            check(rc == 1 and "fix: free space on that disk" in err and "plots" not in err and
+                  "(0 of the" in out,
+                  f"{kind} 6 MB disk: the fix, no plots of 0 steps ({rc}, {err!r})")
 
 
 def test_sigkill(tmp):
