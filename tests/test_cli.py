@@ -176,6 +176,12 @@ def test_step_overflow():
                        timeout=60)
     check(rc == 1 and "16777216 worlds need" in err and "available; fix: at most" in err,
           f"cpu --worlds 16777216: refused with the fix ({rc}, {err!r})")
+    # the host backend the same (was 'out of memory allocating M', or worse, the OOM killer
+    # where each array fit but not all of them)
+    rc, out, err = run("replay", "--backend", "host", "--worlds", "16777216", "--sim-steps", "10",
+                       timeout=60)
+    check(rc == 1 and "the host backend's 16777216 worlds need" in err and "fix: at most" in err
+          and "mesh.mjb" in err, f"host --worlds 16777216: refused with the fix ({rc}, {err!r})")
 
 
 def test_partial_clip(tmp):

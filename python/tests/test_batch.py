@@ -238,6 +238,8 @@ def test_errors(model):
         flysim.Batch(model, 0, backend="host")
     with pytest.raises(MemoryError, match="16777216 worlds need .* fix: at most"):
         flysim.Batch(model, 2**24, backend="cpu")  # refused up front, not OOM-killed
+    with pytest.raises(MemoryError, match="host backend's 16777216 worlds need .* fix: at most"):
+        flysim.Batch(model, 2**24, backend="host")  # (was "out of memory allocating M")
     with pytest.raises(ValueError, match=r"worlds=2147483648: .* fix: at most 2147483647"):
         flysim.Batch(model, 2**31, backend="host")
     with pytest.raises(ValueError, match="no such file"):
