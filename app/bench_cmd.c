@@ -593,18 +593,21 @@ static const char* record_dir(const Options* o) {
   return o->out[0] ? o->out : tmp && tmp[0] ? tmp : "/tmp";
 }
 
+// The inputs and the table. Returns an exit status (--warmup-sec beyond the steps a point
+// may take: usage, as replay and compare say it).
 static int load(Session* s, fsError* err) {
   Options* o = &s->opt;
   int warm;
-  if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err) ||
-      fs_steps_of_seconds("--warmup-sec", o->v.warmup_sec, s->inputs.m->opt.timestep,
+  if (fs_replay_inputs_load(o->v.model, o->v.targets, o->v.disable, &s->inputs, err))
+    return EXIT_RUNTIME;
+  if (fs_steps_of_seconds("--warmup-sec", o->v.warmup_sec, s->inputs.m->opt.timestep,
                           BENCH_MAX_STEPS, &warm, err))
-    return -1;
+    return EXIT_USAGE;
   s->in = (fsBenchInputs){
       s->inputs.m,  o->v.model, &s->inputs.targets, &s->inputs.bind,   (int)o->v.sim_steps, warm,
       o->v.threads, o->repeats, record_dir(o),      o->v.max_contacts, o->v.max_candidates};
   s->rows = fs_calloc(err, "the table", MAX_ROWS, sizeof(fsBenchRow));
-  return s->rows ? 0 : -1;
+  return s->rows ? EXIT_OK : EXIT_RUNTIME;
 }
 
 static int save(Session* s, fsError* err) {
@@ -637,7 +640,8 @@ static void print_summary(const Session* s) {
 
 static int run(Session* s, fsError* err) {
   Options* o = &s->opt;
-  if (load(s, err)) return EXIT_RUNTIME;
+  int loaded = load(s, err);
+  if (loaded != EXIT_OK) return loaded;
   if (o->out[0] && fs_make_dirs(o->out, "--out", err)) return EXIT_RUNTIME;
   printf("flysim %s, MuJoCo %s\n", fs_version_string(), mj_versionString());
   printf("model   %s, clip %s\n", o->v.model, o->v.targets);
@@ -695,7 +699,8 @@ int fs_cmd_bench(int argc, char** argv, const char* command_line) {
       status = run_ncu(&s->opt, argc + 1, argv - 1, &err);
     else
       status = s->opt.lanes ? run_lanes(&s->opt, &err) : run(s, &err);
-    if (status == EXIT_RUNTIME) fprintf(stderr, "flysim bench: error: %s\n", err.msg);
+    if (status == EXIT_RUNTIME || status == EXIT_USAGE)
+      fprintf(stderr, "flysim bench: error: %s\n", err.msg);
   }
   free(s->rows);
   fs_replay_inputs_free(&s->inputs);

@@ -270,10 +270,10 @@ static int finish_outputs(Session* s, const fsRunResult* res, const char* reason
   int tracking = tracks(s);
   if (cut) {
     // no plots
-  } else if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0 && !tracking &&
+  } else if (h5path[0] && !close_failed && s->opt.plots && saved > 0 && !tracking &&
              !ncol[FS_SERIES_SITE_POS]) {
     printf("No plots: they need angles and targets (tracking) or sites (pose) in --record\n");
-  } else if (h5path[0] && !close_failed && s->opt.plots && res->steps > 0) {
+  } else if (h5path[0] && !close_failed && s->opt.plots && saved > 0) { // (a full disk: none)
     fsError e;
     if (fs_plots_run(h5path, s->opt.save_data, &e)) {
       output_error(s, "plots", &e);
@@ -364,6 +364,11 @@ static int run(Session* s, fsError* err) {
          res.wall_s, res.world_steps_per_s, res.realtime, res.peak_contacts, res.problem_worlds,
          res.interrupted ? 1 : 0);
   fflush(stdout);
+  if (failed && close_failed) { // both said: the run's stop, then why the file ends as it does
+    fprintf(stderr, "flysim replay: error: %s\n", run_err.msg);
+    *err = close_err;
+    return EXIT_RUNTIME;
+  }
   if (failed) {
     *err = run_err;
     return EXIT_RUNTIME;

@@ -20,6 +20,7 @@
 
 #include "common/api/backend.h"
 #include "common/base/error.h"
+#include "common/base/memory.h"
 #include "common/base/mujoco_hooks.h"
 #include "common/engine/stage_forward.h"
 #include "cpu/pool.h"
@@ -505,6 +506,21 @@ static mjData* make_scratch(const Host* h, fsError* err) {
   return md;
 }
 
+// The worlds' memory (a world's arrays of flysim's engine) against what the machine has
+// available: refused up front, as the cpu backend refuses, not when an allocation fails
+// (or the kernel's out-of-memory killer stops the process while the worlds are reset).
+static int check_memory(const Host* h, fsError* err) {
+  double world = (double)fs_world_bytes(&h->m);
+  double have = fs_memory_available(), gib = 1024.0 * 1024.0 * 1024.0;
+  if (have <= 0 || world <= 0 || world * h->N <= have) return 0;
+  return fs_fail_status(err, FS_ERR_MEMORY,
+                        "%s: the host backend's %d worlds need %.3g GiB (%.3g KiB a world: "
+                        "flysim's engine), more than the %.3g GiB this machine has available; "
+                        "fix: at most %.0f worlds",
+                        h->name, h->N, world * h->N / gib, world / 1024.0, have / gib,
+                        have / world);
+}
+
 void* fs_host_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   Host* h = fs_calloc(err, "the host backend", 1, sizeof *h);
   if (!h) return NULL;
@@ -516,6 +532,7 @@ void* fs_host_open(const mjModel* m, const fsBatchOptions* opt, fsError* err) {
   int nthread = opt->nthread > 0 ? opt->nthread : fs_cpu_count();
   h->nthread = nthread < 1 ? 1 : nthread > h->N ? h->N : nthread;
   if (build_model(h, m, &h->m, &h->perturb, err)) goto fail;
+  if (check_memory(h, err)) goto fail;
   if (fs_worlds_alloc(&h->m, h->N, &h->b, err)) goto fail;
   if (alloc_health(h, err)) goto fail;
   if (!(h->scratch = make_scratch(h, err))) goto fail;

@@ -24,19 +24,74 @@ def run(flysim, *args, env=None, timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
+# The kinds of small disk a disk-full check runs on (small_disk): each that can be had here.
+DISK_KINDS = ("tmpfs", "preload")
+
+
+class SmallDisk:
+    """A disk of a given size at a folder: a tmpfs mounted there, or (kind "preload") the
+    folder that tests/full_disk.c makes one for the processes run with env."""
+
+    def __init__(self, path, size, kind):
+        self.path, self.kind, self.env = path, kind, {}
+        if kind == "preload":
+            self._preload(size)
+
+    def resize(self, size):
+        """The disk's size from now on (e.g. "64M"; preload: for the processes started
+        after)."""
+        if self.kind == "tmpfs":
+            subprocess.run(["mount", "-o", f"remount,size={size}", self.path], check=True)
+        else:
+            self._preload(size)
+
+    def _preload(self, size):
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        nbytes = int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+        preload = os.environ.get("LD_PRELOAD", "")
+        asan = os.environ.get("ASAN_OPTIONS", "")
+        self.env = {"LD_PRELOAD": os.environ["FLYSIM_FULL_DISK_LIB"] +
+                    (":" + preload if preload else ""),
+                    "FLYSIM_FULL_DISK": f"{os.path.realpath(self.path)}:{nbytes}",
+                    # the sanitizer build: flysim's ASan runtime after the preloaded library
+                    "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
+
+    def fill(self):
+        """Fill the disk, as another program may."""
+        if self.kind == "preload":
+            open(os.path.join(self.path, ".full"), "w").close()
+            return
+        with open(os.path.join(self.path, "filler"), "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * (1 << 20))
+                    f.flush()
+            except OSError:
+                pass
+
+
 @contextlib.contextmanager
-def small_tmpfs(path, size, test):
-    """A tmpfs of `size` (e.g. "32M") mounted at path, a disk to fill, unmounted after.
-    Yields False, and says that the check is skipped, where none can be mounted (it needs
-    root with CAP_SYS_ADMIN)."""
+def small_disk(path, size, test, kind):
+    """A SmallDisk of `size` (e.g. "32M") at path, of `kind`: "tmpfs" mounted there (root
+    with CAP_SYS_ADMIN) and unmounted after, or "preload", write failures injected below
+    HDF5 by tests/full_disk.c (FLYSIM_FULL_DISK_LIB names it; ctest sets it). Yields None,
+    and says that the check is skipped, where that kind cannot be had."""
     os.makedirs(path, exist_ok=True)
+    if kind == "preload":
+        if not os.path.exists(os.environ.get("FLYSIM_FULL_DISK_LIB", "")):
+            print(f"{test}: no FLYSIM_FULL_DISK_LIB: the preloaded disk-full check is skipped")
+            yield None
+            return
+        yield SmallDisk(path, size, kind)
+        return
     if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
                       capture_output=True).returncode != 0:
-        print(f"{test}: cannot mount a small tmpfs here: the disk-full check is skipped")
-        yield False
+        print(f"{test}: cannot mount a small tmpfs here: the tmpfs disk-full check is skipped "
+              "(the preloaded one runs)")
+        yield None
         return
     try:
-        yield True
+        yield SmallDisk(path, size, kind)
     finally:
         subprocess.run(["umount", path], capture_output=True)
 

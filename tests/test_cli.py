@@ -26,8 +26,8 @@ from cliutil import check, summary  # noqa: E402
 FLYSIM, ASSETS = sys.argv[1], sys.argv[2]
 
 
-def run(*args, timeout=300):
-    return cliutil.run(FLYSIM, *args, timeout=timeout)
+def run(*args, env=None, timeout=300):
+    return cliutil.run(FLYSIM, *args, env=env, timeout=timeout)
 
 
 def test_help():
@@ -158,9 +158,9 @@ def test_sine_any_model(tmp):
 
 def test_step_overflow():
     """Seconds that take more steps than a run may (or than an int holds) are refused with
-    the option, the steps and the most seconds allowed, in every verb: never wrapped to a
-    negative count or to 1 warm-up step; more cpu worlds than memory holds refused up front
-    (issue 46)."""
+    the option, the steps and the most seconds allowed, in every verb, as a usage error
+    (exit 2; bench said it as a runtime one): never wrapped to a negative count or to 1
+    warm-up step; more cpu worlds than memory holds refused up front (issue 46)."""
     cases = [("replay", "--warmup-sec", "429496.7297"), ("replay", "--warmup-sec", "214748.3648"),
              ("replay", "--warmup-sec", "1e9"), ("replay", "--sim-duration-sec", "429496.7297"),
              ("compare", "--warmup-sec", "1e9"), ("compare", "--sim-duration-sec", "214748.3648"),
@@ -168,7 +168,7 @@ def test_step_overflow():
     for verb, opt, val in cases:
         extra = ["--backends", "cpu,host"] if verb != "replay" else ["--backend", "host"]
         rc, out, err = run(verb, opt, val, *extra, timeout=60)
-        check(rc in (1, 2) and f"{opt} {float(val):.10g}:" in err and "fix: at most" in err
+        check(rc == 2 and f"{opt} {float(val):.10g}:" in err and "fix: at most" in err
               and "steps at the model's timestep" in err and "summary" not in out,
               f"{verb} {opt} {val}: refused with the fix ({rc}, {err!r})")
     # more cpu worlds than the machine's memory holds: refused up front, not OOM-killed
@@ -176,6 +176,12 @@ def test_step_overflow():
                        timeout=60)
     check(rc == 1 and "16777216 worlds need" in err and "available; fix: at most" in err,
           f"cpu --worlds 16777216: refused with the fix ({rc}, {err!r})")
+    # the host backend the same (was 'out of memory allocating M', or worse, the OOM killer
+    # where each array fit but not all of them)
+    rc, out, err = run("replay", "--backend", "host", "--worlds", "16777216", "--sim-steps", "10",
+                       timeout=60)
+    check(rc == 1 and "the host backend's 16777216 worlds need" in err and "fix: at most" in err
+          and "mesh.mjb" in err, f"host --worlds 16777216: refused with the fix ({rc}, {err!r})")
 
 
 def test_partial_clip(tmp):
@@ -452,11 +458,12 @@ def test_repack_signals(tmp):
           f"the next run names and removes the stale copy: {rc} {out!r} {err!r}")
 
 
-def start_long_run(out_dir):
+def start_long_run(out_dir, env=None):
     return subprocess.Popen([FLYSIM, "replay", "--worlds", "2", "--sim-steps", "20000",
                              "--threads", "2", "--save-data", out_dir, "--no-video",
                              "--no-plots", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
 
 
 def wait_for_steps(path, proc, minimum, limit=120):
@@ -491,6 +498,32 @@ def test_ctrl_c(tmp):
               f"stop reason: {f.attrs['stop_reason']}")
         check(int(s["steps"]) == n, f"summary steps {s['steps']} == recorded {n}")
         check(np.isfinite(f["qpos_joint"][:]).all(), "recorded angles are finite")
+
+
+def test_ctrl_c_in_warmup(tmp):
+    """Ctrl-C in the warm-up (the file is created before it, with 0 steps): exit 130 with the
+    run's lines and the summary, 0 steps, and the file saying why (issue 46: exit 130 with no
+    message or summary)."""
+    out_dir = os.path.join(tmp, "warmup")
+    path = os.path.join(out_dir, "replay.h5")
+    proc = subprocess.Popen([FLYSIM, "replay", "--warmup-sec", "100", "--sim-steps", "100",
+                             "--save-data", out_dir, "--no-video", "--no-plots", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = time.time()
+    while time.time() - start < 120 and proc.poll() is None and not os.path.exists(path):
+        time.sleep(0.05)
+    check(os.path.exists(path), "warm-up: the file is created before the warm-up")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    s = summary(out)
+    check(proc.returncode == 130 and "Replayed 0 steps" in out and "(interrupted)" in out and
+          s.get("interrupted") == "1" and s.get("steps") == "0",
+          f"Ctrl-C in the warm-up: exit 130, said, with the summary: {proc.returncode} {out!r} "
+          f"{err!r}")
+    with h5py.File(path) as f:
+        check(f.attrs["complete"] == 0 and
+              f.attrs["stop_reason"] == "interrupted by signal 2 after 0 steps",
+              f"warm-up: the file's stop reason: {f.attrs.get('stop_reason')}")
 
 
 def test_two_runs_one_folder(tmp):
@@ -540,23 +573,66 @@ def test_earlier_outputs(tmp):
 def test_disk_full(tmp):
     """A disk that fills up during --save-data: exit 1 with the fix, no HDF5 diagnostics and
     no crash, the steps written before readable, the summary saying what was saved (issue
-    46: a segfault at exit and a file that could not be opened). Needs a small tmpfs (root
-    with CAP_SYS_ADMIN); skipped, and said, without one."""
-    mnt = os.path.join(tmp, "small")
-    with cliutil.small_tmpfs(mnt, "32M", "test_cli") as mounted:
-        if not mounted:
-            return
-        out_dir = os.path.join(mnt, "run")
-        rc, out, err = run("replay", "--backend", "host", "--worlds", "2", "--sim-steps", "20000",
-                           "--save-data", out_dir, "--no-video", "--no-plots")
-        check(rc == 1 and "fix: free space on that disk" in err and "HDF5-DIAG" not in err,
-              f"disk full: exit 1 with the fix, no diagnostics ({rc}, {err[-400:]!r})")
-        with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
-            n = int(f.attrs["steps_recorded"])
-            check(0 < n < 20000 and f["qpos_joint"].shape == (n, 2, 66) and
-                  np.isfinite(f["qpos_joint"][:]).all() and f.attrs["complete"] == 0,
-                  f"disk full: the {n} steps written before are kept and readable")
-        check(f"({n} of the" in out, f"disk full: the summary says what was saved: {out!r}")
+    46: a segfault at exit and a file that could not be opened). On a small tmpfs where the
+    test may mount one, and on a disk tests/full_disk.c injects below HDF5."""
+    for kind in cliutil.DISK_KINDS:
+        mnt = os.path.join(tmp, "small-" + kind)
+        with cliutil.small_disk(mnt, "32M", "test_cli", kind) as disk:
+            if not disk:
+                continue
+            out_dir = os.path.join(mnt, "run")
+            rc, out, err = run("replay", "--backend", "host", "--worlds", "2", "--sim-steps",
+                               "20000", "--save-data", out_dir, "--no-video", "--no-plots",
+                               env=disk.env)
+            check(rc == 1 and "fix: free space on that disk" in err and "HDF5-DIAG" not in err,
+                  f"{kind} disk full: exit 1 with the fix, no diagnostics ({rc}, "
+                  f"{err[-400:]!r})")
+            with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
+                n = int(f.attrs["steps_recorded"])
+                check(0 < n < 20000 and f["qpos_joint"].shape == (n, 2, 66) and
+                      np.isfinite(f["qpos_joint"][:]).all() and f.attrs["complete"] == 0,
+                      f"{kind} disk full: the {n} steps written before are kept and readable")
+            check(f"({n} of the" in out,
+                  f"{kind} disk full: the summary says what was saved: {out!r}")
+
+
+def test_disk_filled_by_another(tmp):
+    """A disk that another program fills while a replay records: the run stops, and the file
+    is left as its last block left it, readable, rather than half-ended (issue 46: the steps
+    written before lost, the file's metadata pointing past its end, the message saying they
+    were kept). A disk too small for a block: no plots of the empty file (their script's fix
+    was wrong). Each kind of small disk, as test_disk_full."""
+    for kind in cliutil.DISK_KINDS:
+        mnt = os.path.join(tmp, "filled-" + kind)
+        with cliutil.small_disk(mnt, "64M", "test_cli", kind) as disk:
+            if not disk:
+                continue
+            out_dir = os.path.join(mnt, "run")
+            path = os.path.join(out_dir, "replay.h5")
+            proc = start_long_run(out_dir, disk.env)
+            check(wait_for_steps(path, proc, 1), f"{kind} filled: the run records steps")
+            disk.fill()
+            out, err = proc.communicate(timeout=120)
+            check(proc.returncode == 1 and "fix: free space on that disk" in err and
+                  "too little for the file's ending" in err and "HDF5-DIAG" not in err,
+                  f"{kind} filled: exit 1 with the fix ({proc.returncode}, {err[-600:]!r})")
+            try:
+                with h5py.File(path) as f:
+                    n = int(f["steps_recorded"][()])
+                    check(0 < n < 20000 and np.isfinite(f["qpos_joint"][:n]).all() and
+                          f.attrs["complete"] == 0,
+                          f"{kind} filled: the {n} steps written before are kept and readable")
+            except (OSError, KeyError) as e:
+                check(False, f"{kind} filled: the file opens: {e}")
+        mnt = os.path.join(tmp, "tiny-" + kind)
+        with cliutil.small_disk(mnt, "6M", "test_cli", kind) as disk:
+            if not disk:
+                continue
+            rc, out, err = run("replay", "--worlds", "2", "--sim-steps", "5000", "--save-data",
+                               os.path.join(mnt, "run"), "--no-video", env=disk.env)
+            check(rc == 1 and "fix: free space on that disk" in err and "plots" not in err and
+                  "(0 of the" in out,
+                  f"{kind} 6 MB disk: the fix, no plots of 0 steps ({rc}, {err!r})")
 
 
 def test_sigkill(tmp):
@@ -595,8 +671,10 @@ def main():
         test_repack_signals(tmp)
         test_fifo(tmp)
         test_ctrl_c(tmp)
+        test_ctrl_c_in_warmup(tmp)
         test_two_runs_one_folder(tmp)
         test_disk_full(tmp)
+        test_disk_filled_by_another(tmp)
         test_earlier_outputs(tmp)
         test_sigkill(tmp)
     cliutil.finish("test_cli")

@@ -177,7 +177,10 @@ static int write_rows(fsRecorder* r, hid_t d, int rank, const hsize_t* row_dims,
 // attributes). Checked before a block, so that a full disk stops the recording with the
 // file as the last block left it, readable: HDF5 fails a flush half-way and leaves the
 // file's metadata pointing past its end.
-static int check_space(const fsRecorder* r, int nstep, fsError* err) {
+#define FS_ENDING_BYTES (1 << 20) // the file's ending: trim, attributes, world status
+
+// Bytes free on the disk holding the file (-1: unknown).
+static double disk_free(const fsRecorder* r) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", r->path);
   char* slash = strrchr(dir, '/');
@@ -186,12 +189,17 @@ static int check_space(const fsRecorder* r, int nstep, fsError* err) {
   else
     snprintf(dir, sizeof dir, ".");
   struct statvfs fs;
-  if (statvfs(dir, &fs) != 0) return 0; // unknown: HDF5's own error, if any, says it
-  double need = (double)nstep * sizeof(double) + (1 << 20);
+  if (statvfs(dir, &fs) != 0) return -1;
+  return (double)fs.f_bavail * (double)fs.f_frsize;
+}
+
+static int check_space(const fsRecorder* r, int nstep, fsError* err) {
+  double have = disk_free(r), mib = 1024.0 * 1024.0;
+  if (have < 0) return 0; // unknown: HDF5's own error, if any, says it
+  double need = (double)nstep * sizeof(double) + FS_ENDING_BYTES;
   for (int k = 0; k < r->spec.nseries; k++)
     need += (double)nstep * r->spec.world_count * r->spec.series[k].ncol * sizeof(float) +
             2.0 * FS_CHUNK_BYTES;
-  double have = (double)fs.f_bavail * (double)fs.f_frsize, mib = 1024.0 * 1024.0;
   if (have >= need) return 0;
   return fs_fail(err,
                  "%s: the disk holding it has %.1f MiB free, less than the next %d steps may "
@@ -233,6 +241,18 @@ int fs_recorder_append(fsRecorder* r, int nstep, const float* const* data, fsErr
   return 0;
 fail:
   return -1;
+}
+
+int fs_recorder_ending_fits(const fsRecorder* r, fsError* err) {
+  double have = disk_free(r);
+  if (have < 0 || have >= FS_ENDING_BYTES) return 1;
+  fs_fail(err,
+          "%s: its disk has %.0f KiB free, too little for the file's ending (the world status, "
+          "the trim, the attributes): the file is left as its last block left it, readable, its "
+          "first /steps_recorded steps (%lld) the data; fix: free space on that disk, or write "
+          "to another one",
+          r->path, have / 1024.0, r->nstep);
+  return 0;
 }
 
 // Shrink every dataset to the recorded steps (a normal end: the file's metadata

@@ -71,6 +71,13 @@ int fs_recorder_append(fsRecorder* r, int nstep, const float* const* data, fsErr
 /// Steps appended so far.
 long long fs_recorder_steps(const fsRecorder* r);
 
+/// Whether the disk holding the file has room for its ending (what a close writes: at
+/// least 1 MiB, or the disk's free space unknown). Where it has not (a disk that another
+/// writer filled), writing it would fail half-way and leave the file's metadata pointing
+/// past its end; closed as is (fs_recorder_finish with stop_reason NULL), the file stays
+/// as the last block left it. Returns 0 with err saying so, else 1.
+int fs_recorder_ending_fits(const fsRecorder* r, fsError* err);
+
 /// Trim the datasets to the recorded steps, write attributes `complete` (1 if
 /// stop_reason is "completed"), `stop_reason` and `steps_recorded`, close the file
 /// and free r. With stop_reason NULL the file is closed as is. Safe with r == NULL.

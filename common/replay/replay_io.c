@@ -136,6 +136,10 @@ int fs_replay_recorder_close_with(fsRecorder* rec, const fsReplay* r, const fsWo
                                   const char* stop_reason, fsReplayExtraWriter extra, void* arg,
                                   fsError* err) {
   if (!rec) return 0;
+  if (!fs_recorder_ending_fits(rec, err)) { // a full disk: the file as its last block left it
+    fs_recorder_finish(rec, NULL, NULL);
+    return -1;
+  }
   int rc = 0;
   hid_t f = fs_recorder_file(rec);
   char path[4096];

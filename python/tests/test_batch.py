@@ -122,16 +122,19 @@ def test_arrays_outlive_close_safely(model):
 
 
 # step() releases the GIL: another Python thread runs meanwhile.
-def test_ctrl_c_during_a_long_step():
+@pytest.mark.parametrize("n", [200000, 2**31])
+def test_ctrl_c_during_a_long_step(n):
     """Ctrl-C during b.step(200000) on the host arrives within the call, between the slices
     b.step makes, not after the whole call (issue 46: 78 s later): the steps taken when the
-    KeyboardInterrupt arrives are a few slices, not the 200,000 (no clock read)."""
+    KeyboardInterrupt arrives are a few slices, not the 200,000 (no clock read). A count
+    beyond the C library's int, step(2**31), is taken the same way (issue 46: the binding's
+    'incompatible function arguments')."""
     if not os.path.exists(MESH):
         pytest.skip(f"no {MESH}")
     code = ("import sys, flysim\n"
             f"b = flysim.Batch({MESH!r}, 1, backend='host', threads=1)\n"
             "b.reset()\nb.step(1)\nprint('stepping', flush=True)\n"
-            "try:\n    b.step(200000)\nexcept KeyboardInterrupt:\n"
+            f"try:\n    b.step({n})\nexcept KeyboardInterrupt:\n"
             "    print(f'interrupted at {b.steps}', flush=True)\n"
             "    sys.exit(3)\n")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
@@ -235,6 +238,8 @@ def test_errors(model):
         flysim.Batch(model, 0, backend="host")
     with pytest.raises(MemoryError, match="16777216 worlds need .* fix: at most"):
         flysim.Batch(model, 2**24, backend="cpu")  # refused up front, not OOM-killed
+    with pytest.raises(MemoryError, match="host backend's 16777216 worlds need .* fix: at most"):
+        flysim.Batch(model, 2**24, backend="host")  # (was "out of memory allocating M")
     with pytest.raises(ValueError, match=r"worlds=2147483648: .* fix: at most 2147483647"):
         flysim.Batch(model, 2**31, backend="host")
     with pytest.raises(ValueError, match="no such file"):
