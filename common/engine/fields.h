@@ -677,8 +677,8 @@ FS_HD int fs_model_general_rows(const fsModel* m) {
 
 /// The views a caller writes between steps (fsView.writable: the next step reads them),
 /// MuJoCo's inputs of mjData by name: one list for every backend. The cpu backend views
-/// each of them; host and cuda the ones FS_DATA_FIELDS holds, all STATE fields (act and
-/// xfrc_applied are the cpu backend's alone).
+/// each of them; host and cuda the ones FS_DATA_FIELDS holds, all STATE fields
+/// (xfrc_applied is the cpu backend's alone).
 #define FS_WRITABLE_VIEWS(X)                                                                       \
   X(qpos) X(qvel) X(act) X(ctrl) X(qfrc_applied) X(xfrc_applied) X(mocap_pos) X(mocap_quat)
 

@@ -482,7 +482,7 @@ static void test_views_and_misuse(void) {
                           "mocap_pos", "mocap_quat", "act",  "xfrc_applied"};
   for (int k = 0; k < 8; k++) {
     int has = fs_batch_view(b, inputs[k], &v, &err) == FS_OK;
-    CHECK_MSG(has == (k < 6 || g_backend == FS_BACKEND_CPU), "view %s: %s", inputs[k],
+    CHECK_MSG(has == (k < 7 || g_backend == FS_BACKEND_CPU), "view %s: %s", inputs[k],
               has ? "there" : err.msg);
     CHECK_MSG(!has || v.writable, "view %s is not writable", inputs[k]);
   }
