@@ -15,10 +15,6 @@
 #include "common/engine/stage_transmission.h"
 #include "common/engine/stage_velocity.h"
 
-/// mj_fwdActuation for the supported types: ctrl clamped to ctrlrange (unless
-/// clampctrl is disabled), all ctrl zeroed if any is bad (warning BADCTRL);
-/// force = gain * ctrl + bias with fixed or affine gain, none or affine bias;
-/// clamped to forcerange; qfrc_actuator = moment' * force, then clamped per joint.
 /// Activation dynamics in this build's step (FSI_ACT): the host's; not yet the kernels (the
 /// cuda backend refuses them: fs_model_kernels_lack).
 #ifndef __CUDA_ARCH__
@@ -44,11 +40,9 @@ FS_HD fsReal fsi_next_act(const fsModel* m, const fsData* d, int i, int j, fsRea
   return act;
 }
 
-/// Actuator i's activation dynamics (mj_fwdActuation): act_dot of its activation from the
-/// clamped control u (integrator: u; filter, filterexact: (u - act) / max(mjMINVAL, tau)),
-/// whether or not its group is disabled; returns the force's input, the activation (the
-/// next step's under actearly). Only for an actuator with dynamics (actadr >= 0).
-FS_HD_OUTLINE fsReal fsi_act_input(const fsModel* m, fsData* d, int i, fsReal u) {
+/// Actuator i's act_dot (mj_fwdActuation, whatever its group): of its activation from the
+/// control u, clamped (integrator: u; filter, filterexact: (u - act) / max(mjMINVAL, tau)).
+FS_HD_OUTLINE void fsi_act_dot(const fsModel* m, fsData* d, int i, fsReal u) {
   int j = m->actuator_actadr[i] + m->actuator_actnum[i] - 1;
   if (m->actuator_dyntype[i] == FS_DYN_INTEGRATOR) {
     d->act_dot[j] = u;
@@ -57,6 +51,11 @@ FS_HD_OUTLINE fsReal fsi_act_input(const fsModel* m, fsData* d, int i, fsReal u)
     tau = FS_MINVAL >= tau ? FS_MINVAL : tau;
     d->act_dot[j] = (u - d->act[j]) / tau;
   }
+}
+
+/// Actuator i's force input: its activation, the next step's under actearly.
+FS_HD_OUTLINE fsReal fsi_act_input(const fsModel* m, const fsData* d, int i) {
+  int j = m->actuator_actadr[i] + m->actuator_actnum[i] - 1;
   return m->actuator_actearly[i] ? fsi_next_act(m, d, i, j, d->act_dot[j]) : d->act[j];
 }
 
@@ -69,6 +68,12 @@ FS_HD_OUTLINE void fsi_advance_act(const fsModel* m, fsData* d, int i) {
 }
 #endif
 
+/// mj_fwdActuation for the supported types: ctrl clamped to ctrlrange (unless
+/// clampctrl is disabled), all ctrl zeroed if any is bad (warning BADCTRL);
+/// force = gain * ctrl + bias with fixed or affine gain, none or affine bias;
+/// clamped to forcerange; qfrc_actuator = moment' * force, then clamped per joint.
+/// Activation dynamics (the host's): act_dot of every actuator with an activation, then
+/// the activation as the force's input (fsi_act_dot, fsi_act_input).
 FS_HD FS_FORCEINLINE void fs_fwd_actuation(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nu) d->actuator_force[i] = 0;
   if (m->nu == 0 || (m->disableflags & FS_DSBL_ACTUATION)) {
@@ -89,7 +94,23 @@ FS_HD FS_FORCEINLINE void fs_fwd_actuation(const fsModel* m, fsData* d) {
     if (bad) d->warning_number[FS_WARN_BADCTRL]++;
   }
   FS_SYNC();
+#if FSI_ACT
+  if (m->na) {
+    FS_FOR_LANE(i, m->nu) {
+      if (m->actuator_actadr[i] < 0) continue;
+      fsReal u = 0;
+      if (!bad) {
+        u = d->ctrl[i];
+        if (clamp && m->actuator_ctrllimited[i])
+          u = fs_clip(u, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
+      }
+      fsi_act_dot(m, d, i, u);
+    }
+    FS_SYNC();
+  }
+#endif
   FS_FOR_LANE(i, m->nu) {
+    if (m->actuator_disabled[i]) continue;
     fsReal u = 0; // every control counts as zero if any was bad
     if (!bad) {
       u = d->ctrl[i];
@@ -97,9 +118,8 @@ FS_HD FS_FORCEINLINE void fs_fwd_actuation(const fsModel* m, fsData* d) {
         u = fs_clip(u, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
     }
 #if FSI_ACT
-    if (m->na && m->actuator_actadr[i] >= 0) u = fsi_act_input(m, d, i, u); // the activation
+    if (m->na && m->actuator_actadr[i] >= 0) u = fsi_act_input(m, d, i); // the activation
 #endif
-    if (m->actuator_disabled[i]) continue;
     const fsReal* g = m->actuator_gainprm + FS_NGAIN * i;
     const fsReal* b = m->actuator_biasprm + FS_NBIAS * i;
     fsReal len = d->actuator_length[i], vel = d->actuator_velocity[i];
