@@ -459,12 +459,12 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(fsReal, qpos, nq, 1, STATE, MJ)                        /* position */                          \
   X(fsReal, qvel, nv, 1, STATE, MJ)                        /* velocity */                          \
   X(fsReal, ctrl, nu, 1, STATE, MJ)                        /* control */                           \
-  X(fsReal, act, na, 1, STATE, MJ)                         /* actuator activation */               \
   X(fsReal, qfrc_applied, nv, 1, STATE, MJ)                /* applied generalized force */         \
   X(fsReal, qacc_warmstart, nv, 1, STATE, MJ)              /* last qacc (solver warm start) */     \
   X(double, time, one, 1, STATE, MJ)                       /* simulation time */                   \
   X(fsReal, mocap_pos, nmocap, 3, STATE, MJ)               /* mocap bodies' position */            \
   X(fsReal, mocap_quat, nmocap, 4, STATE, MJ)              /* ... and orientation */               \
+  X(fsReal, act, na, 1, STATE, MJ)                         /* actuator activation */               \
   X(int, warning_number, one, FS_NWARNING, STATE, OWN)     /* MuJoCo's warning counters */         \
   X(fsReal, xpos, nbody, 3, KINEMATICS, MJ)                /* body frame position */               \
   X(fsReal, xquat, nbody, 4, KINEMATICS, MJ)               /* body frame orientation */            \
