@@ -70,6 +70,16 @@ class SmallDisk:
                 pass
 
 
+def small_disks(parent, name, size, test):
+    """Each kind of small disk (DISK_KINDS) that can be had here, in turn: (kind, its folder
+    parent/name-kind, the SmallDisk of `size`), for a disk-full check to run on each."""
+    for kind in DISK_KINDS:
+        path = os.path.join(parent, f"{name}-{kind}")
+        with small_disk(path, size, test, kind) as disk:
+            if disk:
+                yield kind, path, disk
+
+
 @contextlib.contextmanager
 def small_disk(path, size, test, kind):
     """A SmallDisk of `size` (e.g. "32M") at path, of `kind`: "tmpfs" mounted there (root

@@ -575,25 +575,21 @@ def test_disk_full(tmp):
     no crash, the steps written before readable, the summary saying what was saved (issue
     46: a segfault at exit and a file that could not be opened). On a small tmpfs where the
     test may mount one, and on a disk tests/full_disk.c injects below HDF5."""
-    for kind in cliutil.DISK_KINDS:
-        mnt = os.path.join(tmp, "small-" + kind)
-        with cliutil.small_disk(mnt, "32M", "test_cli", kind) as disk:
-            if not disk:
-                continue
-            out_dir = os.path.join(mnt, "run")
-            rc, out, err = run("replay", "--backend", "host", "--worlds", "2", "--sim-steps",
-                               "20000", "--save-data", out_dir, "--no-video", "--no-plots",
-                               env=disk.env)
-            check(rc == 1 and "fix: free space on that disk" in err and "HDF5-DIAG" not in err,
-                  f"{kind} disk full: exit 1 with the fix, no diagnostics ({rc}, "
-                  f"{err[-400:]!r})")
-            with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
-                n = int(f.attrs["steps_recorded"])
-                check(0 < n < 20000 and f["qpos_joint"].shape == (n, 2, 66) and
-                      np.isfinite(f["qpos_joint"][:]).all() and f.attrs["complete"] == 0,
-                      f"{kind} disk full: the {n} steps written before are kept and readable")
-            check(f"({n} of the" in out,
-                  f"{kind} disk full: the summary says what was saved: {out!r}")
+    for kind, mnt, disk in cliutil.small_disks(tmp, "small", "32M", "test_cli"):
+        out_dir = os.path.join(mnt, "run")
+        rc, out, err = run("replay", "--backend", "host", "--worlds", "2", "--sim-steps",
+                           "20000", "--save-data", out_dir, "--no-video", "--no-plots",
+                           env=disk.env)
+        check(rc == 1 and "fix: free space on that disk" in err and "HDF5-DIAG" not in err,
+              f"{kind} disk full: exit 1 with the fix, no diagnostics ({rc}, "
+              f"{err[-400:]!r})")
+        with h5py.File(os.path.join(out_dir, "replay.h5")) as f:
+            n = int(f.attrs["steps_recorded"])
+            check(0 < n < 20000 and f["qpos_joint"].shape == (n, 2, 66) and
+                  np.isfinite(f["qpos_joint"][:]).all() and f.attrs["complete"] == 0,
+                  f"{kind} disk full: the {n} steps written before are kept and readable")
+        check(f"({n} of the" in out,
+              f"{kind} disk full: the summary says what was saved: {out!r}")
 
 
 def test_disk_filled_by_another(tmp):
@@ -602,37 +598,30 @@ def test_disk_filled_by_another(tmp):
     written before lost, the file's metadata pointing past its end, the message saying they
     were kept). A disk too small for a block: no plots of the empty file (their script's fix
     was wrong). Each kind of small disk, as test_disk_full."""
-    for kind in cliutil.DISK_KINDS:
-        mnt = os.path.join(tmp, "filled-" + kind)
-        with cliutil.small_disk(mnt, "64M", "test_cli", kind) as disk:
-            if not disk:
-                continue
-            out_dir = os.path.join(mnt, "run")
-            path = os.path.join(out_dir, "replay.h5")
-            proc = start_long_run(out_dir, disk.env)
-            check(wait_for_steps(path, proc, 1), f"{kind} filled: the run records steps")
-            disk.fill()
-            out, err = proc.communicate(timeout=120)
-            check(proc.returncode == 1 and "fix: free space on that disk" in err and
-                  "too little for the file's ending" in err and "HDF5-DIAG" not in err,
-                  f"{kind} filled: exit 1 with the fix ({proc.returncode}, {err[-600:]!r})")
-            try:
-                with h5py.File(path) as f:
-                    n = int(f["steps_recorded"][()])
-                    check(0 < n < 20000 and np.isfinite(f["qpos_joint"][:n]).all() and
-                          f.attrs["complete"] == 0,
-                          f"{kind} filled: the {n} steps written before are kept and readable")
-            except (OSError, KeyError) as e:
-                check(False, f"{kind} filled: the file opens: {e}")
-        mnt = os.path.join(tmp, "tiny-" + kind)
-        with cliutil.small_disk(mnt, "6M", "test_cli", kind) as disk:
-            if not disk:
-                continue
-            rc, out, err = run("replay", "--worlds", "2", "--sim-steps", "5000", "--save-data",
-                               os.path.join(mnt, "run"), "--no-video", env=disk.env)
-            check(rc == 1 and "fix: free space on that disk" in err and "plots" not in err and
-                  "(0 of the" in out,
-                  f"{kind} 6 MB disk: the fix, no plots of 0 steps ({rc}, {err!r})")
+    for kind, mnt, disk in cliutil.small_disks(tmp, "filled", "64M", "test_cli"):
+        out_dir = os.path.join(mnt, "run")
+        path = os.path.join(out_dir, "replay.h5")
+        proc = start_long_run(out_dir, disk.env)
+        check(wait_for_steps(path, proc, 1), f"{kind} filled: the run records steps")
+        disk.fill()
+        out, err = proc.communicate(timeout=120)
+        check(proc.returncode == 1 and "fix: free space on that disk" in err and
+              "too little for the file's ending" in err and "HDF5-DIAG" not in err,
+              f"{kind} filled: exit 1 with the fix ({proc.returncode}, {err[-600:]!r})")
+        try:
+            with h5py.File(path) as f:
+                n = int(f["steps_recorded"][()])
+                check(0 < n < 20000 and np.isfinite(f["qpos_joint"][:n]).all() and
+                      f.attrs["complete"] == 0,
+                      f"{kind} filled: the {n} steps written before are kept and readable")
+        except (OSError, KeyError) as e:
+            check(False, f"{kind} filled: the file opens: {e}")
+    for kind, mnt, disk in cliutil.small_disks(tmp, "tiny", "6M", "test_cli"):
+        rc, out, err = run("replay", "--worlds", "2", "--sim-steps", "5000", "--save-data",
+                           os.path.join(mnt, "run"), "--no-video", env=disk.env)
+        check(rc == 1 and "fix: free space on that disk" in err and "plots" not in err and
+              "(0 of the" in out,
+              f"{kind} 6 MB disk: the fix, no plots of 0 steps ({rc}, {err!r})")
 
 
 def test_sigkill(tmp):

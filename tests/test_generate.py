@@ -247,24 +247,20 @@ def test_disk_full(tmp):
     text = text.replace("record: [angles, targets, forces, thorax, qpos, qvel]", "record: [qpos, qvel]")
     whole, _ = generate(tmp, "full_whole", text)
     spec = write(tmp, "full.yaml", text)
-    for kind in cliutil.DISK_KINDS:
-        mnt = os.path.join(tmp, "small-" + kind)
-        with cliutil.small_disk(mnt, "2M", "test_generate", kind) as disk:
-            if not disk:
-                continue
-            out = os.path.join(mnt, "data")
-            rc, stdout, err = run("generate", spec, "--out", out, "--quiet", env=disk.env)
-            check(rc == 1 and "No space left" in err and "--resume" in err and "kept" in err,
-                  f"{kind} disk full: {rc} {err[-300:]!r}")
-            with h5py.File(os.path.join(out, "dataset.partial.h5"), "r") as f:
-                done = int(f["blocks_done"][()].sum())
-            check(0 < done < 4, f"{kind}: the blocks written before the disk filled are kept: "
-                  f"{done}")
-            disk.resize("64M")
-            rc, stdout, err = run("generate", spec, "--out", out, "--quiet", "--resume",
-                                  env=disk.env)
-            check(rc == 0 and filecmp.cmp(whole, os.path.join(out, "dataset.h5"), shallow=False),
-                  f"{kind} --resume after freeing space: the same bytes: {rc} {err[-300:]!r}")
+    for kind, mnt, disk in cliutil.small_disks(tmp, "small", "2M", "test_generate"):
+        out = os.path.join(mnt, "data")
+        rc, stdout, err = run("generate", spec, "--out", out, "--quiet", env=disk.env)
+        check(rc == 1 and "No space left" in err and "--resume" in err and "kept" in err,
+              f"{kind} disk full: {rc} {err[-300:]!r}")
+        with h5py.File(os.path.join(out, "dataset.partial.h5"), "r") as f:
+            done = int(f["blocks_done"][()].sum())
+        check(0 < done < 4, f"{kind}: the blocks written before the disk filled are kept: "
+              f"{done}")
+        disk.resize("64M")
+        rc, stdout, err = run("generate", spec, "--out", out, "--quiet", "--resume",
+                              env=disk.env)
+        check(rc == 0 and filecmp.cmp(whole, os.path.join(out, "dataset.h5"), shallow=False),
+              f"{kind} --resume after freeing space: the same bytes: {rc} {err[-300:]!r}")
 
 
 def test_errors(tmp):
