@@ -1,18 +1,24 @@
-// The convex collider of the collision stage: a box against a convex mesh, MuJoCo 3.16's
+// The convex collider of the collision stage: the pairs of convex geoms that MuJoCo sends to
+// mjc_Convex (fsi_convex_types: meshes, ellipsoids, cylinders with most shapes), MuJoCo 3.16's
 // mjc_Convex under native CCD (mjDSBL_NATIVECCD clear) in engine_collision_convex.c
 // (mjc_ccd, mjc_penetration, the multiccd perturbation; MuJoCo Warp's
 // collision_convex.py), operation for operation. GJK and EPA (collision_gjk.h, over the
-// shapes' support in collision_support.h) give the penetration; then the two multi-contact
-// methods multiccd selects:
-//  - margin + gap = 0: MuJoCo's multicontact (collision_multiccd.h) -- the EPA face's
-//    features on either shape (vertex, edge, face), a pair of faces aligned within ~5 deg
-//    (or an edge along a face), the one polygon clipped against the other, up to 4 contacts;
+// shapes' support in collision_support.h) give the penetration; a sphere or capsule first
+// runs GJK on its core (centre, segment) and, unless deep, inflates the result by its
+// radius. Then the multi-contact methods multiccd selects:
+//  - margin + gap = 0, boxes and meshes: MuJoCo's multicontact (collision_multiccd.h) --
+//    the EPA face's features on either shape (vertex, edge, face), a pair of faces aligned
+//    within ~5 deg (or an edge along a face), the one polygon clipped against the other,
+//    up to 4 contacts;
 //  - margin + gap > 0 (each shape inflated by half of it, no longer polytopes): one
-//    contact, then MuJoCo's perturbation: both shapes turned by +-1e-3 rad about the
-//    contact frame's two tangents around the first contact, a new contact kept if
-//    farther than 1e-3 min(rbound) from those kept, at the first one's depth; up to 5.
-// With multiccd off, one contact. A contact: pos the witness points' midpoint, normal
-// from geom 2's witness point to geom 1's, dist = margin + their signed distance.
+//    contact, then, unless a shape is a sphere or an ellipsoid, MuJoCo's perturbation:
+//    both shapes turned by +-1e-3 rad about the contact frame's two tangents around the
+//    first contact, a new contact kept if farther than 1e-3 min(rbound) from those kept,
+//    at the first one's depth; up to 5;
+//  - a sphere's or an ellipsoid's pair: one contact (a capsule's or cylinder's pairs at
+//    margin 0 take MuJoCo 3.16's multi-contact for them, which the model check refuses).
+// With multiccd off, one contact. A contact: pos the witness points' midpoint, normal from
+// geom 2's witness point to geom 1's, dist = margin + their signed distance.
 #ifndef FLYSIM_COMMON_ENGINE_COLLISION_CONVEX_H
 #define FLYSIM_COMMON_ENGINE_COLLISION_CONVEX_H
 
@@ -45,7 +51,7 @@ typedef struct fsiCcdWork {
     fsiCcdPolytope pt;
     fsiCcdMulti multi; // after EPA (the face's data copied out first, as MuJoCo does)
   } u;
-  fsiCcdObj o1, o2;     // the box and the mesh
+  fsiCcdObj o1, o2;     // the pair's shapes
   fsiCcdContact con[5]; // the pair's contacts: 1, 4 (multicontact) or 5 (perturbation)
 } fsiCcdWork;
 #ifdef __cplusplus
@@ -54,9 +60,29 @@ static_assert(sizeof(fsiCcdWork) <= 8 * FS_CCD_WORK_DOUBLES, "FS_CCD_WORK_DOUBLE
 _Static_assert(sizeof(fsiCcdWork) <= 8 * FS_CCD_WORK_DOUBLES, "FS_CCD_WORK_DOUBLES too small");
 #endif
 
-/// MuJoCo's mjc_ccd without distances: GJK, then EPA if the shapes intersect, then the
-/// multi-contact step if max_contacts > 1. Returns the smallest witness distance
-/// (negative: penetrating); witness points in w->st.
+/// 1 for a sphere or a capsule: GJK first runs on its core (centre, segment).
+FS_HD int fsi_ccd_rounded(const fsiCcdObj* o) {
+  return o->type == FS_GEOM_SPHERE || o->type == FS_GEOM_CAPSULE;
+}
+
+/// Witness points pushed apart by the cores' radii r1, r2 (MuJoCo's inflate).
+FS_HD void fsi_ccd_inflate(fsiCcdStatus* st, fsCcdReal r1, fsCcdReal r2) {
+  fsCcdReal n[3];
+  fsi_ccd_sub(n, st->x2, st->x1);
+  fsi_ccd_normalize(n);
+  if (r1 != 0)
+    for (int i = 0; i < 3; i++) st->x1[i] += r1 * n[i];
+  if (r2 != 0)
+    for (int i = 0; i < 3; i++) st->x2[i] -= r2 * n[i];
+  st->dist[0] -= r1 + r2;
+}
+
+/// MuJoCo's mjc_ccd without distances (dist_cutoff 0). With a sphere or capsule, GJK first
+/// measures the distance between the cores (centre, segment: margin and radius set aside)
+/// and, if it exceeds the tolerance, the contact is the cores' witness points pushed out by
+/// the radii (a positive distance: none). Otherwise, GJK on the whole shapes, then EPA if
+/// they intersect, then the multi-contact step if max_contacts > 1. Returns the smallest
+/// witness distance (negative: penetrating); witness points in w->st.
 FS_HD fsCcdReal fsi_ccd(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdObj* o2,
                         int max_contacts) {
   fsiCcdStatus* st = &w->st;
@@ -66,6 +92,25 @@ FS_HD fsCcdReal fsi_ccd(const fsModel* m, fsiCcdWork* w, fsiCcdObj* o1, fsiCcdOb
   st->tolerance = m->ccd_tolerance;
   st->max_iterations = m->ccd_iterations;
   st->max_contacts = max_contacts;
+  st->cutoff = 0;
+  if (fsi_ccd_rounded(o1) || fsi_ccd_rounded(o2)) {
+    fsCcdReal margin1 = o1->margin, margin2 = o2->margin, r1 = 0, r2 = 0;
+    if (fsi_ccd_rounded(o1)) r1 = o1->size[0] + 0.5 * margin1, o1->core = 1, o1->margin = 0;
+    if (fsi_ccd_rounded(o2)) r2 = o2->size[0] + 0.5 * margin2, o2->core = 1, o2->margin = 0;
+    st->cutoff = r1 + r2;
+    fsi_gjk(st, o1, o2);
+    st->cutoff = 0;
+    o1->margin = margin1, o2->margin = margin2;
+    o1->core = o2->core = 0;
+    if (st->dist[0] > st->tolerance) { // shallow: the cores' distance less the radii
+      fsi_ccd_inflate(st, r1, r2);
+      if (st->dist[0] > 0) st->dist[0] = FS_CCD_LIMIT;
+      return st->dist[0];
+    }
+    st->gjk_iterations = 0; // deep: GJK again on the whole shapes
+    fsi_ccd_copy(st->x1, o1->pos, 3);
+    fsi_ccd_copy(st->x2, o2->pos, 3);
+  }
   fsi_gjk(st, o1, o2);
   if (st->dist[0] <= m->ccd_tolerance && st->nsimplex > 1 && !st->separated) {
     st->dist[0] = 0; // assume touching
@@ -182,27 +227,63 @@ FS_HD int fsi_mesh_beyond_box(const fsModel* m, const fsData* d, int g1, int g2,
   return fsi_beyond_box(c, ext, m->geom_size + 3 * g1, m->geom_rbound[g2] + margin);
 }
 
-/// Box g1 against convex mesh g2 with margin (margin + gap) into slots k..., w the lane's
-/// scratch: skipped if their bounding spheres are beyond the margin (mj_filterSphere) or
-/// the mesh's bounding sphere is beyond a face slab of the box (fsi_mesh_beyond_box),
-/// else MuJoCo 3.16's mjc_Convex under native CCD. Returns the number of contacts (at
-/// most fs_model_pair_maxcon's bound: 1, 4 or 5).
-FS_HD FSI_CCD_NOINLINE int fsi_box_mesh(const fsModel* m, fsData* d, int k, int g1, int g2,
-                                        fsReal margin_, fsiCcdWork* w) {
+/// 1 if MuJoCo's collision table sends geoms of types t1, t2 (either order) to mjc_Convex: a sphere
+/// with an ellipsoid or mesh; a capsule with an ellipsoid, cylinder or mesh; an ellipsoid
+/// with an ellipsoid, cylinder, box or mesh; a cylinder with a cylinder, box or mesh; a
+/// box or a mesh with a mesh. (Sphere-cylinder, the spheres', capsules' and boxes' other
+/// pairs have colliders of their own; heightfields mjc_ConvexHField.)
+FS_HD int fsi_convex_types(int t1, int t2) {
+  if (t1 > t2) {
+    int t = t1;
+    t1 = t2;
+    t2 = t;
+  }
+  if (t1 < FS_GEOM_SPHERE || t2 > FS_GEOM_MESH) return 0;
+  switch (t2) {
+  case FS_GEOM_ELLIPSOID:
+  case FS_GEOM_MESH:
+    return 1;
+  case FS_GEOM_CYLINDER:
+    return t1 != FS_GEOM_SPHERE;
+  case FS_GEOM_BOX:
+    return t1 == FS_GEOM_ELLIPSOID || t1 == FS_GEOM_CYLINDER;
+  default:
+    return 0;
+  }
+}
+
+/// 1 for a box or a mesh: a polytope, whose pairs make MuJoCo's multi-contact at margin 0.
+FS_HD int fsi_ccd_polytope(int type) {
+  return type == FS_GEOM_BOX || type == FS_GEOM_MESH;
+}
+
+/// Convex geoms g1, g2 (lower type first) with margin (margin + gap) into slots k..., w the
+/// lane's scratch: skipped if their bounding spheres are beyond the margin
+/// (mj_filterSphere) or, box against mesh, the mesh's bounding sphere is beyond a face slab
+/// of the box (fsi_mesh_beyond_box), else MuJoCo 3.16's mjc_Convex under native CCD: up to
+/// 4 contacts between polytopes at margin 0 (multicontact), else one, and the perturbation's
+/// up to 4 more unless a shape is a sphere or an ellipsoid. Returns the number of contacts
+/// (at most fs_model_pair_maxcon's bound: 1, 4 or 5).
+FS_HD FSI_CCD_NOINLINE int fsi_convex(const fsModel* m, fsData* d, int k, int g1, int g2,
+                                      fsReal margin_, fsiCcdWork* w) {
   const fsReal *p1 = d->geom_xpos + 3 * g1, *p2 = d->geom_xpos + 3 * g2;
   fsCcdReal margin = margin_;
   fsCcdReal dif[3] = {(fsCcdReal)p1[0] - p2[0], (fsCcdReal)p1[1] - p2[1], (fsCcdReal)p1[2] - p2[2]};
   fsCcdReal bound = (fsCcdReal)m->geom_rbound[g1] + m->geom_rbound[g2] + margin;
   if (fsi_ccd_dot(dif, dif) > bound * bound) return 0; // mj_filterSphere
-  if (fsi_mesh_beyond_box(m, d, g1, g2, margin_)) return 0;
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
+  if (t1 == FS_GEOM_BOX && t2 == FS_GEOM_MESH && fsi_mesh_beyond_box(m, d, g1, g2, margin_))
+    return 0;
   fsiCcdObj *o1 = &w->o1, *o2 = &w->o2;
   fsiCcdContact* con = w->con;
   fsi_ccd_obj(o1, m, d, g1, margin);
   fsi_ccd_obj(o2, m, d, g2, margin);
   int multi = !(m->disableflags & FS_DSBL_MULTICCD);
-  int max_contacts = (margin > 0 || !multi) ? 1 : 4; // maxContacts
+  int max_contacts = // maxContacts
+      margin > 0 || !multi || !fsi_ccd_polytope(t1) || !fsi_ccd_polytope(t2) ? 1 : 4;
   int ncon = fsi_ccd_penetration(m, w, o1, o2, max_contacts, margin, con);
-  if (max_contacts == 1 && ncon == 1 && multi)
+  int round = t1 == FS_GEOM_SPHERE || t1 == FS_GEOM_ELLIPSOID || t2 == FS_GEOM_ELLIPSOID;
+  if (max_contacts == 1 && ncon == 1 && multi && !round)
     ncon = fsi_ccd_perturb(m, w, o1, o2, g1, g2, margin, con);
   for (int i = 0; i < ncon; i++) {
     fsReal pos[3], nrm[3];

@@ -3,9 +3,9 @@
 // collision_gjk.py): GJK (gjk, its distance subalgorithm S1D, S2D, S3D, its intersection
 // fallback gjkIntersect), the EPA polytope from GJK's simplex (polytope2, polytope3,
 // polytope4) and its expansion (epa, horizon), operation for operation, over the shapes'
-// support (collision_support.h), for a box or a convex mesh against a box or a convex
-// mesh. One pair per lane: every buffer is a fixed-size member of the lane's scratch
-// (fsiCcdWork, collision_convex.h, in the world's ccd_work), sized by FS_CCD_ITERMAX (the
+// support (collision_support.h), for any two convex shapes (sphere, capsule, ellipsoid,
+// cylinder, box, mesh). One pair per lane: every buffer is a fixed-size member of the lane's
+// scratch (fsiCcdWork, collision_convex.h, in the world's ccd_work), sized by FS_CCD_ITERMAX (the
 // model check refuses models that need more); nothing is allocated.
 //
 // Layout of the work: fsiCcdVertex (a Minkowski-difference vertex with the two shape
@@ -58,15 +58,19 @@ typedef struct fsiCcdStatus {
   fsCcdReal x1[3 * FS_CCD_MAXWIT], x2[3 * FS_CCD_MAXWIT];
   int max_iterations, max_contacts, gjk_iterations;
   fsCcdReal tolerance;
+  fsCcdReal cutoff; // dist_cutoff: 0, or the cores' radii and half margins (distances wanted)
   fsiCcdVertex simplex[4];
   int nsimplex;
 } fsiCcdStatus;
 
 //--------------------------------- GJK ------------------------------------------------------------
 
-/// Both shapes discrete (no margin): finite convergence, zero tolerances.
+/// Both shapes discrete (boxes or meshes, no margin): finite convergence, zero
+/// tolerances (MuJoCo's discreteGeoms).
 FS_HD int fsi_ccd_discrete(const fsiCcdObj* o1, const fsiCcdObj* o2) {
-  return o1->margin == 0 && o2->margin == 0;
+  return o1->margin == 0 && o2->margin == 0 &&
+         (o1->type == FS_GEOM_BOX || o1->type == FS_GEOM_MESH) &&
+         (o2->type == FS_GEOM_BOX || o2->type == FS_GEOM_MESH);
 }
 
 /// Support along -x_k (GJK's step; x_norm = |x_k|).
@@ -310,12 +314,15 @@ FS_HD int fsi_gjk_intersect(fsiCcdStatus* st, fsiCcdObj* o1, fsiCcdObj* o2) {
   return -1;
 }
 
-/// MuJoCo's gjk without distances (dist_cutoff 0): stops at the first separating
-/// support, falls back to the intersection test once it holds a tetrahedron. Leaves
-/// the simplex, separated, dist[0] and the approximate witness points.
+/// MuJoCo's gjk. Without distances (st->cutoff 0): stops at the first separating
+/// support, falls back to the intersection test once it holds a tetrahedron; with them
+/// (cutoff > 0, the cores of spheres and capsules): converges on the distance, separated
+/// once its lower bound reaches the cutoff. Leaves the simplex, separated, dist[0] and the
+/// approximate witness points.
 FS_HD void fsi_gjk(fsiCcdStatus* st, fsiCcdObj* o1, fsiCcdObj* o2) {
   fsiCcdVertex* simplex = st->simplex;
-  int n = 0, k = 0, backup = 1, discrete = fsi_ccd_discrete(o1, o2);
+  int get_dist = st->cutoff > 0;
+  int n = 0, k = 0, backup = !get_dist, discrete = fsi_ccd_discrete(o1, o2);
   fsCcdReal *x1_k = st->x1, *x2_k = st->x2, x_k[3], lambda[4] = {0, 0, 0, 0};
   fsCcdReal tol2 = st->tolerance * st->tolerance;
   st->separated = 0;
@@ -329,7 +336,8 @@ FS_HD void fsi_gjk(fsiCcdStatus* st, fsiCcdObj* o1, fsiCcdObj* o2) {
     const fsCcdReal* s_k = simplex[n].vert;
     fsCcdReal diff[3] = {x_k[0] - s_k[0], x_k[1] - s_k[1], x_k[2] - s_k[2]};
     if (fsi_ccd_dot(x_k, diff) < epsilon) break;
-    if (fsi_ccd_dot(x_k, s_k) > 0) { // a separating direction
+    fsCcdReal lower = fsi_ccd_dot(x_k, s_k); // lower / x_norm bounds the distance below
+    if (get_dist ? lower > 0 && lower >= st->cutoff * x_norm : lower > 0) { // separated
       st->separated = 1;
       st->gjk_iterations = k;
       st->nsimplex = 0;

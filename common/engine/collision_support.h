@@ -5,10 +5,13 @@
 //    graph or exhaustively (3.16's search in mjc_PlaneConvex), an ellipsoid's support point
 //    (mjc_ellipsoidSupport);
 //  - double (fsCcdReal, in every build), for the convex collider (collision_convex.h): a
-//    box or mesh geom as a shape (mjCCDObj, mjc_initCCDObj), its support (mjc_boxSupport;
-//    mjc_hillclimbSupport, warm-started from the last call, or mjc_meshSupport) and the
-//    support of the two shapes' Minkowski difference, each inflated by half the margin
-//    (engine_collision_gjk.c's support). With them, the double arithmetic the convex path
+//    sphere, capsule, ellipsoid, cylinder, box or mesh geom as a shape (mjCCDObj,
+//    mjc_initCCDObj), its support (mjc_sphereSupport, mjc_capsuleSupport,
+//    mjc_ellipsoidSupport, mjc_cylinderSupport, mjc_boxSupport; mjc_hillclimbSupport,
+//    warm-started from the last call, or mjc_meshSupport; a sphere's centre and a capsule's
+//    segment, mjc_pointSupport and mjc_lineSupport) and the support of the two shapes'
+//    Minkowski difference, each inflated by half the margin (engine_collision_gjk.c's
+//    support). With them, the double arithmetic the convex path
 //    computes in: MuJoCo's float64 limits and its gjk vector utilities.
 #ifndef FLYSIM_COMMON_ENGINE_COLLISION_SUPPORT_H
 #define FLYSIM_COMMON_ENGINE_COLLISION_SUPPORT_H
@@ -30,10 +33,11 @@ typedef double fsCcdReal;
 #define FS_CCD_MINVAL2 (FS_CCD_MINVAL * FS_CCD_MINVAL)
 #define FS_CCD_MAXVAL2 (FS_CCD_MAXVAL * FS_CCD_MAXVAL)
 
-/// One shape of a pair (MuJoCo's mjCCDObj for a box or a mesh geom): frame, size,
-/// the margin each side adds half of, and the support's caches.
+/// One shape of a pair (MuJoCo's mjCCDObj for a convex geom): frame, size, the margin
+/// each side adds half of, and the support's caches.
 typedef struct fsiCcdObj {
-  int type;          // FS_GEOM_BOX or FS_GEOM_MESH
+  int type;          // FS_GEOM_SPHERE .. FS_GEOM_MESH
+  int core;          // 1: a sphere's centre, a capsule's segment (GJK's first pass)
   int mesh;          // geom_dataid (mesh) or -1
   int hillclimb;     // mesh with a hull graph of >= FS_MESH_HILLCLIMB vertices
   int vertindex;     // last support vertex: box corner (bits x, y, z) or mesh vertex id
@@ -200,13 +204,14 @@ FS_HD void fsi_ellipsoid_support(const fsModel* m, const fsData* d, int g2, cons
 
 //--------------------------------- the convex collider's shapes (double) --------------------------
 
-/// Shape of geom g (box or mesh) with the pair's margin (mjc_initCCDObj).
+/// Shape of convex geom g with the pair's margin (mjc_initCCDObj).
 FS_HD void fsi_ccd_obj(fsiCcdObj* o, const fsModel* m, const fsData* d, int g, fsCcdReal margin) {
   o->type = m->geom_type[g];
   o->mesh = o->type == FS_GEOM_MESH ? m->geom_dataid[g] : -1;
   o->hillclimb = o->mesh >= 0 && m->mesh_graphadr[o->mesh] >= 0 &&
                  m->mesh_vertnum[o->mesh] >= FS_MESH_HILLCLIMB;
   o->vertindex = o->meshindex = -1;
+  o->core = 0;
   o->margin = margin;
   fsi_ccd_load(o->pos, d->geom_xpos + 3 * g, 3);
   fsi_ccd_load(o->mat, d->geom_xmat + 9 * g, 9);
@@ -230,19 +235,57 @@ FS_HD void fsi_ccd_mesh_vertex(fsCcdReal res[3], const fsiCcdObj* o, int v) {
 }
 
 /// Support point of the shape along the unit direction dir (world), without the margin:
+/// mjc_sphereSupport, mjc_capsuleSupport, mjc_ellipsoidSupport, mjc_cylinderSupport,
 /// mjc_boxSupport, mjc_hillclimbSupport (warm start: the better of the last vertex and
-/// the 3x3x3 seed) or mjc_meshSupport (exhaustive, from the last vertex).
+/// the 3x3x3 seed) or mjc_meshSupport (exhaustive, from the last vertex); with o->core, a
+/// sphere's centre (mjc_pointSupport) or a capsule's segment (mjc_lineSupport).
 FS_HD void fsi_ccd_shape_support(fsCcdReal res[3], fsiCcdObj* o, const fsCcdReal dir[3]) {
-  const fsCcdReal* mat = o->mat;
+  const fsCcdReal *mat = o->mat, *pos = o->pos, *size = o->size;
+  if (o->type == FS_GEOM_SPHERE) {
+    for (int i = 0; i < 3; i++) res[i] = o->core ? pos[i] : size[0] * dir[i] + pos[i];
+    return;
+  }
+  if (o->core) { // a capsule's segment
+    fsCcdReal dot = mat[2] * dir[0] + mat[5] * dir[1] + mat[8] * dir[2];
+    fsCcdReal scl = dot >= 0 ? size[1] : -size[1];
+    for (int i = 0; i < 3; i++) res[i] = mat[3 * i + 2] * scl + pos[i];
+    return;
+  }
   fsCcdReal ld[3] = {mat[0] * dir[0] + mat[3] * dir[1] + mat[6] * dir[2],
                      mat[1] * dir[0] + mat[4] * dir[1] + mat[7] * dir[2],
                      mat[2] * dir[0] + mat[5] * dir[1] + mat[8] * dir[2]};
-  if (o->type == FS_GEOM_BOX) {
-    fsCcdReal s[3];
-    for (int i = 0; i < 3; i++) s[i] = ld[i] >= 0 ? o->size[i] : -o->size[i];
-    o->vertindex = (s[0] > 0 ? 1 : 0) | (s[1] > 0 ? 2 : 0) | (s[2] > 0 ? 4 : 0);
-    fsi_ccd_global(res, mat, o->pos, s[0], s[1], s[2]);
+  switch (o->type) {
+  case FS_GEOM_CAPSULE:
+    fsi_ccd_global(res, mat, pos, ld[0] * size[0], ld[1] * size[0],
+                   ld[2] * size[0] + (ld[2] >= 0 ? size[1] : -size[1]));
     return;
+  case FS_GEOM_ELLIPSOID: {
+    fsCcdReal s[3] = {ld[0] * size[0], ld[1] * size[1], ld[2] * size[2]};
+    fsCcdReal n2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
+    if (n2 < FS_CCD_MINVAL2) {
+      for (int i = 0; i < 3; i++) res[i] = mat[3 * i] * size[0] + pos[i];
+      return;
+    }
+    fsCcdReal inv = 1 / sqrt(n2);
+    fsi_ccd_global(res, mat, pos, s[0] * (inv * size[0]), s[1] * (inv * size[1]),
+                   s[2] * (inv * size[2]));
+    return;
+  }
+  case FS_GEOM_CYLINDER: {
+    fsCcdReal n2 = ld[0] * ld[0] + ld[1] * ld[1];
+    fsCcdReal scl = n2 >= FS_CCD_MINVAL2 ? size[0] / sqrt(n2) : 0;
+    fsi_ccd_global(res, mat, pos, scl * ld[0], scl * ld[1], ld[2] >= 0 ? size[1] : -size[1]);
+    return;
+  }
+  case FS_GEOM_BOX: {
+    fsCcdReal s[3];
+    for (int i = 0; i < 3; i++) s[i] = ld[i] >= 0 ? size[i] : -size[i];
+    o->vertindex = (s[0] > 0 ? 1 : 0) | (s[1] > 0 ? 2 : 0) | (s[2] > 0 ? 4 : 0);
+    fsi_ccd_global(res, mat, pos, s[0], s[1], s[2]);
+    return;
+  }
+  default: // FS_GEOM_MESH
+    break;
   }
   const fsModel* m = o->m;
   const fsReal* vert = m->mesh_vert + 3 * m->mesh_vertadr[o->mesh];

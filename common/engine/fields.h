@@ -22,12 +22,12 @@
 #define FS_NWARNING 7  // mjNWARNING
 #define FS_NISLAND  20 // mjNISLAND: islands with solver statistics
 
-// The box-mesh collider's scratch (fsiCcdWork, common/engine/collision_convex.h: GJK's
+// The convex collider's scratch (fsiCcdWork, common/engine/collision_convex.h: GJK's
 // status, EPA's polytope or the multi-contact's polygons) lives in the world's data
 // (ccd_work), not on a lane's stack: FS_CCD_LANES lanes' of FS_CCD_WORK_DOUBLES each, in
-// models with box-mesh pairs only. A world's first FS_CCD_LANES lanes collide those pairs.
+// models with convex pairs only. A world's first FS_CCD_LANES lanes collide those pairs.
 #define FS_CCD_LANES        4
-#define FS_CCD_WORK_DOUBLES 2259 // sizeof(fsiCcdWork) / 8 at least (checked where defined)
+#define FS_CCD_WORK_DOUBLES 2260 // sizeof(fsiCcdWork) / 8 at least (checked where defined)
 
 // MuJoCo's warning indices (mjtWarning) that the smooth step raises.
 enum {
@@ -128,7 +128,7 @@ enum {
   X(ngrid)       /* cells of the static geoms' grid (flysim) */                                    \
   X(ngridadr)    /* ngrid + 1 */                                                                   \
   X(ngridentry)  /* (cell, static geom) entries of the grid (flysim) */                            \
-  X(nccdwork)    /* box-mesh collider's scratch a world, doubles: FS_CCD_LANES lanes', or 0 */     \
+  X(nccdwork)    /* convex collider's scratch a world, doubles: FS_CCD_LANES lanes', or 0 */       \
   X(nconmax)     /* contacts a world holds: nprecon unless lowered before allocating (flysim) */   \
   X(npairdof)    /* entries of all pairs' dof chains (flysim) */                                   \
   X(nefcmax)     /* constraint rows a world holds: the rows of every contact slot (flysim) */      \
@@ -495,7 +495,7 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(int, cand_pair, ncandmax, 1, COLLISION, SCRATCH)       /* candidates in pair order */          \
   X(int, cand_ncon, ncandmax, 1, COLLISION, SCRATCH)       /* contacts each candidate made */      \
   X(int, cand_conout, ncandmax, 1, COLLISION, SCRATCH)     /* its first contact in contact_* */    \
-  X(double, ccd_work, nccdwork, 1, COLLISION, SCRATCH)     /* box-mesh: GJK, EPA, multi-contact */ \
+  X(double, ccd_work, nccdwork, 1, COLLISION, SCRATCH)     /* convex pairs: GJK, EPA, multiccd */  \
   X(fsReal, precon_dist, nprecon, 1, COLLISION, SCRATCH)   /* each candidate's contacts (nslot */  \
   X(fsReal, precon_pos, nprecon, 3, COLLISION, SCRATCH)    /*  slots a candidate): MuJoCo's   */   \
   X(fsReal, precon_normal, nprecon, 3, COLLISION, SCRATCH) /*  mjPreContact: distance, point, */   \

@@ -21,7 +21,8 @@
 //
 // The colliders, a header for each role (MuJoCo's engine_collision_*.c in brackets); each
 // includes only headers below it in this list:
-//   collision_convex.h     box against convex mesh: mjc_Convex, native CCD (_convex.c)
+//   collision_convex.h     the convex pairs (meshes, ellipsoids, cylinders): mjc_Convex,
+//                          native CCD (_convex.c)
 //   collision_multiccd.h   its multi-contact at margin 0: multicontact (_gjk.c)
 //   collision_gjk.h        GJK and EPA (_gjk.c)
 //   collision_box.h        sphere-box, capsule-box (_box.c)
@@ -86,37 +87,45 @@ FS_HD int fsi_pair_filtered(const fsModel* m, const fsData* d, int p, fsReal mar
   return 0;
 }
 
-/// Box-mesh pairs in this build's step (FSI_CONVEX): the host builds always; on the device
+/// Convex pairs in this build's step (FSI_CONVEX): the host builds always; on the device
 /// only the kernels compiled with FS_DEVICE_CONVEX (cuda/step_kernel_convex.cu's
 /// step_kernel<Convex>, cuda/test_kernels.cu's kernels), which the cuda backend launches for
-/// models with box-mesh pairs (nccdwork > 0). The collider is a call with a large register
+/// models with convex pairs (nccdwork > 0). The collider is a call with a large register
 /// footprint: compiled into every model's step kernel it cost that kernel spills around
 /// the call (ptxas, sm_90), so the other step kernels leave it out, and trap if handed
-/// a model with box-mesh pairs (never silently without their contacts).
+/// a model with convex pairs (never silently without their contacts).
 #if !defined(__CUDA_ARCH__) || defined(FS_DEVICE_CONVEX)
 #define FSI_CONVEX 1
 #else
 #define FSI_CONVEX 0
 #endif
 
-/// 1 if pair p is box against mesh: MuJoCo's convex collider, with a lane's scratch.
+/// 1 if pair p goes to MuJoCo's convex collider (fsi_convex_types), with a lane's scratch.
 FS_HD int fsi_pair_convex(const fsModel* m, int p) {
   int t1 = m->geom_type[m->pair_geom1[p]], t2 = m->geom_type[m->pair_geom2[p]];
-  return (t1 == FS_GEOM_BOX && t2 == FS_GEOM_MESH) || (t1 == FS_GEOM_MESH && t2 == FS_GEOM_BOX);
+  return fsi_convex_types(t1, t2);
 }
 
 /// Narrowphase of pair p into slots k.. (its bound, pair_maxcon[p]); returns the number
 /// of contacts. The pair is skipped by MuJoCo's bounding-sphere pre-test
 /// (fsi_pair_filtered), then collided with margin + gap by the collision function of
 /// its geom types (MuJoCo's mjCOLLISIONFUNC, lower type first): one case per pair type.
-/// w: the lane's scratch for a box-mesh pair (fsi_pair_convex), else unused.
+/// w: the lane's scratch for a convex pair (fsi_pair_convex), else unused.
 FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdWork* w) {
   int g1, g2;
   fsi_pair_geoms(m, p, &g1, &g2);
   fsReal margin = fsi_pair_margin(m, p) + m->pair_gap[p];
   if (fsi_pair_filtered(m, d, p, margin)) return 0;
-  int t2 = m->geom_type[g2];
-  switch (m->geom_type[g1]) {
+  int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
+  if (fsi_convex_types(t1, t2)) { // collision_convex.h
+#if FSI_CONVEX
+    return fsi_convex(m, d, k, g1, g2, margin, w);
+#else
+    (void)w;
+    return 0; // not reached: fs_collision traps first
+#endif
+  }
+  switch (t1) {
   case FS_GEOM_PLANE:
     switch (t2) {
     case FS_GEOM_SPHERE:
@@ -154,13 +163,6 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
     default: // refused by the model check
       return 0;
     }
-  case FS_GEOM_BOX: // collision_convex.h
-#if FSI_CONVEX
-    return t2 == FS_GEOM_MESH ? fsi_box_mesh(m, d, k, g1, g2, margin, w) : 0;
-#else
-    (void)w;
-    return 0; // not reached: fs_collision traps first
-#endif
   default: // refused by the model check
     return 0;
   }
@@ -332,13 +334,13 @@ FS_HD FS_FORCEINLINE void fs_collision(const fsModel* m, fsData* d) {
   fsi_candidates(m, d);
   int ncand = d->ncand[0], nslot = m->nslot;
 #if !FSI_CONVEX
-  if (m->nccdwork) __trap(); // a kernel without the box-mesh collider (FSI_CONVEX)
+  if (m->nccdwork) __trap(); // a kernel without the convex collider (FSI_CONVEX)
 #endif
   if (!FSI_CONVEX || !m->nccdwork) {
     FS_FOR_LANE(i, ncand) {
       d->cand_ncon[i] = fsi_collide_pair_at(m, d, d->cand_pair[i], i * nslot, NULL);
     }
-  } else { // box-mesh pairs on the first FS_CCD_LANES lanes, each with its scratch
+  } else { // convex pairs on the first FS_CCD_LANES lanes, each with its scratch
     FS_FOR_LANE(i, ncand) {
       int p = d->cand_pair[i];
       if (!fsi_pair_convex(m, p)) d->cand_ncon[i] = fsi_collide_pair_at(m, d, p, i * nslot, NULL);

@@ -35,6 +35,7 @@
 #define fs_model_pair_chain       FS_PREC(fs_model_pair_chain)
 #define fs_pair_table             FS_PREC(fs_pair_table)
 #define fs_pair_table_free        FS_PREC(fs_pair_table_free)
+#define fs_pair_margin_gap        FS_PREC(fs_pair_margin_gap)
 
 #ifdef __cplusplus
 extern "C" {
@@ -182,6 +183,10 @@ typedef struct fsPairTable {
 /// out of memory. Free with fs_pair_table_free.
 int fs_pair_table(const mjModel* m, int broadphase, fsPairTable* t, fsError* err);
 void fs_pair_table_free(fsPairTable* t);
+
+/// Pair p's margin, as the override flag leaves it, plus its gap: what its collision
+/// function is given (model_pairs.c).
+double fs_pair_margin_gap(const mjModel* m, const fsPairTable* t, int p);
 
 /// Contacts geoms g1 and g2 can make in the collision stage (margin_gap: the pair's margin,
 /// as the override flag leaves it, plus its gap): MuJoCo's mj_maxContact for the pairs the

@@ -6,6 +6,7 @@
 // world's bytes, and the descriptions of the fields (common/engine/fields.h) and of the stages.
 #include "common/model/model.h"
 
+#include "common/engine/collision_convex.h" // the convex pairs (fsi_convex_types)
 #include "common/engine/collision_cull.h"
 #include "common/engine/stage_position.h"
 
@@ -246,18 +247,10 @@ static void derive_moments(const mjModel* mj, const fsPairTable* pt, fsModel* m,
   free(fill);
 }
 
-// Pair p's margin, as the override flag leaves it, plus its gap: how far its contacts are
-// detected.
-static double pair_margin_gap(const mjModel* mj, const fsPairTable* pt, int p) {
-  const double* prm = pt->param + (size_t)FS_PAIR_NPARAM * p;
-  int override = (mj->opt.enableflags & mjENBL_OVERRIDE) != 0;
-  return (override ? mj->opt.o_margin : prm[FS_PAIR_MARGIN]) + prm[FS_PAIR_GAP];
-}
-
 // Pair p's contact bound (fs_model_pair_maxcon), 0 with contacts off.
 static int pair_maxcon(const mjModel* mj, const fsPairTable* pt, int p) {
   if (!fs_model_contacts_enabled(mj)) return 0;
-  return fs_model_pair_maxcon(mj, pt->geom1[p], pt->geom2[p], pair_margin_gap(mj, pt, p));
+  return fs_model_pair_maxcon(mj, pt->geom1[p], pt->geom2[p], fs_pair_margin_gap(mj, pt, p));
 }
 
 // Pair p's geoms in collision order: lower geom type first.
@@ -362,7 +355,7 @@ static int cull_plan(const mjModel* mj, const fsPairTable* pt, fsModel* m, CullP
       c->geom_row[st] = m->ncullstatic;
       c->statics[m->ncullstatic++] = st;
     }
-    double margin = pair_margin_gap(mj, pt, p);
+    double margin = fs_pair_margin_gap(mj, pt, p);
     double r = mj->geom_rbound[mv] + (margin > 0 ? margin : 0);
     int i = c->geom_row[mv];
     c->reach[i] = r > c->reach[i] ? r : c->reach[i];
@@ -789,16 +782,15 @@ static int collision_sizes(const mjModel* mj, const fsPairTable* pt, fsModel* m,
   m->nmeshpolymap = (int)mj->nmeshpolymap;
   m->nmeshextrema = 27 * (int)mj->nmesh;
   if (cull_plan(mj, pt, m, plan, err)) return -1;
-  int nculled = 0, nboxmesh = 0;
+  int nculled = 0, nconvex = 0;
   for (int p = 0; p < m->npair; p++) {
     int k = pair_maxcon(mj, pt, p);
     m->nslot = k > m->nslot ? k : m->nslot;
     nculled += plan->pair_static[p] >= 0;
     int t1 = mj->geom_type[pt->geom1[p]], t2 = mj->geom_type[pt->geom2[p]];
-    nboxmesh += k > 0 && ((t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) ||
-                          (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX));
+    nconvex += k > 0 && fsi_convex_types(t1, t2);
   }
-  m->nccdwork = nboxmesh ? FS_CCD_LANES * FS_CCD_WORK_DOUBLES : 0;
+  m->nccdwork = nconvex ? FS_CCD_LANES * FS_CCD_WORK_DOUBLES : 0;
   m->nalways = m->npair - nculled;
   m->ncandword = m->ncullgeom ? (m->npair + 31) / 32 : 0;
   m->ncandblock = (m->ncandword + 31) / 32;

@@ -27,6 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+double fs_pair_margin_gap(const mjModel* m, const fsPairTable* t, int p) {
+  const double* prm = t->param + (size_t)FS_PAIR_NPARAM * p;
+  int override = (m->opt.enableflags & mjENBL_OVERRIDE) != 0;
+  return (override ? m->opt.o_margin : prm[FS_PAIR_MARGIN]) + prm[FS_PAIR_GAP];
+}
+
 void fs_pair_table_free(fsPairTable* t) {
   free(t->geom1);
   free(t->geom2);

@@ -4,7 +4,7 @@
 // helpers the build shares (common/model/model_build.c): whether contacts are on, and how many
 // contacts a pair can make.
 #include "common/model/model.h"
-#include "common/engine/collision_multiccd.h" // the box-mesh collider's bounds (FS_CCD_*)
+#include "common/engine/collision_convex.h" // the convex pairs and the collider's bounds
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,10 +103,13 @@ static void check_options(const mjModel* m, Problems* p) {
 
 // Contacts geoms g1, g2 can make in the collision stage: MuJoCo's mj_maxContact for the
 // pairs the stage implements (a plane against a sphere, capsule, ellipsoid, cylinder, box or
-// mesh; a sphere against a sphere, capsule or box; a capsule against a capsule or box;
-// box-mesh under native CCD: 1 with multiccd off, else 4, or 5 with a margin: the
-// perturbation's extra contacts); 0 for the pairs it does not. One case per pair type, lower
-// geom type first, as the stage's dispatch (common/engine/stage_collision.h,
+// mesh; a sphere against a sphere, capsule or box; a capsule against a capsule or box; the
+// convex pairs (fsi_convex_types) under native CCD: 1 with multiccd off or with a sphere or
+// an ellipsoid, 5 with a margin (the perturbation's extra contacts), 4 between boxes and
+// meshes at margin 0); 0 for the pairs it does not, among them a capsule's or cylinder's
+// convex pairs at margin 0 under multiccd (MuJoCo 3.16's multi-contact for capsules and
+// cylinders: their segment ends and cap rims as polytope features, not implemented). One case per
+// pair type, lower geom type first, as the stage's dispatch (common/engine/stage_collision.h,
 // fsi_collide_pair_at).
 int fs_model_pair_maxcon(const mjModel* m, int g1, int g2, double margin_gap) {
   int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
@@ -115,10 +118,12 @@ int fs_model_pair_maxcon(const mjModel* m, int g1, int g2, double margin_gap) {
     t1 = t2;
     t2 = t;
   }
-  if (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) {
+  if (fsi_convex_types(t1, t2)) {
     if (disabled(m, mjDSBL_NATIVECCD)) return 0;
     if (disabled(m, mjDSBL_MULTICCD)) return 1;
-    return margin_gap > 0 ? 5 : 4;
+    if (t1 == mjGEOM_SPHERE || t1 == mjGEOM_ELLIPSOID || t2 == mjGEOM_ELLIPSOID) return 1;
+    if (margin_gap > 0) return 5;
+    return fsi_ccd_polytope(t1) && fsi_ccd_polytope(t2) ? 4 : 0; // 0: convex_multi_refused
   }
   if (t1 == mjGEOM_SPHERE)
     return t2 == mjGEOM_SPHERE || t2 == mjGEOM_CAPSULE || t2 == mjGEOM_BOX; // mjc_Sphere*
@@ -268,51 +273,71 @@ static void check_constraint(const mjModel* m, const fsPairTable* t, Problems* p
   problem_pairs(p, m, t, &r.plane, "with a plane on a moving body", "planes in static bodies");
 }
 
-// What the box-mesh collider (common/engine/collision_convex.h) implements: MuJoCo's
-// native CCD, within the fixed scratch of a lane (iterations, polygon sizes and vertex
-// degrees of the meshes).
-static int box_mesh(const mjModel* m, int g1, int g2) {
-  int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
-  return (t1 == mjGEOM_BOX && t2 == mjGEOM_MESH) || (t1 == mjGEOM_MESH && t2 == mjGEOM_BOX);
+// Geoms g1, g2 go to the convex collider (common/engine/collision_convex.h).
+static int convex_pair(const mjModel* m, int g1, int g2) {
+  return fsi_convex_types(m->geom_type[g1], m->geom_type[g2]);
 }
 
+// What the convex collider implements: MuJoCo's native CCD, within the fixed scratch of a
+// lane (iterations; the polygon sizes and vertex degrees of the meshes that meet a box or
+// a mesh, for the multi-contact step).
 static void check_convex(const mjModel* m, const fsPairTable* t, Problems* p) {
-  Found convex = {0, 0}, poly = {0, 0}, deg = {0, 0};
+  Found convex = {0, 0}, poly = {0, 0}, deg = {0, 0}, multi = {0, 0};
   for (int k = 0; k < t->n; k++) {
     int g1 = t->geom1[k], g2 = t->geom2[k];
-    if (!box_mesh(m, g1, g2)) continue;
+    if (!convex_pair(m, g1, g2)) continue;
     found(&convex, k);
-    int mesh = m->geom_dataid[m->geom_type[g1] == mjGEOM_MESH ? g1 : g2];
-    for (int q = m->mesh_polyadr[mesh]; q < m->mesh_polyadr[mesh] + m->mesh_polynum[mesh]; q++)
-      if (m->mesh_polyvertnum[q] > FS_CCD_POLYMAX) found(&poly, mesh);
-    for (int v = m->mesh_vertadr[mesh]; v < m->mesh_vertadr[mesh] + m->mesh_vertnum[mesh]; v++)
-      if (m->mesh_polymapnum[v] > FS_CCD_DEGMAX) found(&deg, mesh);
+    if (!disabled(m, mjDSBL_NATIVECCD) &&
+        !fs_model_pair_maxcon(m, g1, g2, fs_pair_margin_gap(m, t, k)))
+      found(&multi, k);
+    if (!fsi_ccd_polytope(m->geom_type[g1]) || !fsi_ccd_polytope(m->geom_type[g2])) continue;
+    for (int s = 0; s < 2; s++) {
+      int g = s ? g2 : g1;
+      if (m->geom_type[g] != mjGEOM_MESH) continue;
+      int mesh = m->geom_dataid[g];
+      for (int q = m->mesh_polyadr[mesh]; q < m->mesh_polyadr[mesh] + m->mesh_polynum[mesh]; q++)
+        if (m->mesh_polyvertnum[q] > FS_CCD_POLYMAX) found(&poly, mesh);
+      for (int v = m->mesh_vertadr[mesh]; v < m->mesh_vertadr[mesh] + m->mesh_vertnum[mesh]; v++)
+        if (m->mesh_polymapnum[v] > FS_CCD_DEGMAX) found(&deg, mesh);
+    }
   }
   if (!convex.count) return;
   if (disabled(m, mjDSBL_NATIVECCD))
     problem(p,
-            "box-mesh contact pairs (%d, first: id %d) under libccd (disable flag nativeccd); "
-            "fix: remove <flag nativeccd=\"disable\"/>",
+            "contact pairs of meshes, ellipsoids or cylinders (%d, first: id %d) under libccd "
+            "(disable flag nativeccd); fix: remove <flag nativeccd=\"disable\"/>",
             convex.count, convex.first);
   if (m->opt.ccd_iterations > FS_CCD_ITERMAX)
     problem(p,
-            "ccd_iterations %d with box-mesh contact pairs (the collider holds %d); fix: "
-            "<option ccd_iterations=\"%d\"/> or fewer",
+            "ccd_iterations %d with contact pairs of meshes, ellipsoids or cylinders (the "
+            "collider holds %d); fix: <option ccd_iterations=\"%d\"/> or fewer",
             m->opt.ccd_iterations, FS_CCD_ITERMAX, FS_CCD_ITERMAX);
+  if (multi.count) {
+    char buf[400];
+    problem(p,
+            "%d contact pair%s of a capsule or cylinder with a capsule, cylinder, box or mesh at "
+            "margin 0 under multiccd (first: %s): MuJoCo 3.16's multi-contact for capsules and "
+            "cylinders is not implemented; fix: <flag multiccd=\"disable\"/>, or a margin on "
+            "these pairs",
+            multi.count, multi.count == 1 ? "" : "s",
+            pair_name(m, t, multi.first, buf, sizeof buf));
+  }
   problem_found(p, m, &poly, mjOBJ_MESH,
-                "hull polygons of more than " FS_STR(FS_CCD_POLYMAX) " vertices in box-mesh pairs",
+                "hull polygons of more than " FS_STR(FS_CCD_POLYMAX) " vertices in pairs with a "
+                                                                     "box or mesh",
                 "simplify the mesh");
   problem_found(p, m, &deg, mjOBJ_MESH,
-                "hull vertices in more than " FS_STR(FS_CCD_DEGMAX) " polygons in box-mesh pairs",
+                "hull vertices in more than " FS_STR(FS_CCD_DEGMAX) " polygons in pairs with a "
+                                                                    "box or mesh",
                 "simplify the mesh");
 }
 
 // What the collision stage implements: the pairs of fs_pair_table (explicit, and by
-// contype/conaffinity through MuJoCo's broadphase filters) of a plane against a sphere,
-// capsule, ellipsoid, cylinder, box or convex mesh, a sphere against a sphere, capsule or box,
-// a capsule against a capsule or box, a box against a convex mesh. The pairs of other types
-// are listed by type with their counts. Explicit pairs out of signature order (the compiler
-// sorts them; an MJB may not) beside broadphase pairs make MuJoCo's order depend on the state.
+// contype/conaffinity through MuJoCo's broadphase filters) of any two of a plane, sphere,
+// capsule, ellipsoid, cylinder, box and convex mesh but sphere-cylinder and box-box. The pairs of
+// other types are listed by type with their counts. Explicit pairs out of signature order (the
+// compiler sorts them; an MJB may not) beside broadphase pairs make MuJoCo's order depend on the
+// state.
 static void check_collision(const mjModel* m, const fsPairTable* t, Problems* p) {
   static const char* types[] = {"plane",    "hfield", "sphere", "capsule", "ellipsoid",
                                 "cylinder", "box",    "mesh",   "sdf"};
@@ -321,7 +346,7 @@ static void check_collision(const mjModel* m, const fsPairTable* t, Problems* p)
   memset(count, 0, sizeof count);
   for (int k = 0; k < t->n; k++) {
     int g1 = t->geom1[k], g2 = t->geom2[k];
-    if (fs_model_pair_maxcon(m, g1, g2, 0) || box_mesh(m, g1, g2)) continue;
+    if (fs_model_pair_maxcon(m, g1, g2, 0) || convex_pair(m, g1, g2)) continue;
     int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
     count[t1 < t2 ? t1 : t2][t1 < t2 ? t2 : t1]++;
     if (first < 0) first = k;
@@ -338,9 +363,9 @@ static void check_collision(const mjModel* m, const fsPairTable* t, Problems* p)
         }
     problem(p,
             "%d contact pair%s of geom types the collision stage does not implement (%s; first: "
-            "%s); fix: contype/conaffinity or <exclude> that keep them apart, or pairs of a plane "
-            "with a sphere, capsule, ellipsoid, cylinder, box or mesh, a sphere with a sphere, "
-            "capsule or box, a capsule with a capsule or box, a box with a mesh",
+            "%s); fix: contype/conaffinity or <exclude> that keep them apart, or pairs of any two "
+            "of a plane, sphere, capsule, ellipsoid, cylinder, box and mesh but sphere-cylinder "
+            "and box-box",
             n, n == 1 ? "" : "s", list, pair_name(m, t, first, buf, sizeof buf));
   }
   check_convex(m, t, p);

@@ -1,7 +1,10 @@
-// The box-mesh collider (common/engine/collision_convex.h, MuJoCo's mjc_Convex under
-// native CCD) against MuJoCo's mj_collision, on tests/models/cuda_contact_convex.xml:
-// two static boxes, four free meshes (a cube, an octagonal prism, NeuroMechFly's tarsus
-// and tibia hulls), each paired with both boxes, margin 0 and margin > 0.
+// The convex collider (common/engine/collision_convex.h, MuJoCo's mjc_Convex under
+// native CCD) against MuJoCo's mj_collision, on two models:
+//  - tests/models/cuda_contact_convex.xml: box-mesh, two static boxes, four free meshes (a
+//    cube, an octagonal prism, NeuroMechFly's tarsus and tibia hulls), each paired with both
+//    boxes, margin 0 and margin > 0;
+//  - tests/models/cuda_contact_shapes.xml: the curved shapes' pairs (sphere, capsule,
+//    ellipsoid, cylinder against ellipsoids, cylinders, boxes, meshes, capsules; mesh-mesh).
 //
 // Every world is a different MuJoCo state (seeded, printed): each mesh is put against
 // one of its boxes -- on a face, an edge or a corner of the box (in turn, the contact
@@ -9,6 +12,11 @@
 // the feature, within 2 deg, so that MuJoCo's multi-contact clips polygons), tilted by
 // 10-40 deg, or turned at random; its lowest point along the feature's normal at a
 // random depth, touching (0), at the pair's margin, or deep (a fifth of its size).
+// The shapes' worlds: each free shape against one of its static shapes, along a random
+// direction from its centre, turned at random, end-on or side-on (its axis along or across
+// the direction, within a few degrees), its lowest point along the direction at a random
+// depth from the static shape's supporting plane: deep (a fifth of its size), shallow or
+// within the margin.
 // Then, as tests/engine/test_collision.c does: (1) collision alone from MuJoCo's geom
 // frames, outputs poisoned; (2) kinematics + collision from the state. Cases: multiccd
 // on (clipping at margin 0, the perturbation with a margin), multiccd off (one contact
@@ -43,6 +51,8 @@ static double g_worst_alone, g_worst_chain;
 
 typedef struct Case {
   const char* label;
+  const char* model; // tests/models/...
+  int shapes;        // 1: the curved shapes' worlds (shape_worlds), 0: box-mesh (convex_worlds)
   int disable, enable;
   int nworld;
 } Case;
@@ -185,7 +195,100 @@ static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed, char
   return d;
 }
 
-static int run_case(const fshRunner* r, const char* path, const Case* c, uint64_t seed) {
+// Extent of geom g (turned by R) along the world direction n: max over the shape of
+// x . n, x from its centre (the support function's value).
+static double extent(const mjModel* mj, int g, const double R[9], const double n[3]) {
+  double u[3];
+  mju_mulMatTVec3(u, R, n);
+  const double* s = mj->geom_size + 3 * g;
+  switch (mj->geom_type[g]) {
+  case mjGEOM_SPHERE:
+    return s[0];
+  case mjGEOM_CAPSULE:
+    return s[0] + s[1] * fabs(u[2]);
+  case mjGEOM_ELLIPSOID:
+    return sqrt(s[0] * s[0] * u[0] * u[0] + s[1] * s[1] * u[1] * u[1] + s[2] * s[2] * u[2] * u[2]);
+  case mjGEOM_CYLINDER:
+    return s[0] * sqrt(u[0] * u[0] + u[1] * u[1]) + s[1] * fabs(u[2]);
+  case mjGEOM_BOX:
+    return s[0] * fabs(u[0]) + s[1] * fabs(u[1]) + s[2] * fabs(u[2]);
+  default: { // mesh
+    const float* v = mj->mesh_vert + 3 * mj->mesh_vertadr[mj->geom_dataid[g]];
+    double best = -1e300;
+    for (int i = 0; i < mj->mesh_vertnum[mj->geom_dataid[g]]; i++) {
+      double h = v[3 * i] * u[0] + v[3 * i + 1] * u[1] + v[3 * i + 2] * u[2];
+      best = h > best ? h : best;
+    }
+    return best;
+  }
+  }
+}
+
+// The shapes' reference worlds: every free geom against one of its static geoms (see the top).
+static mjData** shape_worlds(const mjModel* mj, int nworld, uint64_t seed, char* boundary) {
+  (void)boundary; // no world is placed exactly at a boundary
+  fs_random_seed(seed);
+  printf(" worlds seeded with %llu\n", (unsigned long long)seed);
+  mjData** d = calloc((size_t)nworld, sizeof *d);
+  for (int w = 0; w < nworld; w++) {
+    d[w] = fsh_keyframe_world(mj);
+    mj_kinematics(mj, d[w]);
+    int slot = 0;
+    for (int g = 0; g < mj->ngeom; g++) {
+      if (mj->geom_bodyid[g] == 0) continue;
+      int pairs[8], n = 0;
+      for (int p = 0; p < mj->npair && n < 8; p++)
+        if (mj->pair_geom1[p] == g || mj->pair_geom2[p] == g) pairs[n++] = p;
+      int p = pairs[(w / 4 + slot) % n];
+      int gs = mj->pair_geom1[p] == g ? mj->pair_geom2[p] : mj->pair_geom1[p];
+      double margin =
+          (mj->opt.enableflags & mjENBL_OVERRIDE) ? mj->opt.o_margin : mj->pair_margin[p];
+      double size = mj->geom_rbound[g], depth;
+      int kind = w % 4, pose = (w / 4 + 2 * slot) % 3;
+      if (kind == 0)
+        depth = -0.2 * size;
+      else if (kind == 1)
+        depth = urand(-0.05 * size, 0);
+      else if (kind == 2)
+        depth = urand(0, margin);
+      else
+        depth = urand(-0.05 * size, margin + 0.01 * size);
+      double dir[3] = {urand(-1, 1), urand(-1, 1), urand(-1, 1)}, R[9];
+      mju_normalize3(dir);
+      if (pose == 0) {
+        double quat[4] = {urand(-1, 1), urand(-1, 1), urand(-1, 1), urand(-1, 1)};
+        mju_normalize4(quat);
+        mju_quat2Mat(R, quat);
+      } else {
+        double z[3] = {0, 0, 1}, neg[3] = {-dir[0], -dir[1], -dir[2]}, t[3], perp[3];
+        double r[3] = {urand(-1, 1), urand(-1, 1), urand(-1, 1)};
+        mju_cross(perp, dir, r);
+        mju_normalize3(perp);
+        if (pose == 1) { // end-on: its axis against the direction
+          align(R, z, neg);
+        } else { // side-on: its axis across it
+          align(R, z, perp);
+        }
+        turn(R, dir, urand(0, 2 * M_PI));
+        mju_cross(t, dir, perp);
+        turn(R, t, urand(-0.035, 0.035));
+      }
+      double anchor[3], neg[3] = {-dir[0], -dir[1], -dir[2]}, pos[3];
+      double reach = extent(mj, gs, d[w]->geom_xmat + 9 * gs, dir);
+      double low = -extent(mj, g, R, neg);
+      for (int i = 0; i < 3; i++) anchor[i] = d[w]->geom_xpos[3 * gs + i] + reach * dir[i];
+      for (int i = 0; i < 3; i++) pos[i] = anchor[i] + dir[i] * (depth - low);
+      place_geom(mj, d[w], g, pos, R);
+      slot++;
+    }
+    mj_forward(mj, d[w]);
+  }
+  return d;
+}
+
+static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s", fs_test_model(c->model));
   printf("\n== %s (%s), %d worlds, %s\n", c->label, path, c->nworld, r->name);
   mjModel* mj = fs_test_load_model(path);
   mj->opt.disableflags |= c->disable;
@@ -200,7 +303,7 @@ static int run_case(const fshRunner* r, const char* path, const Case* c, uint64_
   }
   printf(" %d pairs, contact buffer %d per world\n", m.npair, m.nconmax);
   char* boundary = calloc((size_t)c->nworld, 1);
-  mjData** ref = convex_worlds(mj, c->nworld, seed, boundary);
+  mjData** ref = (c->shapes ? shape_worlds : convex_worlds)(mj, c->nworld, seed, boundary);
   fshTol tol = {kRel, kFloor, kSkipBoundary ? boundary : NULL, NULL};
   fshContactStats s = fsh_contact_stats(mj, ref, c->nworld);
   printf(" MuJoCo's contacts: ncon %d..%d (mean %.1f), %d penetrating, %d within the margin, %d "
@@ -251,18 +354,20 @@ int main(void) {
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "%g; counts, ids, dim and exclude exactly\n",
          kFloor, kRel);
-  char path[1024];
-  snprintf(path, sizeof path, "%s", fs_test_model("cuda_contact_convex.xml"));
+  const char *boxmesh = "cuda_contact_convex.xml", *shapes = "cuda_contact_shapes.xml";
   const Case cases[] = {
-      {"box-mesh, multiccd", 0, 0, 360},
-      {"box-mesh, multiccd off", mjDSBL_MULTICCD, 0, 36},
-      {"box-mesh, override (margin everywhere)", 0, mjENBL_OVERRIDE, 36},
+      {"box-mesh, multiccd", boxmesh, 0, 0, 0, 360},
+      {"box-mesh, multiccd off", boxmesh, 0, mjDSBL_MULTICCD, 0, 36},
+      {"box-mesh, override (margin everywhere)", boxmesh, 0, 0, mjENBL_OVERRIDE, 36},
+      {"curved shapes, multiccd", shapes, 1, 0, 0, 360},
+      {"curved shapes, multiccd off", shapes, 1, mjDSBL_MULTICCD, 0, 36},
+      {"curved shapes, override (margin everywhere)", shapes, 1, 0, mjENBL_OVERRIDE, 36},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {
     Case c = cases[i];
-    if (fs_test_small()) c.nworld /= 6; // the GPU simulator: 60, 6, 6 worlds
-    if (run_case(&r, path, &c, 3000 + (uint64_t)i) == FS_TEST_SKIP) {
+    if (fs_test_small()) c.nworld /= 6; // the GPU simulator: 60, 6, 6 worlds each model
+    if (run_case(&r, &c, 3000 + (uint64_t)i) == FS_TEST_SKIP) {
       printf("skipped: no CUDA device\n");
       return FS_TEST_SKIP;
     }
