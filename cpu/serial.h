@@ -57,8 +57,9 @@ const char* fs_serial_real_name(void);
 /// friction (every pair's friction scaled by 1.001: a cone's friction off), margin (every contact
 /// pair's margin dropped) or moving (the contacts between two moving bodies frictionless: their
 /// pairs' parameters mixed wrongly) breaks the constraint rows too, and tendon (every fixed
-/// tendon's coefficients x 1.001) its actuators on fixed tendons (the host backend names it in
-/// its description). FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler, =act scales
+/// tendon's coefficients x 1.001) its actuators on fixed tendons, equality (every equality's
+/// offset + 1e-3, its polynomial's slope x 1.001) its equality rows (the host backend names it
+/// in its description). FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler, =act scales
 /// every actuator's first dynamics parameter (a filter's time constant) by 1.001.
 int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err);
 

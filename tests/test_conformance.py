@@ -41,7 +41,11 @@ Python adds its segments) and our springs and dampers on fixed tendons
 (tests/models/tendon_passive.xml: a dead band, polynomial stiffness and damping);
 FLYSIM_PERTURB_STEP=act (activations' time constants x 1.001) on quadruped (smooth: its
 filters) and our activation dynamics (tests/models/activation.xml: filter, filterexact with
-an activation range, integrator, actearly, a tendon's, a disabled group's).
+an activation range, integrator, actearly, a tendon's, a disabled group's);
+FLYSIM_PERTURB_ROWS=equality (equalities' offsets + 1e-3, slopes x 1.001) on manipulator and
+quadruped (no contacts: their tendon equalities) and our joint and tendon equalities
+(tests/models/equality.xml: a cubic between knees, a pinned hip with direct solref, a tendon
+following another, an inactive one).
 
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
@@ -63,7 +67,7 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 12, "no contacts": 14, "smooth": 19}
+MIN_COMPARED = {"as is": 12, "no contacts": 17, "smooth": 19}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
 # contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
@@ -78,6 +82,7 @@ OUR_BODIES = os.path.join(OUR_MODELS, "cuda_contact_bodies.xml")
 OUR_FLUID = os.path.join(OUR_MODELS, "fluid.xml")
 OUR_TENDON_PASSIVE = os.path.join(OUR_MODELS, "tendon_passive.xml")
 OUR_ACTIVATION = os.path.join(OUR_MODELS, "activation.xml")
+OUR_EQUALITY = os.path.join(OUR_MODELS, "equality.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
           ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
@@ -89,7 +94,9 @@ BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "tendon", "as is", ("point_mass", OUR_TENDON)),
           ("FLYSIM_PERTURB_PASSIVE", "1e-6", "as is", ("fish", OUR_FLUID, OUR_TENDON_PASSIVE)),
           ("FLYSIM_PERTURB_STEP", "act", "smooth", ("quadruped",)),
-          ("FLYSIM_PERTURB_STEP", "act", "as is", (OUR_ACTIVATION,)))
+          ("FLYSIM_PERTURB_STEP", "act", "as is", (OUR_ACTIVATION,)),
+          ("FLYSIM_PERTURB_ROWS", "equality", "no contacts", ("manipulator", "quadruped")),
+          ("FLYSIM_PERTURB_ROWS", "equality", "as is", (OUR_EQUALITY,)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 
 
@@ -150,12 +157,13 @@ def main():
         check(len(names) >= MIN_COMPARED[variant],
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
     # our walkers with limits, friction loss and contacts (pyramidal, elliptic), our moving
-    # bodies, RK4, fixed tendons (actuators, springs, dampers), fluid and activations, as users
+    # bodies, RK4, fixed tendons (actuators, springs, dampers), fluid, activations and joint and
+    # tendon equalities, as users
     # run them: within the floor (the broken
     # steppers below must fail on them)
     print("--- our models, as is")
     for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4, OUR_TENDON, OUR_FLUID,
-                  OUR_TENDON_PASSIVE, OUR_ACTIVATION):
+                  OUR_TENDON_PASSIVE, OUR_ACTIVATION, OUR_EQUALITY):
         for precision in PRECISIONS:
             rc, out, err = compare(model, precision, [])
             s = cliutil.summary(out) if rc in (0, 3) else {}

@@ -42,6 +42,7 @@ enum {
 // Disable bits (mjtDisableBit) the smooth step honours.
 enum {
   FS_DSBL_CONSTRAINT = 1 << 0,
+  FS_DSBL_EQUALITY = 1 << 1,
   FS_DSBL_FRICTIONLOSS = 1 << 2,
   FS_DSBL_LIMIT = 1 << 3,
   FS_DSBL_CONTACT = 1 << 4,
@@ -70,11 +71,13 @@ enum {
   FS_GEOM_MESH,
   FS_GEOM_SDF
 };
-#define FS_NREF 2
-#define FS_NIMP 5
+#define FS_NREF    2
+#define FS_NIMP    5
+#define FS_NEQDATA 11 // mjNEQDATA
 
 // Joint, transmission, gain and bias types (mjtJoint, mjtTrn, mjtGain, mjtBias).
 enum { FS_JNT_FREE = 0, FS_JNT_BALL = 1, FS_JNT_SLIDE = 2, FS_JNT_HINGE = 3 };
+enum { FS_EQ_JOINT = 2, FS_EQ_TENDON = 3 }; // mjtEq's kinds whose rows flysim makes
 enum { FS_TRN_JOINT = 0, FS_TRN_JOINTINPARENT = 1, FS_TRN_TENDON = 3, FS_TRN_BODY = 5 };
 enum { FS_GAIN_FIXED = 0, FS_GAIN_AFFINE = 1 };
 enum { FS_BIAS_NONE = 0, FS_BIAS_AFFINE = 1 };
@@ -154,7 +157,8 @@ enum {
   X(nrkt)        /* 1 under the RK4 integrator, else 0 */                                          \
   X(nfluid)      /* nbody under fluid forces (density or viscosity), else 0 */                     \
   X(nvfluid)     /* nv under fluid forces, else 0 */                                               \
-  X(one)         /* 1 */
+  X(one)         /* 1 */                                                                           \
+  X(neq)         /* equality constraints */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
 #define FS_MODEL_FIELDS_MJ(X)                                                                      \
@@ -264,7 +268,16 @@ enum {
   X(int, mesh_polyvert, nmeshpolyvert, 1)  /* polygon vertices (mesh vertex ids, in order) */      \
   X(int, mesh_polymapadr, nmeshvert, 1)    /* polygons of each vertex: first in mesh_polymap */    \
   X(int, mesh_polymapnum, nmeshvert, 1)    /* ... how many */                                      \
-  X(int, mesh_polymap, nmeshpolymap, 1)    /* polygon ids (mesh-local) */
+  X(int, mesh_polymap, nmeshpolymap, 1)    /* polygon ids (mesh-local) */                          \
+  X(int, eq_type, neq, 1)                  /* mjtEq (rows: joint, tendon) */                       \
+  X(int, eq_obj1id, neq, 1)                /* its joint or tendon */                               \
+  X(int, eq_obj2id, neq, 1)                /* the one it follows, -1: none */                      \
+  X(int, eq_active0, neq, 1)               /* active (its rows made) */                            \
+  X(fsReal, eq_data, neq, FS_NEQDATA)      /* joint, tendon: offset and polynomial coefficients */ \
+  X(fsReal, eq_solref, neq, FS_NREF)       /* solver reference */                                  \
+  X(fsReal, eq_solimp, neq, FS_NIMP)       /* solver impedance */                                  \
+  X(fsReal, tendon_length0, ntendon, 1)    /* length at qpos0 */                                   \
+  X(fsReal, tendon_invweight0, ntendon, 1) /* inverse inertia at qpos0 (rows' diagA) */
 
 // X(type, name, size, cols): model arrays flysim derives at upload. The contact pairs
 // (pair_*, npair) are the explicit <pair>s and the geom pairs MuJoCo's broadphase may find
@@ -334,7 +347,9 @@ enum {
   X(int, hlevel_dofadr, nhleveladr, 1)   /* dofs of depth k in this layout */                      \
   X(int, hlevel_dof, nv, 1)              /* dofs by depth, then id */                              \
   X(int, hlevel_entryadr, nhleveladr, 1) /* entries of the rows of depth k */                      \
-  X(int, hlevel_entry, nH, 1)            /* entries by their row's depth */
+  X(int, hlevel_entry, nH, 1)            /* entries by their row's depth */                        \
+  X(int, eq_nv, neq, 1)                  /* dofs its row moves: the objects' merged (0: no row) */ \
+  X(int, eq_dofadr, neq, 1)              /* first in pair_dof (increasing dof ids) */
 
 #define FS_MODEL_FIELDS(X) FS_MODEL_FIELDS_MJ(X) FS_MODEL_FIELDS_OWN(X)
 
@@ -375,7 +390,8 @@ typedef struct fsModel {
   int nslot;               // contact slots per candidate pair: the largest pair_maxcon
   int nbranchpair;         // pairs whose rows move two branches of a tree (or two trees): the
                            //   Hessian's tree layout cannot hold them (fs_model_for_lanes)
-  int ndofrow;             // friction-loss and limit rows a world may make (before contacts)
+  int ndofrow;             // equality, friction-loss and limit rows a world may make (before
+                           //   contacts; equality rows first, of the joint and tendon kinds)
   int dofrow_adr;          // their one-dof chains: pair_dof[dofrow_adr + j] = j (ndofrow > 0)
   int elliptic;            // opt.cone elliptic: a contact of condim d > 1 makes d rows
   int solver_cg;           // opt.solver CG: conjugate gradients (else Newton)
@@ -432,9 +448,10 @@ typedef enum fsStage {
 /// bookkeeping) or scratch (a stage's intermediates).
 enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_EFC, FS_KIND_OWN, FS_KIND_SCRATCH };
 
-/// Constraint types (mjtConstraint) of the rows flysim makes: dof friction loss, joint
-/// limits, contacts (in MuJoCo's row order).
+/// Constraint types (mjtConstraint) of the rows flysim makes: equality (joint, tendon), dof
+/// friction loss, joint limits, contacts (in MuJoCo's row order).
 enum {
+  FS_CNSTR_EQUALITY = 0,
   FS_CNSTR_FRICTION_DOF = 1,
   FS_CNSTR_LIMIT_JOINT = 3,
   FS_CNSTR_CONTACT_FRICTIONLESS = 5,

@@ -3,12 +3,13 @@
 // the step where mj_forward has them: the rows after collision (mj_fwdPosition), the
 // reference after passive (mj_fwdVelocity).
 //
-// Rows in MuJoCo's order: dof friction loss (a row for every dof with frictionloss), joint
-// limits (hinge and slide: a row per side whose distance is within the joint's margin),
-// then contacts in d->contact order under MuJoCo's pyramidal cone: a contact of condim 1
-// gives one row (the normal), condim d > 1 gives 2 (d - 1) rows, the edges normal +- mu_k *
-// direction k of the pyramid. The model check refuses equality constraints, tendon rows and
-// ball-joint limits, which MuJoCo would also make. The arithmetic is MuJoCo 3.16's,
+// Rows in MuJoCo's order: equality (a row for each active joint or tendon equality), dof
+// friction loss (a row for every dof with frictionloss), joint limits (hinge and slide: a
+// row per side whose distance is within the joint's margin), then contacts in d->contact
+// order under MuJoCo's pyramidal cone: a contact of condim 1 gives one row (the normal),
+// condim d > 1 gives 2 (d - 1) rows, the edges normal +- mu_k * direction k of the pyramid.
+// The model check refuses connect and weld equalities, tendon rows and ball-joint limits,
+// which MuJoCo would also make. The arithmetic is MuJoCo 3.16's,
 // operation for operation, so that float64 results are bit-identical (comments name
 // MuJoCo's functions).
 //
@@ -16,7 +17,8 @@
 // model: the two geoms' bodies' ancestor dofs less the common ones, MuJoCo's mj_mergeChain;
 // against a static plane the other geom's body's ancestor dofs, 17 of NeuroMechFly's 72); a
 // friction-loss or limit row moves one dof j, its chain the one entry
-// pair_dof[dofrow_adr + j]. Row r keeps its efc_J_rownnz[r] non-zeros at efc_J[r * njmax
+// pair_dof[dofrow_adr + j]; an equality's row its objects' merged dofs (eq_dofadr). Row r keeps its
+// efc_J_rownnz[r] non-zeros at efc_J[r * njmax
 // ...], their dofs at pair_dof[efc_J_coladr[r] ...] (docs/engine/constraints-and-solver.md).
 #ifndef FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
 #define FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
@@ -25,8 +27,9 @@
 #include "common/engine/linalg.h"
 #include "common/engine/spatial.h"
 #include "common/engine/stage_collision.h" // fsi_pair_solreffriction
+#include "common/engine/stage_position.h"  // fsi_tendon_length, fsi_tendon_J
 
-/// The rows and solvers beyond NeuroMechFly's (dof friction loss, joint limits, elliptic
+/// The rows and solvers beyond NeuroMechFly's (equality, dof friction loss, joint limits, elliptic
 /// cones, CG) in this build's step (FSI_ROWS): the host builds, not yet the kernels (the
 /// cuda backend refuses models that use them: fs_model_general_rows), whose registers and
 /// spills their code would raise for every model (ptxas, sm_90: the fly's step kernel
@@ -389,12 +392,87 @@ FS_HD void fsi_dof_row(const fsModel* m, fsData* d, int r, int type, int id, int
   d->efc_J[(size_t)r * m->njmax] = jac;
 }
 
-/// The friction-loss and limit rows, the world's first (MuJoCo's order: every dof with
-/// friction loss; then each limited joint's sides, lower first, whose distance side *
-/// (range[side] - qpos) is below the joint's margin, with entry -side); returns how many.
-/// At most ndofrow (nefcmax holds them all). One lane.
+/// Entry of equality object `obj` (a joint or a fixed tendon) in column `dof` of its
+/// dense Jacobian: a joint's 1 at its dof; a tendon's ten_J slot of that column (the last
+/// one, as mju_sparse2dense writes them), 0 off its columns.
+FS_HD fsReal fsi_eq_jac(const fsModel* m, int joint, int obj, int dof) {
+  if (joint) return m->jnt_dofadr[obj] == dof ? 1 : 0;
+  fsReal J = 0;
+  for (int k = m->ten_J_rowadr[obj]; k < m->ten_J_rowadr[obj] + m->ten_J_rownnz[obj]; k++)
+    if (m->ten_J_colind[k] == dof) J = fsi_tendon_J(m, obj, k);
+  return J;
+}
+
+/// Equality constraint i's row r (mj_instantiateEquality's joint and tendon kinds, then
+/// mj_diagApprox and mj_makeImpedance): each object's scalar (joint: qpos, tendon: length)
+/// less its value at qpos0; with a second object, the error pos1 - data0 - (data1 x +
+/// data2 x^2 + data3 x^3 + data4 x^4), x the second's, and the Jacobian J1 - deriv J2
+/// (deriv the polynomial's slope at x); alone, pos1 - data0 and J1. Over the equality's
+/// chain (its objects' merged dofs, eq_dofadr). diagA their dof_invweight0 or
+/// tendon_invweight0 summed, margin 0, solref and solimp the equality's. Returns 0 (no row)
+/// where MuJoCo's dense Jacobian is all zeros (mj_addConstraint's empty row).
+FS_HD int fsi_eq_row(const fsModel* m, fsData* d, int r, int i) {
+  const fsReal* data = m->eq_data + FS_NEQDATA * i;
+  int joint = m->eq_type[i] == FS_EQ_JOINT, obj[2] = {m->eq_obj1id[i], m->eq_obj2id[i]};
+  fsReal pos[2] = {0, 0}, ref[2] = {0, 0}, diag = 0;
+  for (int j = 0; j < 1 + (obj[1] >= 0); j++) {
+    pos[j] = joint ? d->qpos[m->jnt_qposadr[obj[j]]] : fsi_tendon_length(m, d, obj[j]);
+    ref[j] = joint ? m->qpos0[m->jnt_qposadr[obj[j]]] : m->tendon_length0[obj[j]];
+    diag += joint ? m->dof_invweight0[m->jnt_dofadr[obj[j]]] : m->tendon_invweight0[obj[j]];
+  }
+  fsReal cpos, deriv = 0;
+  if (obj[1] >= 0) {
+    fsReal dif = pos[1] - ref[1];
+    cpos = pos[0] - ref[0] - data[0] -
+           (data[1] * dif + data[2] * dif * dif + data[3] * dif * dif * dif +
+            data[4] * dif * dif * dif * dif);
+    deriv = data[1] + 2 * data[2] * dif + 3 * data[3] * dif * dif + 4 * data[4] * dif * dif * dif;
+  } else {
+    cpos = pos[0] - ref[0] - data[0];
+  }
+  int nnz = m->eq_nv[i], empty = !m->jac_sparse;
+  const int* chain = m->pair_dof + m->eq_dofadr[i];
+  fsReal* J = d->efc_J + (size_t)r * m->njmax;
+  for (int k = 0; k < nnz; k++) {
+    J[k] = fsi_eq_jac(m, joint, obj[0], chain[k]);
+    if (obj[1] >= 0) J[k] += fsi_eq_jac(m, joint, obj[1], chain[k]) * -deriv; // mju_addToScl
+    empty &= J[k] == 0;
+  }
+  if (empty || !nnz) return 0;
+  fsReal ref_[2], sol[5], imp[2];
+  for (int k = 0; k < FS_NREF; k++) ref_[k] = m->eq_solref[FS_NREF * i + k];
+  for (int k = 0; k < FS_NIMP; k++) sol[k] = m->eq_solimp[FS_NIMP * i + k];
+  fsi_solparam_checked(m, ref_, sol);
+  fsi_impedance(sol, cpos, 0, imp);
+  fsReal R = fsi_max(FS_MINVAL, (1 - imp[0]) * diag / imp[0]);
+  fsReal* kbip = d->efc_KBIP + 4 * r;
+  kbip[0] = fsi_row_stiffness(ref_, sol);
+  kbip[1] = fsi_row_damping(ref_, sol);
+  kbip[2] = imp[0];
+  kbip[3] = imp[1];
+  d->efc_R[r] = R;
+  d->efc_D[r] = 1 / R;
+  d->efc_diagA[r] = R * imp[0] / (1 - imp[0]);
+  d->efc_pos[r] = cpos;
+  d->efc_margin[r] = 0;
+  d->efc_frictionloss[r] = 0;
+  d->efc_type[r] = FS_CNSTR_EQUALITY;
+  d->efc_id[r] = i;
+  d->efc_J_rownnz[r] = nnz;
+  d->efc_J_coladr[r] = m->eq_dofadr[i];
+  return 1;
+}
+
+/// The equality, friction-loss and limit rows, the world's first (MuJoCo's order: each
+/// active joint or tendon equality (fsi_eq_row); every dof with friction loss; then each
+/// limited joint's sides, lower first, whose distance side * (range[side] - qpos) is below
+/// the joint's margin, with entry -side); returns how many. At most ndofrow (nefcmax holds
+/// them all). One lane.
 FS_HD int fsi_dof_rows(const fsModel* m, fsData* d) {
   int n = 0;
+  if (!(m->disableflags & FS_DSBL_EQUALITY))
+    for (int i = 0; i < m->neq; i++)
+      if (m->eq_active0[i] && m->eq_nv[i]) n += fsi_eq_row(m, d, n, i);
   if (!(m->disableflags & FS_DSBL_FRICTIONLOSS))
     for (int i = 0; i < m->nv; i++)
       if (m->dof_frictionloss[i] != 0)

@@ -254,6 +254,27 @@ FS_HD FS_FORCEINLINE void fs_make_m(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
+/// mj_tendon for fixed tendon t, where a stage needs it (the model's fixed tendons keep no
+/// ten_length or ten_J fields): its length, sum_j coef_j qpos_j from 0 in wrap order.
+FS_HD fsReal fsi_tendon_length(const fsModel* m, const fsData* d, int t) {
+  fsReal len = 0;
+  for (int w = m->tendon_adr[t]; w < m->tendon_adr[t] + m->tendon_num[t]; w++)
+    len += m->wrap_prm[w] * d->qpos[m->jnt_qposadr[m->wrap_objid[w]]];
+  return len;
+}
+
+/// ... and slot k of its Jacobian row (MuJoCo's ten_J: a slot per wrap, sorted by dof):
+/// the first slot of a column sums its joint's coefficients from 0 in wrap order, a
+/// repeated column's later slots are 0 (fsi_fixed_tendon's moment row, gear 1).
+FS_HD fsReal fsi_tendon_J(const fsModel* m, int t, int k) {
+  int adr = m->ten_J_rowadr[t], w0 = m->tendon_adr[t], w1 = w0 + m->tendon_num[t];
+  if (k > adr && m->ten_J_colind[k - 1] == m->ten_J_colind[k]) return 0;
+  fsReal J = 0;
+  for (int w = w0; w < w1; w++)
+    if (m->jnt_dofadr[m->wrap_objid[w]] == m->ten_J_colind[k]) J += m->wrap_prm[w];
+  return J;
+}
+
 /// mj_factorM: qLD, qLDiagInv from M.
 FS_HD FS_FORCEINLINE void fs_factor_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];

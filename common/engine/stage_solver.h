@@ -89,12 +89,18 @@ FS_HD fsSol fsi_row_update(const fsData* d, int r, fsSol jar, fsSol* force, int*
   return 0.5 * d->efc_D[r] * jar * jar;
 }
 
-/// The same for a friction-loss or limit row (r < nefc_dof). Friction loss (bound f =
-/// efc_frictionloss, read from the dof's dof_frictionloss: efc_frictionloss's life ends
-/// with the rows): linear with force +f where jar <= -R f, -f where jar >= R f, else
-/// quadratic; its cost -0.5 R f^2 -+ f jar where linear.
+/// The same for an equality, friction-loss or limit row (r < nefc_dof). Equality: always
+/// quadratic. Friction loss (bound f = efc_frictionloss, read from the dof's
+/// dof_frictionloss: efc_frictionloss's life ends with the rows): linear with force +f
+/// where jar <= -R f, -f where jar >= R f, else quadratic; its cost -0.5 R f^2 -+ f jar
+/// where linear.
 FS_HD fsSol fsi_dof_row_update(const fsModel* m, const fsData* d, int r, fsSol jar, fsSol* force,
                                int* state) {
+  if (d->efc_type[r] == FS_CNSTR_EQUALITY) {
+    *force = -d->efc_D[r] * jar;
+    *state = FS_CNSTRSTATE_QUADRATIC;
+    return 0.5 * d->efc_D[r] * jar * jar;
+  }
   if (d->efc_type[r] != FS_CNSTR_FRICTION_DOF) return fsi_row_update(d, r, jar, force, state);
   fsSol f = m->dof_frictionloss[d->efc_id[r]], R = d->efc_R[r];
   if (jar <= -R * f) {
@@ -907,6 +913,12 @@ FS_HD void fsi_ls_row(const fsSol* quad, fsSol start, fsSol x, fsSol* cost, fsSo
   }
 }
 
+/// ... for an equality row: always active, its quadratic shifted (quad[0] left out).
+FS_HD void fsi_ls_equality(const fsSol* quad, fsSol* q1, fsSol* q2) {
+  *q1 += quad[1];
+  *q2 += quad[2];
+}
+
 /// PrimalEval: the cost change at p->alpha along the search and its derivatives: the
 /// Gauss quadratic plus each row's quadratic where the row is active at alpha, less its
 /// cost at 0; a friction-loss row's Huber cost change and derivatives, an elliptic cone's,
@@ -929,6 +941,8 @@ FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSe
       fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
       if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF)
         fsi_ls_friction(d, r, m->dof_frictionloss[d->efc_id[r]], start, x, &cost, &f0, &f1);
+      else if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_EQUALITY)
+        fsi_ls_equality(d->sol_quad + 3 * r, &q1, &q2);
       else
         fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
     }
@@ -949,6 +963,12 @@ FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSe
       fsi_ls_friction(d, r, m->dof_frictionloss[d->efc_id[r]], start, x, &cost, &f0, &f1);
       continue;
     }
+#if FSI_ROWS // equality rows (the host's): always active
+    if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_EQUALITY) {
+      fsi_ls_equality(d->sol_quad + 3 * r, &q1, &q2);
+      continue;
+    }
+#endif
     fsi_ls_row(d->sol_quad + 3 * r, start, x, &cost, &q0, &q1, &q2);
   }
   cost = fs_lane_sum(cost);

@@ -79,9 +79,7 @@ FS_HD void fsi_body_moment(const fsModel* m, fsData* d, int a) {
 /// (mju_combineSparseInc's), a repeated column's later slots 0, times gear. On one lane.
 FS_HD_OUTLINE void fsi_fixed_tendon(const fsModel* m, fsData* d, int a, fsReal gear) {
   int t = m->actuator_trnid[2 * a], w0 = m->tendon_adr[t], w1 = w0 + m->tendon_num[t];
-  fsReal len = 0;
-  for (int w = w0; w < w1; w++) len += m->wrap_prm[w] * d->qpos[m->jnt_qposadr[m->wrap_objid[w]]];
-  d->actuator_length[a] = len * gear;
+  d->actuator_length[a] = fsi_tendon_length(m, d, t) * gear;
   int adr = m->moment_rowadr[a];
   for (int k = adr; k < adr + m->moment_rownnz[a]; k++) {
     fsReal J = 0;

@@ -119,18 +119,6 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
 #endif
 
 #if FSI_PASSIVE
-/// Slot k of fixed tendon t's Jacobian row (MuJoCo's ten_J: a slot per wrap, sorted by dof):
-/// the first slot of a column sums its joint's coefficients from 0 in wrap order, a repeated
-/// column's later slots are 0 (fsi_fixed_tendon's moment row, gear 1).
-FS_HD fsReal fsi_tendon_J(const fsModel* m, int t, int k) {
-  int adr = m->ten_J_rowadr[t], w0 = m->tendon_adr[t], w1 = w0 + m->tendon_num[t];
-  if (k > adr && m->ten_J_colind[k - 1] == m->ten_J_colind[k]) return 0;
-  fsReal J = 0;
-  for (int w = w0; w < w1; w++)
-    if (m->jnt_dofadr[m->wrap_objid[w]] == m->ten_J_colind[k]) J += m->wrap_prm[w];
-  return J;
-}
-
 /// mj_springdamper's tendon part on fixed tendon t, after the joints' and dofs': the spring
 /// beyond the rest lengths' dead band (x = length - upper above it, length - lower below)
 /// pulls with -x fsi_poly_force(stiffness, x), the damper with -v fsi_poly_force(damping, v)
@@ -144,12 +132,10 @@ FS_HD_OUTLINE void fsi_tendon_spring_damper(const fsModel* m, fsData* d, int t, 
   int has_s = spring && (k != 0 || spoly[0] != 0 || spoly[1] != 0);
   int has_d = damper && (b != 0 || dpoly[0] != 0 || dpoly[1] != 0);
   if (!has_s && !has_d) return;
-  int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t], w0 = m->tendon_adr[t];
+  int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t];
   fsReal frc_s = 0, frc_d = 0;
   if (has_s) {
-    fsReal len = 0;
-    for (int w = w0; w < w0 + m->tendon_num[t]; w++)
-      len += m->wrap_prm[w] * d->qpos[m->jnt_qposadr[m->wrap_objid[w]]];
+    fsReal len = fsi_tendon_length(m, d, t);
     fsReal lo = m->tendon_lengthspring[2 * t], hi = m->tendon_lengthspring[2 * t + 1];
     fsReal x = len > hi ? len - hi : len < lo ? len - lo : 0;
     frc_s = -x * fsi_poly_force(k, spoly, x, 0);

@@ -60,7 +60,11 @@ _Static_assert((int)FS_GEOM_PLANE == (int)mjGEOM_PLANE &&
 _Static_assert((int)FS_CNSTR_CONTACT_FRICTIONLESS == (int)mjCNSTR_CONTACT_FRICTIONLESS &&
                    (int)FS_CNSTR_CONTACT_PYRAMIDAL == (int)mjCNSTR_CONTACT_PYRAMIDAL &&
                    (int)FS_DSBL_REFSAFE == (int)mjDSBL_REFSAFE &&
-                   (int)FS_WARN_CNSTRFULL == (int)mjWARN_CNSTRFULL,
+                   (int)FS_WARN_CNSTRFULL == (int)mjWARN_CNSTRFULL &&
+                   (int)FS_CNSTR_EQUALITY == (int)mjCNSTR_EQUALITY &&
+                   (int)FS_DSBL_EQUALITY == (int)mjDSBL_EQUALITY &&
+                   (int)FS_EQ_JOINT == (int)mjEQ_JOINT && (int)FS_EQ_TENDON == (int)mjEQ_TENDON &&
+                   (int)FS_NEQDATA == (int)mjNEQDATA,
                "common/engine/fields.h: MuJoCo's constraint constants changed");
 
 //---------------------------------- field tables and stage names ----------------------------------
@@ -524,8 +528,34 @@ int fs_model_pair_chain(const mjModel* m, int g1, int g2, int* chain, int* side)
   return n;
 }
 
+// The dofs equality i's row moves (its joint's or fixed tendon's, merged with the second
+// object's), increasing, into chain (nv; NULL: only counted); 0 unless it makes a row: an
+// active joint or tendon equality with constraint and equality rows on.
+static int eq_chain(const mjModel* mj, int i, int* chain) {
+  if ((mj->opt.disableflags & (mjDSBL_CONSTRAINT | mjDSBL_EQUALITY)) || !mj->eq_active0[i] ||
+      (mj->eq_type[i] != mjEQ_JOINT && mj->eq_type[i] != mjEQ_TENDON))
+    return 0;
+  int n = 0;
+  for (int j = 0; j < mj->nv; j++) {
+    int on = 0;
+    for (int s = 0; s < 2; s++) {
+      int obj = s ? mj->eq_obj2id[i] : mj->eq_obj1id[i];
+      if (obj < 0) continue;
+      if (mj->eq_type[i] == mjEQ_JOINT) {
+        on |= mj->jnt_dofadr[obj] == j;
+        continue;
+      }
+      for (int k = mj->ten_J_rowadr[obj]; k < mj->ten_J_rowadr[obj] + mj->ten_J_rownnz[obj]; k++)
+        on |= mj->ten_J_colind[k] == j;
+    }
+    if (on && chain) chain[n] = j;
+    n += on;
+  }
+  return n;
+}
+
 // Each pair's dof chain (contact rows only; else none), then the dofs' one-entry chains
-// (friction-loss and limit rows only).
+// (friction-loss and limit rows only), then each equality's (its row's; 0 entries: none).
 static void derive_chains(const mjModel* mj, const fsPairTable* pt, fsModel* m) {
   int adr = 0;
   for (int p = 0; p < m->npair && m->npairnv; p++) {
@@ -539,13 +569,21 @@ static void derive_chains(const mjModel* mj, const fsPairTable* pt, fsModel* m) 
     adr += m->pair_nv[p];
   }
   for (int j = 0; j < m->nv && m->ndofrow; j++) m->pair_dof[m->dofrow_adr + j] = j;
+  adr = m->dofrow_adr + m->nv;
+  for (int i = 0; i < m->neq; i++) {
+    m->eq_dofadr[i] = adr;
+    m->eq_nv[i] = m->ndofrow ? eq_chain(mj, i, m->pair_dof + adr) : 0;
+    adr += m->eq_nv[i];
+  }
 }
 
-// Friction-loss and limit rows a world may make, as the flags leave them on: one for each
-// dof with friction loss, two for each limited hinge or slide joint (both sides within
-// the margin at once where the range is narrower than it).
+// Equality, friction-loss and limit rows a world may make, as the flags leave them on: one
+// for each active joint or tendon equality, one for each dof with friction loss, two for
+// each limited hinge or slide joint (both sides within the margin at once where the range is
+// narrower than it).
 static int dof_rows(const mjModel* mj) {
   int on = !(mj->opt.disableflags & mjDSBL_CONSTRAINT), n = 0;
+  for (int i = 0; i < mj->neq; i++) n += eq_chain(mj, i, NULL) > 0;
   for (int i = 0; i < mj->nv && on && !(mj->opt.disableflags & mjDSBL_FRICTIONLOSS); i++)
     n += mj->dof_frictionloss[i] != 0;
   for (int j = 0; j < mj->njnt && on && !(mj->opt.disableflags & mjDSBL_LIMIT); j++)
@@ -555,12 +593,18 @@ static int dof_rows(const mjModel* mj) {
   return n;
 }
 
-// The friction-loss and limit rows' share of the sizes: their one-dof chains after the
-// pairs' (nv entries), a non-zero each, ndofrow rows before the contacts'.
-static void dof_row_sizes(fsModel* m) {
+// The rows' share of the sizes, ndofrow rows before the contacts': the one-dof chains of
+// friction loss and limits after the pairs' (nv entries, a non-zero each), then each
+// equality's chain.
+static void dof_row_sizes(const mjModel* mj, fsModel* m) {
   m->dofrow_adr = m->npairdof;
   m->npairdof += m->nv;
   m->njmax = m->njmax > 1 ? m->njmax : 1;
+  for (int i = 0; i < mj->neq; i++) {
+    int n = eq_chain(mj, i, NULL);
+    m->npairdof += n;
+    m->njmax = n > m->njmax ? n : m->njmax;
+  }
   m->nefcmax += m->ndofrow;
 }
 
@@ -582,7 +626,7 @@ static void constraint_sizes(const mjModel* mj, const fsPairTable* pt, fsModel* 
   m->dense_rows = 1; // the host's; the cuda backend's models: fs_model_for_lanes
   m->ndofrow = with_rows ? dof_rows(mj) : 0;
   if (!contacts) {
-    if (m->ndofrow) dof_row_sizes(m);
+    if (m->ndofrow) dof_row_sizes(mj, m);
     fs_model_row_sizes(m); // none: nefcJ and nefcD 0, nL = nH
     return;
   }
@@ -598,7 +642,7 @@ static void constraint_sizes(const mjModel* mj, const fsPairTable* pt, fsModel* 
   free(chain);
   if (m->ncullgeom) m->nefcmax = m->nprecon * rows; // the candidates' slots, not every pair's
   m->npairnv = m->npair * m->nv;
-  if (m->ndofrow) dof_row_sizes(m);
+  if (m->ndofrow) dof_row_sizes(mj, m);
   fs_model_row_sizes(m);
 }
 
@@ -821,6 +865,7 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   m->nbody = (int)mj->nbody;
   m->njnt = (int)mj->njnt;
   m->ntendon = (int)mj->ntendon;
+  m->neq = (int)mj->neq;
   m->nwrap = (int)mj->nwrap;
   m->nJten = (int)mj->nJten;
   m->nC = (int)mj->nC;
@@ -948,6 +993,15 @@ void fs_model_row_sizes(fsModel* m) {
 }
 
 int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {
+  int neqrow = 0;
+  for (int i = 0; i < m->neq; i++) neqrow += m->eq_nv[i] > 0;
+  if (neqrow)
+    return fs_fail_status(
+        err, FS_ERR_MODEL,
+        "%s: flysim's engine on the GPU does not implement %d equality "
+        "constraint%s (the Hessian's tree layout holds rows of one dof or a "
+        "contact's chain); fix: the host backend, or <flag equality=\"disable\"/>",
+        name ? name : "the model", neqrow, neqrow == 1 ? "" : "s");
   if (m->nbranchpair)
     return fs_fail_status(err, FS_ERR_MODEL,
                           "%s: flysim's engine on the GPU does not implement %d contact pair%s "
@@ -964,8 +1018,11 @@ int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {
 // What the kernels do not compile yet and the host runs, X(uses, what, fix): the one list
 // behind fs_model_kernels_lack (FSI_ROWS, FSI_RK4, FSI_PASSIVE, FSI_ACT in common/engine).
 #define KERNELS_LACK(X)                                                                            \
-  X(fs_model_general_rows(m), "dof friction loss, joint limits, elliptic cones or the CG solver",  \
-    "<flag frictionloss=\"disable\" limit=\"disable\"/>, cone=\"pyramidal\", solver=\"Newton\"")   \
+  X(fs_model_general_rows(m),                                                                      \
+    "equality constraints, dof friction loss, joint limits, elliptic cones or the CG solver",      \
+    "<flag equality=\"disable\" frictionloss=\"disable\" limit=\"disable\"/>, "                    \
+    "cone=\"pyramidal\", "                                                                         \
+    "solver=\"Newton\"")                                                                           \
   X(m->rk4, "the RK4 integrator", "integrator=\"Euler\"")                                          \
   X(m->nvfluid > 0, "fluid forces", "density=\"0\" viscosity=\"0\"")                               \
   X(m->tendon_passive > 0, "tendon springs and dampers", "no stiffness or damping on tendons")     \

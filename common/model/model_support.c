@@ -221,6 +221,18 @@ static void problem_pairs(Problems* p, const mjModel* m, const fsPairTable* t, c
 // layouts (row_layouts); no surface velocity. The solver, the cone and the diagonal are
 // checked wherever the model makes rows (contacts, limits, friction loss, equality), so
 // that one message lists them with what else it refuses.
+
+// Whether this build's rows and Hessian keep the tree layout: the lanes' always, the host's
+// where MuJoCo's Jacobians are sparse (else dense, as MuJoCo's).
+static int tree_layout(const mjModel* m) {
+#ifdef FS_ONE_LANE
+  return mj_isSparse(m);
+#else
+  (void)m;
+  return 1;
+#endif
+}
+
 static void check_constraint(const mjModel* m, const fsPairTable* t, Problems* p) {
   int contacts = fs_model_contacts_enabled(m) && t->n > 0;
   int rows = contacts || other_rows(m);
@@ -254,12 +266,7 @@ static void check_constraint(const mjModel* m, const fsPairTable* t, Problems* p
                   "islands; the solver's islands are one tree each)",
                   "<flag island=\"disable\"/>, or contype/conaffinity or <exclude> that keep "
                   "the trees apart");
-#ifdef FS_ONE_LANE
-  int tree_layout = mj_isSparse(m); // the host's rows and Hessian are dense unless MuJoCo's are
-#else
-  int tree_layout = 1; // the lanes' rows and Hessian always in the tree layout
-#endif
-  if (tree_layout)
+  if (tree_layout(m))
     problem_pairs(p, m, t, &r.branches,
                   "whose rows move two branches of a tree or two trees (the sparse Hessian's "
                   "tree layout holds a dof's ancestors only)",
@@ -457,13 +464,55 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
                 "actuator force range)",
                 "remove them (tendons that only measure are accepted)");
   int eq_on = rows_on(m, mjDSBL_EQUALITY);
-  for (int k = 0; k < m->neq; k++)
-    if (eq_on && m->eq_active0[k]) found(&eq, k);
-  problem_found(
-      p, m, &eq, mjOBJ_EQUALITY,
-      "active equality constraints (the rows implement contacts, hinge and slide limits and "
-      "dof friction loss)",
-      "remove them or <flag equality=\"disable\"/>");
+  Found trees = {0, 0}, noslip = {0, 0}, rowed = {0, 0};
+  for (int k = 0; k < m->neq && eq_on; k++) {
+    if (!m->eq_active0[k]) continue;
+    int type = m->eq_type[k], obj[2] = {m->eq_obj1id[k], m->eq_obj2id[k]};
+    int rows = type == mjEQ_JOINT;
+    if (type == mjEQ_TENDON)
+      rows = tendon_fixed(m, obj[0]) && (obj[1] < 0 || tendon_fixed(m, obj[1]));
+    if (!rows) {
+      found(&eq, k);
+      continue;
+    }
+    found(&rowed, k);
+    if (m->opt.noslip_iterations > 0) found(&noslip, k);
+    int tree = -1, two = 0; // the trees its row moves
+    for (int s = 0; s < 2; s++) {
+      if (obj[s] < 0) continue;
+      if (type == mjEQ_JOINT) {
+        int t = m->dof_treeid[m->jnt_dofadr[obj[s]]];
+        two |= tree >= 0 && t != tree;
+        tree = t;
+        continue;
+      }
+      for (int j = m->ten_J_rowadr[obj[s]]; j < m->ten_J_rowadr[obj[s]] + m->ten_J_rownnz[obj[s]];
+           j++) {
+        int t = m->dof_treeid[m->ten_J_colind[j]];
+        two |= tree >= 0 && t != tree;
+        tree = t;
+      }
+    }
+    if (two && !disabled(m, mjDSBL_ISLAND)) found(&trees, k);
+  }
+  problem_found(p, m, &eq, mjOBJ_EQUALITY,
+                "active connect, weld or flex equality constraints, or tendon "
+                "equalities of spatial tendons (the rows implement joint and fixed-tendon "
+                "equalities, contacts, hinge and slide limits and dof friction loss)",
+                "remove them or <flag equality=\"disable\"/>");
+  problem_found(p, m, &trees, mjOBJ_EQUALITY,
+                "equality constraints joining two kinematic trees (their rows join the trees' "
+                "constraint islands; the solver's islands are one tree each)",
+                "<flag island=\"disable\"/>");
+  problem_found(p, m, &noslip, mjOBJ_EQUALITY,
+                "equality constraints with noslip (noslip implements contact rows only)",
+                "noslip_iterations=\"0\"");
+  if (tree_layout(m))
+    problem_found(p, m, &rowed, mjOBJ_EQUALITY,
+                  "equality constraints where the rows keep the tree layout (the lanes, or the "
+                  "host with 60 dofs or more: MuJoCo's sparse Jacobian), which holds rows of "
+                  "one dof or a contact's chain",
+                  "the host backend with fewer than 60 dofs, or <flag equality=\"disable\"/>");
 }
 
 static void check_actuators(const mjModel* m, Problems* p) {

@@ -181,6 +181,12 @@ static const void* efc_array(const mjData* md, const char* name) {
 
 int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, int* adr, int* nnz) {
   int type = md->efc_type[r], id = md->efc_id[r];
+  if (type == mjCNSTR_EQUALITY) {
+    if (id < 0 || id >= m->neq || !m->eq_nv[id]) return -1;
+    *adr = m->eq_dofadr[id];
+    *nnz = m->eq_nv[id];
+    return 0;
+  }
   if (type == mjCNSTR_FRICTION_DOF || type == mjCNSTR_LIMIT_JOINT) {
     if (!m->ndofrow || id < 0) return -1;
     *adr = m->dofrow_adr + (type == mjCNSTR_FRICTION_DOF ? id : mj->jnt_dofadr[id]);
@@ -280,7 +286,7 @@ static int efc_from_mj(const fsModel* m, fsData* d, const mjModel* mj, const mjD
     }
   }
   if (!rc && (stage < 0 || stage == FS_STAGE_MAKE_CONSTRAINT)) {
-    d->nefc_dof[0] = md->nf + md->nl;
+    d->nefc_dof[0] = md->ne + md->nf + md->nl;
     for (int r = 0; r < md->nefc; r++) {
       int adr, nnz;
       d->efc_J_coladr[r] = fs_efc_chain(m, mj, md, r, &adr, &nnz) ? 0 : adr;

@@ -41,7 +41,7 @@ static void unsupported_model(void) {
                           "on 1 joint (first: 'ja'");
   CHECK(strstr(err.msg, "'ja', id 0); fix: remove the") == NULL); // ja's hinge limit is fine
   CHECK_CONTAINS(err.msg, "tendon forces");
-  CHECK_CONTAINS(err.msg, "active equality constraints");
+  CHECK_CONTAINS(err.msg, "active connect, weld or flex equality constraints");
   CHECK_CONTAINS(err.msg, "transmissions other than a hinge/slide joint, a fixed tendon or a body "
                           "(adhesion) on 2 "
                           "actuators (first: 'on_ball'");
@@ -68,8 +68,10 @@ static void tethered_unsupported(void) {
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, "flysim's engine (host and cuda backends) does not implement 1 feature "
                           "this model uses:");
-  CHECK_CONTAINS(err.msg, "(1) active equality constraints (the rows implement contacts, hinge "
-                          "and slide limits and dof friction loss) on 1 equality");
+  CHECK_CONTAINS(err.msg, "(1) active connect, weld or flex equality constraints, or tendon "
+                          "equalities of spatial tendons (the rows implement joint and "
+                          "fixed-tendon equalities, contacts, hinge and slide limits and dof "
+                          "friction loss) on 1 equality");
   CHECK(strstr(err.msg, "joint limits") == NULL);
   CHECK(strstr(err.msg, "mocap") == NULL);
   mj_deleteModel(m);
@@ -265,7 +267,8 @@ static void constraint_build(void) {
   CHECK_CONTAINS(err.msg, "1 contact pair between bodies without dofs");
   CHECK_CONTAINS(err.msg, "joint limits under noslip on joints below another joint");
   CHECK_CONTAINS(err.msg, "dof friction loss with noslip");
-  CHECK_CONTAINS(err.msg, "active equality constraints");
+  CHECK_CONTAINS(err.msg, "equality constraints with noslip (noslip implements contact rows "
+                          "only) on 1 equality");
   mj_deleteModel(m);
 }
 

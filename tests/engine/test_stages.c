@@ -25,7 +25,8 @@ typedef struct Case {
   int nworld;
   fshNoise noise;
   int nstep;           // steps of the multi-step comparison
-  int across;          // contact rows across two branches or trees: the host's dense rows only
+  const char* lanes;   // what the lanes' tree layout refuses (the host's dense rows alone), or
+                       // NULL: contact rows across two branches or trees, equality rows
   int rk4;             // the model stepped with RK4 (the host's; the device refuses it)
   const char* refused; // what the device's refusal names (the host's alone), or NULL
 } Case;
@@ -75,10 +76,10 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
 #ifndef FS_ONE_LANE
   dense = 0; // ... not on lanes: the tree layout refuses rows across branches, said so
 #endif
-  if (c->across && !dense) {
+  if (c->lanes && !dense) {
     printf(" refused: %s\n", err.msg);
-    CHECK_MSG(nbad < 0 && strstr(err.msg, "rows move two branches of a tree or two trees"),
-              "%s: rows across branches not refused on lanes", c->label);
+    CHECK_MSG(nbad < 0 && strstr(err.msg, c->lanes), "%s: '%s' not refused on lanes", c->label,
+              c->lanes);
     return 0;
   }
   if (nbad < 0) fprintf(stderr, "%s\n", err.msg);
@@ -95,7 +96,7 @@ int main(void) {
          tol.floor, tol.rel);
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
   char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
-  char bodies[1024], tendon[1024], tendon_passive[1024], fluid[1024];
+  char bodies[1024], tendon[1024], tendon_passive[1024], fluid[1024], equality[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
@@ -106,43 +107,54 @@ int main(void) {
   snprintf(tendon, sizeof tendon, "%s", fs_test_model("tendon_fixed.xml"));
   snprintf(tendon_passive, sizeof tendon_passive, "%s", fs_test_model("tendon_passive.xml"));
   snprintf(fluid, sizeof fluid, "%s", fs_test_model("fluid.xml"));
+  snprintf(equality, sizeof equality, "%s", fs_test_model("equality.xml"));
+  const char* across = "rows move two branches of a tree or two trees";
   const Case cases[] = {
-      {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, 0, 0, NULL},
-      {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 0, NULL},
-      {"limb", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0, NULL},
-      {"limb, gravity off", limb, mjDSBL_GRAVITY, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
-      {"limb, springs off", limb, mjDSBL_SPRING, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
-      {"limb, dampers off", limb, mjDSBL_DAMPER, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
-      {"limb, actuation off", limb, mjDSBL_ACTUATION, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
-      {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
-      {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5, 0, 0, NULL},
-      {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3, 0, 0, NULL},
-      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 0, NULL},
-      {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20, 0, 0, NULL},
-      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20, 0, 0, NULL},
-      {"moving bodies (contype/conaffinity)", bodies, 0, 5, {0.5, 2, 0.5, 3}, 30, 1, 0, NULL},
+      {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, NULL, 0, NULL},
+      {"free", free_, 0, 5, {0.5, 2, 1, 3}, 20, NULL, 0, NULL},
+      {"limb", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, NULL, 0, NULL},
+      {"limb, gravity off", limb, mjDSBL_GRAVITY, 3, {0.3, 3, 0.5, 3}, 5, NULL, 0, NULL},
+      {"limb, springs off", limb, mjDSBL_SPRING, 3, {0.3, 3, 0.5, 3}, 5, NULL, 0, NULL},
+      {"limb, dampers off", limb, mjDSBL_DAMPER, 3, {0.3, 3, 0.5, 3}, 5, NULL, 0, NULL},
+      {"limb, actuation off", limb, mjDSBL_ACTUATION, 3, {0.3, 3, 0.5, 3}, 5, NULL, 0, NULL},
+      {"limb, clampctrl off", limb, mjDSBL_CLAMPCTRL, 3, {0.3, 3, 0.5, 3}, 5, NULL, 0, NULL},
+      {"limb, eulerdamp off", limb, mjDSBL_EULERDAMP, 3, {0.3, 3, 0.5, 3}, 5, NULL, 0, NULL},
+      {"chain, autoreset off", chain, mjDSBL_AUTORESET, 3, {0.5, 2, 2, 3}, 3, NULL, 0, NULL},
+      {"tethered limb (mocap)", tethered, 0, 5, {0.3, 3, 0.5, 3}, 20, NULL, 0, NULL},
+      {"NeuroMechFly, contacts off", fly, mjDSBL_CONTACT, 4, {0.2, 5, 0.3, 3}, 20, NULL, 0, NULL},
+      {"NeuroMechFly tethered (mocap)", fly_tethered, 0, 4, {0.2, 5, 0.3, 3}, 20, NULL, 0, NULL},
+      {"moving bodies (contype/conaffinity)", bodies, 0, 5, {0.5, 2, 0.5, 3}, 30, across, 0, NULL},
       {"bodies, filterparent off",
        bodies,
        mjDSBL_FILTERPARENT,
        3,
        {0.5, 2, 0.5, 3},
        10,
-       1,
+       across,
        0,
        NULL},
-      {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, 0, 1, "RK4"},
-      {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, 0, 1, "RK4"},
-      {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, 0, 0, NULL},
+      {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, NULL, 1, "RK4"},
+      {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, NULL, 1, "RK4"},
+      {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, NULL, 0, NULL},
       {"springs and dampers on fixed tendons",
        tendon_passive,
        0,
        5,
        {0.3, 2, 0.5, 3},
        20,
-       0,
+       NULL,
        0,
        "tendon springs and dampers"},
-      {"fluid forces (inertia box)", fluid, 0, 5, {0.3, 2, 0.5, 3}, 20, 0, 0, "fluid forces"},
+      {"fluid forces (inertia box)", fluid, 0, 5, {0.3, 2, 0.5, 3}, 20, NULL, 0, "fluid forces"},
+      {"joint and tendon equalities",
+       equality,
+       0,
+       5,
+       {0.3, 2, 0.5, 3},
+       20,
+       "equality constraint",
+       0,
+       "equality constraints"},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)
