@@ -190,9 +190,9 @@ struct DeviceScope {
 
 } // namespace
 
-// The step kernel's variant c launches (fsStepVariant): Convex, the box-mesh collider in the
-// step, if c's model has box-mesh pairs; else Own, each world with its own model, where the
-// worlds have them, or Shared, every world with the batch's.
+// The step kernel's variant c launches (fsStepVariant): Convex, the convex collider in the
+// step, if c's model has convex pairs (nccdwork > 0); else Own, each world with its own
+// model, where the worlds have them, or Shared, every world with the batch's.
 static int variant_of(const Batch* c) {
   return fs_device_model(c->dev)->nccdwork > 0 ? FS_STEP_CONVEX
          : fs_device_world_models(c->dev)      ? FS_STEP_OWN

@@ -1,4 +1,4 @@
-// The cuda backend's step kernel without the box-mesh collider (cuda/step_kernel.cuh: its
+// The cuda backend's step kernel without the convex collider (cuda/step_kernel.cuh: its
 // Shared and Own variants), and the entry points to every variant the backend launches
 // (the Convex one is cuda/step_kernel_convex.cu's).
 #include "cuda/step_kernel.cuh"

@@ -2,10 +2,10 @@
 // instantiated for its variants V, each in the file that compiles it:
 //   Shared, Own  cuda/step_kernel.cu: the cuda backend's, each world with the batch's model
 //                or with its own;
-//   Convex       cuda/step_kernel_convex.cu: the cuda backend's for models with box-mesh
-//                pairs, the box-mesh collider in the step;
+//   Convex       cuda/step_kernel_convex.cu: the cuda backend's for models with convex
+//                pairs (nccdwork > 0), the convex collider in the step;
 //   Bare         cuda/test_kernels.cu: the tests' steps (fs_device_step), nothing but fs_step.
-// The box-mesh collider is in a file's step or not as a whole (FS_DEVICE_CONVEX, read by
+// The convex collider is in a file's step or not as a whole (FS_DEVICE_CONVEX, read by
 // common/engine/stage_collision.h), so the variants with it and those without it are
 // compiled apart: the collider's registers compiled into every model's step cost the other
 // variants spills around its call (ptxas, sm_90). The variants' host entry points are C
@@ -89,7 +89,7 @@ __device__ static void record_world(const StepArgs& a, const fsData* d, int w, i
 // constant bank where they are used, where through a pointer the compiler would hold them
 // in registers; 1: its own, models[w]; -1: its own where models is not NULL, one kernel for
 // both), whether a launch drives the worlds (controls from the sequence, recordings,
-// health) or only steps them, and whether the step has the box-mesh collider (FSI_CONVEX:
+// health) or only steps them, and whether the step has the convex collider (FSI_CONVEX:
 // the file's FS_DEVICE_CONVEX).
 struct Shared {
   enum { models = 0, drive = 1, convex = 0 };
@@ -104,7 +104,7 @@ struct Bare {
   enum { models = 0, drive = 0, convex = 1 };
 };
 
-// 1 in the files whose step has the box-mesh collider (FS_DEVICE_CONVEX): the variants
+// 1 in the files whose step has the convex collider (FS_DEVICE_CONVEX): the variants
 // compiled in a file agree with it.
 #ifdef FS_DEVICE_CONVEX
 #define FSI_FILE_CONVEX 1

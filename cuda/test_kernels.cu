@@ -1,7 +1,7 @@
 // The kernels the engine's tests and parity checks run (cuda/test_kernels.h): a stage of
 // every world, mj_forward, and the step kernel's Bare variant (cuda/step_kernel.cuh), each
 // a thin map of a group of a warp's lanes to a world (cuda/kernel_world.cuh) over the stage
-// functions. They run any model, so they collide box-mesh pairs too (FS_DEVICE_CONVEX,
+// functions. They run any model, so they collide convex pairs too (FS_DEVICE_CONVEX,
 // common/engine/stage_collision.h).
 #define FS_DEVICE_CONVEX 1
 #include "cuda/test_kernels.h"

@@ -1,6 +1,6 @@
 // The kernels the engine's tests and parity checks run on a device (cuda/test_kernels.cu):
 // one stage of every world, mj_forward, or steps, each without a graph and synchronous,
-// on any model (the box-mesh collider is in them). Host-callable C API over a device's
+// on any model (the convex collider is in them). Host-callable C API over a device's
 // memory (cuda/device.h).
 #ifndef FLYSIM_CUDA_TEST_KERNELS_H
 #define FLYSIM_CUDA_TEST_KERNELS_H

@@ -94,7 +94,7 @@ for line in open(sys.argv[1]):
 PY
 
 # --- the simulator's own fault: a call reading its caller's locals through a pointer ---------
-# (bench/gpusim/probe_call_local.cu: right on a GPU; the box-mesh collider keeps what its
+# (bench/gpusim/probe_call_local.cu: right on a GPU; the convex collider keeps what its
 # calls read through pointers in the world's ccd_work, global memory, for this reason)
 nvcc -arch=sm_80 -cudart shared -O3 -o "$work/probe_call_local" \
   "$root/bench/gpusim/probe_call_local.cu" || exit 1
@@ -305,8 +305,8 @@ How it is run, and why (the simulator's faults, worked around in how it runs):
   and NaN). Such literals become 0d literals of the same bits, which it reads whole.
 - It cannot load a \`trap\` (it asks the instruction for a type it has none of, and aborts
   while loading the PTX): \`ptx_fix.py\` writes \`exit\` for it. Our kernels trap only where
-  the backend never goes (a step kernel variant without the box-mesh collider handed a model
-  with box-mesh pairs); there a thread would exit instead of failing.
+  the backend never goes (a step kernel variant without the convex collider handed a model
+  with convex pairs); there a thread would exit instead of failing.
 - The simulator's \`shfl.sync\` reads and writes the threads of a block's first warp
   whichever warp executes it (its warp id is never set in functional mode): any kernel with
   more than one warp a block gets other worlds' lane sums, or aborts. build-gpusim runs one
@@ -322,7 +322,7 @@ How it is run, and why (the simulator's faults, worked around in how it runs):
   module links the shared libcudart (\`-DFLYSIM_CUDART_SHARED=ON\`) that the simulator
   replaces.
 - A call (not inlined) that reads its caller's local memory through a pointer reads other
-  memory (probe_call_local). Worked around in our code, not in how it runs: the box-mesh
+  memory (probe_call_local). Worked around in our code, not in how it runs: the convex
   collider keeps its shapes and contacts, which its calls read so, in its scratch in the
   world's \`ccd_work\` (global memory), with its GJK and EPA state.
 - Its PTX parser has no \`bfind.shiftamt\` (what nvcc makes of \`__ffs\`): a module holding it

@@ -1,10 +1,11 @@
 // A probe of the GPU simulator, not of flysim: a call (not inlined) that reads through
 // pointers its caller passes, to the caller's local array, to a __grid_constant__ kernel
-// parameter and to global memory, as the box-mesh collider does (fsi_box_mesh passes its
-// shapes and contacts, locals, to fsi_ccd_penetration). On a GPU each returns its sum.
+// parameter and to global memory, as the convex collider's calls would with its shapes and
+// contacts on the stack (fsi_convex passes them to fsi_ccd_penetration; they live in the
+// world's ccd_work instead). On a GPU each returns its sum.
 // GPGPU-Sim (667834cf with the CUDA 13 patch) reads other memory through the local pointer
 // (the parameter and global pointers read right). bench/gpusim/gpusim_check.sh runs it to say
-// whether the box-mesh collider's results under the simulator can be trusted.
+// whether the convex collider's results under the simulator can be trusted.
 // Exit 0: every sum right; 1: a wrong sum.
 #include <cstdio>
 #include <cuda_runtime.h>

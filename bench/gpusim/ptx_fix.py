@@ -22,7 +22,7 @@ Address offsets outside a C int cannot be rewritten this way: the script stops.
 ones (exit, ret, bra, nop, call...) for its type, and `trap` has none (an assertion in
 ptx_instruction::get_type aborts the program while it loads the PTX). Our kernels trap
 only where a model reaches a kernel built without what it needs (the step kernel's
-variants without the box-mesh collider, handed a model with box-mesh pairs), which the backend
+variants without the convex collider, handed a model with convex pairs), which the backend
 never launches: under the simulator such a thread would exit instead of failing.
 """
 import re

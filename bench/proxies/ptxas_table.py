@@ -12,7 +12,7 @@ step's cost.
 
 The check is a no-regression bound; it prints the registers and spills of the step
 kernel (cuda/step_kernel.cuh) as the cuda backend launches it for a model without
-box-mesh pairs (its Shared variant: no spills) and as the tests launch it (Bare).
+convex pairs (its Shared variant: no spills) and as the tests launch it (Bare).
 """
 
 import argparse

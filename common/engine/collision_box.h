@@ -19,8 +19,9 @@
 /// then a shape within reach of that interval is farther than the margin from the box,
 /// and MuJoCo's collision function makes no contact. Not in MuJoCo: an early exit that
 /// changes no result (fsi_capsule_box: the segment, reach radius + margin, and every
-/// sphere it tests lies on the segment; fsi_box_mesh: the mesh's centre, reach its
-/// bounding radius + margin). NaN coordinates never exit early.
+/// sphere it tests lies on the segment; fsi_convex on a box and a mesh, through
+/// fsi_mesh_beyond_box: the mesh's centre, reach its bounding radius + margin). NaN
+/// coordinates never exit early.
 FS_HD int fsi_beyond_box(const fsReal c[3], const fsReal ext[3], const fsReal size[3],
                          fsReal reach) {
   fsReal scale = fs_abs(c[0]) + fs_abs(c[1]) + fs_abs(c[2]) + reach;
