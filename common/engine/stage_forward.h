@@ -223,7 +223,8 @@ FS_HD FS_FORCEINLINE void fs_noslip(const fsModel* m, fsData* d) {
 }
 
 /// mj_resetData for what the smooth step reads: qpos = qpos0, mocap bodies at their
-/// model pose (body_pos, body_quat), every input and warning counter zero, time zero.
+/// model pose (body_pos, body_quat), activations (the host's), every input and warning
+/// counter zero, time zero.
 FS_HD void fs_reset_world(const fsModel* m, fsData* d) {
   FS_FOR_LANE(i, m->nq) d->qpos[i] = m->qpos0[i];
   if (m->nmocap) {
@@ -238,6 +239,9 @@ FS_HD void fs_reset_world(const fsModel* m, fsData* d) {
     d->qvel[i] = d->qfrc_applied[i] = d->qacc_warmstart[i] = d->qacc[i] = 0;
   }
   FS_FOR_LANE(i, m->nu) d->ctrl[i] = 0;
+#if FSI_ACT
+  FS_FOR_LANE(i, m->na) d->act[i] = 0;
+#endif
   FS_LANE0 {
     d->time[0] = 0;
     for (int k = 0; k < FS_NWARNING; k++) d->warning_number[k] = 0;

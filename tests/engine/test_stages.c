@@ -97,6 +97,7 @@ int main(void) {
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
   char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
   char bodies[1024], tendon[1024], tendon_passive[1024], fluid[1024], equality[1024];
+  char activation[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
@@ -108,6 +109,7 @@ int main(void) {
   snprintf(tendon_passive, sizeof tendon_passive, "%s", fs_test_model("tendon_passive.xml"));
   snprintf(fluid, sizeof fluid, "%s", fs_test_model("fluid.xml"));
   snprintf(equality, sizeof equality, "%s", fs_test_model("equality.xml"));
+  snprintf(activation, sizeof activation, "%s", fs_test_model("activation.xml"));
   const char* across = "rows move two branches of a tree or two trees";
   const Case cases[] = {
       {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, NULL, 0, NULL},
@@ -155,6 +157,15 @@ int main(void) {
        "equality constraint",
        0,
        "equality constraints"},
+      {"activation dynamics (filters, integrator; a reset world's act zeroed)",
+       activation,
+       0,
+       5,
+       {0.3, 2, 0.5, 3},
+       20,
+       NULL,
+       0,
+       "activation dynamics"},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)
