@@ -123,7 +123,7 @@ int fs_model_pair_maxcon(const mjModel* m, int g1, int g2, double margin_gap) {
     if (disabled(m, mjDSBL_MULTICCD)) return 1;
     if (t1 == mjGEOM_SPHERE || t1 == mjGEOM_ELLIPSOID || t2 == mjGEOM_ELLIPSOID) return 1;
     if (margin_gap > 0) return 5;
-    return fsi_ccd_polytope(t1) && fsi_ccd_polytope(t2) ? 4 : 0; // 0: convex_multi_refused
+    return fsi_ccd_polytope(t1) && fsi_ccd_polytope(t2) ? 4 : 0; // 0: refused (check_convex)
   }
   if (t1 == mjGEOM_SPHERE)
     return t2 == mjGEOM_SPHERE || t2 == mjGEOM_CAPSULE || t2 == mjGEOM_BOX; // mjc_Sphere*
@@ -215,13 +215,6 @@ static void problem_pairs(Problems* p, const mjModel* m, const fsPairTable* t, c
           pair_name(m, t, f->first, buf, sizeof buf), fix);
 }
 
-// What the constraint rows and the solver implement: MuJoCo's Newton and CG solvers over
-// its contact rows under the pyramidal or the elliptic cone (noslip under the pyramidal
-// one) with its approximate diagonal, for pairs that move something, within the solver's
-// layouts (row_layouts); no surface velocity. The solver, the cone and the diagonal are
-// checked wherever the model makes rows (contacts, limits, friction loss, equality), so
-// that one message lists them with what else it refuses.
-
 // Whether this build's rows and Hessian keep the tree layout: the lanes' always, the host's
 // where MuJoCo's Jacobians are sparse (else dense, as MuJoCo's).
 static int tree_layout(const mjModel* m) {
@@ -233,6 +226,12 @@ static int tree_layout(const mjModel* m) {
 #endif
 }
 
+// What the constraint rows and the solver implement: MuJoCo's Newton and CG solvers over
+// its contact rows under the pyramidal or the elliptic cone (noslip under the pyramidal
+// one) with its approximate diagonal, for pairs that move something, within the solver's
+// layouts (row_layouts); no surface velocity. The solver, the cone and the diagonal are
+// checked wherever the model makes rows (contacts, limits, friction loss, equality), so
+// that one message lists them with what else it refuses.
 static void check_constraint(const mjModel* m, const fsPairTable* t, Problems* p) {
   int contacts = fs_model_contacts_enabled(m) && t->n > 0;
   int rows = contacts || other_rows(m);
