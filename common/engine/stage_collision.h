@@ -117,14 +117,11 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
   fsReal margin = fsi_pair_margin(m, p) + m->pair_gap[p];
   if (fsi_pair_filtered(m, d, p, margin)) return 0;
   int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
-  if (fsi_convex_types(t1, t2)) { // collision_convex.h
 #if FSI_CONVEX
-    return fsi_convex(m, d, k, g1, g2, margin, w);
+  if (fsi_convex_types(t1, t2)) return fsi_convex(m, d, k, g1, g2, margin, w); // collision_convex.h
 #else
-    (void)w;
-    return 0; // not reached: fs_collision traps first
+  (void)w; // the convex pairs: not reached (fs_collision traps first)
 #endif
-  }
   switch (t1) {
   case FS_GEOM_PLANE:
     switch (t2) {
