@@ -470,9 +470,11 @@ FS_HD int fsi_eq_row(const fsModel* m, fsData* d, int r, int i) {
 /// them all). One lane.
 FS_HD int fsi_dof_rows(const fsModel* m, fsData* d) {
   int n = 0;
+#if FSI_ROWS // equality rows: the host's (the lanes' tree layout refuses them)
   if (!(m->disableflags & FS_DSBL_EQUALITY))
     for (int i = 0; i < m->neq; i++)
       if (m->eq_active0[i] && m->eq_nv[i]) n += fsi_eq_row(m, d, n, i);
+#endif
   if (!(m->disableflags & FS_DSBL_FRICTIONLOSS))
     for (int i = 0; i < m->nv; i++)
       if (m->dof_frictionloss[i] != 0)
