@@ -157,6 +157,14 @@ static void put_mesh(const mjModel* mj, mjData* d, int g, int gb, int feature, i
   place_geom(mj, d, g, pos, R);
 }
 
+// The explicit pairs of geom g (at most 8) into pairs; returns how many.
+static int geom_pairs(const mjModel* mj, int g, int pairs[8]) {
+  int n = 0;
+  for (int p = 0; p < mj->npair && n < 8; p++)
+    if (mj->pair_geom1[p] == g || mj->pair_geom2[p] == g) pairs[n++] = p;
+  return n;
+}
+
 // The reference worlds: every mesh against one of its boxes (see the top).
 static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed, char* boundary) {
   fs_random_seed(seed);
@@ -168,9 +176,7 @@ static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed, char
     int slot = 0;
     for (int g = 0; g < mj->ngeom; g++) {
       if (mj->geom_type[g] != mjGEOM_MESH) continue;
-      int pairs[8], n = 0;
-      for (int p = 0; p < mj->npair && n < 8; p++)
-        if (mj->pair_geom1[p] == g || mj->pair_geom2[p] == g) pairs[n++] = p;
+      int pairs[8], n = geom_pairs(mj, g, pairs);
       int p = pairs[(int)(fs_random_uniform() * n)];
       int gb = mj->pair_geom1[p] == g ? mj->pair_geom2[p] : mj->pair_geom1[p];
       double margin =
@@ -236,9 +242,7 @@ static mjData** shape_worlds(const mjModel* mj, int nworld, uint64_t seed, char*
     int slot = 0;
     for (int g = 0; g < mj->ngeom; g++) {
       if (mj->geom_bodyid[g] == 0) continue;
-      int pairs[8], n = 0;
-      for (int p = 0; p < mj->npair && n < 8; p++)
-        if (mj->pair_geom1[p] == g || mj->pair_geom2[p] == g) pairs[n++] = p;
+      int pairs[8], n = geom_pairs(mj, g, pairs);
       int p = pairs[(w / 4 + slot) % n];
       int gs = mj->pair_geom1[p] == g ? mj->pair_geom2[p] : mj->pair_geom1[p];
       double margin =
