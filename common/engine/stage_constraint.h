@@ -357,25 +357,21 @@ FS_HD void fsi_dense_rows(const fsModel* m, fsData* d, int r0, int r1) {
   }
 }
 
-/// Friction-loss or limit row r as mj_instantiateFriction / mj_instantiateLimit add it and
-/// mj_diagApprox / mj_makeImpedance weigh it: one column, dof `dof` with entry jac; `type`
-/// and `id` (the dof or the joint); position and margin (a limit's distance and the
-/// joint's margin; 0 for friction loss); the friction-loss bound. diagA from
-/// dof_invweight0; solref and solimp the dof's (friction loss) or the joint's (limits); K
-/// = 0 for friction loss.
-FS_HD void fsi_dof_row(const fsModel* m, fsData* d, int r, int type, int id, int dof, fsReal jac,
-                       fsReal pos, fsReal margin, fsReal loss) {
-  int limit = type == FS_CNSTR_LIMIT_JOINT;
-  const fsReal* sref = limit ? m->jnt_solref + FS_NREF * id : m->dof_solref + FS_NREF * id;
-  const fsReal* simp = limit ? m->jnt_solimp + FS_NIMP * id : m->dof_solimp + FS_NIMP * id;
+/// One row r's impedance and descriptors (mj_diagApprox's diag, then mj_makeImpedance:
+/// solref and solimp checked; K from solref where stiff, else 0; B, imp, imp'; R, D,
+/// diagA), its position, margin, friction-loss bound, type, id and chain (nnz entries of
+/// pair_dof from coladr).
+FS_HD void fsi_row_impedance(const fsModel* m, fsData* d, int r, const fsReal* sref,
+                             const fsReal* simp, fsReal diag, int stiff, fsReal pos, fsReal margin,
+                             fsReal loss, int type, int id, int nnz, int coladr) {
   fsReal ref[2], sol[5], imp[2];
   for (int k = 0; k < FS_NREF; k++) ref[k] = sref[k];
   for (int k = 0; k < FS_NIMP; k++) sol[k] = simp[k];
   fsi_solparam_checked(m, ref, sol);
   fsi_impedance(sol, pos, margin, imp);
-  fsReal R = fsi_max(FS_MINVAL, (1 - imp[0]) * m->dof_invweight0[dof] / imp[0]);
+  fsReal R = fsi_max(FS_MINVAL, (1 - imp[0]) * diag / imp[0]);
   fsReal* kbip = d->efc_KBIP + 4 * r;
-  kbip[0] = limit ? fsi_row_stiffness(ref, sol) : 0;
+  kbip[0] = stiff ? fsi_row_stiffness(ref, sol) : 0;
   kbip[1] = fsi_row_damping(ref, sol);
   kbip[2] = imp[0];
   kbip[3] = imp[1];
@@ -387,8 +383,23 @@ FS_HD void fsi_dof_row(const fsModel* m, fsData* d, int r, int type, int id, int
   d->efc_frictionloss[r] = loss;
   d->efc_type[r] = type;
   d->efc_id[r] = id;
-  d->efc_J_rownnz[r] = 1;
-  d->efc_J_coladr[r] = m->dofrow_adr + dof;
+  d->efc_J_rownnz[r] = nnz;
+  d->efc_J_coladr[r] = coladr;
+}
+
+/// Friction-loss or limit row r as mj_instantiateFriction / mj_instantiateLimit add it and
+/// mj_diagApprox / mj_makeImpedance weigh it: one column, dof `dof` with entry jac; `type`
+/// and `id` (the dof or the joint); position and margin (a limit's distance and the
+/// joint's margin; 0 for friction loss); the friction-loss bound. diagA from
+/// dof_invweight0; solref and solimp the dof's (friction loss) or the joint's (limits); K
+/// = 0 for friction loss.
+FS_HD void fsi_dof_row(const fsModel* m, fsData* d, int r, int type, int id, int dof, fsReal jac,
+                       fsReal pos, fsReal margin, fsReal loss) {
+  int limit = type == FS_CNSTR_LIMIT_JOINT;
+  const fsReal* sref = limit ? m->jnt_solref + FS_NREF * id : m->dof_solref + FS_NREF * id;
+  const fsReal* simp = limit ? m->jnt_solimp + FS_NIMP * id : m->dof_solimp + FS_NIMP * id;
+  fsi_row_impedance(m, d, r, sref, simp, m->dof_invweight0[dof], limit, pos, margin, loss, type, id,
+                    1, m->dofrow_adr + dof);
   d->efc_J[(size_t)r * m->njmax] = jac;
 }
 
@@ -439,27 +450,8 @@ FS_HD int fsi_eq_row(const fsModel* m, fsData* d, int r, int i) {
     empty &= J[k] == 0;
   }
   if (empty || !nnz) return 0;
-  fsReal ref_[2], sol[5], imp[2];
-  for (int k = 0; k < FS_NREF; k++) ref_[k] = m->eq_solref[FS_NREF * i + k];
-  for (int k = 0; k < FS_NIMP; k++) sol[k] = m->eq_solimp[FS_NIMP * i + k];
-  fsi_solparam_checked(m, ref_, sol);
-  fsi_impedance(sol, cpos, 0, imp);
-  fsReal R = fsi_max(FS_MINVAL, (1 - imp[0]) * diag / imp[0]);
-  fsReal* kbip = d->efc_KBIP + 4 * r;
-  kbip[0] = fsi_row_stiffness(ref_, sol);
-  kbip[1] = fsi_row_damping(ref_, sol);
-  kbip[2] = imp[0];
-  kbip[3] = imp[1];
-  d->efc_R[r] = R;
-  d->efc_D[r] = 1 / R;
-  d->efc_diagA[r] = R * imp[0] / (1 - imp[0]);
-  d->efc_pos[r] = cpos;
-  d->efc_margin[r] = 0;
-  d->efc_frictionloss[r] = 0;
-  d->efc_type[r] = FS_CNSTR_EQUALITY;
-  d->efc_id[r] = i;
-  d->efc_J_rownnz[r] = nnz;
-  d->efc_J_coladr[r] = m->eq_dofadr[i];
+  fsi_row_impedance(m, d, r, m->eq_solref + FS_NREF * i, m->eq_solimp + FS_NIMP * i, diag, 1, cpos,
+                    0, 0, FS_CNSTR_EQUALITY, i, nnz, m->eq_dofadr[i]);
   return 1;
 }
 
