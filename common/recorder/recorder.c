@@ -327,6 +327,9 @@ int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, 
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
   fsSpawnSpec spec = {argv, -1, null, -1, {-1, -1}, 0};
   fsError spawn_err;
+  // read before the spawn: a Ctrl-C as h5repack starts stops it (the child may already be
+  // running, and visible, before this process returns from the spawn)
+  int before = fs_interrupted();
   // tied to flysim: killed with it, never an orphan finishing a copy no one renames
   pid_t pid = fs_spawn_tied(&spec, &spawn_err);
   if (null >= 0) close(null);
@@ -335,7 +338,7 @@ int fs_h5_compress(const char* path, int ndataset, const char* const* datasets, 
             spawn_err.msg);
     return 1;
   }
-  int status = 0, waited = fs_spawn_wait_for(pid, limit, &status);
+  int status = 0, waited = fs_spawn_wait_for(pid, limit, before, &status);
   if (waited || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     char why[256];
     if (waited == 2)

@@ -124,10 +124,9 @@ static double seconds_since(const struct timespec* t0) {
   return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-int fs_spawn_wait_for(pid_t pid, double limit_s, int* status) {
+int fs_spawn_wait_for(pid_t pid, double limit_s, int before, int* status) {
   struct timespec t0, nap = {0, 1000000}; // polled every 1 ms, doubling up to 100 ms
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int before = fs_interrupted(); // a signal already taken (the run's Ctrl-C) is not new
   for (;;) {
     pid_t r = waitpid(pid, status, WNOHANG);
     if (r == pid) return !before && fs_interrupted() ? 2 : 0;

@@ -36,9 +36,11 @@ int fs_spawn_wait(pid_t pid);
 
 /// Wait at most limit_s seconds for pid: 0 (its wait status in *status), 1 (it was still
 /// running: killed with SIGKILL and reaped, *status the kill's), 2 (a Ctrl-C, SIGTERM or
-/// SIGHUP came while waiting, common/sys/interrupt.h: killed and reaped likewise, whether
-/// or not the signal reached it too) or -1 (cannot wait: errno).
-int fs_spawn_wait_for(pid_t pid, double limit_s, int* status);
+/// SIGHUP came after the spawn, common/sys/interrupt.h: killed and reaped likewise, whether
+/// or not the signal reached it too) or -1 (cannot wait: errno). before is fs_interrupted()
+/// read before the spawn: a signal taken earlier (the run's Ctrl-C) is not new, one that
+/// came between the spawn and this call is.
+int fs_spawn_wait_for(pid_t pid, double limit_s, int before, int* status);
 
 /// "exited with status 3" / "was killed by signal 9" into out.
 void fs_spawn_describe(int status, char* out, unsigned long n);
