@@ -272,7 +272,8 @@ static void record_world(const Cpu* c, const mjModel* m, int w, int k) {
                                   [FS_SRC_XQUAT] = d->xquat,
                                   [FS_SRC_QVEL] = d->qvel,
                                   [FS_SRC_SOLVER] = NULL,
-                                  [FS_SRC_GROUP_FORCE] = group};
+                                  [FS_SRC_GROUP_FORCE] = group,
+                                  [FS_SRC_SENSORDATA] = d->sensordata};
     for (int col = 0; col < l->ncol; col++) {
       int s = l->src[col], i = l->index[col];
       row[col] = s == FS_SRC_SOLVER ? (float)c->h.iterations[2 * w + i] : (float)src[s][i];

@@ -257,6 +257,15 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
   }
   const fsFieldInfo* f = data_field(name);
   if (!f || !fs_field_is_view(f)) return no_view(h, name, f, err);
+  if (!strcmp(name, "sensordata") && h->m.nsensor > 0 && !h->m.sensors) {
+    char why[FS_ERROR_LEN / 2];
+    fs_model_sensors_lack(h->mj, why, sizeof why);
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "flysim: %s: view 'sensordata': the host engine does not compute this "
+                          "model's sensors: %s; fix: the cpu backend (FS_BACKEND_CPU), which runs "
+                          "MuJoCo's own, or sensors of the kinds docs/models.md lists",
+                          h->name, why);
+  }
   if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;
   fs_data_field_view(&h->m, f, h->N, out);
   out->data = *fs_field_ptr(&h->b.base, f);

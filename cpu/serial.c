@@ -87,7 +87,8 @@ typedef struct Call {
 static void call_world(void* arg) {
   Call* c = arg;
   if (c->what == RUN_FORWARD) {
-    fs_forward(c->m, &c->d);
+    fs_forward(c->m, &c->d); // mj_forward: with the sensors (the step runs them once a step)
+    fs_sensor(c->m, &c->d);
   } else if (c->what == RUN_STEP) {
     for (int s = 0; s < c->nstep; s++) {
       if (c->poison) { // on lane 0, then every lane waits before the step reads it

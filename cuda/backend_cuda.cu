@@ -602,6 +602,12 @@ static int cuda_view(void* self, const char* name, int extra, fsView* out, fsErr
     fs_extra_view(&c->dh, c->N, extra, FS_MEMORY_DEVICE, c->device, out);
     return 0;
   }
+  if (!strcmp(name, "sensordata") && c->hm.nsensor > 0)
+    return fs_fail_status(err, FS_ERR_ARGUMENT,
+                          "flysim: %s: view 'sensordata': the cuda backend does not compute "
+                          "sensors yet; fix: the host backend (FS_BACKEND_HOST), which computes "
+                          "them on the CPU's threads, or the cpu backend (FS_BACKEND_CPU)",
+                          c->opt.model_name);
   int f = 0;
   while (f < fs_data_nfield &&
          (strcmp(fs_data_fields[f].name, name) || !fs_field_is_view(&fs_data_fields[f])))
@@ -658,6 +664,7 @@ static int build(const mjModel* m, const char* name, const fsBatchOptions* o, fs
       fs_model_free(out);
       return -1;
     }
+    fs_model_without_sensors(out); // no sensordata view here: no_view says so
     if (!fs_model_for_lanes(out, name, err)) return 0;
     fs_model_free(out);
     return -1;

@@ -16,6 +16,7 @@ static int cuda_open(void* self, fsModel* m, int nworld, fsError* err) {
                           "branches of a tree or two trees (the Hessian's tree layout)",
                           m->nbranchpair);
   if (fs_model_kernels_lack(m, NULL, err)) return -1;
+  fs_model_without_sensors(m); // the sensor stage is the host's: nothing to compare here
   CudaRunner* r = self;
   r->dev = fs_device_create(m, nworld, err);
   return r->dev ? 0 : -1;

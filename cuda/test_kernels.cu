@@ -28,6 +28,7 @@ static __global__ void forward_kernel(const __grid_constant__ fsModel m,
   if (w >= nworld) return;
   fsData d = fs_data_world(&m, &base, w);
   fs_forward(&m, &d);
+  fs_sensor(&m, &d); // mj_forward's sensors (none in the kernels yet: fs_model_without_sensors)
 }
 
 } // namespace FS_KERNELS

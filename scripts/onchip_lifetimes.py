@@ -6,7 +6,8 @@ For every data field of common/engine/fields.h, the first and the last phase of 
 each phase's function through every FS_HD (and FS_HD_OUTLINE) function of common/engine/*.h
 and common/model/*.h. common/model/onchip.c's plan lets two fields share on-chip bytes only
 where these ranges do not overlap, so its table (kChip: field, first phase, last phase; the
-fields of kFluidReads to PASSIVE at least) must cover what the code does:
+fields of kFluidReads to PASSIVE at least, those of kSensorReads to SENSOR) must cover what
+the code does:
 
   scripts/onchip_lifetimes.py            print the table the code implies
   scripts/onchip_lifetimes.py --check    exit 1 if common/model/onchip.c's table ends a field
@@ -160,6 +161,12 @@ def table_in_onchip_c():
         a, b = table.get(f, ("PASSIVE", "PASSIVE"))
         if b in names and names.index(b) < names.index("PASSIVE"):
             table[f] = (a, "PASSIVE")
+    # kSensorReads: these live to SENSOR in a model whose sensors the step computes
+    sensor = re.search(r"kSensorReads\[\]\s*=\s*\{([^}]*)\}", text)
+    for f in re.findall(r"FS_FIELD_(\w+)", sensor.group(1) if sensor else ""):
+        a, b = table.get(f, ("SENSOR", "SENSOR"))
+        if b in names and names.index(b) < names.index("SENSOR"):
+            table[f] = (a, "SENSOR")
     return table
 
 

@@ -139,6 +139,27 @@ def test_record_selection(tmp):
     with h5py.File(os.path.join(out, "replay.h5")) as f:
         check(sorted(k for k in f if k in ("qpos_joint", "actuator_force", "thorax_pos"))
               == ["actuator_force", "thorax_pos"], f"--record forces,thorax: {list(f)}")
+    # the fly's six leg contact sensors (FlyGym's), by name: host float64 against cpu
+    sens = {}
+    for backend, precision in (("cpu", []), ("host", ["--precision", "f64"])):
+        out = os.path.join(tmp, "sensors-" + backend)
+        rc, stdout, err = run("replay", "--backend", backend, *precision, "--worlds", "2",
+                              "--sim-steps", "300", "--record", "sensors", "--no-video",
+                              "--no-plots", "--save-data", out, "--quiet")
+        check(rc == 0, f"{backend} --record sensors exits 0: {err}")
+        with h5py.File(os.path.join(out, "replay.h5")) as f:
+            sens[backend] = f["sensordata"][:]
+            names = [n.decode() for n in f["sensor_names"][:]]
+            check(f["sensordata"].attrs["columns"] == "sensor_names" and len(names) == 96
+                  and names[0] == "nmf/ground_contact_lf_leg[0]"
+                  and names[95] == "nmf/ground_contact_rh_leg[15]",
+                  f"{backend}: /sensordata's columns are named: {names[:2]} ... {names[-1:]}")
+    found = sens["cpu"][:, :, ::16]
+    scale = np.abs(sens["cpu"]).max()
+    check(sens["host"].shape == (300, 2, 96) and found.max() > 0
+          and np.abs(sens["host"] - sens["cpu"]).max() <= 1e-5 * scale,
+          f"host's recorded sensors are the cpu's within 1e-5 (float32 storage): "
+          f"{np.abs(sens['host'] - sens['cpu']).max()} of {scale}")
     for args, text in [(["--record", "angles,wings"], "unknown series 'wings'"),
                        (["--record", "angles"], "--record only applies with --save-data"),
                        (["--render-worlds", "0", "--save-data", tmp], "--render-worlds")]:

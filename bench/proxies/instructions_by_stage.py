@@ -33,7 +33,7 @@ import sys
 # The one table: (stage, phase, flysim's functions, MuJoCo's functions, note), in
 # mj_step's order. The stages are common/engine/fields.h's FS_STAGES (checked below), noslip
 # a phase of fwd_constraint as fs_step runs it, plus MuJoCo's work that flysim does not
-# do (sensors, energy: flysim's cell empty). A phase row "=rest" is its stage less the
+# do (energy: flysim's cell empty). A phase row "=rest" is its stage less the
 # stage's other phases (the setup: what neither side's functions separate); "-others" in a
 # phase's functions excludes the other phases' functions (and calls to them).
 STAGES = [
@@ -48,7 +48,6 @@ STAGES = [
     ("collision", "", "fs_collision", "mj_collision", ""),
     ("make_constraint", "", "fs_make_constraint", "mj_makeConstraint", ""),
     ("transmission", "", "fs_transmission", "mj_transmission", ""),
-    ("sensor_energy_pos", "", "", "mj_sensorPos mj_energyPos", "MuJoCo only"),
     ("actuator_velocity", "", "fs_actuator_velocity",
      "mj_fwdVelocity -mj_comVel -mj_passive -mj_referenceConstraint -mj_rne -mj_tendonBias",
      "MuJoCo: mj_fwdVelocity's own (moment x qvel)"),
@@ -56,7 +55,6 @@ STAGES = [
     ("passive", "", "fs_passive", "mj_passive", ""),
     ("reference_constraint", "", "fs_reference_constraint", "mj_referenceConstraint", ""),
     ("rne", "", "fs_rne", "mj_rne", ""),
-    ("sensor_energy_vel", "", "", "mj_sensorVel mj_energyVel", "MuJoCo only"),
     ("fwd_actuation", "", "fs_fwd_actuation", "mj_fwdActuation", ""),
     ("fwd_acceleration", "", "fs_fwd_acceleration", "mj_fwdAcceleration", ""),
     ("fwd_constraint", "", "fs_fwd_constraint",
@@ -82,7 +80,9 @@ STAGES = [
      "solNoSlip mj_dualFinish mj_projectConstraint",
      "MuJoCo: + efc_AR = J M^-1 J' (mj_projectConstraint)"),
     ("fwd_constraint", "results", "fsi_solver_results", "", "flysim: into the step's real"),
-    ("sensor_acc", "", "", "mj_sensorAcc", "MuJoCo only (the tarsi's contact sensors)"),
+    ("sensor", "", "fs_sensor", "mj_sensorPos mj_sensorVel mj_sensorAcc",
+     "the legs' six contact sensors (flysim: after the solve, at once)"),
+    ("energy", "", "", "mj_energyPos mj_energyVel", "MuJoCo only (off in NeuroMechFly)"),
     ("euler", "", "fs_euler", "mj_Euler mj_EulerSkip", "implicit damping, integration"),
 ]
 # The step's root on each side: what the step costs ("step: other" is it less the stages).

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "onchip_sizes: %s\n", err.msg);
     return 1;
   }
+  fs_model_without_sensors(&m); // the kernels' model, as the cuda backend builds it
   if (header)
     printf("precision,max_contacts,contacts,rows,world_bytes,intermediates,side_by_side_bytes,"
            "shared_bytes,plan848_fields,plan848_bytes,plan2640_fields,plan2640_bytes\n");

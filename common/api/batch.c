@@ -602,6 +602,8 @@ static int source_size(const mjModel* m, int s, int ngroup) {
     return (int)m->nv;
   case FS_SRC_SOLVER:
     return 2;
+  case FS_SRC_SENSORDATA:
+    return (int)m->nsensordata;
   default:
     return 3 * ngroup;
   }
@@ -654,6 +656,7 @@ int fs_batch_add_recording(fsBatch b, const fsRecordOptions* o, int* id, fsError
   int* group =
       o->geom_group ? fs_calloc(err, "a recording", (size_t)x->m->ngeom, sizeof(int)) : NULL;
   int rc = !src || !index || (o->geom_group && !group) ? status_of(err) : FS_OK;
+  fsView probe; // sensordata: whether the backend computes it
   for (int c = 0; c < o->ncol && !rc; c++) {
     const char* name = o->source[c] ? o->source[c] : "(NULL)";
     int s = 0;
@@ -662,14 +665,17 @@ int fs_batch_add_recording(fsBatch b, const fsRecordOptions* o, int* id, fsError
     if (s == FS_NSRC)
       rc = arg_error(err,
                      "%s: column %d's source '%s' cannot be recorded; fix: qpos, qvel, ctrl, "
-                     "actuator_force, xpos, xquat, site_xpos, solver_iterations or "
-                     "group_contact_force (other views: fs_batch_read after the step)",
+                     "actuator_force, xpos, xquat, site_xpos, solver_iterations, "
+                     "group_contact_force or sensordata (other views: fs_batch_read after the "
+                     "step)",
                      f, c, name);
     else if (s == FS_SRC_GROUP_FORCE && !o->geom_group)
       rc = arg_error(err,
                      "%s: column %d is group_contact_force, but geom_group is NULL; fix: "
                      "each geom's group",
                      f, c);
+    else if (s == FS_SRC_SENSORDATA && x->ops->view(x->self, "sensordata", -1, &probe, err))
+      rc = status_of(err); // the backend's reason: it does not compute them (all)
     else if (o->index[c] < 0 || o->index[c] >= size)
       rc = arg_error(err, "%s: column %d: index %d of %s, which has %d a world; fix: 0 to %d", f, c,
                      o->index[c], name, size, size - 1);

@@ -52,6 +52,7 @@ enum {
   FS_DSBL_CLAMPCTRL = 1 << 8,
   FS_DSBL_ACTUATION = 1 << 11,
   FS_DSBL_REFSAFE = 1 << 12, // constraint rows: solref[0] >= 2 * timestep unless set
+  FS_DSBL_SENSOR = 1 << 13,
   FS_DSBL_EULERDAMP = 1 << 15,
   FS_DSBL_AUTORESET = 1 << 16,
 };
@@ -74,6 +75,7 @@ enum {
 #define FS_NREF    2
 #define FS_NIMP    5
 #define FS_NEQDATA 11 // mjNEQDATA
+#define FS_NSENS   3  // mjNSENS: a sensor's integer parameters
 
 // Joint, transmission, gain and bias types (mjtJoint, mjtTrn, mjtGain, mjtBias).
 enum { FS_JNT_FREE = 0, FS_JNT_BALL = 1, FS_JNT_SLIDE = 2, FS_JNT_HINGE = 3 };
@@ -83,6 +85,68 @@ enum { FS_GAIN_FIXED = 0, FS_GAIN_AFFINE = 1 };
 enum { FS_BIAS_NONE = 0, FS_BIAS_AFFINE = 1 };
 /// Activation dynamics (mjtDyn) the engine implements.
 enum { FS_DYN_NONE = 0, FS_DYN_INTEGRATOR = 1, FS_DYN_FILTER = 2, FS_DYN_FILTEREXACT = 3 };
+
+// The sensor types (mjtSensor: X(ID, value)) the sensor stage computes
+// (common/engine/stage_sensor.h): the one list behind FS_SENS_<ID> and the model's check,
+// which refuses the sensordata of a model with any other kind, by name
+// (fs_model_sensors_lack; common/model/model_support.c holds the values to MuJoCo's).
+#define FS_SENSORS(X)                                                                              \
+  X(TOUCH, 0)                                                                                      \
+  X(ACCELEROMETER, 1)                                                                              \
+  X(FORCE, 4)                                                                                      \
+  X(TORQUE, 5)                                                                                     \
+  X(VELOCIMETER, 2)                                                                                \
+  X(GYRO, 3)                                                                                       \
+  X(MAGNETOMETER, 6)                                                                               \
+  X(JOINTPOS, 9)                                                                                   \
+  X(JOINTVEL, 10)                                                                                  \
+  X(TENDONPOS, 11)                                                                                 \
+  X(ACTUATORPOS, 13)                                                                               \
+  X(ACTUATORVEL, 14)                                                                               \
+  X(ACTUATORFRC, 15)                                                                               \
+  X(JOINTACTFRC, 16)                                                                               \
+  X(TENDONACTFRC, 17)                                                                              \
+  X(BALLQUAT, 18)                                                                                  \
+  X(BALLANGVEL, 19)                                                                                \
+  X(JOINTLIMITPOS, 20)                                                                             \
+  X(JOINTLIMITVEL, 21)                                                                             \
+  X(JOINTLIMITFRC, 22)                                                                             \
+  X(FRAMEPOS, 26)                                                                                  \
+  X(FRAMEQUAT, 27)                                                                                 \
+  X(FRAMEXAXIS, 28)                                                                                \
+  X(FRAMEYAXIS, 29)                                                                                \
+  X(FRAMEZAXIS, 30)                                                                                \
+  X(FRAMELINVEL, 31)                                                                               \
+  X(FRAMEANGVEL, 32)                                                                               \
+  X(FRAMELINACC, 33)                                                                               \
+  X(FRAMEANGACC, 34)                                                                               \
+  X(SUBTREECOM, 35)                                                                                \
+  X(SUBTREELINVEL, 36)                                                                             \
+  X(SUBTREEANGMOM, 37)                                                                             \
+  X(INSIDESITE, 38)                                                                                \
+  X(CONTACT, 42)                                                                                   \
+  X(CLOCK, 45)
+enum {
+#define FS_X(id, value) FS_SENS_##id = value,
+  FS_SENSORS(FS_X)
+#undef FS_X
+};
+/// Object types (mjtObj) of the sensors' objects and references; data types (mjtDataType).
+enum { FS_OBJ_UNKNOWN = 0, FS_OBJ_BODY = 1, FS_OBJ_XBODY = 2, FS_OBJ_GEOM = 5, FS_OBJ_SITE = 6 };
+enum { FS_DATATYPE_REAL = 0, FS_DATATYPE_POSITIVE = 1 };
+/// A contact sensor's data fields (mjtConDataField: bits of sensor_intprm[0]) that the stage
+/// writes, and its reductions (sensor_intprm[1]).
+enum {
+  FS_CONDATA_FOUND = 0,
+  FS_CONDATA_FORCE,
+  FS_CONDATA_TORQUE,
+  FS_CONDATA_DIST,
+  FS_CONDATA_POS,
+  FS_CONDATA_NORMAL,
+  FS_CONDATA_TANGENT,
+  FS_NCONDATA
+};
+enum { FS_REDUCE_NONE = 0, FS_REDUCE_MINDIST, FS_REDUCE_MAXFORCE, FS_REDUCE_NETFORCE };
 
 // mjtSameFrame: how a body's inertial frame relates to its body frame.
 enum {
@@ -158,7 +222,12 @@ enum {
   X(nfluid)      /* nbody under fluid forces (density or viscosity), else 0 */                     \
   X(nvfluid)     /* nv under fluid forces, else 0 */                                               \
   X(one)         /* 1 */                                                                           \
-  X(neq)         /* equality constraints */
+  X(neq)         /* equality constraints */                                                        \
+  X(nsensor)     /* sensors */                                                                     \
+  X(nsensordata) /* their values a world: mjModel's nsensordata where the step computes them */    \
+                 /*   (fsModel.sensors), else 0 */                                                 \
+  X(nsubtreevel) /* nbody where a computed sensor needs mj_subtreeVel, else 0 */                   \
+  X(nrnepost)    /* nbody where a computed sensor needs mj_rnePostConstraint, else 0 */
 
 // X(type, name, size, cols): model arrays copied from mjModel (same names).
 #define FS_MODEL_FIELDS_MJ(X)                                                                      \
@@ -277,7 +346,20 @@ enum {
   X(fsReal, eq_solref, neq, FS_NREF)       /* solver reference */                                  \
   X(fsReal, eq_solimp, neq, FS_NIMP)       /* solver impedance */                                  \
   X(fsReal, tendon_length0, ntendon, 1)    /* length at qpos0 */                                   \
-  X(fsReal, tendon_invweight0, ntendon, 1) /* inverse inertia at qpos0 (rows' diagA) */
+  X(fsReal, tendon_invweight0, ntendon, 1) /* inverse inertia at qpos0 (rows' diagA) */            \
+  X(int, body_weldid, nbody, 1)            /* top dof-less ancestor (a static body's: itself) */   \
+  X(int, site_type, nsite, 1)              /* mjtGeom of the site's zone */                        \
+  X(fsReal, site_size, nsite, 3)           /* its size */                                          \
+  X(int, sensor_type, nsensor, 1)          /* mjtSensor */                                         \
+  X(int, sensor_datatype, nsensor, 1)      /* mjtDataType: cutoff on both sides or above */        \
+  X(int, sensor_objtype, nsensor, 1)       /* mjtObj of the sensed object */                       \
+  X(int, sensor_objid, nsensor, 1)         /* its id */                                            \
+  X(int, sensor_reftype, nsensor, 1)       /* mjtObj of the reference (frame, contact's 2nd) */    \
+  X(int, sensor_refid, nsensor, 1)         /* its id, -1: none (the world frame) */                \
+  X(int, sensor_intprm, nsensor, FS_NSENS) /* contact: data fields (bits), reduction, slots */     \
+  X(int, sensor_dim, nsensor, 1)           /* values */                                            \
+  X(int, sensor_adr, nsensor, 1)           /* first in sensordata */                               \
+  X(fsReal, sensor_cutoff, nsensor, 1)     /* clamp of real and positive values, 0: none */
 
 // X(type, name, size, cols): model arrays flysim derives at upload. The contact pairs
 // (pair_*, npair) are the explicit <pair>s and the geom pairs MuJoCo's broadphase may find
@@ -366,6 +448,9 @@ typedef struct fsModel {
   fsReal density;    // opt.density, viscosity, wind: the medium of fluid forces (mj_fluid,
   fsReal viscosity;  //   the inertia-box model; on when density or viscosity is not 0)
   fsReal wind[3];
+  fsReal magnetic[3]; // opt.magnetic: the magnetometers' field
+  int sensors;        // the step computes the sensors (every one of a kind it implements, and
+                      //   mjDSBL_SENSOR off: fs_model_sensors_lack); nsensordata is then mjModel's
   int tendon_passive; // tendons with springs or dampers (mj_springdamper's tendon part)
   int enableflags;    // opt.enableflags (mjtEnableBit)
   fsReal o_margin;    // opt.o_margin, o_solref, o_solimp, o_friction: contact override
@@ -430,8 +515,11 @@ typedef struct fsModel {
   X(ACCELERATION, "fwd_acceleration", fs_fwd_acceleration)                 /* qacc_smooth */       \
   X(CONSTRAINT, "fwd_constraint", fs_fwd_constraint)                       /* Newton, noslip */    \
   X(NOSLIP, "noslip", fs_noslip)                                           /* alone (tests) */     \
+  X(SENSOR, "sensor", fs_sensor)                                           /* sensordata */        \
   X(EULER, "euler", fs_euler)                                              /* implicit damping */
 
+/// (sensor: mj_sensorPos, mj_sensorVel and mj_sensorAcc at once, after the constraint solve,
+/// from the first forward of the step: nothing they read changes between.)
 /// Stage ids: FS_STAGE_STATE, then FS_STAGES' in order.
 typedef enum fsStage {
   FS_STAGE_STATE = 0, // not a stage: state and inputs
@@ -624,7 +712,15 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(fsReal, rk_qvel, nrk, 4, EULER, SCRATCH)            /* ... its qvel */                         \
   X(fsReal, rk_qacc, nrk, 4, EULER, SCRATCH)            /* ... its qacc (F[i]) */                  \
   X(fsReal, rk_dx, nrk, 2, EULER, SCRATCH)              /* the step: velocity, acceleration */     \
-  X(double, rk_time, nrkt, 1, EULER, SCRATCH)           /* the step's start time */
+  X(double, rk_time, nrkt, 1, EULER, SCRATCH)           /* the step's start time */                \
+  X(fsReal, sensordata, nsensordata, 1, SENSOR, MJ) /* the sensors' values (sensor_adr); last: */  \
+  /*   the kernels' parameter layout as before */                                                  \
+  X(fsReal, subtree_linvel, nsubtreevel, 3, SENSOR, MJ) /* mj_subtreeVel: linear velocity */       \
+  X(fsReal, subtree_angmom, nsubtreevel, 3, SENSOR, MJ) /* ... angular momentum about its com */   \
+  X(fsReal, subtree_bodyvel, nsubtreevel, 6, SENSOR, SCRATCH) /* each body's velocity (world) */   \
+  X(fsReal, cacc, nrnepost, 6, SENSOR, MJ)     /* mj_rnePostConstraint: com-based acceleration */  \
+  X(fsReal, cfrc_int, nrnepost, 6, SENSOR, MJ) /* ... interaction force with the parent */         \
+  X(fsReal, cfrc_ext, nrnepost, 6, SENSOR, MJ) /* ... external force (contacts) */
 
 /// Data field indices (FS_FIELD_<name>), in table order.
 enum {

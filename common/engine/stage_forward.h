@@ -11,6 +11,7 @@
 #include "common/engine/stage_constraint.h"
 #include "common/engine/stage_noslip.h"
 #include "common/engine/stage_position.h"
+#include "common/engine/stage_sensor.h"
 #include "common/engine/stage_solver.h"
 #include "common/engine/stage_transmission.h"
 #include "common/engine/stage_velocity.h"
@@ -462,6 +463,8 @@ FS_HD FS_FORCEINLINE void fs_step(const fsModel* m, fsData* d) {
     if (stage == 0) { // a bad qacc resets the world and forward runs once more (mj_checkAcc)
       FSI_MARK(FS_MARK_CHECKS);
       if (pass++ == 0 && fsi_check(m, d, d->qacc, m->nv, FS_WARN_BADQACC)) continue;
+      FSI_MARK(FS_STAGE_SENSOR); // the first forward's sensors (RK4's later ones skip them)
+      fs_sensor(m, d);
     }
 #if FSI_RK4
     if (m->rk4 && ++stage < 4) {

@@ -27,6 +27,8 @@
 #define fs_model_row_sizes        FS_PREC(fs_model_row_sizes)
 #define fs_model_for_lanes        FS_PREC(fs_model_for_lanes)
 #define fs_model_kernels_lack     FS_PREC(fs_model_kernels_lack)
+#define fs_model_without_sensors  FS_PREC(fs_model_without_sensors)
+#define fs_model_sensors_lack     FS_PREC(fs_model_sensors_lack)
 #define fs_model_bound_candidates FS_PREC(fs_model_bound_candidates)
 #define fs_world_describe         FS_PREC(fs_world_describe)
 // ... and of what the check and the build share (below)
@@ -63,6 +65,13 @@ typedef enum fsBuildFor { FS_BUILD_STEP = 0, FS_BUILD_COLLISION = 1 } fsBuildFor
 
 /// fs_model_support for a use (fs_model_support is FS_BUILD_STEP).
 int fs_model_support_for(const mjModel* m, const char* model_path, fsBuildFor use, fsError* err);
+
+/// The sensors of model m the step does not compute (common/engine/stage_sensor.h: the kinds
+/// of FS_SENSORS, without delay or interval, on bodies, geoms and sites): 0 when it computes
+/// every one (or m has none), else how many it does not, each named in why (n bytes) with
+/// what it lacks (its kind, ...); mjDSBL_SENSOR: every one, said so. Sensors never change the
+/// state: a model with these is stepped, without its sensordata (fsModel.sensors 0).
+int fs_model_sensors_lack(const mjModel* m, char* why, size_t n);
 
 /// Build the stepper's model from mj (after fs_model_support): sizes, options,
 /// arrays converted to fsReal, and the derived arrays. Host memory; free with
@@ -106,6 +115,10 @@ int fs_model_for_lanes(fsModel* m, const char* name, fsError* err);
 /// solvers beyond NeuroMechFly's, RK4, fluid forces, tendon springs and dampers, activation
 /// dynamics); else 0.
 int fs_model_kernels_lack(const fsModel* m, const char* name, fsError* err);
+
+/// The kernels' model: no sensors (they do not compute them yet: common/engine/
+/// stage_sensor.h), no sensordata held. On built sizes, before allocating data.
+void fs_model_without_sensors(fsModel* m);
 
 /// Bound a world's candidate pairs (common/engine/collision_cull.h) to n where the model culls
 /// pairs (0, or n >= npair: the default, the pairs tested every step and 8 per moving geom): the

@@ -907,6 +907,18 @@ static int build_with_pairs(const mjModel* mj, const fsPairTable* pt, fsModel* m
   }
   for (int k = 0; k < 3; k++) m->gravity[k] = (fsReal)mj->opt.gravity[k];
   m->disableflags = mj->opt.disableflags;
+  for (int k = 0; k < 3; k++) m->magnetic[k] = (fsReal)mj->opt.magnetic[k];
+  char lack[8];
+  m->nsensor = (int)mj->nsensor;
+  m->sensors = m->nsensor > 0 && fs_model_sensors_lack(mj, lack, sizeof lack) == 0;
+  m->nsensordata = m->sensors ? (int)mj->nsensordata : 0;
+  for (int i = 0; m->sensors && i < m->nsensor; i++) { // what mj_sensorVel, mj_sensorAcc call
+    int t = mj->sensor_type[i];
+    if (t == mjSENS_SUBTREELINVEL || t == mjSENS_SUBTREEANGMOM) m->nsubtreevel = m->nbody;
+    if (t == mjSENS_ACCELEROMETER || t == mjSENS_FORCE || t == mjSENS_TORQUE ||
+        t == mjSENS_FRAMELINACC || t == mjSENS_FRAMEANGACC)
+      m->nrnepost = m->nbody;
+  }
   if (alloc_model(m, err)) return -1;
 #define FS_X(type, name, size, cols) FS_COPY(m->name, mj->name, (long)m->size*(cols));
   FS_MODEL_FIELDS_MJ(FS_X)
@@ -1045,6 +1057,11 @@ int fs_model_kernels_lack(const fsModel* m, const char* name, fsError* err) {
                         "%s: the cuda backend does not yet run %s, which this model uses (the "
                         "host backend does); fix: --backend host, or in the model %s",
                         name ? name : "the model", what, fix);
+}
+
+void fs_model_without_sensors(fsModel* m) {
+  m->sensors = 0;
+  m->nsensordata = m->nsubtreevel = m->nrnepost = 0;
 }
 
 size_t fs_model_bytes(const fsModel* m) {

@@ -586,3 +586,106 @@ int fs_model_support_for(const mjModel* m, const char* model_path, fsBuildFor us
                  "this model uses:%s",
                  model_path, p.n, p.n == 1 ? "" : "s", list);
 }
+
+// The sensor kinds of FS_SENSORS are MuJoCo's (mjtSensor values).
+#define FS_X(id, value) _Static_assert((int)FS_SENS_##id == (int)mjSENS_##id, "FS_SENSORS: " #id);
+FS_SENSORS(FS_X)
+#undef FS_X
+
+// The MJCF element of each sensor kind (mjtSensor order), for messages.
+static const char* const kSensorElement[] = {"touch",
+                                             "accelerometer",
+                                             "velocimeter",
+                                             "gyro",
+                                             "force",
+                                             "torque",
+                                             "magnetometer",
+                                             "rangefinder",
+                                             "camprojection",
+                                             "jointpos",
+                                             "jointvel",
+                                             "tendonpos",
+                                             "tendonvel",
+                                             "actuatorpos",
+                                             "actuatorvel",
+                                             "actuatorfrc",
+                                             "jointactuatorfrc",
+                                             "tendonactuatorfrc",
+                                             "ballquat",
+                                             "ballangvel",
+                                             "jointlimitpos",
+                                             "jointlimitvel",
+                                             "jointlimitfrc",
+                                             "tendonlimitpos",
+                                             "tendonlimitvel",
+                                             "tendonlimitfrc",
+                                             "framepos",
+                                             "framequat",
+                                             "framexaxis",
+                                             "frameyaxis",
+                                             "framezaxis",
+                                             "framelinvel",
+                                             "frameangvel",
+                                             "framelinacc",
+                                             "frameangacc",
+                                             "subtreecom",
+                                             "subtreelinvel",
+                                             "subtreeangmom",
+                                             "insidesite",
+                                             "distance",
+                                             "normal",
+                                             "fromto",
+                                             "contact",
+                                             "e_potential",
+                                             "e_kinetic",
+                                             "clock",
+                                             "tactile",
+                                             "plugin",
+                                             "user"};
+_Static_assert(sizeof kSensorElement / sizeof *kSensorElement == mjSENS_USER + 1,
+               "kSensorElement: one name a sensor kind");
+
+// Whether an object type is one the sensor stage reads (fsi_object_frame, the contact match:
+// bodies, geoms, sites; joints, tendons, actuators by id): not a camera's or a flex's.
+static int sensor_object_ok(int type) {
+  return type != mjOBJ_CAMERA && type != mjOBJ_FLEX;
+}
+
+// What sensor i needs that the stage does not do, or NULL.
+static const char* sensor_lacks(const mjModel* m, int i) {
+  int type = m->sensor_type[i];
+  int known = 0;
+#define FS_X(id, value) known |= type == value;
+  FS_SENSORS(FS_X)
+#undef FS_X
+  if (!known) return "kind";
+  if (m->sensor_history[2 * i] > 0) return "delay or interval";
+  if (!sensor_object_ok(m->sensor_objtype[i]) || !sensor_object_ok(m->sensor_reftype[i]))
+    return "object (a camera or a flex)";
+  if (type == mjSENS_CONTACT && (m->sensor_intprm[mjNSENS * i] >> FS_NCONDATA))
+    return "data (linvel, angvel)";
+  return NULL;
+}
+
+int fs_model_sensors_lack(const mjModel* m, char* why, size_t n) {
+  int count = 0;
+  size_t at = 0;
+  why[0] = 0;
+  if (m->opt.disableflags & mjDSBL_SENSOR) {
+    snprintf(why, n, "its sensors are disabled (<flag sensor=\"disable\"/>)");
+    return (int)m->nsensor > 0 ? (int)m->nsensor : 1;
+  }
+  for (int i = 0; i < m->nsensor; i++) {
+    const char* lack = sensor_lacks(m, i);
+    if (!lack) continue;
+    const char* name = mj_id2name(m, mjOBJ_SENSOR, i);
+    int type = m->sensor_type[i];
+    int k = snprintf(why + at, n - at, "%s'%s' (%s: its %s)", count ? ", " : "",
+                     name ? name : "(unnamed)",
+                     type >= 0 && type <= mjSENS_USER ? kSensorElement[type] : "?", lack);
+    count++;
+    if (k < 0 || (size_t)k >= n - at) break;
+    at += (size_t)k;
+  }
+  return count;
+}

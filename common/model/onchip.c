@@ -120,13 +120,42 @@ enum { kNChip = sizeof kChip / sizeof *kChip };
 // plans stay as they were). scripts/onchip_lifetimes.py reads this list too.
 static const int kFluidReads[] = {FS_FIELD_xipos, FS_FIELD_ximat};
 
+// Fields of kChip that the sensor stage (common/engine/stage_sensor.h) reads: in a model
+// whose sensors the step computes (the host's) they live to SENSOR, in the others (every
+// model on the GPU) as kChip says. scripts/onchip_lifetimes.py reads this list too.
+static const int kSensorReads[] = {FS_FIELD_xmat,
+                                   FS_FIELD_ximat,
+                                   FS_FIELD_xipos,
+                                   FS_FIELD_geom_xpos,
+                                   FS_FIELD_geom_xmat,
+                                   FS_FIELD_site_xmat,
+                                   FS_FIELD_cdof,
+                                   FS_FIELD_cinert,
+                                   FS_FIELD_subtree_com,
+                                   FS_FIELD_cvel,
+                                   FS_FIELD_cdof_dot,
+                                   FS_FIELD_contact_dist,
+                                   FS_FIELD_contact_pos,
+                                   FS_FIELD_contact_adhesion,
+                                   FS_FIELD_actuator_length,
+                                   FS_FIELD_actuator_velocity,
+                                   FS_FIELD_qfrc_actuator,
+                                   FS_FIELD_efc_vel,
+                                   FS_FIELD_efc_pos,
+                                   FS_FIELD_efc_margin,
+                                   FS_FIELD_efc_type,
+                                   FS_FIELD_efc_id};
+
 // The last phase of kChip[k]'s life in model m.
 static int last_phase(const fsModel* m, int k) {
+  int last = kChip[k].last;
   if (m->nvfluid)
     for (size_t j = 0; j < sizeof kFluidReads / sizeof *kFluidReads; j++)
-      if (kFluidReads[j] == kChip[k].field && kChip[k].last < FS_CHIP_PASSIVE)
-        return FS_CHIP_PASSIVE;
-  return kChip[k].last;
+      if (kFluidReads[j] == kChip[k].field && last < FS_CHIP_PASSIVE) last = FS_CHIP_PASSIVE;
+  if (m->sensors)
+    for (size_t j = 0; j < sizeof kSensorReads / sizeof *kSensorReads; j++)
+      if (kSensorReads[j] == kChip[k].field && last < FS_CHIP_SENSOR) last = FS_CHIP_SENSOR;
+  return last;
 }
 
 // 1 if kChip[k] (its life ending at last[k]) is alive in some phase of [first, last].

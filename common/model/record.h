@@ -18,7 +18,8 @@
   X(FS_SRC_XQUAT, "xquat")                     /* xquat (nbody x 4) */                             \
   X(FS_SRC_QVEL, "qvel")                       /* qvel (nv) */                                     \
   X(FS_SRC_SOLVER, "solver_iterations")        /* [0] Newton, [1] noslip, over the islands */      \
-  X(FS_SRC_GROUP_FORCE, "group_contact_force") /* [3 g + k]: geom group g's contact force */
+  X(FS_SRC_GROUP_FORCE, "group_contact_force") /* [3 g + k]: geom group g's contact force */       \
+  X(FS_SRC_SENSORDATA, "sensordata") /* sensordata (nsensordata): cpu, host (stage_sensor.h) */
 
 typedef enum fsRecordSource {
 #define FS_X(id, name) id,
@@ -82,6 +83,9 @@ FS_HD int fs_solver_iterations(const fsData* d, int which) {
 FS_HD float fs_record_value(const fsRecordCols* l, const fsData* d, int src, int index) {
   if (src == FS_SRC_GROUP_FORCE) return fs_record_group_force(l, d, index);
   if (src == FS_SRC_SOLVER) return (float)fs_solver_iterations(d, index);
+#ifndef __CUDA_ARCH__ // the kernels compute no sensors (the cuda backend refuses the source)
+  if (src == FS_SRC_SENSORDATA) return (float)d->sensordata[index];
+#endif
   const fsReal* a = src == FS_SRC_QPOS             ? d->qpos
                     : src == FS_SRC_CTRL           ? d->ctrl
                     : src == FS_SRC_ACTUATOR_FORCE ? d->actuator_force

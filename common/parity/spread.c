@@ -91,6 +91,10 @@ void fsh_floors_free(fshFloors* f, int nworld) {
 // MuJoCo's values of a compared field in world d (n of them).
 static const mjtNum* mj_values(const mjModel* mj, const mjData* d, const char* name, int* n) {
   *n = !strcmp(name, "qpos") ? (int)mj->nq : (int)mj->nv;
+  if (!strcmp(name, "sensordata")) *n = (int)mj->nsensordata;
+  if (!strcmp(name, "subtree_linvel") || !strcmp(name, "subtree_angmom")) *n = 3 * (int)mj->nbody;
+  if (!strcmp(name, "cacc") || !strcmp(name, "cfrc_int") || !strcmp(name, "cfrc_ext"))
+    *n = 6 * (int)mj->nbody;
   if (!strcmp(name, "efc_force") || !strcmp(name, "efc_b")) {
     *n = d->nefc;
     return !strcmp(name, "efc_force") ? d->efc_force : d->efc_b;

@@ -69,7 +69,8 @@ void fsh_floors_free(fshFloors* f, int nworld);
 /// The comparisons' error measure (tol's floor) of MuJoCo's field `name` in runs a
 /// against the reference b, worst over the worlds (those skip marks, and worlds whose
 /// rows differ in number, left out). Fields: qpos, qvel, qacc_warmstart, the other
-/// nv-sized fields fs_mj_field names, efc_force and efc_b.
+/// nv-sized fields fs_mj_field names, efc_force and efc_b, and the sensor stage's:
+/// sensordata, subtree_linvel, subtree_angmom, cacc, cfrc_int, cfrc_ext.
 double fsh_mj_spread(const mjModel* mj, const char* name, mjData* const* a, mjData* const* b,
                      int nworld, const char* skip, const fshTol* tol);
 

@@ -71,7 +71,8 @@ static int has_rows(int stage) {
          stage == FS_STAGE_REFERENCE_CONSTRAINT || stage == FS_STAGE_CONSTRAINT;
 }
 
-// MuJoCo-layout fields `names` (MJ kind: nq or nv wide, or time) against MuJoCo's ref, each
+// MuJoCo-layout fields `names` (MJ kind: nq or nv wide, time, or the sensor stage's: see
+// fsh_mj_spread) against MuJoCo's ref, each
 // within the build's tolerance or FSH_FLOOR_RATIO x MuJoCo's own spread in the runs f
 // (common/parity/spread.h; "time" within the tolerance).
 static int compare_bounded(Check* k, const char* label, const char* const* names,
@@ -172,6 +173,13 @@ static int forward_chained(Check* k) {
     int n;
     if (s == FS_STAGE_CONSTRAINT) {
       n = compare_solver(k, label);
+    } else if (s == FS_STAGE_SENSOR) { // after the solve: within MuJoCo's own spread of it
+      static const char* const all[] = {"sensordata", "subtree_linvel", "subtree_angmom",
+                                        "cacc",       "cfrc_int",       "cfrc_ext"};
+      const char* held[7] = {NULL}; // those the model holds
+      for (int i = 0, j = 0; i < 6; i++)
+        if (fs_field_rows(k->m, fsh_field(all[i])) > 0) held[j++] = all[i];
+      n = compare_bounded(k, label, held, k->ref, &k->solver);
     } else {
       n = fsh_compare_stage(label, k->m, &k->b, s, k->ref, &k->c->tol, NULL);
       if (k->contacts && has_rows(s)) n += compare_rows(k, label, s);

@@ -9,10 +9,10 @@
 
 static const char* const kNames[FS_NSERIES] = {"angles",   "targets",     "forces", "sites",
                                                "thorax",   "orientation", "qpos",   "qvel",
-                                               "adhesion", "iterations",  "legs"};
+                                               "adhesion", "iterations",  "legs",   "sensors"};
 #define FS_RECORD_CHOICES                                                                          \
-  "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion, iterations, legs "   \
-  "(or all, none)"
+  "angles, targets, forces, sites, thorax, orientation, qpos, qvel, adhesion, iterations, legs, "  \
+  "sensors (or all, none)"
 
 int fs_record_parse(const char* list, unsigned* mask, fsError* err) {
   *mask = 0;
@@ -84,8 +84,9 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
   l->npoint = l->points_are_sites ? (int)m->nsite : (int)m->nbody - 1;
   l->root_body = root_body(m);
   if (legs_of(m, b, l, err)) return -1;
-  const int size[FS_NSERIES] = {b->njoint,  b->nact,      b->nact, 3 * l->npoint, 3, 4, (int)m->nq,
-                                (int)m->nv, b->nadhesion, 2,       3 * l->nleg};
+  const int size[FS_NSERIES] = {
+      b->njoint,    b->nact, b->nact,     3 * l->npoint,      3, 4, (int)m->nq, (int)m->nv,
+      b->nadhesion, 2,       3 * l->nleg, (int)m->nsensordata};
   for (int k = 0; k < FS_NSERIES; k++) {
     l->col0[k] = l->ncol_total;
     l->ncol[k] = l->mask & (1u << k) ? size[k] : 0;
@@ -134,8 +135,11 @@ int fs_record_layout_build(const mjModel* m, const fsReplayBinding* b, unsigned 
       case FS_SERIES_ITERATIONS:
         src[c] = "solver_iterations", idx[c] = c;
         break;
-      default: // FS_SERIES_LEG_FORCE
+      case FS_SERIES_LEG_FORCE:
         src[c] = "group_contact_force", idx[c] = c;
+        break;
+      default: // FS_SERIES_SENSORS
+        src[c] = "sensordata", idx[c] = c;
         break;
       }
     }
@@ -198,6 +202,12 @@ fsSeriesSpec fs_record_series_spec(const fsRecordLayout* l, int k) {
                           "leg_names), on the leg: its contacts' constraint forces in the step "
                           "(MuJoCo's mj_contactForce), summed",
                           "leg_names"};
+  case FS_SERIES_SENSORS:
+    return (fsSeriesSpec){"sensordata", l->ncol[k], "each sensor's (model units)",
+                          "the model's sensors as mj_step computed them in each step (MuJoCo's "
+                          "sensordata, from the state at the step's start; columns: "
+                          "sensor_names)",
+                          "sensor_names"};
   case FS_SERIES_ITERATIONS:
     return (fsSeriesSpec){"solver_iterations", l->ncol[k], "iterations",
                           "the step's constraint solver iterations summed over its islands: "

@@ -22,6 +22,9 @@
 //   legs     /leg_contact_force (3L) each leg's ground contact force (world frame, x y
 //                                    z per leg): its contacts' constraint forces (MuJoCo's
 //                                    mj_contactForce, pyramids decoded), summed
+//   sensors  /sensordata      (S)    the model's sensors (MuJoCo's sensordata: cpu, and
+//                                    host where it computes them all), columns named by
+//                                    /sensor_names ("name" or "name[k]")
 //
 // replay --save-data records the first five by default (FlyGym's series and the
 // targets); flysim generate what its spec asks.
@@ -61,6 +64,7 @@ typedef enum fsSeriesId {
   FS_SERIES_ADHESION,       // adhesion
   FS_SERIES_ITERATIONS,     // iterations
   FS_SERIES_LEG_FORCE,      // legs
+  FS_SERIES_SENSORS,        // sensors
   FS_NSERIES
 } fsSeriesId;
 
@@ -87,7 +91,8 @@ typedef struct fsRecordLayout {
 #define FS_RECORD_MAX_LEGS 16
 
 /// --record: a comma-separated list of series names (angles, targets, forces, sites,
-/// thorax, orientation, qpos, qvel, adhesion, iterations, legs; or all, none) into a mask.
+/// thorax, orientation, qpos, qvel, adhesion, iterations, legs, sensors; or all, none) into a
+/// mask.
 /// Usage error
 /// naming the choices.
 int fs_record_parse(const char* list, unsigned* mask, fsError* err);

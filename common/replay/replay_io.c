@@ -59,6 +59,34 @@ static int selected_series(const fsReplay* r, fsSeriesSpec out[FS_NSERIES]) {
   return n;
 }
 
+// /sensor_names: each sensordata column's sensor, "name" (one value) or "name[k]".
+static int write_sensor_names(hid_t f, const char* path, const mjModel* m, fsError* err) {
+  int n = (int)m->nsensordata;
+  char* buf = fs_calloc(err, "sensor names", (size_t)n + 1, 80);
+  const char** names = fs_calloc(err, "sensor names", (size_t)n + 1, sizeof(char*));
+  int rc = -1;
+  if (buf && names) {
+    for (int i = 0; i < m->nsensor; i++) {
+      const char* name = mj_id2name(m, mjOBJ_SENSOR, i);
+      for (int k = 0; k < m->sensor_dim[i]; k++) {
+        int c = m->sensor_adr[i] + k;
+        char* out = buf + (size_t)c * 80;
+        if (!name)
+          snprintf(out, 80, "sensor%d[%d]", i, k);
+        else if (m->sensor_dim[i] == 1)
+          snprintf(out, 80, "%s", name);
+        else
+          snprintf(out, 80, "%s[%d]", name, k);
+        names[c] = out;
+      }
+    }
+    rc = fs_h5_write_strings(f, path, "sensor_names", names, n, err);
+  }
+  free(names);
+  free(buf);
+  return rc;
+}
+
 // /point_names for /site_pos, the root body's name on /thorax_pos, and what was
 // recorded (attribute `recorded`).
 static int write_record_names(hid_t f, const char* path, const fsReplay* r, fsError* err) {
@@ -91,6 +119,7 @@ static int write_record_names(hid_t f, const char* path, const fsReplay* r, fsEr
     free(an);
     if (rc) return -1;
   }
+  if (l->ncol[FS_SERIES_SENSORS] && write_sensor_names(f, path, r->m, err)) return -1;
   if (l->ncol[FS_SERIES_THORAX_POS]) {
     const char* body = mj_id2name(r->m, mjOBJ_BODY, l->root_body);
     hid_t d = H5Dopen2(f, "thorax_pos", H5P_DEFAULT);

@@ -104,8 +104,10 @@ class GPUSimulation(_Simulation):
     As FlyGym's, reset() and set_state() change the state but not what is derived from it
     (xpos, site positions, actuator forces, ...) until the next step. Unlike FlyGym's,
     there is no forward() (flysim has no mj_forward): it raises NotImplementedError.
-    Rendering, trajectory recording, vision, contact sensors and the performance report
-    raise NotImplementedError naming FlyGym's method. Changes to mj_model after
+    get_ground_contact_info reads the fly's contact sensors on cpu and host (the cuda
+    backend computes no sensors yet). Rendering, trajectory recording, vision, per-segment
+    contact forces and the performance report raise NotImplementedError naming FlyGym's
+    method. Changes to mj_model after
     construction do not reach the worlds (the batch holds its own copy); per-world
     model parameters go through `sim.batch.set_param`.
 
@@ -373,6 +375,25 @@ class GPUSimulation(_Simulation):
         ids = self._actuator_ids(fly_name, actuator_type)
         return self._out(self._array("actuator_force")[:, ids], dst)
 
+    def get_ground_contact_info(self, fly_name):
+        """FlyGym's six-tuple from the fly's six ground-contact sensors, each with the
+        worlds first: contact_found (n_worlds, 6); forces, torques (contact frame),
+        positions, normals, tangents (global frame) (n_worlds, 6, 3); legs ordered as
+        fly.get_legs_order(). MuJoCo's sensordata on cpu (FlyGym's Simulation to the bit),
+        flysim's sensor stage on host; the cuda backend computes no sensors yet
+        (NotImplementedError: backend="host" computes them on the CPU's threads)."""
+        ids = self._lookup(self._intern_groundcontactsensorids_by_fly, fly_name,
+                           "ground contact sensors")
+        if not self._host and self.backend == "cuda":
+            raise NotImplementedError(
+                "flysim.flygym.GPUSimulation.get_ground_contact_info: the cuda backend "
+                "computes no sensors yet; fix: backend=\"host\" (flysim's engine on the CPU's "
+                "threads) or \"cpu\" (MuJoCo's)")
+        data = self._array("sensordata")[:, ids].reshape(self.n_worlds, 6, 16)
+        parts = (data[:, :, 0], data[:, :, 1:4], data[:, :, 4:7], data[:, :, 7:10],
+                 data[:, :, 10:13], data[:, :, 13:16])
+        return tuple(np.ascontiguousarray(p).view(HostArray) for p in parts)
+
     @property
     def time(self):
         """Simulated time in seconds (world 0's)."""
@@ -423,9 +444,6 @@ class GPUSimulation(_Simulation):
     print_performance_report = _unsupported("print_performance_report",
                                             "no performance report; sim.batch.info() "
                                             "gives the batch's costs")
-    get_ground_contact_info = _unsupported("get_ground_contact_info",
-                                           "no contact sensors: host and cuda compute no "
-                                           "sensordata")
     get_bodysegment_contact_forces = _unsupported("get_bodysegment_contact_forces",
                                                   "no per-contact data")
     get_raw_vision = _unsupported("get_raw_vision", "no vision")

@@ -66,6 +66,9 @@ def getters(sim, name):
         "body_rotations": sim.get_body_rotations(name),
         "site_positions": sim.get_site_positions(name),
         "actuator_forces": sim.get_actuator_forces(name, ActuatorType.POSITION),
+        **{"ground_contact_" + k: v for k, v in zip(
+            ("found", "forces", "torques", "positions", "normals", "tangents"),
+            sim.get_ground_contact_info(name))},
     }
 
 
@@ -129,7 +132,7 @@ def test_cpu_is_flygym_simulation_to_the_bit(setup):
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 def test_host_is_flygym_simulation_within_bound(setup, precision):
-    fly, world, targets, ref, _ = setup
+    fly, world, targets, ref, at = setup
     sim = GPUSimulation(world, n_worlds=N, backend="host", precision=precision)
     err = np.zeros(STEPS)
 
@@ -138,6 +141,11 @@ def test_host_is_flygym_simulation_within_bound(setup, precision):
         assert a.dtype == np.dtype(np.float32 if precision == "f32" else np.float64)
         np.testing.assert_array_equal(a[1:], np.broadcast_to(a[0], a[1:].shape))  # same worlds
         err[t] = np.abs(a[0].astype(np.float64) - ref[t]).max()
+        if t + 1 == GETTER_STEP and precision == "f64":  # the contact sensors: flysim's stage
+            found, forces = sim.get_ground_contact_info(fly.name)[:2]
+            np.testing.assert_array_equal(found[0], at["ground_contact_found"])
+            scale = np.abs(at["ground_contact_forces"]).max()
+            assert np.abs(forces[0] - at["ground_contact_forces"]).max() <= 1e-6 * scale
 
     replay(sim, fly, targets, STEPS, check)
     print(f"host {precision}: largest |angle - FlyGym's| {err.max():.2e} rad (step "
@@ -155,6 +163,7 @@ def test_getters_are_flygym_simulation_to_the_bit(setup):
     assert sim.mj_model.opt.tolerance == Simulation(world).mj_model.opt.tolerance
     replay(sim, fly, targets, GETTER_STEP)
     got = getters(sim, fly.name)
+    assert at["ground_contact_found"].max() > 0 and np.abs(at["ground_contact_forces"]).max() > 0
     for k, v in got.items():
         assert isinstance(v, HostArray) and v.numpy() is v, k
         assert v.shape == (N,) + at[k].shape, (k, v.shape, at[k].shape)
@@ -225,7 +234,6 @@ def test_unimplemented_and_bad_inputs(setup):
                        ("set_trajectory_recorder", lambda: sim.set_trajectory_recorder()),
                        ("print_performance_report", lambda: sim.print_performance_report()),
                        ("get_raw_vision", lambda: sim.get_raw_vision(fly.name)),
-                       ("get_ground_contact_info", lambda: sim.get_ground_contact_info(fly.name)),
                        ("mjw_data", lambda: sim.mjw_data)]:
         with pytest.raises(NotImplementedError, match=name):
             call()

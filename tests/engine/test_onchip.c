@@ -159,7 +159,11 @@ int main(void) {
          fs_world_bytes(&m), FS_CHIP_DEFAULT_BYTES, def.nfield, def.bytes, all.nfield, all.bytes,
          all.sum_bytes);
   CHECK(all.nfield == all.nallow && all.bytes == all.allow_bytes && all.bytes < all.sum_bytes);
-  fsModel mb = m; // sizes only: bounded at the walk's peak, the rows no longer dominate
+  // the kernels' model (no sensors: every model's plan on the GPU), bounded at the walk's
+  // peak (sizes only), where the rows no longer dominate
+  fsModel mk = m;
+  fs_model_without_sensors(&mk);
+  fsModel mb = mk;
   fs_model_bound_contacts(&mb, 18);
   fsChipPlan bounded;
   fs_chip_plan(&mb, 1L << 30, &bounded);
@@ -172,8 +176,9 @@ int main(void) {
   CHECK_MSG(def.off[FS_FIELD_sol_search] >= 0,
             "the default plan leaves the Newton iteration's search direction in global memory");
   // the same sizes with fluid forces: the frames they read in the passive stage live to it,
-  // and share no bytes with what lives there (check_plan), the fly's plan as it was
-  fsModel mf = m;
+  // and share no bytes with what lives there (check_plan), the fly's plan as it was; with
+  // the host's sensors (the fly's contact sensors) they live to the sensor stage
+  fsModel mf = mk;
   mf.nvfluid = mf.nv;
   mf.nfluid = mf.nbody;
   fsChipPlan fluid;
@@ -181,7 +186,8 @@ int main(void) {
   check_plan(&mf, &fluid, 1L << 30);
   int f0, f1, g0, g1;
   CHECK(fs_chip_lifetime(&mf, FS_FIELD_ximat, &f0, &f1) && f1 == FS_CHIP_PASSIVE);
-  CHECK(fs_chip_lifetime(&m, FS_FIELD_ximat, &g0, &g1) && g1 == FS_CHIP_COM_POS);
+  CHECK(fs_chip_lifetime(&mk, FS_FIELD_ximat, &g0, &g1) && g1 == FS_CHIP_COM_POS);
+  CHECK(m.sensors && fs_chip_lifetime(&m, FS_FIELD_ximat, &g0, &g1) && g1 == FS_CHIP_SENSOR);
   fsChipPlan none;
   fs_chip_plan(&m, 0, &none);
   CHECK(none.bytes == 0 && none.nfield == 0);

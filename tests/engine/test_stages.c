@@ -7,7 +7,8 @@
 // the check of common/parity/stages.h (each stage alone from MuJoCo's inputs, mj_forward
 // from the state, whole steps with a NaN control and a NaN velocity), every field of
 // every world, the worst error per stage collected over the models; the limb and the free
-// bodies under RK4 too (the step's four forwards; the device refuses RK4: checked there).
+// bodies under RK4 too (the step's four forwards; the device refuses RK4: checked there);
+// the sensors of tests/models/sensors.xml and NeuroMechFly's contact sensors (the host's).
 // Built four times: host float64, host float32, host float64 on emulated lanes (the
 // device's default width and 32: engine_stages_host_lanes32), and cuda (77 without a GPU).
 #include <math.h>
@@ -97,7 +98,7 @@ int main(void) {
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
   char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
   char bodies[1024], tendon[1024], tendon_passive[1024], fluid[1024], equality[1024];
-  char activation[1024];
+  char activation[1024], sensors[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
@@ -110,6 +111,7 @@ int main(void) {
   snprintf(fluid, sizeof fluid, "%s", fs_test_model("fluid.xml"));
   snprintf(equality, sizeof equality, "%s", fs_test_model("equality.xml"));
   snprintf(activation, sizeof activation, "%s", fs_test_model("activation.xml"));
+  snprintf(sensors, sizeof sensors, "%s", fs_test_model("sensors.xml"));
   const char* across = "rows move two branches of a tree or two trees";
   const Case cases[] = {
       {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, NULL, 0, NULL},
@@ -166,6 +168,15 @@ int main(void) {
        NULL,
        0,
        "activation dynamics"},
+      {"sensors of every kind the stage computes (contact sensors matched every way)",
+       sensors,
+       0,
+       5,
+       {0.3, 2, 0.5, 3},
+       20,
+       NULL,
+       0,
+       "joint limits"},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++)
