@@ -47,6 +47,9 @@ quadruped (no contacts: their tendon equalities) and our joint and tendon equali
 (tests/models/equality.xml: a cubic between knees, a pinned hip with direct solref, a tendon
 following another, an inactive one).
 
+The suite's models with sensors then go through `flysim compare --stages` (float64): every
+stage against MuJoCo from MuJoCo's states, sensordata to the bit.
+
 With FLYSIM_TEST_SMALL=1 (the sanitizers' build) float64 alone and 200 steps.
 
 Usage: test_conformance.py FLYSIM_BINARY
@@ -98,6 +101,14 @@ BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "equality", "no contacts", ("manipulator", "quadruped")),
           ("FLYSIM_PERTURB_ROWS", "equality", "as is", (OUR_EQUALITY,)))
 REFUSAL = "flysim's engine (host and cuda backends) does not implement"
+# The suite's sensors (subtree velocities, touch, accelerometers, force and torque sensors,
+# velocimeters, gyros, frame and joint sensors): the stage check of each model with sensors in
+# a variant the engine steps (compare --stages: every stage from MuJoCo's states, the sensor
+# stage's sensordata among them), float64 to the bit. The sanitizers' build: two of them.
+SENSOR_MODELS = (("humanoid", "as is"), ("hopper", "as is")) if SMALL else (
+    ("cheetah", "as is"), ("walker", "as is"), ("hopper", "as is"), ("fish", "as is"),
+    ("swimmer", "as is"), ("humanoid", "as is"), ("humanoid_CMU", "no contacts"),
+    ("finger", "no contacts"), ("manipulator", "no contacts"), ("dog", "smooth"))
 
 
 def suite_dir():
@@ -173,6 +184,19 @@ def main():
             check(rc == 0 and s.get("verdict") == "pass",
                   f"{model} ({precision}): within MuJoCo's floor (exit {rc}, "
                   f"{first_line(err) or s})")
+    print("--- the suite's sensors: compare --stages, float64 (sensordata against MuJoCo's)")
+    for name, variant in SENSOR_MODELS:
+        model = os.path.join(suite_dir(), name + ".xml")
+        rc, out, err = cliutil.run(FLYSIM, "compare", "--model", model, "--targets", "sine",
+                                   "--backends", "cpu,host", "--precision", "f64", "--worlds",
+                                   "2", "--sim-steps", "20", "--stages", *VARIANTS[variant],
+                                   timeout=600)
+        line = [ln.split() for ln in out.splitlines() if ln.startswith("  sensor ")]
+        err0 = line[0][2] if line and len(line[0]) > 2 else "none"
+        print(f"{name:14s} ({variant}) exit {rc}, sensordata's worst error {err0}")
+        check(rc == 0 and line and float(err0) == 0,
+              f"{name} ({variant}): its sensors MuJoCo's to the bit (exit {rc}, "
+              f"{first_line(err) or err0})")
     for switch, value, variant, names in BROKEN:
         print(f"--- a deliberately broken host stepper ({switch}={value}, {variant})")
         for name in names:
