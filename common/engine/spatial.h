@@ -283,6 +283,24 @@ FS_HD void fsi_cross_force(fsReal res[6], const fsReal vel[6], const fsReal f[6]
   res[2] += -vel[4] * f[3] + vel[3] * f[4];
 }
 
+/// mju_transformSpatial: the 6D motion (force: a force) vec (rot:lin) at oldpos moved to
+/// newpos, then rotated into the frame rot (world-to-frame: rot' x) unless rot is NULL.
+FS_HD void fsi_transform_spatial(fsReal res[6], const fsReal vec[6], int force,
+                                 const fsReal newpos[3], const fsReal oldpos[3],
+                                 const fsReal* rot) {
+  fsReal dif[3] = {newpos[0] - oldpos[0], newpos[1] - oldpos[1], newpos[2] - oldpos[2]};
+  fsReal cros[3], tran[6];
+  fsi_copy(tran, vec, 6);
+  fsi_cross(cros, dif, vec + (force ? 3 : 0));
+  for (int k = 0; k < 3; k++) tran[(force ? 0 : 3) + k] = vec[(force ? 0 : 3) + k] - cros[k];
+  if (rot) {
+    fsi_mul_mat_t_vec3(res, rot, tran);
+    fsi_mul_mat_t_vec3(res + 3, rot, tran + 3);
+  } else {
+    fsi_copy(res, tran, 6);
+  }
+}
+
 /// res = sum_j dof_j * v_j over n motion axes (n x 6): the velocity they produce.
 FS_HD void fsi_mul_dof_vec(fsReal res[6], const fsReal* dof, const fsReal* v, int n) {
   for (int k = 0; k < 6; k++) res[k] = 0;

@@ -60,24 +60,6 @@ FS_HD void fsi_object_quat(const fsModel* m, const fsData* d, int type, int id, 
     fsi_mul_quat(q, d->xquat + 4 * m->site_bodyid[id], m->site_quat + 4 * id);
 }
 
-/// mju_transformSpatial: the 6D motion (force: a force) vec (rot:lin) at oldpos moved to
-/// newpos, then rotated into the frame rot (world-to-frame: rot' x) unless rot is NULL.
-FS_HD void fsi_transform_spatial(fsReal res[6], const fsReal vec[6], int force,
-                                 const fsReal newpos[3], const fsReal oldpos[3],
-                                 const fsReal* rot) {
-  fsReal dif[3] = {newpos[0] - oldpos[0], newpos[1] - oldpos[1], newpos[2] - oldpos[2]};
-  fsReal cros[3], tran[6];
-  fsi_copy(tran, vec, 6);
-  fsi_cross(cros, dif, vec + (force ? 3 : 0));
-  for (int k = 0; k < 3; k++) tran[(force ? 0 : 3) + k] = vec[(force ? 0 : 3) + k] - cros[k];
-  if (rot) {
-    fsi_mul_mat_t_vec3(res, rot, tran);
-    fsi_mul_mat_t_vec3(res + 3, rot, tran + 3);
-  } else {
-    fsi_copy(res, tran, 6);
-  }
-}
-
 /// mj_objectVelocity (acc 0) or mj_objectAcceleration (acc 1): the object's 6D velocity or
 /// acceleration (rot:lin) at its position, in the world frame or (local) its own (the
 /// acceleration with the rotating frame's Coriolis term); 0 on a body no dof moves.

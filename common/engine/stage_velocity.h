@@ -173,20 +173,11 @@ FS_HD_OUTLINE void fsi_fluid_body(const fsModel* m, fsData* d, int b) {
   }
   // velocity at the com in the inertial frame (mj_objectVelocity, local), and the wind's
   // there (mju_transformSpatial of (0, wind))
-  const fsReal *cvel = d->cvel + 6 * b, *com = d->subtree_com + 3 * m->body_rootid[b];
-  fsReal dif[3], cros[3], tran[6], lvel[6], lwind[3], zero[3] = {0, 0, 0};
-  for (int k = 0; k < 3; k++) dif[k] = d->xipos[3 * b + k] - com[k];
-  fsi_cross(cros, dif, cvel);
-  for (int k = 0; k < 3; k++) {
-    tran[k] = cvel[k];
-    tran[3 + k] = cvel[3 + k] - cros[k];
-  }
-  fsi_mul_mat_t_vec3(lvel, ximat, tran);
-  fsi_mul_mat_t_vec3(lvel + 3, ximat, tran + 3);
-  fsi_cross(cros, dif, zero);
-  for (int k = 0; k < 3; k++) tran[3 + k] = m->wind[k] - cros[k];
-  fsi_mul_mat_t_vec3(lwind, ximat, tran + 3);
-  for (int k = 0; k < 3; k++) lvel[3 + k] -= lwind[k];
+  const fsReal *com = d->subtree_com + 3 * m->body_rootid[b], *xipos = d->xipos + 3 * b;
+  fsReal lvel[6], lwind[6], wind[6] = {0, 0, 0, m->wind[0], m->wind[1], m->wind[2]};
+  fsi_transform_spatial(lvel, d->cvel + 6 * b, 0, xipos, com, ximat);
+  fsi_transform_spatial(lwind, wind, 0, xipos, com, ximat);
+  for (int k = 0; k < 3; k++) lvel[3 + k] -= lwind[3 + k];
   fsReal lfrc[6] = {0, 0, 0, 0, 0, 0};
   if (m->viscosity > 0) {
     fsReal diam = (box[0] + box[1] + box[2]) / (fsReal)3.0;
