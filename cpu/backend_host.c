@@ -70,7 +70,7 @@ typedef struct Host {
 static fsData world_view(const Host* h, int w, int t) {
   fsData d;
   char* chip = h->chip.bytes ? h->chip_mem + (size_t)t * h->chip.bytes : NULL;
-  fs_data_on_chip(&h->m, &h->b.base, w, &h->chip, chip, &d);
+  fs_data_on_chip(&h->m, &h->b.base, h->b.world_bytes, w, &h->chip, chip, &d);
   return d;
 }
 
@@ -269,6 +269,7 @@ static int host_view(void* self, const char* name, int extra, fsView* out, fsErr
   if (keep_global(h, (int)(f - fs_data_fields), err)) return -1;
   fs_data_field_view(&h->m, f, h->N, out);
   out->data = *fs_field_ptr(&h->b.base, f);
+  out->strides[0] = (int64_t)fs_worlds_stride(&h->b, f);
   out->memory = FS_MEMORY_HOST;
   out->device = 0;
   return 0;
@@ -422,7 +423,7 @@ static int host_info(void* self, fsBatchInfo* out, fsError* err) {
   Host* h = self;
   out->nthread = h->nthread;
   out->contacts = h->m.nconmax;
-  out->world_bytes = (double)fs_world_bytes(&h->m);
+  out->world_bytes = (double)fs_worlds_block(&h->m, NULL); // its fields and padding
   out->model_bytes = (double)fs_model_bytes(&h->m);
   for (int w = 0; h->wm && w < h->N; w++)
     if (h->wm[w]) out->model_bytes += (double)fs_model_bytes(h->wm[w]);
@@ -519,7 +520,7 @@ static mjData* make_scratch(const Host* h, fsError* err) {
 // available: refused up front, as the cpu backend refuses, not when an allocation fails
 // (or the kernel's out-of-memory killer stops the process while the worlds are reset).
 static int check_memory(const Host* h, fsError* err) {
-  double world = (double)fs_world_bytes(&h->m);
+  double world = (double)fs_worlds_block(&h->m, NULL);
   double have = fs_memory_available(), gib = 1024.0 * 1024.0 * 1024.0;
   if (have <= 0 || world <= 0 || world * h->N <= have) return 0;
   return fs_fail_status(err, FS_ERR_MEMORY,

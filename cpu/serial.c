@@ -109,7 +109,7 @@ static void run_worlds(const fsModel* m, fsWorlds* b, int what, int nstep, const
   for (int w = 0; w < b->nworld; w++) {
     Call c = {m, fs_worlds_view(m, b, w), what, nstep, NULL, 0};
     if (plan && plan->bytes) {
-      fs_data_on_chip(m, &b->base, w, plan, chip, &c.d);
+      fs_data_on_chip(m, &b->base, b->world_bytes, w, plan, chip, &c.d);
       c.poison = poison ? chip : NULL;
       c.poison_bytes = plan->bytes;
     }

@@ -412,12 +412,17 @@ static int copy_all(fsDevice* dev, fsWorlds* host, int to_device, fsError* err) 
     const fsFieldInfo* fi = &fs_data_fields[f];
     void* d = *fs_field_ptr(&dev->base, fi);
     void* h = *fs_field_ptr(&host->base, fi);
-    size_t n = field_bytes(&dev->m, fi, dev->nworld);
+    size_t n = fs_field_bytes(&dev->m, fi); // a world's: side by side on the device, a
+    if (!n) continue;                       // block's bytes apart on the host (worlds.h)
     // on dev's stream: ordered with its kernels (the stream does not sync with stream 0)
     if (to_device)
-      FS_CUDA_TRY(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, dev->stream), err);
+      FS_CUDA_TRY(cudaMemcpy2DAsync(d, n, h, host->world_bytes, n, (size_t)dev->nworld,
+                                    cudaMemcpyHostToDevice, dev->stream),
+                  err);
     else
-      FS_CUDA_TRY(cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, dev->stream), err);
+      FS_CUDA_TRY(cudaMemcpy2DAsync(h, host->world_bytes, d, n, n, (size_t)dev->nworld,
+                                    cudaMemcpyDeviceToHost, dev->stream),
+                  err);
   }
   FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
   return 0;

@@ -53,7 +53,7 @@ char fs_world_memory[];
 __device__ static inline fsData* fs_kernel_view(const fsModel* m, const fsData* base, int w,
                                                 const fsChipPlan* plan) {
   fsData* v = (fsData*)(fs_world_memory + threadIdx.y * FS_VIEW_BYTES);
-  FS_LANE0 fs_data_on_chip(m, base, w, plan,
+  FS_LANE0 fs_data_on_chip(m, base, 0, w, plan, // a device batch: each field's worlds side by side
                            fs_world_memory + blockDim.y * FS_VIEW_BYTES + threadIdx.y * plan->bytes,
                            v);
   FS_SYNC();

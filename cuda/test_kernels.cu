@@ -18,7 +18,7 @@ static __global__ void stage_kernel(const __grid_constant__ fsModel m,
                                     const __grid_constant__ fsData base, int nworld, int stage) {
   int w = fs_kernel_world();
   if (w >= nworld) return;
-  fsData d = fs_data_world(&m, &base, w);
+  fsData d = fs_data_world(&m, &base, 0, w);
   fs_stage_run(&m, &d, stage);
 }
 
@@ -26,7 +26,7 @@ static __global__ void forward_kernel(const __grid_constant__ fsModel m,
                                       const __grid_constant__ fsData base, int nworld) {
   int w = fs_kernel_world();
   if (w >= nworld) return;
-  fsData d = fs_data_world(&m, &base, w);
+  fsData d = fs_data_world(&m, &base, 0, w);
   fs_forward(&m, &d);
   fs_sensor(&m, &d); // mj_forward's sensors (none in the kernels yet: fs_model_without_sensors)
 }

@@ -154,10 +154,13 @@ int main(int argc, char** argv) {
   int device = vq.memory == FS_MEMORY_DEVICE;
   void* q = device ? malloc(es * N * nq) : vq.data;
   void* u = device ? malloc(es * N * nu) : vc.data;
+  // a world's first element: the host copies' are C-contiguous, a view's strides[0] apart
+  const long q_stride = device ? nq : (long)vq.strides[0],
+             u_stride = device ? nu : (long)vc.strides[0];
   if (device && fs_batch_read(b, "ctrl", u, es * N * nu, &err)) return fail(err.msg);
   for (int w = 0; w < N; w++) // adhesion on: the actuators with a body transmission
     for (int a = 0; a < nu; a++)
-      if (m->actuator_trntype[a] == mjTRN_BODY) set(&vc, u, (long)w * nu + a, 1.0);
+      if (m->actuator_trntype[a] == mjTRN_BODY) set(&vc, u, w * u_stride + a, 1.0);
   if (device && fs_batch_write(b, "ctrl", u, es * N * nu, &err)) return fail(err.msg);
   if (fs_batch_step(b, W, &err)) return fail(err.msg);
 
@@ -168,9 +171,9 @@ int main(int argc, char** argv) {
     for (int w = 0; w < N; w++) {
       const double* row = clip.value + ((long)(w % slices) * S + s) * clip.ncol;
       for (int k = 0; k < clip.ncol; k++) {
-        double target = row[k], e = target - get(&vq, q, (long)w * nq + clip.qposadr[k]);
+        double target = row[k], e = target - get(&vq, q, w * q_stride + clip.qposadr[k]);
         sq += e * e;
-        set(&vc, u, (long)w * nu + clip.actuator[k], gain != 0 ? target + gain * e : target);
+        set(&vc, u, w * u_stride + clip.actuator[k], gain != 0 ? target + gain * e : target);
       }
     }
     if (device && fs_batch_write(b, "ctrl", u, es * N * nu, &err)) return fail(err.msg);
@@ -189,7 +192,7 @@ int main(int argc, char** argv) {
   if (out) {
     FILE* f = fopen(out, "wb");
     for (long i = 0; f && i < (long)N * nq; i++) {
-      double x = get(&vq, q, i);
+      double x = get(&vq, q, i / nq * q_stride + i % nq);
       fwrite(&x, sizeof x, 1, f);
     }
     if (!f || fclose(f)) return fail("cannot write --out");

@@ -120,7 +120,7 @@ static int open_settled(const mjModel* m, const Args* a, fsBackendKind kind, int
   for (int w = 0; w < N; w++)
     for (int u = 0; u < m->nu; u++)
       if (m->actuator_trntype[u] == mjTRN_BODY) {
-        size_t i = (size_t)w * (size_t)m->nu + (size_t)u;
+        size_t i = (size_t)w * (size_t)ctrl.strides[0] + (size_t)u;
         if (ctrl.dtype == FS_DTYPE_F32)
           ((float*)ctrl.data)[i] = 1.0f;
         else

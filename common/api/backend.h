@@ -123,6 +123,14 @@ typedef enum fsExtraView {
   FS_NEXTRA_VIEW
 } fsExtraView;
 
+/// A view's strides for C-contiguous worlds (its shape set): every backend's but a host
+/// batch's data (common/model/worlds.h), whose worlds lie a block apart.
+static inline void fs_view_contiguous(fsView* v) {
+  v->strides[2] = 1;
+  v->strides[1] = v->shape[2];
+  v->strides[0] = v->shape[1] * v->shape[2];
+}
+
 /// Extra view `extra` of N worlds' health arrays h, in the backend's memory (host, or
 /// device number `device`): every backend's view of problems and solver_iterations.
 static inline void fs_extra_view(const fsHealthArrays* h, int N, int extra, fsMemory memory,
@@ -141,6 +149,7 @@ static inline void fs_extra_view(const fsHealthArrays* h, int N, int extra, fsMe
     out->ndim = 2;
     out->shape[1] = 2;
   }
+  fs_view_contiguous(out);
 }
 
 /// The view of N worlds' field `name`, each world's rows x cols elements of dtype (scalar:
@@ -153,6 +162,7 @@ static inline void fs_field_view(const char* name, fsDtype dtype, int64_t rows, 
   out->shape[0] = N;
   out->shape[1] = scalar ? 1 : rows;
   out->shape[2] = scalar ? 1 : cols;
+  fs_view_contiguous(out);
   out->writable = fs_view_writable(name);
 }
 

@@ -354,10 +354,16 @@ static int copy_view(Batch* x, const char* name, void* host, size_t bytes, int t
     if (x->ops->copy(x->self, &v, host, to_host, err)) return status_of(err);
     return FS_OK;
   }
-  if (to_host)
-    memcpy(host, v.data, bytes);
-  else
-    memcpy(v.data, host, bytes);
+  // world by world: a host batch's worlds lie strides[0] elements apart
+  size_t world = bytes / (size_t)v.shape[0], stride = (size_t)v.strides[0] * dtype_size(v.dtype);
+  for (int64_t w = 0; w < v.shape[0]; w++) {
+    char* data = (char*)v.data + (size_t)w * stride;
+    char* buf = (char*)host + (size_t)w * world;
+    if (to_host)
+      memcpy(buf, data, world);
+    else
+      memcpy(data, buf, world);
+  }
   return FS_OK;
 }
 

@@ -737,10 +737,21 @@ typedef struct fsData {
 #undef FS_X
 } fsData;
 
-/// World w's view of the batch whose base pointers are `base`.
-FS_HD fsData fs_data_world(const fsModel* m, const fsData* base, int w) {
+/// World w's field `name` in a batch whose base pointers are `base`, laid out as world_bytes
+/// says. 0: a device batch (each field's worlds side by side, world w's rows at
+/// w x size x cols). > 0: a host batch (common/model/worlds.h: each world's fields together in
+/// a block of world_bytes bytes, a whole number of cache lines, so that no two worlds, and no
+/// two threads stepping them, share a line).
+#define FS_DATA_GLOBAL(m, base, world_bytes, w, type, name, size, cols)                            \
+  ((world_bytes) ? (type*)((char*)(base)->name + (size_t)(w) * (world_bytes))                      \
+                 : (base)->name + (size_t)(w) * (m)->size * (cols))
+
+/// World w's view of the batch whose base pointers are `base` (world_bytes: its layout, as
+/// FS_DATA_GLOBAL's).
+FS_HD fsData fs_data_world(const fsModel* m, const fsData* base, size_t world_bytes, int w) {
   fsData d;
-#define FS_X(type, name, size, cols, stage, kind) d.name = base->name + (size_t)w * m->size * cols;
+#define FS_X(type, name, size, cols, stage, kind)                                                  \
+  d.name = FS_DATA_GLOBAL(m, base, world_bytes, w, type, name, size, cols);
   FS_DATA_FIELDS(FS_X)
 #undef FS_X
   return d;

@@ -92,15 +92,17 @@ FS_HD size_t fs_chip_round(size_t n) {
   return (n + FS_CHIP_ALIGN - 1) / FS_CHIP_ALIGN * FS_CHIP_ALIGN;
 }
 
-/// *out = world w's view of the batch whose base pointers are `base`, with the plan's
-/// fields in `chip` instead (fs_data_world when the plan has none). Written a field at
-/// a time: the step kernels keep the view in shared memory, and building it whole in
-/// registers first made them spill.
-FS_HD void fs_data_on_chip(const fsModel* m, const fsData* base, int w, const fsChipPlan* plan,
-                           char* chip, fsData* out) {
+/// *out = world w's view of the batch whose base pointers are `base` (world_bytes: its
+/// layout, common/engine/fields.h's FS_DATA_GLOBAL), with the plan's fields in `chip`
+/// instead (fs_data_world when the plan has none). Written a field at a time: the step
+/// kernels keep the view in shared memory, and building it whole in registers first made
+/// them spill.
+FS_HD void fs_data_on_chip(const fsModel* m, const fsData* base, size_t world_bytes, int w,
+                           const fsChipPlan* plan, char* chip, fsData* out) {
 #define FS_X(type, name, size, cols, stage, kind)                                                  \
-  out->name = plan->off[FS_FIELD_##name] >= 0 ? (type*)(chip + plan->off[FS_FIELD_##name])         \
-                                              : base->name + (size_t)w * m->size * cols;
+  out->name = plan->off[FS_FIELD_##name] >= 0                                                      \
+                  ? (type*)(chip + plan->off[FS_FIELD_##name])                                     \
+                  : FS_DATA_GLOBAL(m, base, world_bytes, w, type, name, size, cols);
   FS_DATA_FIELDS(FS_X)
 #undef FS_X
 }

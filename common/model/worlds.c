@@ -3,35 +3,42 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/engine/stage_constraint.h"
 #include "common/model/model.h"
 
+size_t fs_worlds_block(const fsModel* m, size_t* off) {
+  size_t bytes = 0;
+  for (int f = 0; f < fs_data_nfield; f++) {
+    if (off) off[f] = bytes;
+    bytes += fs_field_bytes(m, &fs_data_fields[f]);
+    bytes = (bytes + FS_WORLD_FIELD_ALIGN - 1) / FS_WORLD_FIELD_ALIGN * FS_WORLD_FIELD_ALIGN;
+  }
+  bytes = (bytes + FS_WORLD_LINE - 1) / FS_WORLD_LINE * FS_WORLD_LINE;
+  return bytes ? bytes : FS_WORLD_LINE;
+}
+
 int fs_worlds_alloc(const fsModel* m, int nworld, fsWorlds* b, fsError* err) {
   memset(b, 0, sizeof *b);
   b->nworld = nworld;
-  for (int f = 0; f < fs_data_nfield; f++) {
-    const fsFieldInfo* fi = &fs_data_fields[f];
-    size_t n = (size_t)nworld * (size_t)fs_field_rows(m, fi) * (size_t)fi->cols;
-    void* p = fs_calloc(err, fi->name, n ? n : 1, fs_type_size(fi->type));
-    if (!p) {
-      fs_worlds_free(b);
-      return -1;
-    }
-    *fs_field_ptr(&b->base, fi) = p;
-  }
+  size_t off[FS_NDATA_FIELD];
+  b->world_bytes = fs_worlds_block(m, off);
+  // calloc (untouched pages stay unmapped until stepped), the blocks from its first line
+  b->mem = fs_calloc(err, "the worlds' data", (size_t)nworld * b->world_bytes + FS_WORLD_LINE, 1);
+  if (!b->mem) return -1;
+  char* blocks = (char*)b->mem + (FS_WORLD_LINE - (uintptr_t)b->mem % FS_WORLD_LINE);
+  for (int f = 0; f < fs_data_nfield; f++)
+    *fs_field_ptr(&b->base, &fs_data_fields[f]) = blocks + off[f];
   return 0;
 }
 
 void fs_worlds_free(fsWorlds* b) {
   if (!b) return;
-  for (int f = 0; f < fs_data_nfield; f++) {
-    void** p = fs_field_ptr(&b->base, &fs_data_fields[f]);
-    free(*p);
-    *p = NULL;
-  }
+  free(b->mem);
+  memset(b, 0, sizeof *b);
 }
 
 const mjtNum* fs_mj_field(const mjData* md, const char* name) {
@@ -342,12 +349,14 @@ void fs_worlds_poison(const fsModel* m, fsWorlds* b, int stage) {
   for (int f = 0; f < fs_data_nfield; f++) {
     const fsFieldInfo* fi = &fs_data_fields[f];
     if (fi->stage != stage) continue;
-    size_t n = (size_t)b->nworld * (size_t)fs_field_rows(m, fi) * (size_t)fi->cols;
-    void* p = *fs_field_ptr(&b->base, fi);
-    for (size_t k = 0; k < n; k++) {
-      if (fi->type == FS_TYPE_fsReal) ((fsReal*)p)[k] = (fsReal)NAN;
-      if (fi->type == FS_TYPE_double) ((double*)p)[k] = NAN;
-      if (fi->type == FS_TYPE_int) ((int*)p)[k] = INT_MIN;
+    size_t n = (size_t)fs_field_rows(m, fi) * (size_t)fi->cols;
+    for (int w = 0; w < b->nworld; w++) {
+      char* p = (char*)*fs_field_ptr(&b->base, fi) + (size_t)w * b->world_bytes;
+      for (size_t k = 0; k < n; k++) {
+        if (fi->type == FS_TYPE_fsReal) ((fsReal*)p)[k] = (fsReal)NAN;
+        if (fi->type == FS_TYPE_double) ((double*)p)[k] = NAN;
+        if (fi->type == FS_TYPE_int) ((int*)p)[k] = INT_MIN;
+      }
     }
   }
 }

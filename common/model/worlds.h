@@ -9,6 +9,7 @@
 #include "common/engine/fields.h"
 
 // This build's names (common/exec/real.h FS_PREC): both precisions link into one program.
+#define fs_worlds_block       FS_PREC(fs_worlds_block)
 #define fs_worlds_alloc       FS_PREC(fs_worlds_alloc)
 #define fs_worlds_free        FS_PREC(fs_worlds_free)
 #define fs_worlds_from_mj     FS_PREC(fs_worlds_from_mj)
@@ -25,11 +26,27 @@
 extern "C" {
 #endif
 
-/// N worlds' data: one array per field, world-major (common/engine/fields.h).
+/// A cache line: no two worlds' data share one (the threads stepping neighbouring worlds
+/// writing the same lines cost the host 9-13 % of its CPU time at 2 worlds on 2 threads:
+/// bench/README.md), and each world's block starts on one.
+#define FS_WORLD_LINE 64
+/// Where each field starts within a world's block: a multiple of this.
+#define FS_WORLD_FIELD_ALIGN 16
+
+/// N worlds' data on the host: world w's fields together, in table order (common/engine/
+/// fields.h), each from a multiple of FS_WORLD_FIELD_ALIGN, in a block of world_bytes (a
+/// multiple of FS_WORLD_LINE) at mem + w x world_bytes. Field f of world w is at
+/// base.f + w x world_bytes / (its element's size) (fs_data_world).
 typedef struct fsWorlds {
   int nworld;
-  fsData base; // base pointers: world w's view is fs_data_world(m, &base, w)
+  size_t world_bytes; // a world's block
+  fsData base;        // world 0's fields: world w's view is fs_worlds_view(m, b, w)
+  void* mem;          // the allocation (the blocks start at the first line in it)
 } fsWorlds;
+
+/// A world's block for model m (the fsWorlds layout); off (FS_NDATA_FIELD entries, or
+/// NULL) gets each field's offset in it.
+size_t fs_worlds_block(const fsModel* m, size_t* off);
 
 /// Allocate (zeroed) host data for nworld worlds of model m.
 int fs_worlds_alloc(const fsModel* m, int nworld, fsWorlds* b, fsError* err);
@@ -37,7 +54,13 @@ void fs_worlds_free(fsWorlds* b);
 
 /// World w's view.
 static inline fsData fs_worlds_view(const fsModel* m, const fsWorlds* b, int w) {
-  return fs_data_world(m, &b->base, w);
+  return fs_data_world(m, &b->base, b->world_bytes, w);
+}
+
+/// Elements from one world's field f to the next world's (f's element size divides a
+/// block's bytes).
+static inline size_t fs_worlds_stride(const fsWorlds* b, const fsFieldInfo* f) {
+  return b->world_bytes / fs_type_size(f->type);
 }
 
 /// Copy into world w every field MuJoCo's data holds (all MJ fields, contacts and

@@ -164,18 +164,23 @@ typedef enum fsDtype { FS_DTYPE_F64 = 0, FS_DTYPE_F32 = 1, FS_DTYPE_I32 = 2 } fs
 /// Where a view's memory is.
 typedef enum fsMemory { FS_MEMORY_HOST = 0, FS_MEMORY_DEVICE = 1 } fsMemory;
 
-/// An array of every world, C-contiguous, worlds first: element (w, i, j) is at
-/// data[(w * shape[1] + i) * shape[2] + j]. Its address stays the same for the batch's
-/// lifetime, so a captured CUDA graph or a caller's kernel can keep using it.
+/// An array of every world, worlds first, each world's values C-contiguous: element
+/// (w, i, j) is at data[w * strides[0] + i * shape[2] + j] (strides[0] >= shape[1] x
+/// shape[2]: a host batch keeps each world's data on cache lines of its own, so its worlds
+/// lie further apart; cpu and cuda views are C-contiguous). fs_batch_read and
+/// fs_batch_write copy to and from C-contiguous buffers. Its address stays the same for
+/// the batch's lifetime, so a captured CUDA graph or a caller's kernel can keep using it.
 typedef struct fsView {
-  const char* name; // as asked
-  void* data;       // world 0's first element
-  fsDtype dtype;    // the batch's real (FS_DTYPE_F32 or F64) for reals; FS_DTYPE_I32
-  fsMemory memory;  // FS_MEMORY_DEVICE for a cuda batch, else FS_MEMORY_HOST
-  int device;       // the CUDA device of device memory
-  int ndim;         // 1, 2 or 3
-  int64_t shape[3]; // (N), (N, n) or (N, n, k); unused dimensions are 1
-  int writable;     // an input: written by the caller between steps, read by the next step
+  const char* name;   // as asked
+  void* data;         // world 0's first element
+  fsDtype dtype;      // the batch's real (FS_DTYPE_F32 or F64) for reals; FS_DTYPE_I32
+  fsMemory memory;    // FS_MEMORY_DEVICE for a cuda batch, else FS_MEMORY_HOST
+  int device;         // the CUDA device of device memory
+  int ndim;           // 1, 2 or 3
+  int64_t shape[3];   // (N), (N, n) or (N, n, k); unused dimensions are 1
+  int64_t strides[3]; // elements from one index to the next in each dimension (DLPack's
+                      // strides): (strides[0], shape[2], 1); unused dimensions' are 1
+  int writable;       // an input: written by the caller between steps, read by the next step
 } fsView;
 
 /// The view `name`: MuJoCo's mjData field of that name, every world's, at the batch's

@@ -151,11 +151,12 @@ public:
     for (int k = 0; k < v.ndim; k++) shape[k] = (size_t)v.shape[k];
     auto* keep = new StatePtr(s_);
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<StatePtr*>(p); });
+    // strides: a host batch's worlds lie further apart than their shape (flysim.h's fsView)
     if (v.memory == FS_MEMORY_HOST)
-      return nb::cast(nb::ndarray<nb::numpy>(v.data, (size_t)v.ndim, shape, owner, nullptr,
+      return nb::cast(nb::ndarray<nb::numpy>(v.data, (size_t)v.ndim, shape, owner, v.strides,
                                              dtype_of(v.dtype), nb::device::cpu::value, 0),
                       nb::rv_policy::reference);
-    return nb::cast(nb::ndarray<nb::array_api>(v.data, (size_t)v.ndim, shape, owner, nullptr,
+    return nb::cast(nb::ndarray<nb::array_api>(v.data, (size_t)v.ndim, shape, owner, v.strides,
                                                dtype_of(v.dtype), nb::device::cuda::value,
                                                v.device),
                     nb::rv_policy::reference);

@@ -98,6 +98,13 @@ def test_zero_copy(model, backend, precision):
             x.step(5)
         assert np.shares_memory(a.ctrl, a.view("ctrl"))
         assert a.ctrl.__array_interface__["data"][0] == a.ctrl.__array_interface__["data"][0]
+        for name in ("qpos", "ctrl", "xpos", "time"):
+            v = a.view(name)
+            assert np.array_equal(v, a.read(name)), name  # the strides are the batch's
+            if backend == "host":  # no two worlds share a cache line (flysim.h's fsView)
+                start = v.__array_interface__["data"][0] + v.strides[0] * np.arange(4)
+                last = start + v[0].nbytes - 1
+                assert np.all(last[:-1] // 64 < start[1:] // 64), name
         a.ctrl[3, 5] += 0.3
         a.step(20)
         b.step(20)

@@ -159,12 +159,12 @@ static void test_mocap_per_world(void) {
     fsView v;
     fsError err;
     CHECK(fs_batch_view(all[k], "mocap_quat", &v, &err) == FS_OK && v.writable);
-    if (v.memory == FS_MEMORY_HOST) { // in place: the next step reads it
+    if (v.memory == FS_MEMORY_HOST) { // in place (world 2's): the next step reads it
       for (int c = 0; c < 4; c++) {
         if (v.dtype == FS_DTYPE_F64)
-          ((double*)v.data)[8 + c] = skewed[c];
+          ((double*)v.data)[2 * v.strides[0] + c] = skewed[c];
         else
-          ((float*)v.data)[8 + c] = (float)skewed[c];
+          ((float*)v.data)[2 * v.strides[0] + c] = (float)skewed[c];
       }
     } else {
       for (int c = 0; c < 4; c++) mquat[8 + c] = skewed[c];

@@ -11,7 +11,9 @@
 // once share bytes (a lifetime drawn too short). Also the plan itself: only allowed
 // fields, aligned, sharing bytes only with fields whose lifetimes (common/model/onchip.c's
 // table) do not overlap, within the budget, and less than half the bytes the fields take
-// side by side; the fly's default plan is printed.
+// side by side; the fly's default plan is printed. And the host's layout of the worlds
+// (common/model/worlds.h): each world's fields in a block of whole cache lines of its own,
+// aligned, no two overlapping.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,14 +123,41 @@ static const char* run_pair(const fsReplayInputs* in, const fsModel* m, fsWorlds
     for (int f = 0; f < fs_data_nfield; f++) {
       const fsFieldInfo* fi = &fs_data_fields[f];
       if (plan->off[f] >= 0) continue;
-      size_t n = (size_t)NWORLD * fs_field_bytes(m, fi);
-      if (memcmp(*fs_field_ptr(&a->base, fi), *fs_field_ptr(&b->base, fi), n)) {
-        *step = s;
-        return fi->name;
+      for (int w = 0; w < NWORLD; w++) {
+        fsData da = fs_worlds_view(m, a, w), db = fs_worlds_view(m, b, w);
+        if (memcmp(*fs_field_ptr(&da, fi), *fs_field_ptr(&db, fi), fs_field_bytes(m, fi))) {
+          *step = s;
+          return fi->name;
+        }
       }
     }
   }
   return NULL;
+}
+
+// The worlds' layout in b: each field of world w within world w's block (whole cache
+// lines from an aligned start), aligned, after the field before it.
+static void check_layout(const fsModel* m, const fsWorlds* b) {
+  size_t off[FS_NDATA_FIELD];
+  CHECK(fs_worlds_block(m, off) == b->world_bytes && b->world_bytes % FS_WORLD_LINE == 0);
+  const char* blocks = (const char*)*fs_field_ptr((void*)&b->base, &fs_data_fields[0]) - off[0];
+  CHECK((uintptr_t)blocks % FS_WORLD_LINE == 0);
+  size_t end = 0;
+  for (int f = 0; f < fs_data_nfield; f++) {
+    const fsFieldInfo* fi = &fs_data_fields[f];
+    size_t n = fs_field_bytes(m, fi);
+    CHECK_MSG(off[f] % FS_WORLD_FIELD_ALIGN == 0 && off[f] >= end && off[f] + n <= b->world_bytes,
+              "field %s at %zu (%zu B) in a block of %zu, after %zu", fi->name, off[f], n,
+              b->world_bytes, end);
+    end = off[f] + n;
+    for (int w = 0; w < b->nworld && n; w++) {
+      fsData d = fs_worlds_view(m, b, w);
+      const char* p = *fs_field_ptr(&d, fi);
+      CHECK_MSG(p >= blocks + (size_t)w * b->world_bytes &&
+                    p + n <= blocks + (size_t)(w + 1) * b->world_bytes,
+                "world %d's %s outside its block", w, fi->name);
+    }
+  }
 }
 
 int main(void) {
@@ -147,6 +176,7 @@ int main(void) {
     return 1;
   }
   printf("%s\n", fs_serial_real_name());
+  check_layout(&m, &a);
 
   // the plans: the default budget's, and every field allowed
   fsChipPlan def, all;
