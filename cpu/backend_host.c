@@ -46,6 +46,7 @@ typedef struct Host {
   mjData* scratch;       // reset's MuJoCo data (the batch model's sizes)
   fsHealthArrays health; // (N) each, iterations (N x 2)
   fsPool* pool;
+  fsChipPlan ran;    // the plan the last step ran (what its fields' global copies miss)
   fsChipPlan chip;   // the GPU's on-chip plan, over ...
   char* chip_mem;    // (nthread x chip.bytes) a region per thread
   size_t chip_alloc; // bytes of chip_mem
@@ -125,6 +126,7 @@ static int host_step(void* self, int64_t step, int nstep, float* const* out, fsE
   h->job_step = step;
   h->job_nstep = nstep;
   h->job_out = out;
+  h->ran = h->chip;
   fs_pool_run(h->pool, worker, h);
   h->job_out = NULL;
   return 0;
@@ -234,9 +236,17 @@ static int no_view(const Host* h, const char* name, const fsFieldInfo* f, fsErro
 }
 
 // Keep field f (a view's) in global memory from the next step: a re-plan without it when
-// the plan has it on-chip (its copy in the worlds' data is otherwise never written).
+// the plan has it on-chip (its copy in the worlds' data is otherwise never written). What
+// the last step computed of it is gone: until the next step every world's copy reads NaN
+// (ints -1), not a stale or zero value that looks like one.
 static int keep_global(Host* h, int f, fsError* err) {
+  if (h->viewed[f]) return 0;
   h->viewed[f] = 1;
+  const fsFieldInfo* fi = &fs_data_fields[f];
+  for (int w = 0; w < h->N && h->ran.off[f] >= 0; w++) {
+    fsData d = fs_worlds_view(&h->m, &h->b, w);
+    memset(*fs_field_ptr(&d, fi), 0xff, fs_field_bytes(&h->m, fi));
+  }
   if (h->chip.off[f] < 0) return 0;
   fs_chip_plan_except(&h->m, h->chip_budget, h->viewed, &h->chip);
   size_t need = (size_t)h->nthread * (size_t)h->chip.bytes;
@@ -471,6 +481,7 @@ static int set_chip(Host* h, fsError* err) {
     return -1;
   }
   fs_chip_plan(&h->m, h->chip_budget, &h->chip);
+  fs_chip_plan(&h->m, 0, &h->ran); // no step yet: every field's copy as the reset left it
   const char* p = getenv("FLYSIM_ONCHIP_POISON");
   if (p && *p && strcmp(p, "0") && strcmp(p, "1"))
     return fs_fail_status(err, FS_ERR_ARGUMENT,

@@ -618,11 +618,17 @@ static int cuda_view(void* self, const char* name, int extra, fsView* out, fsErr
   out->data = *fs_field_ptr((void*)fs_device_data(c->dev), fi);
   out->memory = FS_MEMORY_DEVICE;
   out->device = c->device;
-  // a field the step may keep on-chip is stale in global memory: from the next step on,
-  // it stays there
+  // a field the step keeps on-chip is never written to global memory: from the next step
+  // on it stays there; until then every world's copy reads NaN (ints -1), not a stale or
+  // zero value that looks like one (what the last step computed of it is gone)
   if (!c->global[f]) {
     c->global[f] = 1;
-    if (fs_device_chip_plan(c->dev)->off[f] >= 0) c->plan_stale = 1;
+    if (fs_device_chip_plan(c->dev)->off[f] >= 0) {
+      c->plan_stale = 1;
+      FS_CUDA_TRY(
+          cudaMemsetAsync(out->data, 0xff, (size_t)c->N * fs_field_bytes(&c->hm, fi), c->stream),
+          err);
+    }
   }
   return 0;
 }

@@ -612,6 +612,55 @@ static void test_view_strides(void) {
   fs_batch_close(b);
 }
 
+// A view first asked after steps (host, cuda): a field the step kept on-chip until then
+// reads NaN (ints -1) until the next step, never a stale or zero value; a field it kept in
+// memory reads what the last step left, as a batch that asked for it before stepping. One
+// step later both batches agree to the bit.
+static void test_view_asked_late(void) {
+  if (g_backend == FS_BACKEND_CPU) return; // MuJoCo's mjData: no on-chip plan
+  const char* names[] = {"xmat",          "cvel",         "cinert",          "subtree_com",
+                         "qfrc_bias",     "qfrc_passive", "actuator_length", "actuator_velocity",
+                         "qfrc_actuator", "qacc",         "geom_xmat",       "site_xmat"};
+  enum { NNAME = sizeof names / sizeof *names, N = 2 };
+  fsError err;
+  fsBatch early = open_n(g_m, N), late = open_n(g_m, N);
+  fsView v;
+  for (int k = 0; k < NNAME; k++) CHECK(fs_batch_view(early, names[k], &v, &err) == FS_OK);
+  CHECK(fs_batch_reset(early, NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_reset(late, NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_step(early, 3, &err) == FS_OK && fs_batch_step(late, 3, &err) == FS_OK);
+  int nan_fields = 0;
+  for (int k = 0; k < NNAME; k++) {
+    double* want = fs_test_read_view(early, names[k], &v);
+    double* got = fs_test_read_view(late, names[k], &v);
+    size_t n = (size_t)(v.shape[0] * v.shape[1] * v.shape[2]), nnan = 0, same = 0;
+    for (size_t i = 0; i < n; i++) {
+      nnan += isnan(got[i]);
+      same += got[i] == want[i];
+    }
+    CHECK_MSG(nnan == n || same == n,
+              "%s asked after steps: %zu of %zu values NaN, %zu as the batch that asked first",
+              names[k], nnan, n, same);
+    nan_fields += nnan == n && n > 0;
+    free(want);
+    free(got);
+  }
+  CHECK_MSG(nan_fields > 0, "no field was on-chip: the check above tests nothing here");
+  CHECK(fs_batch_step(early, 1, &err) == FS_OK && fs_batch_step(late, 1, &err) == FS_OK);
+  for (int k = 0; k < NNAME; k++) {
+    double* want = fs_test_read_view(early, names[k], &v);
+    double* got = fs_test_read_view(late, names[k], &v);
+    size_t n = (size_t)(v.shape[0] * v.shape[1] * v.shape[2]);
+    CHECK_MSG(!memcmp(want, got, n * sizeof(double)), "%s a step after its view", names[k]);
+    free(want);
+    free(got);
+  }
+  printf("views asked after steps: %d of %d fields read NaN until the next step\n", nan_fields,
+         NNAME);
+  fs_batch_close(early);
+  fs_batch_close(late);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: test_batch cpu | host f32|f64 | cuda f32|f64\n");
@@ -629,6 +678,7 @@ int main(int argc, char** argv) {
   make_model(fs_test_tmpdir("batch"));
   test_views_and_misuse();
   test_view_strides();
+  test_view_asked_late();
   test_closed_loop();
   test_masked_reset();
   test_set_param();
