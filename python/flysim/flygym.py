@@ -118,6 +118,9 @@ class GPUSimulation(_Simulation):
             worlds' state; the getters read the batch).
     """
 
+    # the mjData arrays the getters read (sensordata apart: never an intermediate)
+    _READS = ("qpos", "qvel", "time", "xpos", "xquat", "xmat", "site_xpos", "actuator_force")
+
     def __init__(self, world, n_worlds, *, max_contacts=None, backend="cuda", precision=None,
                  threads=None, timestep=None, solver_tolerance=None, max_constraints=None,
                  device=0):
@@ -143,6 +146,10 @@ class GPUSimulation(_Simulation):
         self._dtype = np.dtype(self._batch.view("qpos").dtype)
         self._pending_ctrl = []  # cuda: (ids, values) written before the next step
         self._constants = {}
+        # the arrays the getters read, asked for before any step: the step then keeps them
+        # in the worlds' memory (one asked for later reads NaN until the next step)
+        for name in self._READS:
+            self._batch.view(name)
         self._map_base_veladrs()
         self._batch.reset(keyframe=self._neutral_keyframe_id)
 
