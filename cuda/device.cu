@@ -412,17 +412,18 @@ static int copy_all(fsDevice* dev, fsWorlds* host, int to_device, fsError* err) 
     const fsFieldInfo* fi = &fs_data_fields[f];
     void* d = *fs_field_ptr(&dev->base, fi);
     void* h = *fs_field_ptr(&host->base, fi);
-    size_t n = fs_field_bytes(&dev->m, fi); // a world's: side by side on the device, a
-    if (!n) continue;                       // block's bytes apart on the host (worlds.h)
-    // on dev's stream: ordered with its kernels (the stream does not sync with stream 0)
-    if (to_device)
-      FS_CUDA_TRY(cudaMemcpy2DAsync(d, n, h, host->world_bytes, n, (size_t)dev->nworld,
-                                    cudaMemcpyHostToDevice, dev->stream),
-                  err);
-    else
-      FS_CUDA_TRY(cudaMemcpy2DAsync(h, host->world_bytes, d, n, n, (size_t)dev->nworld,
-                                    cudaMemcpyDeviceToHost, dev->stream),
-                  err);
+    size_t n = fs_field_bytes(&dev->m, fi);
+    // world by world: side by side on the device, a block apart on the host (worlds.h; not
+    // one cudaMemcpy2DAsync, which the GPU simulator lacks); on dev's stream: ordered with
+    // its kernels (the stream does not sync with stream 0)
+    for (int w = 0; w < dev->nworld && n; w++) {
+      char* dw = (char*)d + (size_t)w * n;
+      char* hw = (char*)h + (size_t)w * host->world_bytes;
+      if (to_device)
+        FS_CUDA_TRY(cudaMemcpyAsync(dw, hw, n, cudaMemcpyHostToDevice, dev->stream), err);
+      else
+        FS_CUDA_TRY(cudaMemcpyAsync(hw, dw, n, cudaMemcpyDeviceToHost, dev->stream), err);
+    }
   }
   FS_CUDA_TRY(cudaStreamSynchronize(dev->stream), err);
   return 0;
