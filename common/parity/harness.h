@@ -124,10 +124,11 @@ typedef struct fshNoise {
 /// arena overflows there (mj_narrowphase's stack, the constraint buffer).
 #define FSH_ARENA_SCALE 8
 
-/// A new MuJoCo data for model mj with the checker's arena (made from a copy of mj with
-/// narena raised: every data of the check has the same arena, so that mj_copyData, which
-/// refuses datas whose arenas differ, copies between any two). Use it, or fsh_copy_data,
-/// for every data the check copies or steps; mj steps it as any (the arena is the data's).
+/// A new MuJoCo data for model mj with the checker's arena (mj's narena raised for the
+/// call and restored: not thread-safe; every data of the check has the same arena, so that
+/// mj_copyData, which refuses datas whose arenas differ, copies between any two). Use it, or
+/// fsh_copy_data, for every data the check copies or steps; mj steps it as any (the arena is the
+/// data's).
 mjData* fsh_make_data(const mjModel* mj);
 
 /// A new copy of src (a data from fsh_make_data) with the checker's arena.
