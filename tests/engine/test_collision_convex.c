@@ -181,7 +181,7 @@ static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed, char
       int gb = mj->pair_geom1[p] == g ? mj->pair_geom2[p] : mj->pair_geom1[p];
       double margin =
           (mj->opt.enableflags & mjENBL_OVERRIDE) ? mj->opt.o_margin : mj->pair_margin[p];
-      double size = mj->geom_rbound[g], depth;
+      double size = mj->geom_rbound[g], depth = -0.2 * size; // kind 3: deep
       int kind = w % 4, feature = (w / 4 + slot) % 3, pose = (w / 12 + slot) % 3;
       if (kind == 0)
         depth = urand(-0.05 * size, margin + 0.01 * size);
@@ -189,10 +189,7 @@ static mjData** convex_worlds(const mjModel* mj, int nworld, uint64_t seed, char
         depth = 0;
       else if (kind == 2)
         depth = margin;
-      if (kind == 1 || kind == 2)
-        boundary[w] = 1;
-      else
-        depth = -0.2 * size;
+      if (kind == 1 || kind == 2) boundary[w] = 1;
       put_mesh(mj, d[w], g, gb, feature, pose, depth);
       slot++;
     }
