@@ -361,7 +361,8 @@ note "budget $budget s, steps skipped with under $min_s s left; $(nproc) CPUs"
 
 if section gpu_tests "the GPU tests: each stage, the solver and the replay against MuJoCo"; then
   for t in engine_stages_gpu:60 engine_collision_gpu:60 engine_collision_convex_gpu:60 \
-    engine_box_collision_gpu:60 engine_cull_gpu:60 engine_constraint_gpu:60 engine_solver_gpu:90 \
+    engine_box_collision_gpu:60 engine_cylinder_collision_gpu:60 engine_cull_gpu:60 \
+    engine_constraint_gpu:60 engine_solver_gpu:90 \
     engine_solver_gpu_f64:90 engine_replay_gpu:60 engine_replay_contacts_gpu:90 \
     engine_replay_contacts_gpu_f64:90 engine_contact_bound_gpu:90; do
     step "${t%:*}" "${t#*:}" "${gpu[@]}" "$bb/bin/${t%:*}"

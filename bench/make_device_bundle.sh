@@ -68,7 +68,7 @@ h5diff=$(command -v h5diff || true)
 }
 
 tests=(engine_stages_gpu engine_replay_gpu engine_collision_gpu engine_collision_convex_gpu
-       engine_box_collision_gpu engine_cull_gpu engine_constraint_gpu engine_solver_gpu engine_solver_gpu_f64 engine_replay_contacts_gpu engine_replay_contacts_gpu_f64
+       engine_box_collision_gpu engine_cylinder_collision_gpu engine_cull_gpu engine_constraint_gpu engine_solver_gpu engine_solver_gpu_f64 engine_replay_contacts_gpu engine_replay_contacts_gpu_f64
        engine_contact_bound_gpu engine_cusolver_gpu engine_cusolver_gpu_f64)
 if [ -z "${FLYSIM_BUILD_DIR:-}" ]; then # one arch only, no MPI: a smaller bundle
   blog="$out/build$suffix.log" # the compiler's output, shown when the build fails

@@ -62,7 +62,8 @@ if [ "$build_trees" = 1 ]; then
   common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DFLYSIM_MPI=OFF -DFLYSIM_WERROR=ON)
   say "building $b32 (sm_80, 32 threads a block) and $b128 (sm_80, 128 threads, -fmad=false)"
   targets=(flysim _flysim test_record test_batch engine_stages_gpu engine_collision_gpu
-    engine_collision_convex_gpu engine_box_collision_gpu engine_cull_gpu engine_constraint_gpu
+    engine_collision_convex_gpu engine_box_collision_gpu engine_cylinder_collision_gpu engine_cull_gpu
+    engine_constraint_gpu
     engine_solver_gpu engine_solver_gpu_f64 engine_replay_gpu engine_replay_contacts_gpu
     engine_replay_contacts_gpu_f64 engine_contact_bound_gpu engine_cusolver_gpu engine_cusolver_gpu_f64)
   cmake -S "$root" -B "$b32" "${common[@]}" -DFLYSIM_BLOCK_THREADS=32 -DFLYSIM_CUDART_SHARED=ON \

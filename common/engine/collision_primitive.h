@@ -1,7 +1,8 @@
 // Primitive colliders of the collision stage: a plane against a sphere, capsule, cylinder
 // or box (MuJoCo's mjc_PlaneSphere, mjc_PlaneCapsule, mjc_PlaneCylinder, mjc_PlaneBox of
-// engine_collision_primitive.c), a sphere against a sphere or capsule and a capsule against
-// a capsule (mjc_SphereSphere, mjc_SphereCapsule, mjc_CapsuleCapsule) and against an ellipsoid or a
+// engine_collision_primitive.c), a sphere against a sphere, capsule or cylinder and a capsule
+// against a capsule (mjc_SphereSphere, mjc_SphereCapsule, mjc_SphereCylinder,
+// mjc_CapsuleCapsule) and a plane against an ellipsoid or a
 // convex mesh (mjc_PlaneConvex, in MuJoCo's engine_collision_convex.c; a direct test, no GJK, so
 // here with the planes, as MuJoCo Warp's collision_primitive.py holds it): the support point along
 // -normal (collision_support.h), then, for a mesh, up to three more vertices of the hull polygon
@@ -321,6 +322,48 @@ FS_HD int fsi_sphere_capsule(const fsModel* m, fsData* d, int k, int g1, int g2,
   for (int i = 0; i < 3; i++) vec[i] = axis[i] * x + pos2[i];
   return fsi_sphere_sphere(d, k, margin, pos1, mat1, m->geom_size[3 * g1], vec, mat2,
                            m->geom_size[3 * g2]);
+}
+
+/// Sphere g1 against cylinder g2 (mjc_SphereCylinder): the sphere's centre split along the
+/// cylinder's axis (x) and across it (p, |p|^2 = psqr) picks the feature -- beside the side
+/// (|x| < half-height): a sphere test with the axis point; over a cap (psqr < radius^2): a
+/// plane test with the cap's plane, its normal then reversed (the plane is geom 1 of that test,
+/// the sphere geom 1 of the pair); else a sphere test with the nearest rim point, a sphere of
+/// radius 0. A centre inside the cylinder takes the nearer of the side and the cap.
+FS_HD int fsi_sphere_cylinder(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
+  const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
+  const fsReal *pos2 = d->geom_xpos + 3 * g2, *mat2 = d->geom_xmat + 9 * g2;
+  fsReal r1 = m->geom_size[3 * g1], radius = m->geom_size[3 * g2];
+  fsReal height = m->geom_size[3 * g2 + 1], axis[3] = {mat2[2], mat2[5], mat2[8]};
+  fsReal vec[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
+  fsReal x = fsi_dot3(axis, vec), a[3], p[3];
+  for (int i = 0; i < 3; i++) {
+    a[i] = axis[i] * x;
+    p[i] = vec[i] - a[i];
+  }
+  fsReal psqr = fsi_dot3(p, p);
+  int side = fs_abs(x) < height, cap = psqr < radius * radius;
+  if (side && cap) { // the centre inside: the nearer surface
+    if (height - fs_abs(x) < radius - fs_sqrt(psqr))
+      side = 0;
+    else
+      cap = 0;
+  }
+  if (side) {
+    for (int i = 0; i < 3; i++) a[i] += pos2[i];
+    return fsi_sphere_sphere(d, k, margin, pos1, mat1, r1, a, mat2, radius);
+  }
+  if (cap) { // the top cap's frame is the cylinder's; the bottom's turned about its y axis
+    fsReal sh = x > 0 ? height : -height, capmat[9], capos[3];
+    for (int i = 0; i < 9; i++) capmat[i] = (x > 0 || i % 3 == 1) ? mat2[i] : -mat2[i];
+    for (int i = 0; i < 3; i++) capos[i] = pos2[i] + axis[i] * sh;
+    int n = fsi_plane_sphere(d, k, capos, capmat, pos1, r1, margin);
+    for (int i = 0; n && i < 3; i++) d->precon_normal[3 * k + i] *= -1;
+    return n;
+  }
+  fsReal s = radius / fs_sqrt(psqr), sh = x > 0 ? height : -height, rim[3];
+  for (int i = 0; i < 3; i++) rim[i] = axis[i] * sh + p[i] * s + pos2[i];
+  return fsi_sphere_sphere(d, k, margin, pos1, mat1, r1, rim, mat2, 0);
 }
 
 /// Capsule g1 against capsule g2 (mjraw_CapsuleCapsule of MuJoCo 3.16, read from its machine

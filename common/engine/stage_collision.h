@@ -28,7 +28,8 @@
 //   collision_box.h        sphere-box, capsule-box (_box.c)
 //   collision_primitive.h  a plane against a sphere, capsule, cylinder, box (_primitive.c),
 //                          ellipsoid or convex mesh (mjc_PlaneConvex, _convex.c); sphere-
-//                          sphere, sphere-capsule, capsule-capsule (_primitive.c)
+//                          sphere, sphere-capsule, sphere-cylinder, capsule-capsule
+//                          (_primitive.c)
 //   collision_support.h    the convex shapes' support functions (_convex.c, _gjk.c)
 //   collision_cull.h       the static pair culling (flysim's: MuJoCo has no explicit-pair
 //                          culling)
@@ -146,6 +147,8 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
       return fsi_sphere_sphere_pair(m, d, k, g1, g2, margin);
     case FS_GEOM_CAPSULE:
       return fsi_sphere_capsule(m, d, k, g1, g2, margin);
+    case FS_GEOM_CYLINDER:
+      return fsi_sphere_cylinder(m, d, k, g1, g2, margin);
     case FS_GEOM_BOX:
       return fsi_sphere_box_pair(m, d, k, g1, g2, margin);
     default: // refused by the model check

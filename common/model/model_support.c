@@ -103,14 +103,13 @@ static void check_options(const mjModel* m, Problems* p) {
 
 // Contacts geoms g1, g2 can make in the collision stage: MuJoCo's mj_maxContact for the
 // pairs the stage implements (a plane against a sphere, capsule, ellipsoid, cylinder, box or
-// mesh; a sphere against a sphere, capsule or box; a capsule against a capsule or box; the
-// convex pairs (fsi_convex_types) under native CCD: 1 with multiccd off or with a sphere or
-// an ellipsoid, 5 with a margin (the perturbation's extra contacts), 4 between boxes and
-// meshes at margin 0); 0 for the pairs it does not, among them a capsule's or cylinder's
-// convex pairs at margin 0 under multiccd (MuJoCo 3.16's multi-contact for capsules and
-// cylinders: their segment ends and cap rims as polytope features, not implemented). One case per
-// pair type, lower geom type first, as the stage's dispatch (common/engine/stage_collision.h,
-// fsi_collide_pair_at).
+// mesh; a sphere against a sphere, capsule, cylinder or box; a capsule against a capsule or box;
+// the convex pairs (fsi_convex_types) under native CCD: 1 with multiccd off or with a sphere or an
+// ellipsoid, 5 with a margin (the perturbation's extra contacts), 4 between boxes and meshes at
+// margin 0); 0 for the pairs it does not, among them a capsule's or cylinder's convex pairs at
+// margin 0 under multiccd (MuJoCo 3.16's multi-contact for capsules and cylinders: their segment
+// ends and cap rims as polytope features, not implemented). One case per pair type, lower geom type
+// first, as the stage's dispatch (common/engine/stage_collision.h, fsi_collide_pair_at).
 int fs_model_pair_maxcon(const mjModel* m, int g1, int g2, double margin_gap) {
   int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
   if (t1 > t2) {
@@ -126,9 +125,10 @@ int fs_model_pair_maxcon(const mjModel* m, int g1, int g2, double margin_gap) {
     return fsi_ccd_polytope(t1) && fsi_ccd_polytope(t2) ? 4 : 0; // 0: refused (check_convex)
   }
   if (t1 == mjGEOM_SPHERE)
-    return t2 == mjGEOM_SPHERE || t2 == mjGEOM_CAPSULE || t2 == mjGEOM_BOX; // mjc_Sphere*
-  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_CAPSULE) return 2;               // mjc_CapsuleCapsule
-  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_BOX) return 4; // mjc_CapsuleBox (makes 2 at most)
+    return t2 == mjGEOM_SPHERE || t2 == mjGEOM_CAPSULE || t2 == mjGEOM_CYLINDER ||
+           t2 == mjGEOM_BOX;                                  // mjc_Sphere*
+  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_CAPSULE) return 2; // mjc_CapsuleCapsule
+  if (t1 == mjGEOM_CAPSULE && t2 == mjGEOM_BOX) return 4;     // mjc_CapsuleBox (makes 2 at most)
   if (t1 != mjGEOM_PLANE) return 0;
   switch (t2) {
   case mjGEOM_SPHERE:
@@ -340,7 +340,7 @@ static void check_convex(const mjModel* m, const fsPairTable* t, Problems* p) {
 
 // What the collision stage implements: the pairs of fs_pair_table (explicit, and by
 // contype/conaffinity through MuJoCo's broadphase filters) of any two of a plane, sphere,
-// capsule, ellipsoid, cylinder, box and convex mesh but sphere-cylinder and box-box. The pairs of
+// capsule, ellipsoid, cylinder, box and convex mesh but box-box. The pairs of
 // other types are listed by type with their counts. Explicit pairs out of signature order (the
 // compiler sorts them; an MJB may not) beside broadphase pairs make MuJoCo's order depend on the
 // state.
@@ -370,8 +370,7 @@ static void check_collision(const mjModel* m, const fsPairTable* t, Problems* p)
     problem(p,
             "%d contact pair%s of geom types the collision stage does not implement (%s; first: "
             "%s); fix: contype/conaffinity or <exclude> that keep them apart, or pairs of any two "
-            "of a plane, sphere, capsule, ellipsoid, cylinder, box and mesh but sphere-cylinder "
-            "and box-box",
+            "of a plane, sphere, capsule, ellipsoid, cylinder, box and mesh but box-box",
             n, n == 1 ? "" : "s", list, pair_name(m, t, first, buf, sizeof buf));
   }
   check_convex(m, t, p);

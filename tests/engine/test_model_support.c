@@ -198,7 +198,7 @@ static void collision_build(void) {
   printf("%s\n", err.msg);
   CHECK_CONTAINS(err.msg, "does not implement 1 feature");
   CHECK_CONTAINS(err.msg, "2 contact pairs of geom types the collision stage does not implement "
-                          "(sphere-cylinder 1, box-box 1; first: geom 'ball' with geom 'can', "
+                          "(hfield-sphere 1, box-box 1; first: geom 'terrain' with geom 'ball', "
                           "<pair> id 1)");
   mj_deleteModel(m);
 }
