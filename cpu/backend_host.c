@@ -5,12 +5,16 @@
 //
 // It runs what the GPU runs without a GPU: the comparisons with MuJoCo in CI and on a
 // laptop, and the GPU code's behaviour apart from the device. Each thread steps its worlds
-// with the GPU's on-chip plan (common/model/onchip.h) over a region of its own, which
+// with an on-chip plan (common/model/onchip.h) over a region of its own, which
 // FLYSIM_ONCHIP_POISON=1 (a test switch) fills with NaN before every step: the results
-// must not change by a bit. A field the caller views is kept out of the plan, so that
-// every view is current after every step. FLYSIM_PERTURB_PASSIVE=<x> (a test switch,
-// cpu/serial.h; named in the description when set) scales every model's spring stiffness
-// and damping by (1 + x): a deliberately broken stepper, which `flysim compare` must catch.
+// must not change by a bit. The host's plan keeps every intermediate but MuJoCo's arrays
+// (the fields views show) in the thread's region: a world's memory holds what carries
+// over and what a caller may read, and what every step rewrites stays in the core's cache
+// from one world to the next (one-step calls over many worlds). FLYSIM_ONCHIP_BYTES=N|all
+// runs the GPU's plan instead, a field leaving it once a view asks for it, as on cuda.
+// FLYSIM_PERTURB_PASSIVE=<x> (a test switch, cpu/serial.h; named in the description when set)
+// scales every model's spring stiffness and damping by (1 + x): a deliberately broken stepper,
+// which `flysim compare` must catch.
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +51,15 @@ typedef struct Host {
   fsHealthArrays health; // (N) each, iterations (N x 2)
   fsPool* pool;
   fsChipPlan ran;    // the plan the last step ran (what its fields' global copies miss)
-  fsChipPlan chip;   // the GPU's on-chip plan, over ...
+  fsChipPlan chip;   // the on-chip plan, over ...
   char* chip_mem;    // (nthread x chip.bytes) a region per thread
   size_t chip_alloc; // bytes of chip_mem
-  long chip_budget;  // a world's bytes on-chip (FLYSIM_ONCHIP_BYTES or the default)
+  long chip_budget;  // a world's bytes on-chip (FLYSIM_ONCHIP_BYTES, else every intermediate's)
+  int gpu_plan;      // FLYSIM_ONCHIP_BYTES set: the GPU's plan within it
   int poison;        // FLYSIM_ONCHIP_POISON=1: the regions filled with NaN before every step
   double perturb;    // FLYSIM_PERTURB_PASSIVE (cpu/serial.h): every model's springs and dampers
-  unsigned char viewed[FS_NDATA_FIELD]; // fields a view handed out: kept in global memory
+  unsigned char global[FS_NDATA_FIELD]; // fields kept in the worlds' memory: the views handed
+                                        // out; with the host's plan, every view's field
   fsCtrlSeq seq;                        // the control sequence (nrow 0: none)
   fsReal* table;                        // ... its values in the build's real
   int nrec;
@@ -240,15 +246,15 @@ static int no_view(const Host* h, const char* name, const fsFieldInfo* f, fsErro
 // the last step computed of it is gone: until the next step every world's copy reads NaN
 // (ints -1), not a stale or zero value that looks like one.
 static int keep_global(Host* h, int f, fsError* err) {
-  if (h->viewed[f]) return 0;
-  h->viewed[f] = 1;
+  if (h->global[f]) return 0;
+  h->global[f] = 1;
   const fsFieldInfo* fi = &fs_data_fields[f];
   for (int w = 0; w < h->N && h->ran.off[f] >= 0; w++) {
     fsData d = fs_worlds_view(&h->m, &h->b, w);
     memset(*fs_field_ptr(&d, fi), 0xff, fs_field_bytes(&h->m, fi));
   }
   if (h->chip.off[f] < 0) return 0;
-  fs_chip_plan_except(&h->m, h->chip_budget, h->viewed, &h->chip);
+  fs_chip_plan_except(&h->m, h->chip_budget, h->global, &h->chip);
   size_t need = (size_t)h->nthread * (size_t)h->chip.bytes;
   if (need <= h->chip_alloc) return 0;
   char* mem = fs_calloc(err, "the on-chip regions", (size_t)h->nthread, (size_t)h->chip.bytes);
@@ -401,17 +407,20 @@ static int host_health(void* self, fsWorldHealth* out, fsError* err) {
   return 0;
 }
 
-// "2 threads, float32, 220 contacts, ... a world on-chip as on the GPU" (and the test
-// switches when set).
+// "2 threads, float32, 220 contacts, ... 57 of 89 intermediates (... B) a world in the
+// thread's cache region" (or "... on-chip as on the GPU" under FLYSIM_ONCHIP_BYTES; and the
+// test switches when set).
 static void describe(const Host* h, char* out, size_t n) {
   char world[128];
   fs_world_describe(&h->m, world, sizeof world);
-  int k = snprintf(out, n,
-                   "%d thread%s, %s, %s, %d of %d intermediates (%d B of %.1f KiB) a world "
-                   "on-chip as on the GPU%s",
-                   h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME, world, h->chip.nfield,
-                   h->chip.nallow, h->chip.bytes, (double)h->chip.allow_bytes / 1024.0,
-                   h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
+  fsChipPlan every; // every intermediate of the model (the plan's counts leave out the global)
+  fs_chip_plan(&h->m, 0, &every);
+  int k = snprintf(
+      out, n, "%d thread%s, %s, %s, %d of %d intermediates (%d B of %.1f KiB) a world %s%s",
+      h->nthread, h->nthread == 1 ? "" : "s", FS_REAL_NAME, world, h->chip.nfield, every.nallow,
+      h->chip.bytes, (double)every.allow_bytes / 1024.0,
+      h->gpu_plan ? "on-chip as on the GPU (FLYSIM_ONCHIP_BYTES)" : "in the thread's cache region",
+      h->poison ? ", poisoned every step by FLYSIM_ONCHIP_POISON" : "");
   if (h->perturb != 0 && k > 0 && (size_t)k < n)
     snprintf(out + k, n - k,
              ", joint and tendon stiffness and damping, fluid density and viscosity x (1 + %g) by "
@@ -472,15 +481,21 @@ static void host_destroy(void* self) {
   free(h);
 }
 
-// The GPU's on-chip plan (FLYSIM_ONCHIP_BYTES or its default budget) and a region per
-// thread; FLYSIM_ONCHIP_POISON (a test switch) 1 fills it with NaN before every step.
+// The plan (the host's: every intermediate but a view's field; FLYSIM_ONCHIP_BYTES: the
+// GPU's within it) and a region per thread; FLYSIM_ONCHIP_POISON (a test switch) 1 fills it
+// with NaN before every step.
 static int set_chip(Host* h, fsError* err) {
-  h->chip_budget = fs_chip_budget(FS_CHIP_DEFAULT_BYTES, fs_chip_all_bytes(&h->m), err);
+  const char* bytes = getenv("FLYSIM_ONCHIP_BYTES");
+  long all = fs_chip_all_bytes(&h->m);
+  h->gpu_plan = bytes && *bytes;
+  h->chip_budget = fs_chip_budget(all, all, err);
   if (h->chip_budget < 0) {
     if (err) err->status = FS_ERR_ARGUMENT; // FLYSIM_ONCHIP_BYTES's value
     return -1;
   }
-  fs_chip_plan(&h->m, h->chip_budget, &h->chip);
+  for (int f = 0; f < FS_NDATA_FIELD && !h->gpu_plan; f++)
+    h->global[f] = (unsigned char)fs_field_is_view(&fs_data_fields[f]);
+  fs_chip_plan_except(&h->m, h->chip_budget, h->global, &h->chip);
   fs_chip_plan(&h->m, 0, &h->ran); // no step yet: every field's copy as the reset left it
   const char* p = getenv("FLYSIM_ONCHIP_POISON");
   if (p && *p && strcmp(p, "0") && strcmp(p, "1"))

@@ -32,8 +32,10 @@
 // The budget per world (FLYSIM_ONCHIP_BYTES, else the default) is, on a GPU, what a
 // world can have without lowering the SM's resident worlds: the shared memory of an SM
 // over the blocks its registers let it hold, less what the runtime keeps per block and
-// the world's view (fs_device_chip_budget). On the host (which runs the plan only to
-// test it) the default is FS_CHIP_DEFAULT_BYTES, that share on an H200 for the step
+// the world's view (fs_device_chip_budget). The host backend runs a plan of its own by
+// default (every intermediate but the fields views show, in a thread's region:
+// cpu/backend_host.c) and the GPU's within FLYSIM_ONCHIP_BYTES when set. FS_CHIP_DEFAULT_BYTES,
+// what the tests and the size proxy plan with, is that share on an H200 for the step
 // kernel (cuda/step_kernel.cuh): 128 registers (either precision) hold 4 blocks of 128 threads
 // a SM, 32 worlds a block at 4 lanes a world; 228 KiB / 4 less 1 KiB a block is 1.75
 // KiB a world, less its 0.9 KiB view (at 8 lanes a world, 2.6 KiB).

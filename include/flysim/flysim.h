@@ -185,10 +185,11 @@ typedef struct fsView {
 
 /// The view `name`: MuJoCo's mjData field of that name, every world's, at the batch's
 /// precision, as the last step left it (after fs_batch_reset: the inputs and time are the
-/// reset's, the outputs are defined again after the next step). A host or cuda batch keeps
-/// some of the step's intermediates on-chip (fsBatchInfo.chip_bytes) until their view is
-/// asked; such a view first asked after steps reads NaN (ints -1) until the next step, so
-/// ask for the views you read before stepping. The views:
+/// reset's, the outputs are defined again after the next step). A cuda batch keeps some
+/// of the step's intermediates on-chip (fsBatchInfo.chip_bytes) until their view is asked
+/// (a host batch too under FLYSIM_ONCHIP_BYTES; by default it keeps every view's field in
+/// memory); such a view first asked after steps reads NaN (ints -1) until the next step,
+/// so ask for the views you read before stepping. The views:
 ///   inputs (writable):  ctrl (N x nu), qpos (N x nq), qvel (N x nv), qfrc_applied (N x nv),
 ///                       mocap_pos (N x nmocap x 3), mocap_quat (N x nmocap x 4: a mocap
 ///                       body's pose, as MuJoCo's kinematics read it; normalized there)

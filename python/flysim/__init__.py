@@ -243,9 +243,9 @@ class Batch:
     def view(self, name):
         """mjData field `name` of every world (worlds first): the batch's memory. What the
         step computes (xpos, actuator_force, ...) is read-only: a write would be lost at
-        the next step. On host and cuda, an intermediate the step kept on-chip until now
-        (xmat, cvel, qfrc_bias, ... as the model's plan has it) reads NaN until the next
-        step: ask for the arrays you read before stepping."""
+        the next step. On cuda (and host under FLYSIM_ONCHIP_BYTES), an intermediate the
+        step kept on-chip until now (xmat, cvel, qfrc_bias, ... as the model's plan has it)
+        reads NaN until the next step: ask for the arrays you read before stepping."""
         a = self._arrays.get(name)
         if a is None or self._b.closed:
             a = self._b.view(name)  # raises once closed
