@@ -252,6 +252,16 @@ FS_HD int fsi_convex_types(int t1, int t2) {
   }
 }
 
+/// 1 if the device collides geoms of types t1, t2 (either order) only in the step kernels with
+/// the convex collider (FSI_CONVEX, stage_collision.h): the convex pairs, and a sphere with a
+/// cylinder (fsi_sphere_cylinder: its case in the other kernels' dispatch cost the fly's
+/// step kernel a register and others spills; ptxas, sm_90). A model with any of them steps
+/// with the convex kernel (nccdwork > 0).
+FS_HD int fsi_convex_kernel_types(int t1, int t2) {
+  int lo = t1 < t2 ? t1 : t2, hi = t1 < t2 ? t2 : t1;
+  return fsi_convex_types(t1, t2) || (lo == FS_GEOM_SPHERE && hi == FS_GEOM_CYLINDER);
+}
+
 /// 1 for a box or a mesh: a polytope, whose pairs make MuJoCo's multi-contact at margin 0.
 FS_HD int fsi_ccd_polytope(int type) {
   return type == FS_GEOM_BOX || type == FS_GEOM_MESH;

@@ -19,6 +19,14 @@
 
 #include "common/engine/collision_support.h"
 
+// On the device a collider only the convex kernels run (fsi_convex_kernel_types) is a call,
+// not inlined into their collision loop (ptxas, sm_90: inlined, it cost them spills).
+#ifdef __CUDACC__
+#define FSI_PRIMITIVE_NOINLINE __noinline__
+#else
+#define FSI_PRIMITIVE_NOINLINE
+#endif
+
 /// Write contact slot k of the precon scratch: distance, point, normal and first
 /// tangent (NULL: none, the frame's default).
 FS_HD void fsi_precon(fsData* d, int k, fsReal dist, const fsReal pos[3], const fsReal normal[3],
@@ -330,7 +338,8 @@ FS_HD int fsi_sphere_capsule(const fsModel* m, fsData* d, int k, int g1, int g2,
 /// plane test with the cap's plane, its normal then reversed (the plane is geom 1 of that test,
 /// the sphere geom 1 of the pair); else a sphere test with the nearest rim point, a sphere of
 /// radius 0. A centre inside the cylinder takes the nearer of the side and the cap.
-FS_HD int fsi_sphere_cylinder(const fsModel* m, fsData* d, int k, int g1, int g2, fsReal margin) {
+FS_HD FSI_PRIMITIVE_NOINLINE int fsi_sphere_cylinder(const fsModel* m, fsData* d, int k, int g1,
+                                                     int g2, fsReal margin) {
   const fsReal *pos1 = d->geom_xpos + 3 * g1, *mat1 = d->geom_xmat + 9 * g1;
   const fsReal *pos2 = d->geom_xpos + 3 * g2, *mat2 = d->geom_xmat + 9 * g2;
   fsReal r1 = m->geom_size[3 * g1], radius = m->geom_size[3 * g2];

@@ -195,7 +195,7 @@ enum {
   X(ngrid)       /* cells of the static geoms' grid (flysim) */                                    \
   X(ngridadr)    /* ngrid + 1 */                                                                   \
   X(ngridentry)  /* (cell, static geom) entries of the grid (flysim) */                            \
-  X(nccdwork)    /* convex collider's scratch a world, doubles: FS_CCD_LANES lanes', or 0 */       \
+  X(nccdwork)    /* convex kernels' scratch (fsi_convex_kernel_types) a world, doubles, or 0 */    \
   X(nconmax)     /* contacts a world holds: nprecon unless lowered before allocating (flysim) */   \
   X(npairdof)    /* entries of all pairs' dof chains (flysim) */                                   \
   X(nefcmax)     /* constraint rows a world holds: the rows of every contact slot (flysim) */      \

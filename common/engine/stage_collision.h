@@ -88,8 +88,9 @@ FS_HD int fsi_pair_filtered(const fsModel* m, const fsData* d, int p, fsReal mar
   return 0;
 }
 
-/// Convex pairs in this build's step (FSI_CONVEX): the host builds always; on the device
-/// only the kernels compiled with FS_DEVICE_CONVEX (cuda/step_kernel_convex.cu's
+/// Convex pairs (and sphere-cylinder: fsi_convex_kernel_types) in this build's step
+/// (FSI_CONVEX): the host builds always; on the device only the kernels compiled with
+/// FS_DEVICE_CONVEX (cuda/step_kernel_convex.cu's
 /// step_kernel<Convex>, cuda/test_kernels.cu's kernels), which the cuda backend launches for
 /// models with convex pairs (nccdwork > 0). The collider is a call with a large register
 /// footprint: compiled into every model's step kernel it cost that kernel spills around
@@ -121,7 +122,7 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
 #if FSI_CONVEX
   if (fsi_convex_types(t1, t2)) return fsi_convex(m, d, k, g1, g2, margin, w); // collision_convex.h
 #else
-  (void)w; // the convex pairs: not reached (fs_collision traps first)
+  (void)w; // the convex kernels' pairs: not reached (fs_collision traps first)
 #endif
   switch (t1) {
   case FS_GEOM_PLANE:
@@ -147,8 +148,10 @@ FS_HD int fsi_collide_pair_at(const fsModel* m, fsData* d, int p, int k, fsiCcdW
       return fsi_sphere_sphere_pair(m, d, k, g1, g2, margin);
     case FS_GEOM_CAPSULE:
       return fsi_sphere_capsule(m, d, k, g1, g2, margin);
+#if FSI_CONVEX // the convex kernels' alone on the device (fsi_convex_kernel_types)
     case FS_GEOM_CYLINDER:
       return fsi_sphere_cylinder(m, d, k, g1, g2, margin);
+#endif
     case FS_GEOM_BOX:
       return fsi_sphere_box_pair(m, d, k, g1, g2, margin);
     default: // refused by the model check

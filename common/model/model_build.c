@@ -832,7 +832,7 @@ static int collision_sizes(const mjModel* mj, const fsPairTable* pt, fsModel* m,
     m->nslot = k > m->nslot ? k : m->nslot;
     nculled += plan->pair_static[p] >= 0;
     int t1 = mj->geom_type[pt->geom1[p]], t2 = mj->geom_type[pt->geom2[p]];
-    nconvex += k > 0 && fsi_convex_types(t1, t2);
+    nconvex += k > 0 && fsi_convex_kernel_types(t1, t2);
   }
   m->nccdwork = nconvex ? FS_CCD_LANES * FS_CCD_WORK_DOUBLES : 0;
   m->nalways = m->npair - nculled;
