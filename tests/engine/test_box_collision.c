@@ -25,6 +25,7 @@
 #include "common/base/random.h"
 #include "common/parity/contacts.h"
 #include "common/parity/harness.h"
+#include "tests/engine/collision_passes.h"
 #include "tests/engine/f32_sensitive.h"
 #include "tests/testutil.h"
 
@@ -221,43 +222,16 @@ int main(void) {
   N = fs_test_keep_resolvable(mj, ref, N);
 #endif
   print_coverage(mj, ref, N);
-  fsWorlds b;
-  double worst_alone = 0, worst_chain = 0;
-  int nbad = 0, rc = fs_worlds_alloc(&m, N, &b, &err);
-  if (!rc) rc = r.open(r.self, &m, N, &err);
-  if (rc == FS_TEST_SKIP) { // no GPU: free what was made (LeakSanitizer)
-    fs_worlds_free(&b);
+  double worst[2];
+  int nbad = fs_test_collision_passes(&r, &m, mj, ref, N, &kTol, kTolBoundary, worst);
+  if (nbad < 0) { // no GPU, or an error: free what was made (LeakSanitizer)
     fsh_free_worlds(ref, N);
     fs_model_free(&m);
     mj_deleteModel(mj);
-    printf("skipped: no CUDA device\n");
-    return FS_TEST_SKIP;
+    if (nbad == FS_TEST_NO_DEVICE) printf("skipped: no CUDA device\n");
+    return nbad == FS_TEST_NO_DEVICE ? FS_TEST_SKIP : 1;
   }
-  if (rc) {
-    fprintf(stderr, "%s\n", err.msg);
-    return 1;
-  }
-  printf(" collision alone (inputs from MuJoCo, outputs poisoned):\n");
-  if (fsh_load_worlds(&m, &b, mj, ref, FS_STAGE_STATE) ||
-      fsh_load_worlds(&m, &b, mj, ref, FS_STAGE_KINEMATICS))
-    nbad++;
-  fs_worlds_poison(&m, &b, FS_STAGE_COLLISION);
-  if (!nbad && fsh_run(&r, &b, FS_STAGE_COLLISION, 0)) nbad++;
-  if (!nbad)
-    nbad += fsh_compare_contacts("collision", &m, &b, ref, &kTol, kTolBoundary, FS_STAGE_COLLISION,
-                                 &worst_alone);
-  printf(" kinematics + collision from the state (outputs poisoned):\n");
-  if (fsh_load_worlds(&m, &b, mj, ref, FS_STAGE_STATE)) nbad++;
-  fs_worlds_poison(&m, &b, FS_STAGE_KINEMATICS);
-  fs_worlds_poison(&m, &b, FS_STAGE_COLLISION);
-  if (fsh_run(&r, &b, FS_STAGE_KINEMATICS, 0) || fsh_run(&r, &b, FS_STAGE_COLLISION, 0)) nbad++;
-  nbad += fsh_compare_contacts("collision", &m, &b, ref, &kTol, kTolBoundary, FS_STAGE_COLLISION,
-                               &worst_chain);
-  r.close(r.self);
-  printf("\nworst error (%s): collision alone %.2e | after kinematics %.2e\n", r.name, worst_alone,
-         worst_chain);
   CHECK_MSG(nbad == 0, "box colliders: %d comparisons failed", nbad);
-  fs_worlds_free(&b);
   fsh_free_worlds(ref, N);
   fs_model_free(&m);
   mj_deleteModel(mj);
