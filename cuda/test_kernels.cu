@@ -36,6 +36,14 @@ using namespace FS_KERNELS;
 
 // Wait for the launch just queued on dev's stream.
 static int finish(fsDevice* dev, fsError* err) {
+  if (cudaPeekAtLastError() == cudaErrorNoKernelImageForDevice) {
+    (void)cudaGetLastError();
+    return fs_fail(err,
+                   "the tests' kernels (cuda/test_kernels.cu) are built for CUDA "
+                   "architectures %s alone, not this GPU's; fix: reconfigure with "
+                   "-DFLYSIM_CUDA_TEST_ARCHITECTURES=<this GPU's, e.g. 80>",
+                   FS_TEST_ARCHITECTURES);
+  }
   FS_CUDA_TRY(cudaGetLastError(), err);
   FS_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)fs_device_stream(dev)), err);
   return 0;

@@ -79,8 +79,9 @@ def parse(path, precision):
 def collect(build):
     rows = []
     for precision in ("f32", "f64"):
-        # cuda/CMakeLists.txt's object library of the precision's CUDA sources
-        pattern = os.path.join(build, "cuda", "CMakeFiles", f"flysim_cuda_{precision}_obj.dir",
+        # cuda/CMakeLists.txt's object libraries of the precision's CUDA sources (the
+        # library's and the tests' kernels)
+        pattern = os.path.join(build, "cuda", "CMakeFiles", f"flysim_cuda*_{precision}_obj.dir",
                                "**", "*.cu.o.ptxas.txt")
         for path in sorted(glob.glob(pattern, recursive=True)):
             rows += parse(path, precision)
