@@ -52,6 +52,20 @@ int fs_test_finish(const char* name);
 /// CPU at about 0.6 M instructions a second). 1 when on (said once on stdout), else 0.
 int fs_test_small(void);
 
+/// 1 in the sanitizers' build (scripts/test.sh --sanitize: AddressSanitizer), else 0. A test
+/// that runs many worlds and steps for its statistics runs every case at a few worlds and
+/// steps there: the sanitizers check the code paths, the Release build the numbers.
+#if defined(__SANITIZE_ADDRESS__)
+#define FS_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FS_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef FS_TEST_SANITIZED
+#define FS_TEST_SANITIZED 0
+#endif
+
 /// Fresh temporary folder (removed by the OS's tmp cleaning; tests leave it for
 /// inspection on failure).
 const char* fs_test_tmpdir(const char* name);

@@ -655,6 +655,10 @@ int main(void) {
     c.nworld = 3;
     c.nstep = 5;
 #endif
+    if (FS_TEST_SANITIZED) { // the sanitizers: every case, the code paths, not the statistics
+      c.nworld = 3;
+      c.nstep = 5;
+    }
     if (fs_test_small()) { // the GPU simulator: the same cases and the primitives, 3 steps
       if (!(c.subset & SUBSET_SMALL)) continue;
       c.nworld = 3;
