@@ -427,9 +427,14 @@ class Batch:
         C-contiguous; None: not this time): numpy arrays, or for a device recording device
         arrays on the batch's GPU. cuda: a host recording lands once a later step or sync()
         returns; a device recording is written in the order of the batch's stream."""
+        self._b.step_recorded(int(n), self._recorded_args("step_recorded", out, n))
+
+    def _recorded_args(self, call, out, n=1):
+        """step_recorded's buffers, checked for n steps (ValueError otherwise), as the
+        library takes them: one address a recording (0: none)."""
         out = list(out)
         if len(out) > len(self._recordings):
-            raise ValueError(f"flysim: step_recorded: {len(out)} buffers, the batch has "
+            raise ValueError(f"flysim: {call}: {len(out)} buffers, the batch has "
                              f"{len(self._recordings)} recordings; fix: one a recording (None: "
                              "not this time)")
         ptrs = []
@@ -438,9 +443,14 @@ class Batch:
                 ptrs.append(0)
                 continue
             nw, nc, device = self._recordings[rid]
-            ptrs.append(self._buffer_arg("step_recorded", f"out[{rid}]", o, (int(n), nw, nc),
+            ptrs.append(self._buffer_arg(call, f"out[{rid}]", o, (int(n), nw, nc),
                                          ("float32",), device, writable=True))
-        self._b.step_recorded(int(n), ptrs + [0] * (len(self._recordings) - len(out)))
+        return ptrs + [0] * (len(self._recordings) - len(out))
+
+    def _step_recorded_args(self, n, args):
+        """step_recorded(n) into buffers that _recorded_args checked for n steps and whose
+        owner keeps them as they were (flysim.gym's own recording buffer)."""
+        self._b.step_recorded(n, args)
 
     def _buffer_arg(self, call, what, array, shape, dtypes, device, writable=False):
         """The address of `array`, checked: `shape`, one of `dtypes`, C-contiguous, in host

@@ -451,6 +451,14 @@ class FlyWalkVectorEnv(VectorEnv):
         self._problems = arr(np.zeros(N, np.int32), xp.int32)
         self._autoreset = arr(np.zeros(N, bool), xp.bool)
         self._none = arr(np.zeros(N, bool), xp.bool)
+        # constants of every step (read, never written): ones and zeros, the clip's length
+        self._all = arr(np.ones(N, bool), xp.bool)
+        self._one32 = arr(np.ones(N, np.float32), xp.float32)
+        self._zero64 = arr(np.zeros(N, np.float64), xp.float64)
+        self._nclip = len(self.clip)
+        self._njoint = nj
+        # the recording's buffer as step_recorded takes it, checked once (_rec_buf is the env's)
+        self._rec_args = self.batch._recorded_args("step_recorded", self._rec_out)
         if seed is not None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
 
@@ -528,12 +536,11 @@ class FlyWalkVectorEnv(VectorEnv):
         return self._xp.asarray(a, copy=True)
 
     def _info(self):
-        xp = self._xp
-        info = {"clip_row": (self._row0 + self._steps * self.control_substeps) % len(self.clip),
+        info = {"clip_row": (self._row0 + self._steps * self.control_substeps) % self._nclip,
                 "fell": self._copy(self._fell), "unstable": self._copy(self._unstable),
                 "problems": self._copy(self._problems)}
         for k in _INFO_KEYS:
-            info["_" + k] = xp.ones_like(self._none)
+            info["_" + k] = self._copy(self._all)
         return info
 
     def _actions(self, actions):
@@ -565,13 +572,15 @@ class FlyWalkVectorEnv(VectorEnv):
         pending = self._autoreset if next_step else self._none
         if next_step:  # NEXT_STEP: start them clean (their step is discarded below)
             self._reset_worlds(pending)
+        # (numpy: whether any is, to skip the masks' work where none is)
+        any_pending = next_step and (not self._np_arrays or bool(pending.any()))
         ctrl = self._ctrl
         targets = xp.astype(xp.take(a, self._col_action, axis=1), ctrl.dtype)
         self._set_ctrl(xp.where(self._is_action[None, :], targets, ctrl))
 
         if self.control_substeps > 1:
             self.batch.step(self.control_substeps - 1)
-        self.batch.step_recorded(1, self._rec_out)
+        self.batch._step_recorded_args(1, self._rec_args)
         if self._mode == "round_trip":
             self.batch.sync()  # the recording's copy lands
         obs = self._copy(self._rec_buf[0, ...])
@@ -584,24 +593,25 @@ class FlyWalkVectorEnv(VectorEnv):
         q0 = s["thorax_quat"].start
         qw, qx, qy, qz = (obs[:, q0 + i] for i in range(4))
         norm2 = qw * qw + qx * qx + qy * qy + qz * qz
-        one = xp.ones_like(norm2)
+        one = self._one32
         up_z = one - 2 * (qx * qx + qy * qy) / xp.where(norm2 > 0, norm2, one)  # thorax z . z
         with np.errstate(invalid="ignore", over="ignore"):
             self._fell = finite & ((z < self.fall_height) | (up_z < 0))
             self._unstable = ~finite | ((self._problems & self.terminate_problems) != 0)
             terminated = self._fell | self._unstable
             truncated = self._steps >= self.episode_steps
-            row = (self._row0 + self._steps * self.control_substeps) % len(self.clip)
+            row = (self._row0 + self._steps * self.control_substeps) % self._nclip
             err = xp.astype(obs[:, s["joint_pos"]], xp.float64) - xp.take(self._clip_x, row,
                                                                          axis=0)
-            reward = xp.exp(-self.reward_scale * xp.mean(err * err, axis=1))
-        reward = xp.where(finite & xp.isfinite(reward), reward, xp.zeros_like(reward))
+            # (the mean as numpy's: the sum over the joints, over their count)
+            reward = xp.exp(-self.reward_scale * (xp.sum(err * err, axis=1) / self._njoint))
+        reward = xp.where(finite & xp.isfinite(reward), reward, self._zero64)
         self._obs = obs
 
         info_extra = {}
-        if next_step:  # NEXT_STEP: the reset's observation, no reward, not ended
+        if any_pending:  # NEXT_STEP: the reset's observation, no reward, not ended
             self._reset_worlds(pending, draw=False)
-            reward = xp.where(pending, xp.zeros_like(reward), reward)
+            reward = xp.where(pending, self._zero64, reward)
             terminated = terminated & ~pending
             truncated = truncated & ~pending
         ended = terminated | truncated
