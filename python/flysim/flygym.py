@@ -17,12 +17,16 @@ flysim's engine on CPU threads; "cuda": the same engine on a GPU). Needs FlyGym 
 (pip install flygym==2.1.1) but not warp or mujoco_warp.
 """
 import warnings
+from time import perf_counter_ns
 
 import numpy as np
 
 try:
     from flygym.compose.fly import ActuatorType
+    from flygym.recording import RecordedTrajectory
+    from flygym.rendering import FrameClock
     from flygym.simulation import Simulation as _Simulation
+    from flygym.utils.profiling import print_perf_report_parallel
 except ImportError as e:  # pragma: no cover
     raise ImportError("flysim.flygym needs FlyGym 2.1 (pip install flygym==2.1.1)") from e
 
@@ -30,7 +34,7 @@ import mujoco as _mujoco
 
 from . import Batch
 
-__all__ = ["GPUSimulation", "HostArray"]
+__all__ = ["GPUSimulation", "HostArray", "TrajectoryRecorder"]
 
 
 class HostArray(np.ndarray):
@@ -50,6 +54,70 @@ def _unsupported(name, why):
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"Not implemented: raises NotImplementedError ({why})."
     return method
+
+
+class TrajectoryRecorder:
+    """FlyGym 2.1's `flygym.warp.recording.WarpTrajectoryRecorder` over a GPUSimulation's
+    worlds: the state of the chosen worlds (qpos, and mocap poses if the model has mocap
+    bodies) at the video frame rate, as FlyGym's `flygym.recording.RecordedTrajectory`
+    objects, which `flygym.recording.render_trajectories` renders (MuJoCo's renderer on the
+    CPU) or saves. Frames fall at FlyGym's times (its FrameClock, world 0's time); qpos in
+    float64. Created by GPUSimulation.set_trajectory_recorder; its record_as_needed() reads
+    the simulation's batch (FlyGym's takes the Warp data)."""
+
+    def __init__(self, sim, worlds=None, *, playback_speed=0.2, output_fps=25):
+        n = sim.n_worlds
+        ids = list(range(n)) if worlds is None else [int(w) for w in worlds]
+        if not ids:
+            raise ValueError("flysim.flygym.TrajectoryRecorder: worlds is empty; fix: the "
+                             f"indices of the worlds to record (0 to {n - 1}), or None: all")
+        bad = [w for w in ids if not 0 <= w < n]
+        if bad:
+            raise ValueError(f"flysim.flygym.TrajectoryRecorder: worlds {bad} out of range; "
+                             f"fix: indices 0 to {n - 1}")
+        self.world_ids = ids
+        self._sim = sim
+        self._clock = FrameClock(playback_speed, output_fps, sim.mj_model.opt.timestep)
+        self._has_mocap = sim.mj_model.nmocap > 0
+        self.reset()
+
+    def record_as_needed(self):
+        """Record the chosen worlds' state if a frame is due. Returns True if it did."""
+        sim = self._sim
+        t = float(sim._array("time")[0])
+        if not self._clock.tick(t):
+            return False
+        ids = self.world_ids
+        self._time.append(t)
+        self._qpos.append(np.array(sim._array("qpos")[ids], dtype=np.float64))
+        if self._has_mocap:
+            nm = sim.mj_model.nmocap
+            self._mocap_pos.append(np.array(sim._array("mocap_pos")[ids], dtype=np.float64)
+                                   .reshape(len(ids), nm, 3))
+            self._mocap_quat.append(np.array(sim._array("mocap_quat")[ids], dtype=np.float64)
+                                    .reshape(len(ids), nm, 4))
+        return True
+
+    def reset(self):
+        """Discard the recorded frames and restart the frame clock."""
+        self._clock.reset()
+        self._time, self._qpos, self._mocap_pos, self._mocap_quat = [], [], [], []
+
+    @property
+    def trajectories(self):
+        """The trajectories recorded so far, one a chosen world (RecordedTrajectory)."""
+        if not self._qpos:
+            raise RuntimeError("No frames have been recorded yet.")
+        time = np.array(self._time)
+        qpos = np.stack(self._qpos)  # (frames, worlds, nq)
+        mpos = np.stack(self._mocap_pos) if self._has_mocap else None
+        mquat = np.stack(self._mocap_quat) if self._has_mocap else None
+        return [RecordedTrajectory(time=time, qpos=qpos[:, i],
+                                   output_fps=self._clock.output_fps,
+                                   playback_speed=self._clock.playback_speed, world_id=w,
+                                   mocap_pos=mpos[:, i] if mpos is not None else None,
+                                   mocap_quat=mquat[:, i] if mquat is not None else None)
+                for i, w in enumerate(self.world_ids)]
 
 
 class GPUSimulation(_Simulation):
@@ -105,9 +173,11 @@ class GPUSimulation(_Simulation):
     (xpos, site positions, actuator forces, ...) until the next step. Unlike FlyGym's,
     there is no forward() (flysim has no mj_forward): it raises NotImplementedError.
     get_ground_contact_info reads the fly's contact sensors on cpu and host (the cuda
-    backend computes no sensors yet). Rendering, trajectory recording, vision, per-segment
-    contact forces and the performance report raise NotImplementedError naming FlyGym's
-    method. Changes to mj_model after
+    backend computes no sensors yet). Trajectories are recorded as FlyGym's
+    (set_trajectory_recorder, record_as_needed: FlyGym's RecordedTrajectory, rendered by
+    flygym.recording.render_trajectories), and step_with_profile feeds FlyGym's
+    print_performance_report. Rendering during the run (set_renderer), vision and per-segment
+    contact forces raise NotImplementedError naming FlyGym's method. Changes to mj_model after
     construction do not reach the worlds (the batch holds its own copy); per-world
     model parameters go through `sim.batch.set_param`.
 
@@ -253,6 +323,43 @@ class GPUSimulation(_Simulation):
         """Advance every world by one timestep (cuda: queued; getters wait for it)."""
         self._flush()
         self._batch.step(1)
+
+    def step_with_profile(self):
+        """step(), its wall time added to the performance report's physics time (cuda:
+        until the step has run: the call waits for it, where step() only queues it)."""
+        start = perf_counter_ns()
+        self.step()
+        if not self._host:
+            self._batch.sync()
+        self._total_physics_time_ns += perf_counter_ns() - start
+        self._curr_step += 1
+
+    def print_performance_report(self, show_in_notebook="auto"):
+        """FlyGym's parallel performance report (flygym.utils.profiling's, as FlyGym's
+        GPUSimulation prints it) over the steps made with step_with_profile: time a step,
+        steps a second, and both times n_worlds; no rendering here (its row is NaN)."""
+        print_perf_report_parallel(
+            n_steps=self._curr_step, n_frames_rendered=self._frames_rendered,
+            total_physics_time_ns=self._total_physics_time_ns,
+            total_render_time_ns=self._total_render_time_ns, timestep=self.timestep,
+            n_worlds=self.n_worlds, n_worlds_rendered=0, show_in_notebook=show_in_notebook)
+
+    # -- trajectories -----------------------------------------------------------------------
+    def set_trajectory_recorder(self, *, playback_speed=0.2, output_fps=25, worlds=None):
+        """Attach a TrajectoryRecorder of the worlds `worlds` (None: all) at FlyGym's frame
+        rate (FlyGym's signature); render its trajectories with
+        flygym.recording.render_trajectories(sim.mj_model, recorder.trajectories, camera)."""
+        self.recorder = TrajectoryRecorder(self, worlds, playback_speed=playback_speed,
+                                           output_fps=output_fps)
+        return self.recorder
+
+    def record_as_needed(self):
+        """Record the chosen worlds' state if a frame is due (set_trajectory_recorder
+        first). Returns True if a frame was recorded."""
+        if self.recorder is None:
+            raise RuntimeError("flysim.flygym.GPUSimulation.record_as_needed: no recorder; "
+                               "fix: sim.set_trajectory_recorder() first")
+        return self.recorder.record_as_needed()
 
     def warmup(self, duration_s=0.05):
         """int(duration_s / timestep) steps with the inputs as they are (FlyGym's warmup)."""
@@ -444,13 +551,6 @@ class GPUSimulation(_Simulation):
     render_as_needed = _unsupported("render_as_needed", "no rendering")
     render_as_needed_with_profile = _unsupported("render_as_needed_with_profile",
                                                  "no rendering")
-    set_trajectory_recorder = _unsupported("set_trajectory_recorder",
-                                           "no trajectory recorder; flysim.Batch."
-                                           "add_recording records chosen columns")
-    record_as_needed = _unsupported("record_as_needed", "no trajectory recorder")
-    print_performance_report = _unsupported("print_performance_report",
-                                            "no performance report; sim.batch.info() "
-                                            "gives the batch's costs")
     get_bodysegment_contact_forces = _unsupported("get_bodysegment_contact_forces",
                                                   "no per-contact data")
     get_raw_vision = _unsupported("get_raw_vision", "no vision")

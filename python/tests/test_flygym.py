@@ -231,8 +231,6 @@ def test_unimplemented_and_bad_inputs(setup):
     for name, call in [("forward", lambda: sim.forward()),
                        ("set_renderer", lambda: sim.set_renderer("cam")),
                        ("render_as_needed", lambda: sim.render_as_needed()),
-                       ("set_trajectory_recorder", lambda: sim.set_trajectory_recorder()),
-                       ("print_performance_report", lambda: sim.print_performance_report()),
                        ("get_raw_vision", lambda: sim.get_raw_vision(fly.name)),
                        ("mjw_data", lambda: sim.mjw_data)]:
         with pytest.raises(NotImplementedError, match=name):
@@ -309,4 +307,66 @@ def test_script_that_swaps_one_import(setup):
     assert abs(sim.time - (0.05 + n_steps * timestep)) < 1e-6
     assert not sim.problems.any(), sim.health()
     assert not np.array_equal(angles[0], angles[1])  # the worlds replayed their own slices
+    sim.close()
+
+
+def test_trajectory_recorder_and_performance_report(setup, capsys):
+    """set_trajectory_recorder/record_as_needed as FlyGym's: on cpu the chosen worlds'
+    trajectories equal FlyGym's CPU Simulation's recorder's to the bit (frame times and
+    qpos), host f64 within round-off; FlyGym's render_trajectories renders them (the same
+    frames as the CPU Simulation's trajectory); step_with_profile feeds FlyGym's report."""
+    from flygym.recording import RecordedTrajectory, render_trajectories
+
+    fly, world, targets, _, _ = setup
+    steps, fps = 240, 250  # a frame every 8 steps (playback 0.2: 0.8 ms of simulated time)
+    ref = Simulation(world)
+    ref.reset()
+    ref.set_trajectory_recorder(output_fps=fps)
+    ref.set_leg_adhesion_states(fly.name, np.ones(6, dtype=bool))
+    ref.warmup()
+    for t in range(steps):
+        ref.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[t])
+        ref.step()
+        ref.record_as_needed()
+    want = ref.recorder.trajectory
+    assert want.n_frames == steps // 8
+
+    for backend, precision in (("cpu", None), ("host", "f64")):
+        sim = GPUSimulation(world, n_worlds=N, backend=backend, precision=precision)
+        with pytest.raises(RuntimeError, match="set_trajectory_recorder"):
+            sim.record_as_needed()
+        with pytest.raises(ValueError, match=rf"worlds \[{N}\] out of range"):
+            sim.set_trajectory_recorder(worlds=[0, N])
+        rec = sim.set_trajectory_recorder(output_fps=fps, worlds=[0, 2])
+        replay(sim, fly, targets, steps, lambda t, s: s.record_as_needed())
+        got = rec.trajectories
+        assert [g.world_id for g in got] == [0, 2]
+        for g in got:
+            assert isinstance(g, RecordedTrajectory) and g.mocap_pos is None
+            assert g.output_fps == fps and g.playback_speed == 0.2
+            np.testing.assert_array_equal(g.time, want.time)
+            if backend == "cpu":
+                np.testing.assert_array_equal(g.qpos, want.qpos)
+            else:
+                np.testing.assert_allclose(g.qpos, want.qpos, rtol=0, atol=1e-9)
+        if backend == "cpu":
+            cam = sim.mj_model.camera(0).name
+            frames = render_trajectories(sim.mj_model, got[1], cam, camera_res=(48, 64))
+            expect = render_trajectories(ref.mj_model, want, cam, camera_res=(48, 64))
+            assert frames[0][cam].shape == (want.n_frames, 48, 64, 3)
+            assert frames[0][cam].std() > 0  # not a blank image
+            np.testing.assert_array_equal(frames[0][cam], expect[0][cam])
+        sim.reset()  # FlyGym's reset clears the recorder
+        with pytest.raises(RuntimeError, match="No frames"):
+            rec.trajectories
+        sim.close()
+    ref.close()
+
+    sim = GPUSimulation(world, n_worlds=N, backend="host")
+    for _ in range(20):
+        sim.step_with_profile()
+    capsys.readouterr()
+    sim.print_performance_report(show_in_notebook=False)
+    report = capsys.readouterr().out
+    assert "Physics simulation advancement" in report and "TOTAL" in report, report
     sim.close()
