@@ -24,7 +24,8 @@ import numpy as np
 try:
     from flygym.compose.fly import ActuatorType
     from flygym.recording import RecordedTrajectory
-    from flygym.rendering import FrameClock
+    from flygym.rendering import FrameClock, Renderer as _Renderer, update_render_geometry
+    from flygym.utils.video import write_video_from_frames
     from flygym.simulation import Simulation as _Simulation
     from flygym.utils.profiling import print_perf_report_parallel
 except ImportError as e:  # pragma: no cover
@@ -34,7 +35,7 @@ import mujoco as _mujoco
 
 from . import Batch
 
-__all__ = ["GPUSimulation", "HostArray", "TrajectoryRecorder"]
+__all__ = ["GPUSimulation", "HostArray", "TrajectoryRecorder", "WorldsRenderer"]
 
 
 class HostArray(np.ndarray):
@@ -66,16 +67,7 @@ class TrajectoryRecorder:
     the simulation's batch (FlyGym's takes the Warp data)."""
 
     def __init__(self, sim, worlds=None, *, playback_speed=0.2, output_fps=25):
-        n = sim.n_worlds
-        ids = list(range(n)) if worlds is None else [int(w) for w in worlds]
-        if not ids:
-            raise ValueError("flysim.flygym.TrajectoryRecorder: worlds is empty; fix: the "
-                             f"indices of the worlds to record (0 to {n - 1}), or None: all")
-        bad = [w for w in ids if not 0 <= w < n]
-        if bad:
-            raise ValueError(f"flysim.flygym.TrajectoryRecorder: worlds {bad} out of range; "
-                             f"fix: indices 0 to {n - 1}")
-        self.world_ids = ids
+        self.world_ids = _world_ids(sim.n_worlds, worlds, "TrajectoryRecorder")
         self._sim = sim
         self._clock = FrameClock(playback_speed, output_fps, sim.mj_model.opt.timestep)
         self._has_mocap = sim.mj_model.nmocap > 0
@@ -118,6 +110,133 @@ class TrajectoryRecorder:
                                    mocap_pos=mpos[:, i] if mpos is not None else None,
                                    mocap_quat=mquat[:, i] if mquat is not None else None)
                 for i, w in enumerate(self.world_ids)]
+
+
+class WorldsRenderer(_Renderer):
+    """FlyGym 2.1's `flygym.warp.rendering.WarpCPURenderer` over a GPUSimulation's worlds:
+    at FlyGym's frame times (world 0's time), each chosen world's state (qpos, mocap poses)
+    into a private MjData, its render geometry recomputed (FlyGym's update_render_geometry),
+    rendered by MuJoCo's renderer on the CPU for every camera. Frames are kept as
+    (worlds, cameras, height, width, 3) uint8 a frame; save_video and show_in_notebook take
+    a world or a list of worlds (a grid, each labelled) as FlyGym's. RGB only. Created by
+    GPUSimulation.set_renderer; its render_as_needed() reads the simulation's batch."""
+
+    def __init__(self, sim, cameras, worlds=None, *, camera_res=(240, 320), playback_speed=0.2,
+                 output_fps=25, buffer_frames=True, scene_option=None, **kwargs):
+        ids = _world_ids(sim.n_worlds, worlds, "WorldsRenderer")
+        if kwargs.get("render_depth") or kwargs.get("render_segmentation") or \
+                not kwargs.get("render_rgb", True):
+            raise ValueError("flysim.flygym.WorldsRenderer: RGB frames only (as FlyGym's "
+                             "WarpCPURenderer); fix: no render_depth, render_segmentation or "
+                             "render_rgb=False")
+        super().__init__(sim.mj_model, cameras, camera_res=camera_res,
+                         playback_speed=playback_speed, output_fps=output_fps,
+                         buffer_frames=buffer_frames, scene_option=scene_option, **kwargs)
+        self._sim = sim
+        self.world_ids = ids
+        self.enabled_cam_names = list(self._cameras_names2id)
+        self._frames = [] if buffer_frames else None
+
+    def render_as_needed(self):
+        """Render every chosen world from every camera if a frame is due. Returns True if
+        it did."""
+        sim = self._sim
+        if not self._clock.tick(float(sim._array("time")[0])):
+            return False
+        nm, ids = self.mj_model.nmocap, self.world_ids
+        qpos = sim._array("qpos")
+        mpos = sim._array("mocap_pos").reshape(sim.n_worlds, nm, 3) if nm else None
+        mquat = sim._array("mocap_quat").reshape(sim.n_worlds, nm, 4) if nm else None
+        out = np.zeros((len(ids), len(self.enabled_cam_names), *self.camera_res, 3), np.uint8)
+        d = self._render_data
+        for i, w in enumerate(ids):
+            d.qpos[:] = qpos[w]
+            if nm:
+                d.mocap_pos[:] = mpos[w]
+                d.mocap_quat[:] = mquat[w]
+            update_render_geometry(self.mj_model, d)
+            for c, cam in enumerate(self.enabled_cam_names):
+                self.mj_renderer.update_scene(d, self._cameras_names2id[cam], self.scene_option)
+                out[i, c] = self.mj_renderer.render()
+        if self.buffer_frames:
+            self._frames.append(out)
+        return True
+
+    def reset(self):
+        """Clear the frames and restart the frame clock."""
+        self._clock.reset()
+        if self.buffer_frames:
+            self._frames = []
+
+    def world_frames(self, world_id, camera=None):
+        """The frames of world world_id from a camera (None: the first), a list of
+        (height, width, 3) uint8 arrays."""
+        if not self.buffer_frames:
+            raise RuntimeError("flysim.flygym.WorldsRenderer: buffer_frames=False keeps no "
+                               "frames; fix: set_renderer(..., buffer_frames=True)")
+        if world_id not in self.world_ids:
+            raise ValueError(f"world_id {world_id} was not among the rendered worlds: "
+                             f"{self.world_ids}")
+        cam = self._normalize_camera_spec(camera)[0]
+        if not self._frames:
+            raise RuntimeError("No frames have been recorded yet.")
+        w, c = self.world_ids.index(world_id), self.enabled_cam_names.index(cam)
+        return [f[w, c] for f in self._frames]
+
+    def _video(self, world_id, camera, scale):
+        """world_id's frames, or a labelled grid of a list of worlds' (FlyGym's layout)."""
+        from PIL import Image, ImageDraw
+
+        def resized(frame, res):
+            return np.array(Image.fromarray(frame).resize(res[::-1], Image.Resampling.LANCZOS))
+
+        if not isinstance(world_id, (list, tuple)):
+            frames = self.world_frames(world_id, camera)
+            if scale is None:
+                return frames
+            return [resized(f, tuple(int(x * scale) for x in self.camera_res)) for f in frames]
+        n = len(world_id)
+        rows = int(np.ceil(np.sqrt(n)))
+        cols = int(np.ceil(n / rows))
+        res = tuple(int(x * (1 / cols if scale is None else scale)) for x in self.camera_res)
+        grid = np.zeros((len(self._frames), res[0] * rows, res[1] * cols, 3), np.uint8)
+        for i, w in enumerate(world_id):
+            r, c = divmod(i, cols)
+            for j, f in enumerate(self.world_frames(w, camera)):
+                img = Image.fromarray(resized(f, res))
+                ImageDraw.Draw(img).text((0.03 * res[1], 0.02 * res[0]), f"World {w}",
+                                         fill=(255, 255, 255))
+                grid[j, r * res[0]:(r + 1) * res[0], c * res[1]:(c + 1) * res[1]] = np.array(img)
+        return list(grid)
+
+    def save_video(self, world_id, output_path, scale=None, **kwargs):
+        """Write world_id's frames (a list of worlds: a grid) as video, one file a camera
+        (output_path: a file for one camera, a folder for several, or {camera: path})."""
+        for cam, path in self._resolve_output_paths(output_path).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_video_from_frames(path, self._video(world_id, cam, scale),
+                                    fps=self.output_fps, codec="libx264", **kwargs)
+
+    def show_in_notebook(self, world_id, camera=None, scale=None, **kwargs):
+        """Show world_id's frames (a list of worlds: a grid) in a Jupyter notebook."""
+        import mediapy
+
+        for cam in self._normalize_camera_spec(camera):
+            mediapy.show_video(self._video(world_id, cam, scale), fps=self.output_fps,
+                               title=f"world {world_id}, camera {cam}", **kwargs)
+
+
+def _world_ids(n, worlds, who):
+    """The world indices asked for (None: all n), checked."""
+    ids = list(range(n)) if worlds is None else [int(w) for w in worlds]
+    if not ids:
+        raise ValueError(f"flysim.flygym.{who}: worlds is empty; fix: the indices of the "
+                         f"worlds (0 to {n - 1}), or None: all")
+    bad = [w for w in ids if not 0 <= w < n]
+    if bad:
+        raise ValueError(f"flysim.flygym.{who}: worlds {bad} out of range; fix: indices 0 "
+                         f"to {n - 1}")
+    return ids
 
 
 class GPUSimulation(_Simulation):
@@ -175,9 +294,10 @@ class GPUSimulation(_Simulation):
     get_ground_contact_info reads the fly's contact sensors on cpu and host (the cuda
     backend computes no sensors yet). Trajectories are recorded as FlyGym's
     (set_trajectory_recorder, record_as_needed: FlyGym's RecordedTrajectory, rendered by
-    flygym.recording.render_trajectories), and step_with_profile feeds FlyGym's
-    print_performance_report. Rendering during the run (set_renderer), vision and per-segment
-    contact forces raise NotImplementedError naming FlyGym's method. Changes to mj_model after
+    flygym.recording.render_trajectories), frames are rendered during the run as FlyGym's
+    WarpCPURenderer does (set_renderer, render_as_needed: MuJoCo's renderer on the CPU), and
+    step_with_profile feeds FlyGym's print_performance_report. forward, GPU batch rendering,
+    vision and per-segment contact forces raise NotImplementedError naming FlyGym's method. Changes to mj_model after
     construction do not reach the worlds (the batch holds its own copy); per-world
     model parameters go through `sim.batch.set_param`.
 
@@ -337,14 +457,44 @@ class GPUSimulation(_Simulation):
     def print_performance_report(self, show_in_notebook="auto"):
         """FlyGym's parallel performance report (flygym.utils.profiling's, as FlyGym's
         GPUSimulation prints it) over the steps made with step_with_profile: time a step,
-        steps a second, and both times n_worlds; no rendering here (its row is NaN)."""
+        steps a second, and both times n_worlds; rendering's time from
+        render_as_needed_with_profile (FlyGym's)."""
         print_perf_report_parallel(
             n_steps=self._curr_step, n_frames_rendered=self._frames_rendered,
             total_physics_time_ns=self._total_physics_time_ns,
             total_render_time_ns=self._total_render_time_ns, timestep=self.timestep,
-            n_worlds=self.n_worlds, n_worlds_rendered=0, show_in_notebook=show_in_notebook)
+            n_worlds=self.n_worlds,
+            n_worlds_rendered=len(self.renderer.world_ids) if self.renderer else 0,
+            show_in_notebook=show_in_notebook)
 
-    # -- trajectories -----------------------------------------------------------------------
+    # -- rendering and trajectories ---------------------------------------------------------
+    def set_renderer(self, cameras, *, camera_res=(240, 320), playback_speed=0.2,
+                     output_fps=25, buffer_frames=True, scene_option=None, worlds=None,
+                     use_gpu_batch_rendering=False, **kwargs):
+        """Attach a WorldsRenderer of the worlds `worlds` (None: all): MuJoCo's renderer on
+        the CPU, as FlyGym's WarpCPURenderer (FlyGym's signature). MuJoCo Warp's GPU batch
+        rendering is not here: use_gpu_batch_rendering=True raises."""
+        if use_gpu_batch_rendering:
+            raise NotImplementedError(
+                "flysim.flygym.GPUSimulation.set_renderer: use_gpu_batch_rendering is MuJoCo "
+                "Warp's batch renderer, not here; fix: use_gpu_batch_rendering=False "
+                "(MuJoCo's renderer on the CPU, FlyGym's WarpCPURenderer)")
+        if self.renderer is not None:
+            self.renderer.close()
+        self.renderer = WorldsRenderer(self, cameras, worlds, camera_res=camera_res,
+                                       playback_speed=playback_speed, output_fps=output_fps,
+                                       buffer_frames=buffer_frames, scene_option=scene_option,
+                                       **kwargs)
+        return self.renderer
+
+    def render_as_needed(self):
+        """Render the chosen worlds if a frame is due (set_renderer first). Returns True if
+        it did."""
+        if self.renderer is None:
+            raise RuntimeError("flysim.flygym.GPUSimulation.render_as_needed: no renderer; "
+                               "fix: sim.set_renderer(camera) first")
+        return self.renderer.render_as_needed()
+
     def set_trajectory_recorder(self, *, playback_speed=0.2, output_fps=25, worlds=None):
         """Attach a TrajectoryRecorder of the worlds `worlds` (None: all) at FlyGym's frame
         rate (FlyGym's signature); render its trajectories with
@@ -547,10 +697,6 @@ class GPUSimulation(_Simulation):
                                   "here; the worlds' arrays are sim.batch's views "
                                   "(sim.batch.qpos, sim.batch.view('xpos'), ...)")
 
-    set_renderer = _unsupported("set_renderer", "no rendering")
-    render_as_needed = _unsupported("render_as_needed", "no rendering")
-    render_as_needed_with_profile = _unsupported("render_as_needed_with_profile",
-                                                 "no rendering")
     get_bodysegment_contact_forces = _unsupported("get_bodysegment_contact_forces",
                                                   "no per-contact data")
     get_raw_vision = _unsupported("get_raw_vision", "no vision")

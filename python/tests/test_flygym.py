@@ -229,8 +229,6 @@ def test_unimplemented_and_bad_inputs(setup):
     fly, world, _, _, _ = setup
     sim = GPUSimulation(world, n_worlds=N, backend="cpu")
     for name, call in [("forward", lambda: sim.forward()),
-                       ("set_renderer", lambda: sim.set_renderer("cam")),
-                       ("render_as_needed", lambda: sim.render_as_needed()),
                        ("get_raw_vision", lambda: sim.get_raw_vision(fly.name)),
                        ("mjw_data", lambda: sim.mjw_data)]:
         with pytest.raises(NotImplementedError, match=name):
@@ -370,3 +368,55 @@ def test_trajectory_recorder_and_performance_report(setup, capsys):
     report = capsys.readouterr().out
     assert "Physics simulation advancement" in report and "TOTAL" in report, report
     sim.close()
+
+
+def test_renderer(setup, tmp_path):
+    """set_renderer/render_as_needed as FlyGym's WarpCPURenderer: on cpu each chosen world's
+    frames are those of FlyGym's CPU Simulation's Renderer to the bit (the same states);
+    save_video writes one world's video and a grid of worlds; reset clears the frames;
+    the performance report counts the rendered worlds."""
+    fly, world, targets, _, _ = setup
+    steps, fps, res = 160, 250, (48, 64)
+    ref = Simulation(world)
+    ref.reset()
+    cam = ref.mj_model.camera(0).name
+    ref.set_renderer(cam, camera_res=res, output_fps=fps)
+    ref.set_leg_adhesion_states(fly.name, np.ones(6, dtype=bool))
+    ref.warmup()
+    for t in range(steps):
+        ref.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[t])
+        ref.step()
+        ref.render_as_needed()
+    want = ref.renderer.frames[cam]
+    assert len(want) == steps // 8
+
+    sim = GPUSimulation(world, n_worlds=N, backend="cpu")
+    with pytest.raises(RuntimeError, match="set_renderer"):
+        sim.render_as_needed()
+    with pytest.raises(NotImplementedError, match="use_gpu_batch_rendering"):
+        sim.set_renderer(cam, use_gpu_batch_rendering=True)
+    with pytest.raises(ValueError, match="RGB frames only"):
+        sim.set_renderer(cam, render_depth=True)
+    r = sim.set_renderer(cam, camera_res=res, output_fps=fps, worlds=[1, 2])
+    sim.set_leg_adhesion_states(fly.name, np.ones((N, 6)))
+    sim.warmup()
+    for t in range(steps):
+        sim.set_actuator_inputs(fly.name, ActuatorType.POSITION,
+                                np.broadcast_to(targets[t], (N, targets.shape[1])))
+        sim.step_with_profile()
+        sim.render_as_needed_with_profile()
+    for w in (1, 2):
+        got = r.world_frames(w, cam)
+        assert len(got) == len(want) and got[0].std() > 0
+        np.testing.assert_array_equal(np.stack(got), np.stack(want))
+    with pytest.raises(ValueError, match="not among the rendered worlds"):
+        r.world_frames(0)
+    r.save_video(1, tmp_path / "one.mp4")
+    r.save_video([1, 2], tmp_path / "grid.mp4")
+    assert (tmp_path / "one.mp4").stat().st_size > 0 and (tmp_path / "grid.mp4").stat().st_size > 0
+    sim.print_performance_report(show_in_notebook=False)
+    sim.reset()
+    with pytest.raises(RuntimeError, match="No frames"):
+        r.world_frames(1)
+    sim.close()
+    ref.close()
