@@ -120,10 +120,11 @@ typedef struct Cpu {
   fsCtrlSeq seq; // the control sequence (nrow 0: none)
   int nrec;
   Recording rec[FS_MAX_RECORDINGS];
-  // the step call being run
+  // the step call being run (forward: mj_forward alone, no step)
   int64_t step;
   int nstep;
   float* const* out;
+  int forward;
   atomic_int stop; // a world failed: every worker stops
 } Cpu;
 
@@ -299,6 +300,12 @@ static void step_world(Cpu* c, int w) {
   const mjModel* m = model_of(c, w);
   fsCtrlRows seq = fs_ctrl_rows(&c->seq, c->seq.value);
   views_in(c, w);
+  if (c->forward) {
+    wd->k = 0;
+    mj_forward(m, d);
+    views_out(c, w);
+    return;
+  }
   for (int k = 0; k < c->nstep; k++) {
     if (atomic_load_explicit(&c->stop, memory_order_relaxed)) return;
     wd->k = k;
@@ -357,6 +364,25 @@ static int cpu_step(void* self, int64_t step, int nstep, float* const* out, fsEr
       return fs_fail(err,
                      "%s: world %d: MuJoCo error during the step: %s; the world is stopped "
                      "(fatal in its health); fix: reset it (fs_batch_reset) to step it again",
+                     c->name, w, c->worlds[w].error);
+  return 0;
+}
+
+// mj_forward of every world but those MuJoCo stopped (their state is what it stopped at).
+static int cpu_forward(void* self, fsError* err) {
+  Cpu* c = self;
+  c->forward = 1;
+  c->nstep = 0;
+  c->out = NULL;
+  atomic_store(&c->stop, 0);
+  for (int w = 0; w < c->N; w++) c->worlds[w].failed_now = 0;
+  fs_pool_run(c->pool, step_worker, c);
+  c->forward = 0;
+  for (int w = 0; w < c->N; w++)
+    if (c->worlds[w].failed_now)
+      return fs_fail(err,
+                     "%s: world %d: MuJoCo error in mj_forward: %s; the world is stopped "
+                     "(fatal in its health); fix: reset it (fs_batch_reset)",
                      c->name, w, c->worlds[w].error);
   return 0;
 }
@@ -595,4 +621,5 @@ const fsBackendOps fs_cpu_ops = {
     .health = cpu_health,
     .info = cpu_info,
     .mjdata = cpu_mjdata,
+    .forward = cpu_forward,
 };

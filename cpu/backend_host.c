@@ -64,10 +64,11 @@ typedef struct Host {
   fsReal* table;                        // ... its values in the build's real
   int nrec;
   fsRecordSpec rec[FS_MAX_RECORDINGS];
-  // the step job the workers run
+  // the step job the workers run (job_forward: mj_forward's part of the step alone)
   int64_t job_step;
   int job_nstep;
   float* const* job_out;
+  int job_forward;
 } Host;
 
 //---------------------------------- a world's step ------------------------------------------------
@@ -120,10 +121,26 @@ static void run_world(const Host* h, int w, int t) {
   }
 }
 
+// mj_forward of world w on thread t: the step's forward and sensors, no check, no
+// integration (the state is unchanged).
+static void forward_world(const Host* h, int w, int t) {
+  fsData d = world_view(h, w, t);
+  const fsModel* m = world_model(h, w);
+  if (h->poison && h->chip.bytes)
+    memset(h->chip_mem + (size_t)t * h->chip.bytes, 0xff, (size_t)h->chip.bytes);
+  fs_forward(m, &d);
+  fs_sensor(m, &d);
+}
+
 static void worker(void* arg, int t) {
   const Host* h = arg;
   int w0 = (int)((long)t * h->N / h->nthread), w1 = (int)((long)(t + 1) * h->N / h->nthread);
-  for (int w = w0; w < w1; w++) run_world(h, w, t);
+  for (int w = w0; w < w1; w++) {
+    if (h->job_forward)
+      forward_world(h, w, t);
+    else
+      run_world(h, w, t);
+  }
 }
 
 static int host_step(void* self, int64_t step, int nstep, float* const* out, fsError* err) {
@@ -135,6 +152,16 @@ static int host_step(void* self, int64_t step, int nstep, float* const* out, fsE
   h->ran = h->chip;
   fs_pool_run(h->pool, worker, h);
   h->job_out = NULL;
+  return 0;
+}
+
+static int host_forward(void* self, fsError* err) {
+  (void)err;
+  Host* h = self;
+  h->job_forward = 1;
+  h->ran = h->chip;
+  fs_pool_run(h->pool, worker, h);
+  h->job_forward = 0;
   return 0;
 }
 
@@ -596,4 +623,5 @@ const fsBackendOps fs_host_ops = {
     host_health,
     host_info,
     NULL, // mjdata: the cpu backend's
+    host_forward,
 };

@@ -1076,4 +1076,5 @@ const fsBackendOps fs_cuda_ops = {"cuda",
                                   cuda_add_recording,
                                   cuda_health,
                                   cuda_info,
-                                  cuda_mjdata};
+                                  cuda_mjdata,
+                                  NULL}; // forward: not yet (fs_batch_forward says so)

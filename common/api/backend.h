@@ -219,6 +219,8 @@ typedef struct fsBackendOps {
   int (*info)(void* self, fsBatchInfo* out, fsError* err);
   /// cpu: world w's mjData; others NULL.
   mjData* (*mjdata)(void* self, int w);
+  /// mj_forward of every world's state, the state unchanged (NULL: not implemented).
+  int (*forward)(void* self, fsError* err);
 } fsBackendOps;
 
 /// Opening a backend: the batch's model (the library's copy: alive until the batch

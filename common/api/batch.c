@@ -419,6 +419,18 @@ int fs_batch_step_recorded(fsBatch b, int nstep, float* const* out, fsError* err
   return step(x, nstep, out, err);
 }
 
+int fs_batch_forward(fsBatch b, fsError* err) {
+  FS_ERR_LOCAL(err);
+  FS_GET(b, x, err);
+  if (!x->ops->forward)
+    return arg_error(err,
+                     "flysim: fs_batch_forward: the %s backend does not compute mj_forward "
+                     "yet; fix: the host or cpu backend, or a step (its derived quantities are "
+                     "those of the state before it)",
+                     x->ops->name);
+  return x->ops->forward(x->self, err) ? status_of(err) : FS_OK;
+}
+
 int fs_batch_sync(fsBatch b, fsError* err) {
   FS_ERR_LOCAL(err);
   FS_GET(b, x, err);

@@ -234,6 +234,13 @@ FLYSIM_API int fs_batch_step(fsBatch b, int nstep, fsError* err);
 /// Wait until every queued step and copy of the batch is done; report a CUDA error.
 FLYSIM_API int fs_batch_sync(fsBatch b, fsError* err);
 
+/// What mj_forward computes for every world's current state, without stepping: positions,
+/// velocities, forces, the constraint solve, accelerations and sensors, into the views (after
+/// a reset or a write of qpos or qvel, the derived quantities of the new state). The state
+/// (qpos, qvel, act, time, the warm start) is unchanged. cpu: mj_forward; host: the engine's
+/// forward. cuda: not yet (FS_ERR_ARGUMENT, naming the fix).
+FLYSIM_API int fs_batch_forward(fsBatch b, fsError* err);
+
 /// Steps taken since the batch was opened (every world takes every step).
 FLYSIM_API int64_t fs_batch_steps(fsBatch b);
 

@@ -323,6 +323,13 @@ class Batch:
         """Wait for the queued steps (cuda); report a CUDA error."""
         self._b.sync()
 
+    def forward(self):
+        """What mj_forward computes for every world's current state, without stepping
+        (positions, velocities, forces, the constraint solve, sensors: the views), the state
+        unchanged: after a reset or a write of qpos or qvel. cpu: mj_forward; host: the
+        engine's forward; cuda: not yet (a FlysimError names the fix)."""
+        self._b.forward()
+
     @property
     def steps(self):
         """Steps taken since the batch was opened."""

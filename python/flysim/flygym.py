@@ -289,14 +289,14 @@ class GPUSimulation(_Simulation):
     the CPU Simulation's values to the bit.
 
     As FlyGym's, reset() and set_state() change the state but not what is derived from it
-    (xpos, site positions, actuator forces, ...) until the next step. Unlike FlyGym's,
-    there is no forward() (flysim has no mj_forward): it raises NotImplementedError.
+    (xpos, site positions, actuator forces, ...) until the next step or forward() (on cpu
+    and host; the cuda backend's forward raises NotImplementedError).
     get_ground_contact_info reads the fly's contact sensors on cpu and host (the cuda
     backend computes no sensors yet). Trajectories are recorded as FlyGym's
     (set_trajectory_recorder, record_as_needed: FlyGym's RecordedTrajectory, rendered by
     flygym.recording.render_trajectories), frames are rendered during the run as FlyGym's
     WarpCPURenderer does (set_renderer, render_as_needed: MuJoCo's renderer on the CPU), and
-    step_with_profile feeds FlyGym's print_performance_report. forward, GPU batch rendering,
+    step_with_profile feeds FlyGym's print_performance_report. GPU batch rendering,
     vision and per-segment contact forces raise NotImplementedError naming FlyGym's method. Changes to mj_model after
     construction do not reach the worlds (the batch holds its own copy); per-world
     model parameters go through `sim.batch.set_param`.
@@ -511,13 +511,22 @@ class GPUSimulation(_Simulation):
                                "fix: sim.set_trajectory_recorder() first")
         return self.recorder.record_as_needed()
 
+    def forward(self):
+        """What mj_forward computes for every world's state, without stepping (FlyGym's
+        forward: the getters then read the state set by reset or set_state). cpu and host;
+        cuda: not yet (NotImplementedError)."""
+        self._flush()
+        if self.backend == "cuda":
+            raise NotImplementedError(
+                "flysim.flygym.GPUSimulation.forward: the cuda backend does not compute "
+                "mj_forward yet; fix: backend=\"host\" or \"cpu\", or read the getters after "
+                "the next step")
+        self._batch.forward()
+
     def warmup(self, duration_s=0.05):
         """int(duration_s / timestep) steps with the inputs as they are (FlyGym's warmup)."""
         self._flush()
         self._batch.step(int(duration_s / self.mj_model.opt.timestep))
-
-    forward = _unsupported("forward", "flysim has no mj_forward: what derives from qpos and "
-                           "qvel (xpos, sites, forces) is computed by the next step()")
 
     def set_state(self, qpos=None, qvel=None, worlds_mask=None):
         """Write qpos (n_worlds, nq) and/or qvel (n_worlds, nv) of the worlds of

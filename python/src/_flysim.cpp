@@ -216,6 +216,18 @@ public:
     check(rc, err);
   }
 
+  void forward() {
+    State& s = state();
+    fsError err;
+    int rc;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> g(s.mu);
+      rc = fs_batch_forward(s.b, &err);
+    }
+    check(rc, err);
+  }
+
   int64_t steps() {
     return fs_batch_steps(state().b);
   }
@@ -435,6 +447,7 @@ NB_MODULE(_flysim, m) {
       .def("step", &Batch::step, nb::arg("n"))
       .def("step_recorded", &Batch::step_recorded, nb::arg("n"), nb::arg("out"))
       .def("sync", &Batch::sync)
+      .def("forward", &Batch::forward)
       .def_prop_ro("steps", &Batch::steps)
       .def("reset", &Batch::reset, nb::arg("mask").none(), nb::arg("key"))
       .def("reset_device", &Batch::reset_device, nb::arg("mask"), nb::arg("key"))

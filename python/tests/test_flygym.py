@@ -228,8 +228,7 @@ def test_set_state_and_reset(setup):
 def test_unimplemented_and_bad_inputs(setup):
     fly, world, _, _, _ = setup
     sim = GPUSimulation(world, n_worlds=N, backend="cpu")
-    for name, call in [("forward", lambda: sim.forward()),
-                       ("get_raw_vision", lambda: sim.get_raw_vision(fly.name)),
+    for name, call in [("get_raw_vision", lambda: sim.get_raw_vision(fly.name)),
                        ("mjw_data", lambda: sim.mjw_data)]:
         with pytest.raises(NotImplementedError, match=name):
             call()
@@ -418,5 +417,40 @@ def test_renderer(setup, tmp_path):
     sim.reset()
     with pytest.raises(RuntimeError, match="No frames"):
         r.world_frames(1)
+    sim.close()
+    ref.close()
+
+
+@pytest.mark.parametrize("backend,precision", [("cpu", None), ("host", "f64"), ("host", "f32")])
+def test_forward(setup, backend, precision):
+    """forward() after set_state: every getter (contact sensors included) as FlyGym's CPU
+    Simulation's after its forward() of the same state (cpu to the bit, host within its
+    bound), in every world; the state unchanged."""
+    fly, world, _, _, _ = setup
+    ref = Simulation(world)
+    ref.reset()
+    q = ref.mj_data.qpos.copy()
+    q[7:] += 0.1 * np.sin(np.arange(q.size - 7))  # the legs off the neutral pose
+    q[2] -= 0.9  # lower (2 mm at the keyframe, standing near 1.1): the feet touch the floor
+    ref.mj_data.qpos[:] = q
+    ref.forward()
+    want = getters(ref, fly.name)
+    assert want["ground_contact_found"].any(), "no contact: the contact sensors go untested"
+    sim = GPUSimulation(world, n_worlds=N, backend=backend, precision=precision)
+    sim.set_state(qpos=np.broadcast_to(q, (N, q.size)))
+    before = np.array(sim.batch.qpos)
+    sim.forward()
+    got = getters(sim, fly.name)
+    np.testing.assert_array_equal(np.asarray(sim.batch.qpos), before)
+    bound = 0 if backend == "cpu" else BOUND[precision]
+    for k, v in want.items():
+        v = np.asarray(v, dtype=np.float64)
+        for w in range(N):
+            g = np.asarray(got[k][w], dtype=np.float64)
+            if bound == 0:
+                np.testing.assert_array_equal(g, v, err_msg=f"{k} world {w}")
+            else:  # forces scale with the contact stiffness: relative to the largest
+                np.testing.assert_allclose(g, v, rtol=0, atol=bound * (1 + np.abs(v).max()),
+                                           err_msg=f"{k} world {w}")
     sim.close()
     ref.close()

@@ -8,8 +8,9 @@
 // equals a model built with that value; the control sequence equals writing ctrl every
 // step; a recording equals the views read after every step; on cuda, a reset by a device
 // mask and a recording into device memory equal their host forms to the bit; a bad
-// control is one world's problem, not the others'; every misuse returns its status and
-// message.
+// control is one world's problem, not the others'; fs_batch_forward of a state written
+// through the views gives mj_forward's derived quantities and leaves the state and the next
+// steps as they were; every misuse returns its status and message.
 #include <flysim/flysim.h>
 #ifdef FS_TEST_CUDART
 #include <cuda_runtime_api.h>
@@ -668,6 +669,98 @@ static void test_view_asked_late(int gpu_plan) {
   fs_batch_close(late);
 }
 
+// fs_batch_forward of states written through the views (each world its own, off the
+// keyframe, moving): the derived quantities as MuJoCo's mj_forward of the same state (cpu
+// to the bit; host float64 within the solver's last bits, float32 within its rounding),
+// the state unchanged, and the steps after it those of a batch that never ran it. cuda:
+// refused with the fix.
+static void test_forward(void) {
+  const char* names[] = {"xpos",          "xmat",           "qfrc_bias", "qfrc_passive",
+                         "qfrc_actuator", "actuator_force", "qacc",      "site_xpos"};
+  enum { NNAME = sizeof names / sizeof *names, N = 3 };
+  fsError err;
+  fsBatch b = open_n(g_m, N), twin = open_n(g_m, N);
+  fsView v;
+  for (int k = 0; k < NNAME; k++) CHECK(fs_batch_view(b, names[k], &v, &err) == FS_OK);
+  CHECK(fs_batch_reset(b, NULL, key_neutral(), &err) == FS_OK);
+  CHECK(fs_batch_reset(twin, NULL, key_neutral(), &err) == FS_OK);
+  if (g_backend == FS_BACKEND_CUDA) {
+    CHECK(fs_batch_forward(b, &err) == FS_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.msg, "fix: the host or cpu backend");
+    fs_batch_close(b);
+    fs_batch_close(twin);
+    return;
+  }
+  int nq = (int)g_m->nq, nv = (int)g_m->nv, nu = (int)g_m->nu;
+  double* qpos = fs_test_read_view(b, "qpos", &v);
+  double* qvel = calloc((size_t)N * nv, sizeof(double));
+  double* ctrl = calloc((size_t)N * nu, sizeof(double));
+  for (int w = 0; w < N; w++) {
+    for (int i = 7; i < nq; i++) qpos[(size_t)w * nq + i] += 0.05 * (w + 1) * sin(i + w);
+    qpos[(size_t)w * nq + 2] -= 0.01 * w; // world 2 lower: its feet in the floor's margin
+    for (int i = 0; i < nv; i++) qvel[(size_t)w * nv + i] = 0.3 * cos(2.0 * i + w);
+    controller(g_m, qpos + (size_t)w * nq, 0.01 * w, w, ctrl + (size_t)w * nu);
+  }
+  fsBatch both[2] = {b, twin};
+  for (int k = 0; k < 2; k++) {
+    fs_test_write_view(both[k], "qpos", qpos, (size_t)N * nq);
+    fs_test_write_view(both[k], "qvel", qvel, (size_t)N * nv);
+    fs_test_write_view(both[k], "ctrl", ctrl, (size_t)N * nu);
+  }
+  double* q0 = fs_test_read_view(b, "qpos", &v); // the state as the batch holds it
+  double* v0 = fs_test_read_view(b, "qvel", &v);
+  CHECK(fs_batch_forward(b, &err) == FS_OK);
+  double* q1 = fs_test_read_view(b, "qpos", &v);
+  double* v1 = fs_test_read_view(b, "qvel", &v);
+  CHECK_MSG(!memcmp(q0, q1, sizeof(double) * (size_t)N * nq) &&
+                !memcmp(v0, v1, sizeof(double) * (size_t)N * nv),
+            "fs_batch_forward changed the state");
+  double* c0 = fs_test_read_view(b, "ctrl", &v);
+  mjData* d = mj_makeData(g_m);
+  double worst = 0, bound = is_f32() ? 1e-3 : g_backend == FS_BACKEND_CPU ? 0.0 : 1e-9;
+  for (int k = 0; k < NNAME; k++) {
+    double* got = fs_test_read_view(b, names[k], &v);
+    size_t per = (size_t)(v.shape[1] * v.shape[2]);
+    for (int w = 0; w < N && got; w++) {
+      mj_resetDataKeyframe(g_m, d, key_neutral());
+      memcpy(d->qpos, q0 + (size_t)w * nq, sizeof(double) * (size_t)nq);
+      memcpy(d->qvel, v0 + (size_t)w * nv, sizeof(double) * (size_t)nv);
+      memcpy(d->ctrl, c0 + (size_t)w * nu, sizeof(double) * (size_t)nu);
+      mj_forward(g_m, d);
+      const double* want = !strcmp(names[k], "xpos")             ? d->xpos
+                           : !strcmp(names[k], "xmat")           ? d->xmat
+                           : !strcmp(names[k], "qfrc_bias")      ? d->qfrc_bias
+                           : !strcmp(names[k], "qfrc_passive")   ? d->qfrc_passive
+                           : !strcmp(names[k], "qfrc_actuator")  ? d->qfrc_actuator
+                           : !strcmp(names[k], "actuator_force") ? d->actuator_force
+                           : !strcmp(names[k], "qacc")           ? d->qacc
+                                                                 : d->site_xpos;
+      for (size_t i = 0; i < per; i++) {
+        double e = fabs(got[w * per + i] - want[i]) / (1 + fabs(want[i]));
+        CHECK_MSG(e <= bound, "%s world %d [%zu]: %.17g, mj_forward %.17g", names[k], w, i,
+                  got[w * per + i], want[i]);
+        if (e > worst) worst = e;
+      }
+    }
+    free(got);
+  }
+  printf("forward: %d worlds, %d fields against mj_forward: largest error %.3g (bound %g), "
+         "%d contacts in world 2\n",
+         N, NNAME, worst, bound, (int)d->ncon);
+  CHECK_MSG(d->ncon > 0, "world 2 makes no contact: the constraint solve goes untested");
+  // the steps after it: as the twin's, which never ran it
+  CHECK(fs_batch_step(b, 5, &err) == FS_OK && fs_batch_step(twin, 5, &err) == FS_OK);
+  double* qa = fs_test_read_view(b, "qpos", &v);
+  double* qb = fs_test_read_view(twin, "qpos", &v);
+  CHECK_MSG(!memcmp(qa, qb, sizeof(double) * (size_t)N * nq),
+            "5 steps after fs_batch_forward differ from a batch that never ran it");
+  mj_deleteData(d);
+  free(qa), free(qb), free(q0), free(q1), free(v0), free(v1), free(c0);
+  free(qpos), free(qvel), free(ctrl);
+  fs_batch_close(b);
+  fs_batch_close(twin);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: test_batch cpu | host f32|f64 | cuda f32|f64\n");
@@ -693,6 +786,7 @@ int main(int argc, char** argv) {
   test_ctrl_sequence();
   test_ctrl_sequence_replaced();
   test_recording();
+  test_forward();
 #ifdef FS_TEST_CUDART
   if (g_backend == FS_BACKEND_CUDA) test_device_forms();
 #endif
