@@ -80,6 +80,15 @@ double fs_test_uniform(void) {
   return fs_random_uniform();
 }
 
+double fs_test_sym(void) {
+  return 2 * fs_random_uniform() - 1;
+}
+
+int fs_test_pick(int n) {
+  int k = (int)(fs_random_uniform() * n);
+  return k < n ? k : n - 1;
+}
+
 mjModel* fs_test_load_model(const char* path) {
   fsError err;
   mjModel* m = fs_model_load(path, &err);

@@ -80,6 +80,8 @@ const char* fs_test_asset(const char* file);
 /// Deterministic random numbers (splitmix64); fs_test_seed prints the seed.
 void fs_test_seed(uint64_t seed);
 double fs_test_uniform(void); // [0, 1) (common/base/random.h's sequence)
+double fs_test_sym(void);     // [-1, 1), from the same sequence
+int fs_test_pick(int n);      // 0 to n - 1, each as likely, from the same sequence
 
 /// Load a model (MJCF or MJB), failing the test program on error.
 mjModel* fs_test_load_model(const char* path);

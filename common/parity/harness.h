@@ -66,6 +66,22 @@ typedef struct fshTol {
   const char* const* only; // constraint-row comparisons: these fields (NULL: all of the stage)
 } fshTol;
 
+/// The stage tests' tolerance in this build's precision (tests/engine: collision, contacts,
+/// constraint rows; rel, floor): float64 1e-9 beyond a floor of 1e-6 of the field's scale
+/// (MuJoCo's arithmetic, its last bits); float32 1e-4 beyond 1.0 (relative to the field's
+/// scale in the world). FSH_CONTACT_BOUNDARY_TOL: a contact's distance from a count
+/// boundary (x the world's size, common/parity/contacts.h) within which float32 may make
+/// or miss it; float64 makes exactly MuJoCo's contacts.
+#ifdef FS_REAL_FLOAT
+#define FSH_STAGE_TOL                                                                              \
+  { 1e-4, 1.0, NULL, NULL }
+#define FSH_CONTACT_BOUNDARY_TOL 1e-6
+#else
+#define FSH_STAGE_TOL                                                                              \
+  { 1e-9, 1e-6, NULL, NULL }
+#define FSH_CONTACT_BOUNDARY_TOL 0.0
+#endif
+
 /// The worst element of one comparison.
 typedef struct fshWorst {
   double err;

@@ -29,25 +29,11 @@
 #include "tests/engine/f32_sensitive.h"
 #include "tests/testutil.h"
 
-#ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL, NULL};
-static const double kTolBoundary = 1e-6;
-#else
-static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
-static const double kTolBoundary = 0;
-#endif
+static const fshTol kTol = FSH_STAGE_TOL; // (common/parity/harness.h)
+static const double kTolBoundary = FSH_CONTACT_BOUNDARY_TOL;
 
 #define NWORLD    480 // placed worlds (96 in small mode)
 #define NBOUNDARY 24  // pairs of worlds across a count boundary, at the end (8 in small mode)
-
-static double sym(void) {
-  return 2 * fs_random_uniform() - 1;
-}
-
-static int pick(int n) {
-  int k = (int)(fs_random_uniform() * n);
-  return k < n ? k : n - 1;
-}
 
 static void unit(mjtNum v[3]) {
   mju_normalize3(v);
@@ -72,14 +58,14 @@ static void place(const mjModel* mj, mjData* d, int j, int g, int b, int gap_a, 
   mju_quat2Mat(bmat, mj->geom_quat + 4 * b);
   double r = mj->geom_size[3 * g];
   double half = mj->geom_type[g] == mjGEOM_CAPSULE ? mj->geom_size[3 * g + 1] : 0;
-  int feature = pick(3);
+  int feature = fs_test_pick(3);
   mjtNum p[3], n[3] = {0, 0, 0}; // box frame: point on the feature, outward normal
   int sgn[3];
   for (int k = 0; k < 3; k++) {
     sgn[k] = fs_random_uniform() < 0.5 ? -1 : 1;
-    p[k] = bsize[k] * sym();
+    p[k] = bsize[k] * fs_test_sym();
   }
-  int f = pick(3);
+  int f = fs_test_pick(3);
   if (feature == 0) { // a face
     p[f] = sgn[f] * bsize[f];
     n[f] = sgn[f];
@@ -103,20 +89,20 @@ static void place(const mjModel* mj, mjData* d, int j, int g, int b, int gap_a, 
   if ((b == gap_a || b == gap_b) && fs_random_uniform() < 0.4) { // across the gap
     const mjtNum *pa = mj->geom_pos + 3 * gap_a, *pb = mj->geom_pos + 3 * gap_b;
     pw[0] = 0.5 * ((pa[0] + mj->geom_size[3 * gap_a]) + (pb[0] - mj->geom_size[3 * gap_b]));
-    pw[1] = pa[1] + 0.3 * sym();
+    pw[1] = pa[1] + 0.3 * fs_test_sym();
     pw[2] = pa[2] + mj->geom_size[3 * gap_a + 2];
     nw[0] = nw[1] = 0, nw[2] = 1;
   }
   // the axis: random, along a box axis exactly, in the feature's tangent plane, at the box
   mjtNum a[3];
-  int turn = pick(4);
+  int turn = fs_test_pick(4);
   if (turn == 0) {
-    for (int k = 0; k < 3; k++) a[k] = sym();
+    for (int k = 0; k < 3; k++) a[k] = fs_test_sym();
   } else if (turn == 1) {
-    int k = pick(3);
+    int k = fs_test_pick(3);
     for (int i = 0; i < 3; i++) a[i] = bmat[3 * i + k];
   } else if (turn == 2) {
-    mjtNum t[3] = {sym(), sym(), sym()};
+    mjtNum t[3] = {fs_test_sym(), fs_test_sym(), fs_test_sym()};
     mju_addToScl3(t, nw, -mju_dot3(t, nw));
     mju_copy3(a, t);
   } else {
@@ -124,14 +110,14 @@ static void place(const mjModel* mj, mjData* d, int j, int g, int b, int gap_a, 
   }
   unit(a);
   if (fs_random_uniform() < 0.5) { // tilted
-    mjtNum t[3] = {sym(), sym(), sym()};
+    mjtNum t[3] = {fs_test_sym(), fs_test_sym(), fs_test_sym()};
     mju_addToScl3(a, t, 0.1 * fs_random_uniform() * fs_random_uniform());
     unit(a);
   }
   double dist = fs_random_uniform() < 0.15 ? -2.5 * r * fs_random_uniform()
                                            : -0.6 * r + (0.6 * r + 0.02) * fs_random_uniform();
   mjtNum c[3];
-  for (int k = 0; k < 3; k++) c[k] = pw[k] + nw[k] * (r + dist) + a[k] * half * sym();
+  for (int k = 0; k < 3; k++) c[k] = pw[k] + nw[k] * (r + dist) + a[k] * half * fs_test_sym();
   // body pose: the geom's frame is the body's turned by geom_quat (geom_pos is 0)
   mjtNum want[4], inv[4];
   quat_z_to(want, a);
@@ -160,7 +146,7 @@ static mjData** make_worlds(const mjModel* mj, int nworld, int nboundary, uint64
     d[w] = fsh_keyframe_world(mj);
     for (int j = 0; j < mj->njnt; j++) {
       int body = mj->jnt_bodyid[j], g = mj->body_geomadr[body];
-      place(mj, d[w], j, g, boxes[pick(nbox)], gap_a, gap_b);
+      place(mj, d[w], j, g, boxes[fs_test_pick(nbox)], gap_a, gap_b);
     }
   }
   int nbound = 0;

@@ -34,13 +34,8 @@ typedef struct Case {
   fshContactNoise noise;
 } Case;
 
-#ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL, NULL}; // relative to the field's scale in the world
-static const double kTolBoundary = 1e-6;            // x the world's size: float32 vs a threshold
-#else
-static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
-static const double kTolBoundary = 0; // float64: exactly MuJoCo's contacts
-#endif
+static const fshTol kTol = FSH_STAGE_TOL; // (common/parity/harness.h)
+static const double kTolBoundary = FSH_CONTACT_BOUNDARY_TOL;
 
 static double g_worst_alone, g_worst_chain;
 static fsWorlds g_batch;

@@ -32,11 +32,8 @@
 #include "common/parity/harness.h"
 #include "tests/testutil.h"
 
-#ifdef FS_REAL_FLOAT
-static const double kRel = 1e-4, kFloor = 1.0, kTolBoundary = 1e-6;
-#else
-static const double kRel = 1e-9, kFloor = 1e-6, kTolBoundary = 0;
-#endif
+static const fshTol kTol = FSH_STAGE_TOL; // (common/parity/harness.h)
+static const double kTolBoundary = FSH_CONTACT_BOUNDARY_TOL;
 // float32: worlds with a mesh exactly touching or exactly at its margin are matched but
 // not compared field by field -- there the inflated shapes touch, the witness points
 // coincide to within the inputs' rounding and the normal is not defined (float64 is
@@ -305,7 +302,7 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   printf(" %d pairs, contact buffer %d per world\n", m.npair, m.nconmax);
   char* boundary = calloc((size_t)c->nworld, 1);
   mjData** ref = (c->shapes ? shape_worlds : convex_worlds)(mj, c->nworld, seed, boundary);
-  fshTol tol = {kRel, kFloor, kSkipBoundary ? boundary : NULL, NULL};
+  fshTol tol = {kTol.rel, kTol.floor, kSkipBoundary ? boundary : NULL, NULL};
   fshContactStats s = fsh_contact_stats(mj, ref, c->nworld);
   printf(" MuJoCo's contacts: ncon %d..%d (mean %.1f), %d penetrating, %d within the margin, %d "
          "in the gap, at most %d per pair\n",
@@ -354,7 +351,7 @@ int main(void) {
   fshRunner r = fsh_runner();
   printf("tolerance: error = |ours - MuJoCo| / max(|MuJoCo|, %g * max|field in the world|) <= "
          "%g; counts, ids, dim and exclude exactly\n",
-         kFloor, kRel);
+         kTol.floor, kTol.rel);
   const char *boxmesh = "cuda_contact_convex.xml", *shapes = "cuda_contact_shapes.xml";
   const Case cases[] = {
       {"box-mesh, multiccd", boxmesh, 0, 0, 0, 360},

@@ -43,13 +43,8 @@ typedef struct Case {
   fshContactNoise noise;
 } Case;
 
-#ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL, NULL}; // relative to the field's scale in the world
-static const double kTolBoundary = 1e-6;            // contacts: x the world's size (see contacts.h)
-#else
-static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
-static const double kTolBoundary = 0;
-#endif
+static const fshTol kTol = FSH_STAGE_TOL; // (common/parity/harness.h)
+static const double kTolBoundary = FSH_CONTACT_BOUNDARY_TOL;
 
 static double g_worst_alone[2], g_worst_chain[2]; // [1]: R, D, diagA; [0]: the rest
 static int g_skipped;

@@ -30,17 +30,8 @@
 #include "tests/engine/f32_sensitive.h"
 #include "tests/testutil.h"
 
-#ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL, NULL};
-static const double kTolBoundary = 1e-6;
-#else
-static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
-static const double kTolBoundary = 0;
-#endif
-
-static double sym(void) {
-  return 2 * fs_random_uniform() - 1;
-}
+static const fshTol kTol = FSH_STAGE_TOL; // (common/parity/harness.h)
+static const double kTolBoundary = FSH_CONTACT_BOUNDARY_TOL;
 
 // MuJoCo's contact count at the state in d.
 static int ncontacts(const mjModel* mj, mjData* d) {
@@ -67,18 +58,18 @@ static mjData* make_world(const mjModel* mj, const int* statics, int nstatic, co
   double base_z[16];
   for (int j = 0; j < mj->njnt; j++) {
     mjtNum* q = d->qpos + mj->jnt_qposadr[j];
-    if (mj->jnt_type[j] == mjJNT_HINGE) q[0] += 0.3 * sym();
+    if (mj->jnt_type[j] == mjJNT_HINGE) q[0] += 0.3 * fs_test_sym();
     if (mj->jnt_type[j] != mjJNT_FREE || nfree == 16) continue;
     adr[nfree++] = mj->jnt_qposadr[j] + 2;
     int g = statics[(int)(fs_random_uniform() * nstatic) % nstatic];
     base_z[nfree - 1] = d0->geom_xpos[3 * g + 2]; // the body at the geom's centre: touching
     double half = 0.7 * mj->geom_rbound[g];
-    q[0] = d0->geom_xpos[3 * g] + half * sym();
-    q[1] = d0->geom_xpos[3 * g + 1] + half * sym();
-    mjtNum yaw[4], tilt[4], axis[3] = {sym(), sym(), 0}, z[3] = {0, 0, 1}, q0[4];
+    q[0] = d0->geom_xpos[3 * g] + half * fs_test_sym();
+    q[1] = d0->geom_xpos[3 * g + 1] + half * fs_test_sym();
+    mjtNum yaw[4], tilt[4], axis[3] = {fs_test_sym(), fs_test_sym(), 0}, z[3] = {0, 0, 1}, q0[4];
     mju_normalize3(axis);
-    mju_axisAngle2Quat(yaw, z, M_PI * sym());
-    mju_axisAngle2Quat(tilt, axis, 0.15 * sym());
+    mju_axisAngle2Quat(yaw, z, M_PI * fs_test_sym());
+    mju_axisAngle2Quat(tilt, axis, 0.15 * fs_test_sym());
     mju_copy4(q0, q + 3);
     mju_mulQuat(q + 3, yaw, q0);
     mju_mulQuat(q0, tilt, q + 3);

@@ -29,33 +29,19 @@
 #include "tests/engine/f32_sensitive.h"
 #include "tests/testutil.h"
 
-#ifdef FS_REAL_FLOAT
-static const fshTol kTol = {1e-4, 1.0, NULL, NULL};
-static const double kTolBoundary = 1e-6;
-#else
-static const fshTol kTol = {1e-9, 1e-6, NULL, NULL};
-static const double kTolBoundary = 0;
-#endif
+static const fshTol kTol = FSH_STAGE_TOL; // (common/parity/harness.h)
+static const double kTolBoundary = FSH_CONTACT_BOUNDARY_TOL;
 
 #define NWORLD    480 // placed worlds (96 in small mode)
 #define NBOUNDARY 24  // pairs of worlds across a count boundary, at the end (8 in small mode)
 
 enum { SIDE, CAP, RIM, INSIDE, NFEATURE }; // where a sphere's centre is put
 
-static double sym(void) {
-  return 2 * fs_random_uniform() - 1;
-}
-
-static int pick(int n) {
-  int k = (int)(fs_random_uniform() * n);
-  return k < n ? k : n - 1;
-}
-
 // A uniformly random unit quaternion: a point of the 4-ball (drawn in the cube, rejected
 // outside), normalised.
 static void random_quat(mjtNum q[4]) {
   do {
-    for (int k = 0; k < 4; k++) q[k] = sym();
+    for (int k = 0; k < 4; k++) q[k] = fs_test_sym();
   } while (mju_dot(q, q, 4) > 1 || mju_dot(q, q, 4) < 1e-4);
   mju_normalize4(q);
 }
@@ -66,10 +52,10 @@ static void place(const mjModel* mj, mjData* d, int j, int g, int c, int count[N
   const mjtNum *cpos = d->geom_xpos + 3 * c, *cmat = d->geom_xmat + 9 * c;
   double R = mj->geom_size[3 * c], H = mj->geom_size[3 * c + 1], r = mj->geom_size[3 * g];
   double th = 2 * mjPI * fs_random_uniform(), ct = cos(th), st = sin(th);
-  int sgn = fs_random_uniform() < 0.5 ? -1 : 1, feature = pick(NFEATURE);
+  int sgn = fs_random_uniform() < 0.5 ? -1 : 1, feature = fs_test_pick(NFEATURE);
   mjtNum p[3], n[3] = {0, 0, 0}; // cylinder frame: point on the feature, outward normal
   if (feature == SIDE) {
-    p[0] = R * ct, p[1] = R * st, p[2] = H * sym();
+    p[0] = R * ct, p[1] = R * st, p[2] = H * fs_test_sym();
     n[0] = ct, n[1] = st;
   } else if (feature == CAP) {
     double rho = R * sqrt(fs_random_uniform());
@@ -82,7 +68,7 @@ static void place(const mjModel* mj, mjData* d, int j, int g, int c, int count[N
     mju_normalize3(n);
   } else { // the centre inside: no offset along a normal
     double rho = R * sqrt(fs_random_uniform());
-    p[0] = rho * ct, p[1] = rho * st, p[2] = H * sym();
+    p[0] = rho * ct, p[1] = rho * st, p[2] = H * fs_test_sym();
   }
   count[feature]++;
   double dist = fs_random_uniform() < 0.15 ? -2.5 * r * fs_random_uniform()
@@ -110,7 +96,7 @@ static mjData** make_worlds(const mjModel* mj, int nworld, int nboundary, uint64
     mj_kinematics(mj, d[w]);
     for (int j = 0; j < mj->njnt; j++) {
       int g = mj->body_geomadr[mj->jnt_bodyid[j]];
-      if (mj->geom_type[g] == mjGEOM_SPHERE) place(mj, d[w], j, g, cyl[pick(ncyl)], count);
+      if (mj->geom_type[g] == mjGEOM_SPHERE) place(mj, d[w], j, g, cyl[fs_test_pick(ncyl)], count);
     }
   }
   int ball = mj_name2id(mj, mjOBJ_JOINT, "ball") >= 0 ? mj_name2id(mj, mjOBJ_JOINT, "ball") : 1;
