@@ -8,6 +8,7 @@
 #                                 their own trees: bench/gpusim/gpusim_check.sh)
 #   FLYSIM_BUILD_DIR=dir ...      build somewhere else
 #   FLYSIM_CMAKE_ARGS="..."       extra configure arguments (first configure only)
+# After the default build the venv imports flysim (step 5).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -129,4 +130,16 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 say "building $build"
 cmake --build "$build" -j "$(nproc)"
+
+# --- 5. The venv imports flysim ---------------------------------------------------------
+# A path file in the venv's site-packages names the Release build's package (build/python:
+# the module and the package's sources, rebuilt with the tree), so that `.venv/bin/python`
+# imports flysim with no PYTHONPATH. Not for other build folders (the sanitizers' module
+# needs their runtimes preloaded; ctest gives each build's tests its own PYTHONPATH, which
+# comes first).
+if [ "$build" = "$root/build" ]; then
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$build/python" >"$site/flysim-build.pth"
+  say "the venv imports flysim from $build/python ($site/flysim-build.pth)"
+fi
 say "done"
