@@ -350,22 +350,29 @@ static void step_worker(void* arg, int t) {
   for (int w = w0; w < w1; w++) run_world(c, w);
 }
 
+// The call set up in c (a step or mj_forward) over every world on the pool; a world MuJoCo
+// stopped fails it, named with what it was in (`during`) and what a reset lets it do again.
+static int run_worlds(Cpu* c, const char* during, const char* again, fsError* err) {
+  atomic_store(&c->stop, 0);
+  for (int w = 0; w < c->N; w++) c->worlds[w].failed_now = 0;
+  fs_pool_run(c->pool, step_worker, c);
+  for (int w = 0; w < c->N; w++)
+    if (c->worlds[w].failed_now)
+      return fs_fail(err,
+                     "%s: world %d: MuJoCo error %s: %s; the world is stopped (fatal in its "
+                     "health); fix: reset it (fs_batch_reset)%s",
+                     c->name, w, during, c->worlds[w].error, again);
+  return 0;
+}
+
 static int cpu_step(void* self, int64_t step, int nstep, float* const* out, fsError* err) {
   Cpu* c = self;
   c->step = step;
   c->nstep = nstep;
   c->out = out;
-  atomic_store(&c->stop, 0);
-  for (int w = 0; w < c->N; w++) c->worlds[w].failed_now = 0;
-  fs_pool_run(c->pool, step_worker, c);
+  int rc = run_worlds(c, "during the step", " to step it again", err);
   c->out = NULL;
-  for (int w = 0; w < c->N; w++)
-    if (c->worlds[w].failed_now)
-      return fs_fail(err,
-                     "%s: world %d: MuJoCo error during the step: %s; the world is stopped "
-                     "(fatal in its health); fix: reset it (fs_batch_reset) to step it again",
-                     c->name, w, c->worlds[w].error);
-  return 0;
+  return rc;
 }
 
 // mj_forward of every world but those MuJoCo stopped (their state is what it stopped at).
@@ -374,17 +381,9 @@ static int cpu_forward(void* self, fsError* err) {
   c->forward = 1;
   c->nstep = 0;
   c->out = NULL;
-  atomic_store(&c->stop, 0);
-  for (int w = 0; w < c->N; w++) c->worlds[w].failed_now = 0;
-  fs_pool_run(c->pool, step_worker, c);
+  int rc = run_worlds(c, "in mj_forward", "", err);
   c->forward = 0;
-  for (int w = 0; w < c->N; w++)
-    if (c->worlds[w].failed_now)
-      return fs_fail(err,
-                     "%s: world %d: MuJoCo error in mj_forward: %s; the world is stopped "
-                     "(fatal in its health); fix: reset it (fs_batch_reset)",
-                     c->name, w, c->worlds[w].error);
-  return 0;
+  return rc;
 }
 
 static int cpu_sync(void* self, fsError* err) {

@@ -82,11 +82,16 @@ static fsData world_view(const Host* h, int w, int t) {
   return d;
 }
 
-// A step of world w on thread t's region (every intermediate is written before it is read
-// within a step: poisoning the region before each step must change nothing).
-static void step_world(const Host* h, const fsModel* m, fsData* d, int t) {
+// FLYSIM_ONCHIP_POISON: thread t's region filled with NaN before a world's step or forward
+// (every intermediate is written before it is read: the results must not change).
+static void poison_region(const Host* h, int t) {
   if (h->poison && h->chip.bytes)
     memset(h->chip_mem + (size_t)t * h->chip.bytes, 0xff, (size_t)h->chip.bytes);
+}
+
+// A step of world w on thread t's region.
+static void step_world(const Host* h, const fsModel* m, fsData* d, int t) {
+  poison_region(h, t);
   fs_step(m, d);
 }
 
@@ -126,8 +131,7 @@ static void run_world(const Host* h, int w, int t) {
 static void forward_world(const Host* h, int w, int t) {
   fsData d = world_view(h, w, t);
   const fsModel* m = world_model(h, w);
-  if (h->poison && h->chip.bytes)
-    memset(h->chip_mem + (size_t)t * h->chip.bytes, 0xff, (size_t)h->chip.bytes);
+  poison_region(h, t);
   fs_forward(m, &d);
   fs_sensor(m, &d);
 }
