@@ -87,19 +87,30 @@ def setup():
 
     sim = Simulation(world)
     sim.reset()
-    sim.set_leg_adhesion_states(fly.name, np.ones(6, dtype=bool))
-    sim.warmup()
-    angles, at = [], None
-    for t in range(STEPS):
-        sim.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[t])
-        sim.step()
+    angles, at = [], {}
+
+    def keep(t, sim):
         angles.append(sim.get_joint_angles(fly.name).copy())
         if t + 1 == GETTER_STEP:
-            at = {k: np.array(v) for k, v in getters(sim, fly.name).items()}
+            at.update({k: np.array(v) for k, v in getters(sim, fly.name).items()})
             at["time"] = sim.time
             at["base_linvel"] = sim.mj_data.qvel[:3].copy()
             at["base_angvel"] = sim.mj_data.qvel[3:6].copy()
+
+    flygym_replay(sim, fly, targets, STEPS, keep)
     return fly, world, targets, np.array(angles), at
+
+
+def flygym_replay(sim, fly, targets, steps, each=None):
+    """FlyGym's replay on its CPU Simulation (one world): adhesion on, warmup, the clip's
+    targets; each(t, sim) after every step."""
+    sim.set_leg_adhesion_states(fly.name, np.ones(6, dtype=bool))
+    sim.warmup()
+    for t in range(steps):
+        sim.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[t])
+        sim.step()
+        if each is not None:
+            each(t, sim)
 
 
 def replay(sim, fly, targets, steps, each=None):
@@ -319,12 +330,7 @@ def test_trajectory_recorder_and_performance_report(setup, capsys):
     ref = Simulation(world)
     ref.reset()
     ref.set_trajectory_recorder(output_fps=fps)
-    ref.set_leg_adhesion_states(fly.name, np.ones(6, dtype=bool))
-    ref.warmup()
-    for t in range(steps):
-        ref.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[t])
-        ref.step()
-        ref.record_as_needed()
+    flygym_replay(ref, fly, targets, steps, lambda t, s: s.record_as_needed())
     want = ref.recorder.trajectory
     assert want.n_frames == steps // 8
 
@@ -380,12 +386,7 @@ def test_renderer(setup, tmp_path):
     ref.reset()
     cam = ref.mj_model.camera(0).name
     ref.set_renderer(cam, camera_res=res, output_fps=fps)
-    ref.set_leg_adhesion_states(fly.name, np.ones(6, dtype=bool))
-    ref.warmup()
-    for t in range(steps):
-        ref.set_actuator_inputs(fly.name, ActuatorType.POSITION, targets[t])
-        ref.step()
-        ref.render_as_needed()
+    flygym_replay(ref, fly, targets, steps, lambda t, s: s.render_as_needed())
     want = ref.renderer.frames[cam]
     assert len(want) == steps // 8
 
