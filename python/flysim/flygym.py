@@ -75,19 +75,15 @@ class TrajectoryRecorder:
 
     def record_as_needed(self):
         """Record the chosen worlds' state if a frame is due. Returns True if it did."""
-        sim = self._sim
-        t = float(sim._array("time")[0])
+        t = self._sim.time
         if not self._clock.tick(t):
             return False
-        ids = self.world_ids
+        qpos, mpos, mquat = self._sim._poses(self.world_ids)
         self._time.append(t)
-        self._qpos.append(np.array(sim._array("qpos")[ids], dtype=np.float64))
+        self._qpos.append(qpos)
         if self._has_mocap:
-            nm = sim.mj_model.nmocap
-            self._mocap_pos.append(np.array(sim._array("mocap_pos")[ids], dtype=np.float64)
-                                   .reshape(len(ids), nm, 3))
-            self._mocap_quat.append(np.array(sim._array("mocap_quat")[ids], dtype=np.float64)
-                                    .reshape(len(ids), nm, 4))
+            self._mocap_pos.append(mpos)
+            self._mocap_quat.append(mquat)
         return True
 
     def reset(self):
@@ -140,20 +136,17 @@ class WorldsRenderer(_Renderer):
     def render_as_needed(self):
         """Render every chosen world from every camera if a frame is due. Returns True if
         it did."""
-        sim = self._sim
-        if not self._clock.tick(float(sim._array("time")[0])):
+        if not self._clock.tick(self._sim.time):
             return False
-        nm, ids = self.mj_model.nmocap, self.world_ids
-        qpos = sim._array("qpos")
-        mpos = sim._array("mocap_pos").reshape(sim.n_worlds, nm, 3) if nm else None
-        mquat = sim._array("mocap_quat").reshape(sim.n_worlds, nm, 4) if nm else None
+        ids = self.world_ids
+        qpos, mpos, mquat = self._sim._poses(ids)
         out = np.zeros((len(ids), len(self.enabled_cam_names), *self.camera_res, 3), np.uint8)
         d = self._render_data
-        for i, w in enumerate(ids):
-            d.qpos[:] = qpos[w]
-            if nm:
-                d.mocap_pos[:] = mpos[w]
-                d.mocap_quat[:] = mquat[w]
+        for i in range(len(ids)):
+            d.qpos[:] = qpos[i]
+            if mpos is not None:
+                d.mocap_pos[:] = mpos[i]
+                d.mocap_quat[:] = mquat[i]
             update_render_geometry(self.mj_model, d)
             for c, cam in enumerate(self.enabled_cam_names):
                 self.mj_renderer.update_scene(d, self._cameras_names2id[cam], self.scene_option)
@@ -671,6 +664,16 @@ class GPUSimulation(_Simulation):
     def time(self):
         """Simulated time in seconds (world 0's)."""
         return float(self._array("time")[0])
+
+    def _poses(self, ids):
+        """The worlds ids' qpos (k, nq) and mocap poses (k, nmocap, 3 and 4; None without
+        mocap bodies), float64: what a recorded or rendered frame holds."""
+        nm, k = self.mj_model.nmocap, len(ids)
+        qpos = np.array(self._array("qpos")[ids], dtype=np.float64)
+        if not nm:
+            return qpos, None, None
+        return (qpos, np.array(self._array("mocap_pos")[ids], dtype=np.float64).reshape(k, nm, 3),
+                np.array(self._array("mocap_quat")[ids], dtype=np.float64).reshape(k, nm, 4))
 
     @property
     def timestep(self):
