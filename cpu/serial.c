@@ -27,6 +27,8 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
         if (m->pair_moveside[p] == 2) m->pair_dim[p] = 1;
     } else if (!strcmp(rows, "tendon")) { // fixed tendons' coefficients off
       for (int w = 0; w < m->nwrap; w++) m->wrap_prm[w] *= (fsReal)1.001;
+    } else if (!strcmp(rows, "islands")) { // contacts do not join their trees' islands
+      for (int p = 0; p < m->npair; p++) m->pair_tree2[p] = -1;
     } else if (!strcmp(rows, "equality")) { // equalities' offsets and slopes off
       for (int i = 0; i < m->neq; i++) {
         m->eq_data[FS_NEQDATA * i] += (fsReal)1e-3;
@@ -35,7 +37,7 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
     } else {
       return fs_fail(err,
                      "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss, friction, margin, "
-                     "moving, tendon or equality; fix: unset it (it is a test switch)",
+                     "moving, islands, tendon or equality; fix: unset it (it is a test switch)",
                      rows);
     }
   }

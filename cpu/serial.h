@@ -55,8 +55,9 @@ const char* fs_serial_real_name(void);
 /// its models, the host runner to the stages'. FLYSIM_PERTURB_ROWS=limits (every limited joint's
 /// range reversed: a limit's sign flipped), frictionloss (every dof's friction-loss bound dropped),
 /// friction (every pair's friction scaled by 1.001: a cone's friction off), margin (every contact
-/// pair's margin dropped) or moving (the contacts between two moving bodies frictionless: their
-/// pairs' parameters mixed wrongly) breaks the constraint rows too, and tendon (every fixed
+/// pair's margin dropped), moving (the contacts between two moving bodies frictionless: their
+/// pairs' parameters mixed wrongly) or islands (contacts between two trees leave their islands
+/// apart) breaks the constraint rows too, and tendon (every fixed
 /// tendon's coefficients x 1.001) its actuators on fixed tendons, equality (every equality's
 /// offset + 1e-3, its polynomial's slope x 1.001) its equality rows (the host backend names it
 /// in its description). FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler, =act scales

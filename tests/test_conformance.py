@@ -27,7 +27,10 @@ dof, finger's spinner, moves only when touched), =friction (contact friction sca
 1.001) on our walker under the elliptic cone (cuda_efc_elliptic.xml), =margin (contact
 margins dropped) on our moving bodies (tests/models/cuda_contact_bodies.xml: contacts by
 contype/conaffinity with margins), =moving (contacts between two moving bodies
-frictionless) on hopper and them, FLYSIM_PERTURB_STEP=euler (RK4 models stepped with
+frictionless) on hopper and them, =islands (contacts leave the islands of the trees they join
+apart) on our islands (tests/models/islands.xml: equalities and contacts joining trees) and
+manipulator (its arm meets the objects after the small run's 200 steps: full runs only),
+FLYSIM_PERTURB_STEP=euler (RK4 models stepped with
 Euler) on acrobot, cartpole and our walker under RK4 (tests/models/rk4_limits.xml: its
 limits, friction loss and contacts solved in each of RK4's four stages); our models must
 first pass as is; FLYSIM_PERTURB_ROWS=tendon (fixed tendons' coefficients x 1.001) on
@@ -70,7 +73,7 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 12, "no contacts": 17, "smooth": 19}
+MIN_COMPARED = {"as is": 13, "no contacts": 17, "smooth": 19}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
 # contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
@@ -86,12 +89,15 @@ OUR_FLUID = os.path.join(OUR_MODELS, "fluid.xml")
 OUR_TENDON_PASSIVE = os.path.join(OUR_MODELS, "tendon_passive.xml")
 OUR_ACTIVATION = os.path.join(OUR_MODELS, "activation.xml")
 OUR_EQUALITY = os.path.join(OUR_MODELS, "equality.xml")
+OUR_ISLANDS = os.path.join(OUR_MODELS, "islands.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
           ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
           ("FLYSIM_PERTURB_ROWS", "friction", "as is", (OUR_ELLIPTIC,)),
           ("FLYSIM_PERTURB_ROWS", "margin", "as is", (OUR_BODIES,)),
           ("FLYSIM_PERTURB_ROWS", "moving", "as is", ("hopper", OUR_BODIES)),
+          ("FLYSIM_PERTURB_ROWS", "islands", "as is",
+           (OUR_ISLANDS,) + (() if SMALL else ("manipulator",))),
           ("FLYSIM_PERTURB_STEP", "euler", "smooth", ("acrobot", "cartpole")),
           ("FLYSIM_PERTURB_STEP", "euler", "as is", (OUR_RK4,)),
           ("FLYSIM_PERTURB_ROWS", "tendon", "as is", ("point_mass", OUR_TENDON)),
@@ -168,13 +174,13 @@ def main():
         check(len(names) >= MIN_COMPARED[variant],
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
     # our walkers with limits, friction loss and contacts (pyramidal, elliptic), our moving
-    # bodies, RK4, fixed tendons (actuators, springs, dampers), fluid, activations and joint and
-    # tendon equalities, as users
+    # bodies, RK4, fixed tendons (actuators, springs, dampers), fluid, activations, joint and
+    # tendon equalities and islands of several trees, as users
     # run them: within the floor (the broken
     # steppers below must fail on them)
     print("--- our models, as is")
     for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4, OUR_TENDON, OUR_FLUID,
-                  OUR_TENDON_PASSIVE, OUR_ACTIVATION, OUR_EQUALITY):
+                  OUR_TENDON_PASSIVE, OUR_ACTIVATION, OUR_EQUALITY, OUR_ISLANDS):
         for precision in PRECISIONS:
             rc, out, err = compare(model, precision, [])
             s = cliutil.summary(out) if rc in (0, 3) else {}

@@ -216,6 +216,8 @@ enum {
   X(nLcone)      /* nL under the elliptic cone with contact rows, else 0 */                        \
   X(nconeJ)      /* 6 * nv under the elliptic cone with contact rows, else 0 */                    \
   X(ncg)         /* nv under the CG solver, else 0 */                                              \
+  X(nidof)       /* nv where efc_Jd is (islands of several trees: the host's), else 0 */           \
+  X(nitree)      /* ntree where efc_Jd is, else 0 */                                               \
   X(nrkq)        /* nq under the RK4 integrator, else 0 */                                         \
   X(nrk)         /* nv under the RK4 integrator, else 0 */                                         \
   X(nrkt)        /* 1 under the RK4 integrator, else 0 */                                          \
@@ -407,8 +409,9 @@ enum {
   X(int, pair_dofadr, npair, 1) /* first in pair_dof */                                            \
   X(int, pair_dof, npairdof, 1) /* the chains: increasing dof ids (MuJoCo's mj_mergeChain) */      \
   X(int, pair_dofside, npairdof,                                                                   \
-    1)                        /* each moves geom 1's body (0) or geom 2's (1; collision order) */  \
-  X(int, pair_tree, npair, 1) /* tree its contacts' rows act on: their island (-1: none) */        \
+    1)                         /* each moves geom 1's body (0) or geom 2's (1; collision order) */ \
+  X(int, pair_tree, npair, 1)  /* tree its contacts' rows act on: their island (-1: none) */       \
+  X(int, pair_tree2, npair, 1) /* the other tree they join (two moving trees), else -1 */          \
   X(int, pair_chainpos, npairnv, 1) /* [p * nv + dof]: the dof's place in the chain, -1: none */   \
   X(int, M_rowind, nC, 1)           /* row of each entry of the reduced layout */                  \
   X(int, dof_descnum, nv, 1)        /* descendants of the dof: rows whose entries reach it */      \
@@ -678,6 +681,8 @@ enum { FS_SOLVER_RANK = 1 }; // the Newton Hessian lost rank ("rank-deficient sp
   X(int, efc_JT_row, nefcJ, 1, CONSTRAINT, SCRATCH)     /* ... each row, in row order */           \
   X(int, efc_JT_adr, nefcJ, 1, CONSTRAINT, SCRATCH)     /* ... its entry's index in efc_J */       \
   X(int, tree_island, ntree, 1, CONSTRAINT, SCRATCH)    /* the tree's island, -1: no rows */       \
+  X(int, island_dof, nidof, 1, CONSTRAINT, SCRATCH)     /* an island's dofs (map_idof2dof) */      \
+  X(int, island_tree, nitree, 1, CONSTRAINT, SCRATCH)   /* ... and trees (map_itree2tree) */       \
   X(int, sol_state, nefcmax, 1, CONSTRAINT, SCRATCH)    /* Newton's row states */                  \
   X(int, sol_oldstate, nefcmax, 1, CONSTRAINT, SCRATCH) /* ... before the last step */             \
   X(double, sol_force, nefcmax, 1, CONSTRAINT, SCRATCH) /* efc_force in the solver's real */       \

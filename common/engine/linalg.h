@@ -104,6 +104,28 @@ FS_HD fsSol fsi_dot_mj(const fsSol* x, const fsSol* y, int n) {
   return res;
 }
 
+/// fsi_dot_mj over the entries ind[0..n) of x and y (mju_dot of gathered vectors: the
+/// same sums, in scalars). One lane.
+FS_HD fsSol fsi_dot_mj_list(const fsSol* x, const fsSol* y, const int* ind, int n) {
+  fsSol res = 0;
+  int i = 0;
+  if (n >= 4) {
+    fsSol s0 = x[ind[0]] * y[ind[0]], s1 = x[ind[1]] * y[ind[1]];
+    fsSol s2 = x[ind[2]] * y[ind[2]], s3 = x[ind[3]] * y[ind[3]];
+    for (i = 4; i <= n - 4; i += 4) {
+      s0 += x[ind[i]] * y[ind[i]];
+      s1 += x[ind[i + 1]] * y[ind[i + 1]];
+      s2 += x[ind[i + 2]] * y[ind[i + 2]];
+      s3 += x[ind[i + 3]] * y[ind[i + 3]];
+    }
+    res = (s0 + s2) + (s1 + s3);
+  }
+  fsSol tail = 0; // the 1-3 left, summed, then added
+  for (int k = i; k < n; k++) tail = k == i ? x[ind[k]] * y[ind[k]] : tail + x[ind[k]] * y[ind[k]];
+  if (i < n) res += tail;
+  return res;
+}
+
 /// x . y over n elements, every lane gets it: MuJoCo's order on one lane, the lanes'
 /// parts and a butterfly on many.
 FS_HD fsSol fsi_lane_dot(const fsSol* x, const fsSol* y, int n) {

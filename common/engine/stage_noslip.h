@@ -216,7 +216,7 @@ FS_HD FS_FORCEINLINE void fsi_noslip(const fsModel* m, fsData* d, const fsIsland
 /// sol_qacc.
 FS_HD FS_FORCEINLINE void fsi_dual_finish(const fsModel* m, fsData* d) {
 #ifdef FS_ONE_LANE
-  fsIsland all = {0, m->nv, -1, 0, 0, 0, d->nefc[0]}; // every dof and row
+  fsIsland all = fsi_island_all(m, d);
   if (m->nefcD)
     fsi_mul_jt_dense(m, d, &all, d->sol_force, d->sol_qfrc);
   else

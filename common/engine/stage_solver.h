@@ -11,11 +11,13 @@
 // factor (the results agree to rounding). Comments name MuJoCo's functions
 // (engine_solver.c, engine_forward.c, engine_core_constraint.c).
 //
-// Islands (mj_island): the rows of contacts with static planes move one tree each,
-// so an island is a tree with rows, islands come in increasing tree order, and an
-// island's dofs are its tree's (consecutive). Each is solved alone with its own
-// scale 1 / (sum of its diagonal of M); with islands disabled (mjDSBL_ISLAND) one
-// solve takes every row and dof with the scale 1 / (meaninertia * nv).
+// Islands (mj_island): the trees that rows join, numbered by their first tree; an
+// island's dofs are its trees' in increasing order (a tree's are consecutive) and its
+// rows come in row order. Each is solved alone, as MuJoCo solves its gathered copy,
+// with its own scale 1 / (sum of its diagonal of M); with islands disabled
+// (mjDSBL_ISLAND) one solve takes every row and dof with the scale 1 / (meaninertia *
+// nv). Rows join two trees only where the host keeps them dense (nefcD: elsewhere the
+// model check refuses rows across trees), so on the lanes an island is one tree.
 //
 // Precision: the iteration runs in the solver's real (fsSol, double in every build):
 // qacc, the forces, J qacc - aref, the gradient, the Hessian and its factor; the
@@ -41,12 +43,107 @@
 /// model lists its pairs so); `tree`, the tree whose rows in the range are its own (the
 /// others skipped), or -1 where every row of the range is (islands off, one island
 /// holding every row, or the island's rows one run); the improvement and gradient scale;
-/// its index (statistics).
+/// its index (statistics). One lane: where its trees are several (ntree > 1), [d0, d1)
+/// spans them and their dofs are dof (n: MuJoCo's gathered order), the trees trees.
 typedef struct fsIsland {
   int d0, d1, tree, index;
   fsSol scale;
   int r0, r1;
+#ifdef FS_ONE_LANE
+  int ntree, n;
+  const int *trees, *dof;
+#endif
 } fsIsland;
+
+/// The island's dofs as runs of consecutive dofs: its trees' (one run where it is one
+/// tree, or on the lanes), run s being [fsi_run_d0, fsi_run_d1).
+FS_HD int fsi_island_nrun(const fsIsland* is) {
+#ifdef FS_ONE_LANE
+  return is->ntree > 1 ? is->ntree : 1;
+#else
+  (void)is;
+  return 1;
+#endif
+}
+
+FS_HD int fsi_run_d0(const fsModel* m, const fsIsland* is, int s) {
+#ifdef FS_ONE_LANE
+  if (is->ntree > 1) return m->tree_dofadr[is->trees[s]];
+#endif
+  (void)m, (void)s;
+  return is->d0;
+}
+
+FS_HD int fsi_run_d1(const fsModel* m, const fsIsland* is, int s) {
+#ifdef FS_ONE_LANE
+  if (is->ntree > 1) return m->tree_dofadr[is->trees[s]] + m->tree_dofnum[is->trees[s]];
+#endif
+  (void)m, (void)s;
+  return is->d1;
+}
+
+/// The block that follows runs for each dof i of island is: lanes over [d0, d1), or on one
+/// lane each run's dofs in increasing order (the solver's vectors apart: FS_IVDEP).
+#ifdef FS_ONE_LANE
+#define FSI_FOR_ISLAND_DOF(m, is, i)                                                               \
+  for (int s_ = 0, ns_ = fsi_island_nrun(is); s_ < ns_; s_++) FS_IVDEP                             \
+  for (int i = fsi_run_d0(m, is, s_), e_ = fsi_run_d1(m, is, s_); i < e_; i++)
+#else
+#define FSI_FOR_ISLAND_DOF(m, is, i)                                                               \
+  FS_FOR_LANE(t_, (is)->d1 - (is)->d0) for (int i = (is)->d0 + t_, o_ = 1; o_; o_ = 0)
+#endif
+
+/// x . y over the island's dofs, every lane gets it: on one lane mju_dot's order over
+/// MuJoCo's gathered vectors.
+FS_HD fsSol fsi_island_dot(const fsIsland* is, const fsSol* x, const fsSol* y) {
+#ifdef FS_ONE_LANE
+  if (is->ntree > 1) return fsi_dot_mj_list(x, y, is->dof, is->n);
+#endif
+  return fsi_lane_dot(x + is->d0, y + is->d0, is->d1 - is->d0);
+}
+
+/// Row r times x over the island's dofs (J x's entry; MuJoCo's gathered row, mju_dot).
+FS_HD fsSol fsi_island_row_dot(const fsModel* m, const fsData* d, const fsIsland* is, int r,
+                               const fsSol* x) {
+#ifdef FS_ONE_LANE
+  if (is->ntree > 1) return fsi_dot_mj_list(d->efc_Jd + (size_t)r * m->nv, x, is->dof, is->n);
+#endif
+  return fsi_efc_dot_range(m, d, r, x, is->d0, is->d1 - is->d0);
+}
+
+/// res = M x over the island's dofs (M is block-diagonal by tree: run by run).
+FS_HD void fsi_island_mul_M(const fsModel* m, const fsData* d, const fsIsland* is, const fsSol* x,
+                            fsSol* res) {
+  fsLayout LM = fsi_layout_M(m);
+  for (int s = 0; s < fsi_island_nrun(is); s++)
+    fsi_mul_sym(&LM, d->M, x, res, fsi_run_d0(m, is, s), fsi_run_d1(m, is, s));
+}
+
+#ifdef FS_ONE_LANE
+/// The island's dofs (n) and its column k's dof in the host's dense rows.
+static inline int fsi_island_n(const fsIsland* is) {
+  return is->ntree > 1 ? is->n : is->d1 - is->d0;
+}
+
+static inline int fsi_island_col(const fsIsland* is, int k) {
+  return is->ntree > 1 ? is->dof[k] : is->d0 + k;
+}
+#endif
+
+/// The island of every dof and row (islands disabled; noslip's whole).
+FS_HD fsIsland fsi_island_all(const fsModel* m, const fsData* d) {
+  fsIsland is;
+  is.d0 = is.index = is.r0 = 0;
+  is.d1 = m->nv;
+  is.tree = -1;
+  is.scale = 0;
+  is.r1 = d->nefc[0];
+#ifdef FS_ONE_LANE
+  is.ntree = is.n = 0;
+  is.trees = is.dof = NULL;
+#endif
+  return is;
+}
 
 FS_HD int fsi_in_island(const fsData* d, const fsIsland* is, int r) {
   return is->tree < 0 || d->efc_tree[r] == is->tree;
@@ -305,15 +402,13 @@ FS_HD void fsi_mul_jt(const fsData* d, const fsSol* f, fsSol* res, int d0, int d
 /// skipped, each adding f_r J_r over the dofs (the columns off its chain add zeros).
 FS_HD void fsi_mul_jt_dense(const fsModel* m, const fsData* d, const fsIsland* is, const fsSol* f,
                             fsSol* res) {
-  int d0 = is->d0, n = is->d1 - is->d0;
-  for (int j = 0; j < n; j++) res[d0 + j] = 0;
+  FSI_FOR_ISLAND_DOF(m, is, j) res[j] = 0;
   for (int r = is->r0; r < is->r1; r++) {
     fsSol fr = f[r];
     if (fr == 0 || !fsi_in_island(d, is, r)) continue;
-    const double* J = d->efc_Jd + (size_t)r * m->nv + d0; // (n)
+    const double* J = d->efc_Jd + (size_t)r * m->nv; // (nv)
     // res (a solver vector) apart from efc_Jd
-    FS_IVDEP
-    for (int j = 0; j < n; j++) res[d0 + j] += J[j] * fr;
+    FSI_FOR_ISLAND_DOF(m, is, j) res[j] += J[j] * fr;
   }
 }
 #endif
@@ -389,10 +484,74 @@ FS_HD FS_FORCEINLINE void fsi_warmstart(const fsModel* m, fsData* d) {
   FS_SYNC();
 }
 
-/// mj_island for contact rows: each tree with rows is an island, numbered in tree
-/// order (tree_island, -1: none; nisland). None with islands disabled.
+#ifdef FS_ONE_LANE
+/// The root of tree t's set (union-find parents p: the set's first tree).
+static inline int fsi_tree_root(const int* p, int t) {
+  while (p[t] != t) t = p[t];
+  return t;
+}
+
+/// mj_dsuMerge: trees a and b (b -1: a alone) into one set, under its first tree.
+static inline void fsi_tree_join(int* p, int a, int b) {
+  if (b < 0) b = a;
+  if (p[a] < 0) p[a] = a;
+  if (p[b] < 0) p[b] = b;
+  a = fsi_tree_root(p, a);
+  b = fsi_tree_root(p, b);
+  if (a < b) p[b] = a;
+  if (b < a) p[a] = b;
+}
+
+/// mj_island where rows may join trees (the host's dense rows, one lane): the trees a row
+/// moves joined (a contact's two bodies' trees; an equality's, its non-zero columns' in
+/// column order, as MuJoCo's scan of the dense row; a friction-loss or limit row's dof's
+/// tree); islands numbered in the order of their first trees (tree_island), and each row's
+/// efc_tree its island's first tree. island_tree: the union-find parents here.
+static inline void fsi_islands_joined(const fsModel* m, fsData* d) {
+  int nefc = d->nefc[0], *p = d->island_tree;
+  for (int t = 0; t < m->ntree; t++) p[t] = -1;
+  for (int r = 0; r < nefc; r++) {
+    if (r >= d->nefc_dof[0]) {
+      fsi_tree_join(p, d->efc_tree[r], m->pair_tree2[fsi_row_pair(d, r)]);
+      continue;
+    }
+    if (d->efc_type[r] != FS_CNSTR_EQUALITY) {
+      fsi_tree_join(p, d->efc_tree[r], -1);
+      continue;
+    }
+    const double* J = d->efc_Jd + (size_t)r * m->nv; // (nv)
+    int prev = -1;
+    for (int j = 0; j < m->nv; j++) {
+      if (J[j] == 0) continue;
+      int t = m->dof_treeid[j];
+      fsi_tree_join(p, t, prev);
+      if (prev < 0) d->efc_tree[r] = t; // its first tree, not its chain's first column's
+      prev = t;
+      j = m->tree_dofadr[t] + m->tree_dofnum[t] - 1; // the tree's other dofs: the same tree
+    }
+    if (prev < 0) fsi_tree_join(p, d->efc_tree[r], -1); // no column (MuJoCo errs)
+  }
+  int n = 0;
+  for (int t = 0; t < m->ntree; t++) {
+    int root = p[t] < 0 ? -1 : fsi_tree_root(p, t);
+    d->tree_island[t] = root < 0 ? -1 : (root == t ? n++ : d->tree_island[root]);
+  }
+  d->nisland[0] = n;
+  for (int r = 0; r < nefc; r++) d->efc_tree[r] = fsi_tree_root(p, d->efc_tree[r]);
+}
+#endif
+
+/// mj_island: each tree with rows is an island, numbered in tree order (tree_island, -1:
+/// none; nisland), or where rows may join trees fsi_islands_joined. None with islands
+/// disabled.
 FS_HD void fsi_islands(const fsModel* m, fsData* d) {
   int nefc = d->nefc[0];
+#ifdef FS_ONE_LANE
+  if (m->nefcD && m->islands) {
+    fsi_islands_joined(m, d);
+    return;
+  }
+#endif
   FS_FOR_LANE(t, m->ntree) {
     int has = 0;
     for (int r = 0; r < nefc && !has && m->islands; r++) has = d->efc_tree[r] == t;
@@ -451,12 +610,9 @@ FS_HD int fsi_primal_update(const fsModel* m, fsData* d, const fsIsland* is, int
 }
 
 /// PrimalUpdateGrad: grad = M qacc - qfrc_smooth - qfrc_constraint.
-FS_HD void fsi_primal_grad(fsData* d, const fsIsland* is) {
-  FS_IVDEP // the solver's vectors apart
-  FS_FOR_LANE(t, is->d1 - is->d0) {
-    int i = is->d0 + t;
-    d->sol_grad[i] = d->sol_Ma[i] - d->qfrc_smooth[i] - d->sol_qfrc[i];
-  }
+FS_HD void fsi_primal_grad(const fsModel* m, fsData* d, const fsIsland* is) {
+  (void)m; // the lanes' runs: [d0, d1)
+  FSI_FOR_ISLAND_DOF(m, is, i) d->sol_grad[i] = d->sol_Ma[i] - d->qfrc_smooth[i] - d->sol_qfrc[i];
   FS_SYNC();
 }
 
@@ -485,30 +641,41 @@ FS_HD int fsi_chol_factor_dense(fsSol* L, int n) {
 #ifdef FS_ONE_LANE
 /// Where MuJoCo's Jacobian is dense (nefcD: the host keeps the rows dense too), its
 /// solver's dense Hessian and factor, MuJoCo's loops and orders. The island's n dofs
-/// [d0, d1) are consecutive, so its rows' columns are efc_Jd's [d0, d1) and the factor
-/// is sol_L as (n, n), row-major, lower triangle (H = L L'). H = J' D J (mju_sqrMatTD:
+/// (fsi_island_col: its columns of efc_Jd, in MuJoCo's gathered order; a tree's
+/// consecutive) and the factor sol_L as (n, n), row-major, lower triangle (H = L L').
+/// H = J' D J (mju_sqrMatTD:
 /// rows in order, each non-zero J_ri adding (J_ri D_r) J_r. to row i's columns up to
 /// i), then M's entries added (mju_addToSymSparse); factored by mju_cholFactor (column
 /// by column, row dots in mju_dot's order, a diagonal under mjMINVAL clamped: returns
 /// 1).
 static inline int fsi_hessian_factor_dense(const fsModel* m, fsData* d, const fsIsland* is) {
-  int d0 = is->d0, n = is->d1 - is->d0, nv = m->nv;
+  int n = fsi_island_n(is), nv = m->nv;
   fsSol* L = d->sol_L; // (n, n)
   for (int k = 0; k < n * n; k++) L[k] = 0;
   for (int r = is->r0; r < is->r1; r++) {
     if (!fsi_in_island(d, is, r) || d->sol_D[r] == 0) continue;
-    const double* J = d->efc_Jd + (size_t)r * nv + d0; // (n)
+    const double* J = d->efc_Jd + (size_t)r * nv; // (nv)
+    if (is->ntree <= 1) {                         // one tree: its columns consecutive
+      J += is->d0;
+      for (int i = 0; i < n; i++) {
+        if (J[i] == 0) continue;
+        fsSol s = J[i] * d->sol_D[r], *Li = L + i * n;
+        FS_IVDEP // sol_L apart from efc_Jd
+        for (int k = 0; k <= i; k++) Li[k] += J[k] * s;
+      }
+      continue;
+    }
     for (int i = 0; i < n; i++) {
-      if (J[i] == 0) continue;
-      fsSol s = J[i] * d->sol_D[r], *Li = L + i * n;
-      FS_IVDEP // sol_L apart from efc_Jd
-      for (int k = 0; k <= i; k++) Li[k] += J[k] * s;
+      fsSol Ji = J[is->dof[i]];
+      if (Ji == 0) continue;
+      fsSol s = Ji * d->sol_D[r], *Li = L + i * n;
+      for (int k = 0; k <= i; k++) Li[k] += J[is->dof[k]] * s;
     }
   }
-  for (int i = 0; i < n; i++) {
-    int adr = m->M_rowadr[d0 + i];
-    for (int k = 0; k < m->M_rownnz[d0 + i]; k++)
-      L[i * n + m->M_colind[adr + k] - d0] += d->M[adr + k];
+  for (int i = 0; i < n; i++) { // M's entries of dof j: its tree's, i - (j - c) in the island
+    int j = fsi_island_col(is, i), adr = m->M_rowadr[j];
+    for (int k = 0; k < m->M_rownnz[j]; k++)
+      L[i * n + i - (j - m->M_colind[adr + k])] += d->M[adr + k];
   }
   return fsi_chol_factor_dense(L, n);
 }
@@ -621,6 +788,7 @@ FS_HD void fsi_hessian_cone(const fsModel* m, fsData* d, const fsIsland* is) {
   fsLayout LH = fsi_layout_H(m);
 #ifdef FS_ONE_LANE
   int dense = m->nefcD > 0;
+  if (dense) n = fsi_island_n(is);
 #else
   int dense = 0;
 #endif
@@ -641,7 +809,7 @@ FS_HD void fsi_hessian_cone(const fsModel* m, fsData* d, const fsIsland* is) {
       for (int j = 0; j < dim; j++) LTJ[j * ncol + k] = 0;
       for (int j = 0; j < dim; j++) {
 #ifdef FS_ONE_LANE
-        fsSol Jk = dense ? d->efc_Jd[(size_t)(r + j) * m->nv + d0 + k]
+        fsSol Jk = dense ? d->efc_Jd[(size_t)(r + j) * m->nv + fsi_island_col(is, k)]
                          : d->efc_J[(size_t)(r + j) * m->njmax + k];
 #else
         fsSol Jk = d->efc_J[(size_t)(r + j) * m->njmax + k];
@@ -678,12 +846,10 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
     fsSol s = sqrt(d->efc_D[r]);
 #ifdef FS_ONE_LANE
     if (m->nefcD) { // the dense factor: x = J_r sqrt(D_r) over the island's columns (mju_scl)
-      int n = is->d1 - is->d0;
-      const double* J = d->efc_Jd + (size_t)r * m->nv + is->d0; // (n)
-      fsSol* x = d->sol_dense;                                  // (n)
-      // sol_dense apart from efc_Jd
-      FS_IVDEP
-      for (int k = 0; k < n; k++) x[k] = J[k] * s;
+      int n = fsi_island_n(is);
+      const double* J = d->efc_Jd + (size_t)r * m->nv; // (nv)
+      fsSol* x = d->sol_dense;                         // (n)
+      for (int k = 0; k < n; k++) x[k] = J[fsi_island_col(is, k)] * s;
       if (fsi_chol_update_dense(d->sol_L, x, n, now)) return fsi_hessian_factor(m, d, is, ncone);
       continue;
     }
@@ -703,6 +869,12 @@ FS_HD int fsi_hessian_incremental(const fsModel* m, fsData* d, const fsIsland* i
 FS_HD void fsi_hessian_solve(const fsModel* m, fsData* d, const fsIsland* is, int ncone) {
   const fsSol* L = FSI_ROWS && ncone ? d->sol_Lcone : d->sol_L;
 #ifdef FS_ONE_LANE
+  if (m->nefcD && is->ntree > 1) { // gathered (sol_dense), solved, scattered
+    for (int k = 0; k < is->n; k++) d->sol_dense[k] = d->sol_grad[is->dof[k]];
+    fsi_chol_solve_dense(L, d->sol_dense, d->sol_dense, is->n);
+    for (int k = 0; k < is->n; k++) d->sol_Mgrad[is->dof[k]] = d->sol_dense[k];
+    return;
+  }
   if (m->nefcD) {
     int d0 = is->d0;
     fsi_chol_solve_dense(L, d->sol_grad + d0, d->sol_Mgrad + d0, is->d1 - d0);
@@ -1038,9 +1210,8 @@ FS_HD fsSol fsi_ls_done(const fsLinePoint* p, fsSol* improvement) {
 /// most ls_iterations evaluations. Returns the step (0: none) and the improvement.
 FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fsIsland* is,
                                            fsSol tolerance, int ls_iterations, fsSol* improvement) {
-  int d0 = is->d0, nvi = is->d1 - is->d0;
   *improvement = 0;
-  fsSol snorm = sqrt(fsi_lane_dot(d->sol_search + d0, d->sol_search + d0, nvi));
+  fsSol snorm = sqrt(fsi_island_dot(is, d->sol_search, d->sol_search));
   if (snorm < FS_SOL_MINVAL) return 0;
   fsLineSearch ls;
   ls.qg1 = ls.qg2 = 0;
@@ -1050,15 +1221,14 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
 #if FSI_ROWS
   ls.cones = m->elliptic;
 #endif
-  fsLayout LM = fsi_layout_M(m);
-  fsi_mul_sym(&LM, d->M, d->sol_search, d->sol_Mv, is->d0, is->d1);
+  fsi_island_mul_M(m, d, is, d->sol_search, d->sol_Mv);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
-    if (fsi_in_island(d, is, r)) d->sol_Jv[r] = fsi_efc_dot_range(m, d, r, d->sol_search, d0, nvi);
+    if (fsi_in_island(d, is, r)) d->sol_Jv[r] = fsi_island_row_dot(m, d, is, r, d->sol_search);
   }
   FS_SYNC();
-  const fsSol* v = d->sol_search + d0;
-  ls.qg1 = fsi_lane_dot(v, d->sol_Ma + d0, nvi) - fsi_lane_dot(d->sol_vec + d0, v, nvi);
-  ls.qg2 = 0.5 * fsi_lane_dot(v, d->sol_Mv + d0, nvi);
+  const fsSol* v = d->sol_search;
+  ls.qg1 = fsi_island_dot(is, v, d->sol_Ma) - fsi_island_dot(is, d->sol_vec, v);
+  ls.qg2 = 0.5 * fsi_island_dot(is, v, d->sol_Mv);
   int r0 = is->r0; // PrimalPrepare: each row's quadratic along the search
 #if FSI_ROWS
   if (m->elliptic) { // the cones' rows apart (the fly's loop as the kernels')
@@ -1113,62 +1283,55 @@ FS_HD FS_FORCEINLINE fsSol fsi_line_search(const fsModel* m, fsData* d, const fs
 }
 
 /// search = -Mgrad over the island's dofs.
-FS_HD void fsi_newton_direction(fsData* d, const fsIsland* is) {
-  FS_IVDEP // the solver's vectors apart
-  FS_FOR_LANE(t, is->d1 - is->d0) d->sol_search[is->d0 + t] = -d->sol_Mgrad[is->d0 + t];
+FS_HD void fsi_newton_direction(const fsModel* m, fsData* d, const fsIsland* is) {
+  (void)m;
+  FSI_FOR_ISLAND_DOF(m, is, i) d->sol_search[i] = -d->sol_Mgrad[i];
   FS_SYNC();
 }
 
 /// 0.5 scale grad' Mgrad, at least 0: the Newton decrement (or, with Mgrad = M \ grad,
 /// the duality gap that certifies a warm start).
 FS_HD fsSol fsi_newton_decrement(fsData* d, const fsIsland* is) {
-  int d0 = is->d0, nvi = is->d1 - is->d0;
-  fsSol dec = 0.5 * is->scale * fsi_lane_dot(d->sol_grad + d0, d->sol_Mgrad + d0, nvi);
+  fsSol dec = 0.5 * is->scale * fsi_island_dot(is, d->sol_grad, d->sol_Mgrad);
   return dec > 0 ? dec : 0;
 }
 
 /// M \ grad into Mgrad over the island's dofs (CG's preconditioned gradient, and the
 /// certificate's).
 FS_HD void fsi_m_solve_grad(const fsModel* m, fsData* d, const fsIsland* is) {
-  int d0 = is->d0, nvi = is->d1 - is->d0;
   fsLayout LM = fsi_layout_M(m);
-  FS_IVDEP // the solver's vectors apart
-  FS_FOR_LANE(t, nvi) d->sol_Mgrad[d0 + t] = d->sol_grad[d0 + t];
+  FSI_FOR_ISLAND_DOF(m, is, i) d->sol_Mgrad[i] = d->sol_grad[i];
   FS_SYNC();
-  fsi_solve_ld_levels(&LM, d->qLD, d->qLDiagInv, d->sol_Mgrad, d0, is->d1);
+  for (int s = 0; s < fsi_island_nrun(is); s++) // M's factor is block-diagonal by tree
+    fsi_solve_ld_levels(&LM, d->qLD, d->qLDiagInv, d->sol_Mgrad, fsi_run_d0(m, is, s),
+                        fsi_run_d1(m, is, s));
 }
 
 /// CG's next direction (mj_solPrimal's Hager-Zhang update): with y = grad - gradold and My
 /// = Mgrad - Mgradold (into the old copies), beta = (y'Mgrad - 2 (y'My / d'y) d'grad) / d'y
 /// bounded below by -1 / (|d| min(0.01, |grad|)), 0 where d'y < mjMINVAL (conjugacy
 /// lost); search = -Mgrad + beta search. Dots over the island's dofs in mju_dot's order.
-FS_HD void fsi_cg_direction(fsData* d, const fsIsland* is) {
-  int d0 = is->d0, nvi = is->d1 - is->d0;
-  FS_IVDEP // the solver's vectors apart
-  FS_FOR_LANE(t, nvi) {
-    int i = d0 + t;
+FS_HD void fsi_cg_direction(const fsModel* m, fsData* d, const fsIsland* is) {
+  (void)m;
+  FSI_FOR_ISLAND_DOF(m, is, i) {
     d->sol_gradold[i] = d->sol_grad[i] - d->sol_gradold[i];
     d->sol_Mgradold[i] = d->sol_Mgrad[i] - d->sol_Mgradold[i];
   }
   FS_SYNC();
-  const fsSol *s = d->sol_search + d0, *g = d->sol_grad + d0, *Mg = d->sol_Mgrad + d0;
-  const fsSol *y = d->sol_gradold + d0, *My = d->sol_Mgradold + d0;
-  fsSol dy = fsi_lane_dot(s, y, nvi), beta = 0;
+  const fsSol *s = d->sol_search, *g = d->sol_grad, *Mg = d->sol_Mgrad;
+  const fsSol *y = d->sol_gradold, *My = d->sol_Mgradold;
+  fsSol dy = fsi_island_dot(is, s, y), beta = 0;
   if (!(dy < FS_SOL_MINVAL)) {
-    fsSol yMy = fsi_lane_dot(y, My, nvi), yMg = fsi_lane_dot(y, Mg, nvi);
-    fsSol dg = fsi_lane_dot(s, g, nvi);
+    fsSol yMy = fsi_island_dot(is, y, My), yMg = fsi_island_dot(is, y, Mg);
+    fsSol dg = fsi_island_dot(is, s, g);
     fsSol beta_hz = (yMg - 2 * (yMy / dy) * dg) / dy;
-    fsSol dn = sqrt(fsi_lane_dot(s, s, nvi)), gn = sqrt(fsi_lane_dot(g, g, nvi));
+    fsSol dn = sqrt(fsi_island_dot(is, s, s)), gn = sqrt(fsi_island_dot(is, g, g));
     fsSol lo = dn * (0.01 < gn ? 0.01 : gn);
     fsSol eta_k = -1.0 / (lo > FS_SOL_MINVAL ? lo : FS_SOL_MINVAL);
     beta = eta_k > beta_hz ? eta_k : beta_hz;
   }
   FS_SYNC(); // every lane has read search
-  FS_IVDEP   // the solver's vectors apart
-  FS_FOR_LANE(t, nvi) {
-    int i = d0 + t;
-    d->sol_search[i] = -d->sol_Mgrad[i] + beta * d->sol_search[i];
-  }
+  FSI_FOR_ISLAND_DOF(m, is, i) d->sol_search[i] = -d->sol_Mgrad[i] + beta * d->sol_search[i];
   FS_SYNC();
 }
 
@@ -1180,21 +1343,20 @@ FS_HD void fsi_cg_direction(fsData* d, const fsIsland* is) {
 /// -H \ grad (the Hessian factored once, then updated), CG's the Hager-Zhang conjugate of
 /// -M \ grad.
 FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland* is) {
-  int d0 = is->d0, d1 = is->d1, nvi = d1 - d0, newton = !FSI_ROWS || !m->solver_cg;
+  int newton = !FSI_ROWS || !m->solver_cg;
   fsSol scale = is->scale, tol = m->tolerance;
-  fsLayout LM = fsi_layout_M(m);
   fsi_sol_vec(m, d, d->qfrc_smooth); // for the line search
-  fsi_mul_sym(&LM, d->M, d->sol_qacc, d->sol_Ma, d0, d1);
+  fsi_island_mul_M(m, d, is, d->sol_qacc, d->sol_Ma);
   FS_FOR_LANE_RANGE(r, is->r0, is->r1) {
     if (fsi_in_island(d, is, r))
-      d->sol_Jaref[r] = fsi_efc_dot_range(m, d, r, d->sol_qacc, d0, nvi) - d->efc_aref[r];
+      d->sol_Jaref[r] = fsi_island_row_dot(m, d, is, r, d->sol_qacc) - d->efc_aref[r];
   }
   FS_SYNC();
   int ncone = fsi_primal_update(m, d, is, newton);
-  fsi_primal_grad(d, is);
+  fsi_primal_grad(m, d, is);
   fsi_m_solve_grad(m, d, is);
   int gap = fsi_newton_decrement(d, is) < tol;
-  int small_grad = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi)) < tol;
+  int small_grad = scale * sqrt(fsi_island_dot(is, d->sol_grad, d->sol_grad)) < tol;
   int done = gap && (!newton || small_grad), error = 0;
   if (!done && newton) {
     FSI_MARK(FS_MARK_HESSIAN);
@@ -1203,7 +1365,7 @@ FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland
     fsi_hessian_solve(m, d, is, ncone);
     done = small_grad && fsi_newton_decrement(d, is) < tol;
   }
-  if (!done) fsi_newton_direction(d, is);
+  if (!done) fsi_newton_direction(m, d, is);
   int iter = 0;
   fsSol improvement = 0, gradient = 0;
   while (!done && iter < m->iterations) {
@@ -1213,18 +1375,15 @@ FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland
         fsi_line_search(m, d, is, tol * m->ls_tolerance, m->ls_iterations, &ls_improvement);
     FSI_MARK(FS_MARK_NEWTON);
     if (alpha == 0) break;
-    FS_IVDEP // the solver's vectors apart
-    FS_FOR_LANE(t, nvi) {
-      int i = d0 + t;
+    FSI_FOR_ISLAND_DOF(m, is, i) {
       d->sol_qacc[i] += d->sol_search[i] * alpha;
       d->sol_Ma[i] += d->sol_Mv[i] * alpha;
     }
 #if FSI_ROWS
     if (!newton) {
-      FS_IVDEP // the solver's vectors apart
-      FS_FOR_LANE(t, nvi) {
-        d->sol_gradold[d0 + t] = d->sol_grad[d0 + t];
-        d->sol_Mgradold[d0 + t] = d->sol_Mgrad[d0 + t];
+      FSI_FOR_ISLAND_DOF(m, is, i) {
+        d->sol_gradold[i] = d->sol_grad[i];
+        d->sol_Mgradold[i] = d->sol_Mgrad[i];
       }
     }
 #endif
@@ -1240,21 +1399,21 @@ FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland
       error |= fsi_hessian_incremental(m, d, is, ncone);
       FSI_MARK(FS_MARK_NEWTON);
     }
-    fsi_primal_grad(d, is);
+    fsi_primal_grad(m, d, is);
     if (newton)
       fsi_hessian_solve(m, d, is, ncone);
     else
       fsi_m_solve_grad(m, d, is);
     improvement = scale * ls_improvement;
-    gradient = scale * sqrt(fsi_lane_dot(d->sol_grad + d0, d->sol_grad + d0, nvi));
+    gradient = scale * sqrt(fsi_island_dot(is, d->sol_grad, d->sol_grad));
     fsSol decrement = newton ? fsi_newton_decrement(d, is) : 0;
     iter++;
     if ((improvement > 0 && improvement < tol) || gradient < tol || (newton && decrement < tol))
       break;
     if (newton)
-      fsi_newton_direction(d, is);
+      fsi_newton_direction(m, d, is);
     else
-      fsi_cg_direction(d, is);
+      fsi_cg_direction(m, d, is);
   }
   FS_LANE0 {
     if (is->index < FS_NISLAND) {
@@ -1269,19 +1428,38 @@ FS_HD FS_FORCEINLINE void fsi_primal(const fsModel* m, fsData* d, const fsIsland
 
 /// Island k of the world (k < nisland), or with islands disabled (k = 0) every dof
 /// and row as one.
-FS_HD fsIsland fsi_island(const fsModel* m, const fsData* d, int k) {
-  fsIsland is = {0, m->nv, -1, 0, 0, 0, d->nefc[0]};
+FS_HD fsIsland fsi_island(const fsModel* m, fsData* d, int k) {
+  fsIsland is = fsi_island_all(m, d);
   if (d->nisland[0] == 0) {
     is.scale = 1 / (m->meaninertia * (fsSol)(m->nv > 1 ? m->nv : 1));
     return is;
   }
-  for (int t = 0; t < m->ntree; t++)
-    if (d->tree_island[t] == k) is.tree = t;
+  int last = -1, ntree = 0;
+  for (int t = 0; t < m->ntree; t++) {
+    if (d->tree_island[t] != k) continue;
+    if (is.tree < 0) is.tree = t;
+    last = t;
+#ifdef FS_ONE_LANE
+    if (m->nitree) d->island_tree[ntree] = t;
+#endif
+    ntree++;
+  }
   is.index = k;
   is.d0 = m->tree_dofadr[is.tree];
-  is.d1 = is.d0 + m->tree_dofnum[is.tree];
+  is.d1 = m->tree_dofadr[last] + m->tree_dofnum[last];
+#ifdef FS_ONE_LANE
+  if (ntree > 1) { // its trees' dofs in order (MuJoCo's map_idof2dof)
+    is.ntree = ntree;
+    is.trees = d->island_tree;
+    is.dof = d->island_dof;
+    for (int s = 0; s < ntree; s++)
+      for (int i = fsi_run_d0(m, &is, s); i < fsi_run_d1(m, &is, s); i++) d->island_dof[is.n++] = i;
+  }
+#endif
   fsSol inertia = 0; // the island's diagonal of M, summed in dof order
-  for (int i = is.d0; i < is.d1; i++) inertia += d->M[m->M_rowadr[i] + m->M_rownnz[i] - 1];
+  for (int s = 0; s < fsi_island_nrun(&is); s++)
+    for (int i = fsi_run_d0(m, &is, s); i < fsi_run_d1(m, &is, s); i++)
+      inertia += d->M[m->M_rowadr[i] + m->M_rownnz[i] - 1];
   is.scale = 1 / inertia;
   if (d->nisland[0] == 1) {
     is.tree = -1; // the one island holds every row: no row tests

@@ -765,6 +765,9 @@ static void derive_solver(const mjModel* mj, fsModel* m) {
   for (int p = 0; p < m->npair; p++) {
     m->pair_tree[p] =
         m->npairnv && m->pair_nv[p] ? mj->dof_treeid[m->pair_dof[m->pair_dofadr[p]]] : -1;
+    int t1 = mj->body_treeid[mj->geom_bodyid[m->pair_geom1[p]]];
+    int t2 = mj->body_treeid[mj->geom_bodyid[m->pair_geom2[p]]];
+    m->pair_tree2[p] = t1 >= 0 && t2 >= 0 && t1 != t2 ? (t1 == m->pair_tree[p] ? t2 : t1) : -1;
     if (!m->npairnv) continue;
     for (int j = 0; j < nv; j++) m->pair_chainpos[p * nv + j] = -1;
     for (int k = 0; k < m->pair_nv[p]; k++)
@@ -1002,6 +1005,8 @@ void fs_model_row_sizes(fsModel* m) {
   m->nLcone = cones ? m->nL : 0;
   m->nconeJ = cones ? 6 * m->nv : 0;
   m->ncg = m->solver_cg && m->nefcmax > 0 ? m->nv : 0;
+  m->nidof = m->nefcD ? m->nv : 0;
+  m->nitree = m->nefcD ? m->ntree : 0;
 }
 
 int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {

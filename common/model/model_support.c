@@ -162,13 +162,13 @@ static int other_rows(const mjModel* m) {
 }
 
 // The pairs' rows that the solver's layouts cannot hold, counted (found: the first pair id):
-// pairs joining two trees (their contacts join the trees' islands: each island here is one
-// tree), pairs whose rows move two branches of a tree (the sparse Hessian's tree layout holds
-// a dof's ancestors only: the host's where MuJoCo's Jacobian is sparse, the lanes' and the
-// GPU's always) and, for noslip, pairs of two moving bodies (its rows hold the chain's dofs,
-// not the common ancestors that M^-1/2 adds); and pairs without rows, or with a moving plane.
+// pairs whose rows move two branches of a tree or two trees (the sparse Hessian's tree layout
+// holds a dof's ancestors only: the host's where MuJoCo's Jacobian is sparse, the lanes' and
+// the GPU's always; where the rows are dense, islands join the trees) and, for noslip, pairs
+// of two moving bodies (its rows hold the chain's dofs, not the common ancestors that M^-1/2
+// adds); and pairs without rows, or with a moving plane.
 typedef struct RowLayout {
-  Found trees, branches, noslip, still, plane;
+  Found branches, noslip, still, plane;
 } RowLayout;
 
 static void row_layouts(const mjModel* m, const fsPairTable* t, RowLayout* r) {
@@ -182,7 +182,6 @@ static void row_layouts(const mjModel* m, const fsPairTable* t, RowLayout* r) {
     for (int i = 0; i < n; i++) sides |= 1 << side[i];
     int b1 = m->body_weldid[m->geom_bodyid[g[0]]], b2 = m->body_weldid[m->geom_bodyid[g[1]]];
     int moves1 = body_moves(m, b1), moves2 = body_moves(m, b2);
-    if (moves1 && moves2 && m->body_treeid[b1] != m->body_treeid[b2]) found(&r->trees, k);
     if (sides == 3) found(&r->branches, k);
     if (moves1 && moves2) found(&r->noslip, k);
     for (int s = 0; s < 2; s++)
@@ -259,12 +258,6 @@ static void check_constraint(const mjModel* m, const fsPairTable* t, Problems* p
                 "between bodies without dofs (MuJoCo makes no rows for them and marks their "
                 "contacts exclude 3)",
                 "remove them");
-  if (!disabled(m, mjDSBL_ISLAND))
-    problem_pairs(p, m, t, &r.trees,
-                  "joining two kinematic trees (their contacts join the trees' constraint "
-                  "islands; the solver's islands are one tree each)",
-                  "<flag island=\"disable\"/>, or contype/conaffinity or <exclude> that keep "
-                  "the trees apart");
   if (tree_layout(m))
     problem_pairs(p, m, t, &r.branches,
                   "whose rows move two branches of a tree or two trees (the sparse Hessian's "
@@ -462,7 +455,7 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
                 "actuator force range)",
                 "remove them (tendons that only measure are accepted)");
   int eq_on = rows_on(m, mjDSBL_EQUALITY);
-  Found trees = {0, 0}, noslip = {0, 0}, rowed = {0, 0};
+  Found noslip = {0, 0}, rowed = {0, 0};
   for (int k = 0; k < m->neq && eq_on; k++) {
     if (!m->eq_active0[k]) continue;
     int type = m->eq_type[k], obj[2] = {m->eq_obj1id[k], m->eq_obj2id[k]};
@@ -475,33 +468,12 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
     }
     found(&rowed, k);
     if (m->opt.noslip_iterations > 0) found(&noslip, k);
-    int tree = -1, two = 0; // the trees its row moves
-    for (int s = 0; s < 2; s++) {
-      if (obj[s] < 0) continue;
-      if (type == mjEQ_JOINT) {
-        int t = m->dof_treeid[m->jnt_dofadr[obj[s]]];
-        two |= tree >= 0 && t != tree;
-        tree = t;
-        continue;
-      }
-      for (int j = m->ten_J_rowadr[obj[s]]; j < m->ten_J_rowadr[obj[s]] + m->ten_J_rownnz[obj[s]];
-           j++) {
-        int t = m->dof_treeid[m->ten_J_colind[j]];
-        two |= tree >= 0 && t != tree;
-        tree = t;
-      }
-    }
-    if (two && !disabled(m, mjDSBL_ISLAND)) found(&trees, k);
   }
   problem_found(p, m, &eq, mjOBJ_EQUALITY,
                 "active connect, weld or flex equality constraints, or tendon "
                 "equalities of spatial tendons (the rows implement joint and fixed-tendon "
                 "equalities, contacts, hinge and slide limits and dof friction loss)",
                 "remove them or <flag equality=\"disable\"/>");
-  problem_found(p, m, &trees, mjOBJ_EQUALITY,
-                "equality constraints joining two kinematic trees (their rows join the trees' "
-                "constraint islands; the solver's islands are one tree each)",
-                "<flag island=\"disable\"/>");
   problem_found(p, m, &noslip, mjOBJ_EQUALITY,
                 "equality constraints with noslip (noslip implements contact rows only)",
                 "noslip_iterations=\"0\"");

@@ -3,7 +3,8 @@
 // on NeuroMechFly (meshes, capsules) and our own models (tests/models/cuda_efc_walker.xml:
 // two trees, so two islands; cuda_efc_limits.xml: the walker with joint limits and dof
 // friction loss; cuda_contact_primitives.xml: six; cuda_tethered.xml: two
-// legs, each a tree under a mocap thorax, no free joint).
+// legs, each a tree under a mocap thorax, no free joint; cuda_contact_bodies.xml and
+// islands.xml with islands of several trees, joined by contacts and equalities).
 //
 // Worlds, every one its own MuJoCo state (seeded, printed): common/parity/contacts.h's
 // contact worlds (bodies touching, penetrating, leaving, adhering; random velocities
@@ -63,7 +64,7 @@
 typedef struct Case {
   const char* label;
   const char* path;
-  int disable;  // mjtDisableBit flags added
+  int disable;  // mjtDisableBit flags toggled (the model's own on or off)
   int jacobian; // mjtJacobian to force, -1: the model's
   int noslip;   // noslip_iterations to set, -1: the model's
   int nworld;
@@ -72,8 +73,10 @@ typedef struct Case {
   int replay; // 1: NeuroMechFly replay states instead of contact worlds
   int nstep;  // steps of the multi-step comparison
   int subset; // also run where time is short: SUBSET_LANES, SUBSET_SMALL (0: only in full)
-  int cg;     // 1: MuJoCo's CG solver instead of the model's
+  int opts;   // OPT_CG: MuJoCo's CG solver instead of the model's; OPT_ELLIPTIC: the elliptic cone
 } Case;
+
+enum { OPT_CG = 1, OPT_ELLIPTIC = 2 };
 
 // The cases the lane emulation (ThreadSanitizer: the lane code, not the statistics) and the
 // GPU simulator's small mode run.
@@ -459,19 +462,20 @@ static int whole_steps(const fshRunner* r, const fsModel* m, const mjModel* mj, 
 
 static mjModel* load_case(const Case* c) {
   mjModel* mj = fs_test_load_model(c->path);
-  mj->opt.disableflags |= c->disable;
+  mj->opt.disableflags ^= c->disable;
   if (c->jacobian >= 0) mj->opt.jacobian = c->jacobian;
   if (c->noslip >= 0) mj->opt.noslip_iterations = c->noslip;
-  if (c->cg) mj->opt.solver = mjSOL_CG;
+  if (c->opts & OPT_CG) mj->opt.solver = mjSOL_CG;
+  if (c->opts & OPT_ELLIPTIC) mj->opt.cone = mjCONE_ELLIPTIC;
   return mj;
 }
 
 // MuJoCo's solver statistics over the worlds; the rows' states at MuJoCo's solution
 // (mj_constraintUpdate at its qacc, the outputs it overwrites restored after: with islands
 // efc_state holds the warm start's): quadratic, satisfied, friction loss beyond its bound,
-// in a cone's middle zone.
-static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
-  int emin = 1 << 30, emax = 0, imax = 0, it_min = 1 << 30, it_max = 0, cold = 0;
+// in a cone's middle zone. Returns the worlds with an island of several trees.
+static int print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
+  int emin = 1 << 30, emax = 0, imax = 0, it_min = 1 << 30, it_max = 0, cold = 0, joined = 0;
   int nstate[5] = {0, 0, 0, 0, 0};
   for (int w = 0; w < nworld; w++) {
     mjData* d = ref[w];
@@ -502,6 +506,11 @@ static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
       it_max = d->solver_niter[k] > it_max ? d->solver_niter[k] : it_max;
     }
     cold += d->nefc && d->solver_niter[0] == mj->opt.noslip_iterations;
+    int several = 0; // an island holding two trees
+    for (int t = 0; t < mj->ntree && d->nisland; t++)
+      for (int u = t + 1; u < mj->ntree; u++)
+        several |= d->tree_island[t] >= 0 && d->tree_island[t] == d->tree_island[u];
+    joined += several;
   }
   printf(" MuJoCo: nefc %d..%d, up to %d island(s), %d..%d iterations per island (Newton + "
          "noslip %d), %d world(s) with rows certified at the warm start\n",
@@ -511,6 +520,8 @@ static void print_stats(const mjModel* mj, mjData* const* ref, int nworld) {
          nstate[mjCNSTRSTATE_QUADRATIC], nstate[mjCNSTRSTATE_SATISFIED],
          nstate[mjCNSTRSTATE_LINEARNEG] + nstate[mjCNSTRSTATE_LINEARPOS],
          nstate[mjCNSTRSTATE_CONE]);
+  if (mj->ntree > 1) printf(" MuJoCo: %d world(s) with an island of several trees\n", joined);
+  return joined;
 }
 
 static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
@@ -540,7 +551,9 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
     ref = fsh_moving_contact_worlds(mj, c->nworld, seed, &c->noise, c->vnoise);
     set_warmstarts(mj, ref, c->nworld);
   }
-  print_stats(mj, ref, c->nworld);
+  int joined = print_stats(mj, ref, c->nworld);
+  if (strstr(c->label, "islands joining trees"))
+    CHECK_MSG(joined > 0, "%s: no world has an island of several trees", c->label);
   int nbad = 0, rc = fs_worlds_alloc(&m, c->nworld, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, c->nworld, &err);
   if (rc == FS_TEST_SKIP) {
@@ -583,6 +596,7 @@ int main(void) {
          "max(%g, %g x MuJoCo's own spread)\n",
          kTol.floor, kTol.rel, FSH_FLOOR_RATIO);
   char walker[1024], limits[1024], cones[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
+  char bodies[1024], islands[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(limits, sizeof limits, "%s", fs_test_model("cuda_efc_limits.xml"));
   snprintf(cones, sizeof cones, "%s", fs_test_model("cuda_efc_elliptic.xml"));
@@ -590,10 +604,14 @@ int main(void) {
   snprintf(tethered, sizeof tethered, "%s", fs_test_model("cuda_tethered.xml"));
   snprintf(fly, sizeof fly, "%s", fs_test_asset("mesh.mjb"));
   snprintf(flycap, sizeof flycap, "%s", fs_test_asset("capsule.mjb"));
+  snprintf(bodies, sizeof bodies, "%s", fs_test_model("cuda_contact_bodies.xml"));
+  snprintf(islands, sizeof islands, "%s", fs_test_model("islands.xml"));
   const fshContactNoise walk = {0.6, 0.4, -0.03, 0.012, 4, 0, 0};
   const fshContactNoise prim_noise = {0, 3.2, -0.03, 0.02, 2, 0, 0};
   const fshContactNoise fly_noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};
   const fshContactNoise tether_noise = {0.3, 0, 0, 0, 0, 0, 0}; // hinges only: no free body
+  const fshContactNoise bodies_noise = {1.5, 3.2, -0.02, 0.01, 1, 0, 2};   // arms anywhere
+  const fshContactNoise islands_noise = {0.15, 0.4, -0.01, 0.01, 1, 0, 2}; // the ball on the rods
   const Case cases[] = {
       {"NeuroMechFly replay, meshes", fly, 0, -1, -1, 12, 0, fly_noise, 1, 20,
        SUBSET_LANES | SUBSET_SMALL, 0},
@@ -644,6 +662,20 @@ int main(void) {
       {"walker, elliptic cones, CG, islands off", cones, mjDSBL_ISLAND, -1, -1, 6, 1.0, walk, 0, 20,
        0, 1},
       {"NeuroMechFly, meshes, CG", fly, 0, -1, -1, 6, 5.0, fly_noise, 0, 20, 0, 1},
+      // islands of several trees: moving bodies whose contacts join them (the model's islands
+      // switched on; the host's dense rows, MuJoCo's gathered island order)
+      {"moving bodies, islands joining trees", bodies, mjDSBL_ISLAND, -1, -1, 12, 1.0, bodies_noise,
+       0, 20, 0, 0},
+      {"moving bodies, islands joining trees, CG", bodies, mjDSBL_ISLAND, -1, -1, 12, 1.0,
+       bodies_noise, 0, 20, 0, OPT_CG},
+      {"moving bodies, islands joining trees, elliptic cones", bodies, mjDSBL_ISLAND, -1, -1, 12,
+       1.0, bodies_noise, 0, 20, 0, OPT_ELLIPTIC},
+      // equalities joining trees, one whose other column is an exact zero (no join), a tree
+      // without rows, a free body of its own (tests/models/islands.xml)
+      {"islands joining trees: equalities and contacts", islands, 0, -1, -1, 12, 1.0, islands_noise,
+       0, 20, 0, 0},
+      {"islands joining trees: equalities and contacts, elliptic cones, CG", islands, 0, -1, -1, 12,
+       1.0, islands_noise, 0, 20, 0, OPT_CG | OPT_ELLIPTIC},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {

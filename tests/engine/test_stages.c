@@ -3,7 +3,9 @@
 // mocap thorax, six trees; and the small tethered limb, its mocap pose moved in every
 // world, contacts on two trees), and on moving bodies that collide by contype/conaffinity
 // (tests/models/cuda_contact_bodies.xml: rows across branches and trees, which the lanes
-// and the GPU refuse: checked there) (docs/engine/accuracy.md, "Smooth stages"):
+// and the GPU refuse: checked there; with islands on, contacts join the trees' islands, as
+// equalities and contacts do in tests/models/islands.xml) (docs/engine/accuracy.md, "Smooth
+// stages"):
 // the check of common/parity/stages.h (each stage alone from MuJoCo's inputs, mj_forward
 // from the state, whole steps with a NaN control and a NaN velocity), every field of
 // every world, the worst error per stage collected over the models; the limb and the free
@@ -22,7 +24,7 @@
 typedef struct Case {
   const char* label;
   const char* path;
-  int disable; // mjtDisableBit flags added to the model's
+  int disable; // mjtDisableBit flags toggled (the model's own on or off)
   int nworld;
   fshNoise noise;
   int nstep;           // steps of the multi-step comparison
@@ -56,7 +58,7 @@ static void collect(void* arg, const fshFieldReport* r) {
 static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   printf("\n== %s (%s), %d worlds, %s\n", c->label, c->path, c->nworld, r->name);
   mjModel* mj = fs_test_load_model(c->path);
-  mj->opt.disableflags |= c->disable;
+  mj->opt.disableflags ^= c->disable;
   if (c->rk4) mj->opt.integrator = mjINT_RK4;
   fshStageCheck check = {c->nworld, seed,
                          c->nstep,  FSH_CHECK_ALONE | FSH_CHECK_FORWARD | FSH_CHECK_STEPS,
@@ -98,7 +100,7 @@ int main(void) {
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
   char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
   char bodies[1024], tendon[1024], tendon_passive[1024], fluid[1024], equality[1024];
-  char activation[1024], sensors[1024];
+  char activation[1024], sensors[1024], islands[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
@@ -112,6 +114,7 @@ int main(void) {
   snprintf(equality, sizeof equality, "%s", fs_test_model("equality.xml"));
   snprintf(activation, sizeof activation, "%s", fs_test_model("activation.xml"));
   snprintf(sensors, sizeof sensors, "%s", fs_test_model("sensors.xml"));
+  snprintf(islands, sizeof islands, "%s", fs_test_model("islands.xml"));
   const char* across = "rows move two branches of a tree or two trees";
   const Case cases[] = {
       {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, NULL, 0, NULL},
@@ -137,6 +140,24 @@ int main(void) {
        across,
        0,
        NULL},
+      {"bodies, islands on (contacts join the trees' islands)",
+       bodies,
+       mjDSBL_ISLAND,
+       5,
+       {0.5, 2, 0.5, 3},
+       30,
+       across,
+       0,
+       NULL},
+      {"islands of several trees: equalities and contacts",
+       islands,
+       0,
+       5,
+       {0.3, 2, 0.5, 3},
+       20,
+       "equality constraint",
+       0,
+       "equality constraints"},
       {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, NULL, 1, "RK4"},
       {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, NULL, 1, "RK4"},
       {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, NULL, 0, NULL},
