@@ -114,7 +114,7 @@ REFUSAL = "flysim's engine (host and cuda backends) does not implement"
 SENSOR_MODELS = (("humanoid", "as is"), ("hopper", "as is")) if SMALL else (
     ("cheetah", "as is"), ("walker", "as is"), ("hopper", "as is"), ("fish", "as is"),
     ("swimmer", "as is"), ("humanoid", "as is"), ("humanoid_CMU", "no contacts"),
-    ("finger", "no contacts"), ("manipulator", "no contacts"), ("dog", "smooth"))
+    ("finger", "no contacts"), ("manipulator", "as is"), ("dog", "smooth"))
 
 
 def suite_dir():
