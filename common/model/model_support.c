@@ -262,8 +262,9 @@ static void check_constraint(const mjModel* m, const fsPairTable* t, Problems* p
     problem_pairs(p, m, t, &r.branches,
                   "whose rows move two branches of a tree or two trees (the sparse Hessian's "
                   "tree layout holds a dof's ancestors only)",
-                  "the host backend with fewer than 60 dofs (MuJoCo's dense Jacobian), or "
-                  "contype/conaffinity or <exclude> that keep the branches apart");
+                  "<option jacobian=\"dense\"/> (MuJoCo's dense Jacobian, its default below "
+                  "60 dofs) on the host backend, or contype/conaffinity or <exclude> that keep "
+                  "the branches apart");
   if (m->opt.noslip_iterations > 0)
     problem_pairs(p, m, t, &r.noslip,
                   "between two moving bodies with noslip (noslip implements contacts with one "
@@ -480,9 +481,10 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
   if (tree_layout(m))
     problem_found(p, m, &rowed, mjOBJ_EQUALITY,
                   "equality constraints where the rows keep the tree layout (the lanes, or the "
-                  "host with 60 dofs or more: MuJoCo's sparse Jacobian), which holds rows of "
-                  "one dof or a contact's chain",
-                  "the host backend with fewer than 60 dofs, or <flag equality=\"disable\"/>");
+                  "host with MuJoCo's sparse Jacobian, its default from 60 dofs), which holds "
+                  "rows of one dof or a contact's chain",
+                  "<option jacobian=\"dense\"/> on the host backend, or <flag "
+                  "equality=\"disable\"/>");
 }
 
 static void check_actuators(const mjModel* m, Problems* p) {

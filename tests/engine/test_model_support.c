@@ -306,8 +306,9 @@ static void all_at_once(void) {
 // accepted for the host, whose rows are dense below 60 dofs; its pairs as MuJoCo's broadphase
 // finds them (filterparent, the weld, dof-less bodies, the exclude, the explicit pairs
 // merged); for the lanes (the GPU) its rows across branches and trees refused; with islands
-// on accepted too (islands join the trees), with noslip its pairs of two moving bodies
-// refused in one message with its limits under noslip.
+// on accepted too (islands join the trees); under a sparse Jacobian refused with the fix (a
+// dense one), which works; with noslip its pairs of two moving bodies refused in one message
+// with its limits under noslip.
 static void moving_bodies(void) {
   const char* path = fs_test_model("cuda_contact_bodies.xml");
   mjModel* m = fs_test_load_model(path);
@@ -339,6 +340,13 @@ static void moving_bodies(void) {
   fs_model_free(&fm);
   m->opt.disableflags &= ~mjDSBL_ISLAND; // islands joining the trees: the host's dense rows
   CHECK_MSG(fs_model_support(m, path, &err) == 0, "islands on: %s", err.msg);
+  m->opt.jacobian = mjJAC_SPARSE; // the tree layout: refused, with the fix that works
+  CHECK(fs_model_support(m, path, &err) == -1);
+  CHECK_CONTAINS(err.msg, "contact pairs whose rows move two branches of a tree or two trees");
+  CHECK_CONTAINS(err.msg, "fix: <option jacobian=\"dense\"/>");
+  m->opt.jacobian = mjJAC_DENSE;
+  CHECK_MSG(fs_model_support(m, path, &err) == 0, "the fix, a dense Jacobian: %s", err.msg);
+  m->opt.jacobian = mjJAC_AUTO;
   m->opt.noslip_iterations = 3;
   CHECK(fs_model_support(m, path, &err) == -1);
   printf("%s\n", err.msg);
