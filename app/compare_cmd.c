@@ -132,8 +132,9 @@ static void print_help(void) {
          "FLYSIM_PERTURB_ROWS=limits reverses its joint ranges, =frictionloss drops its\n"
          "friction loss, =friction scales its contact friction by 1.001, =margin drops its\n"
          "contact margins, =moving makes its contacts between moving bodies frictionless,\n"
-         "=islands leaves the islands of the trees its contacts join apart and =tendon\n"
-         "scales its fixed tendons' coefficients by 1.001, FLYSIM_PERTURB_STEP=euler\n"
+         "=islands leaves the islands of the trees its contacts join apart, =tendon\n"
+         "scales its fixed tendons' coefficients by 1.001 and =tendonrows reverses its\n"
+         "tendons' ranges and drops their friction loss, FLYSIM_PERTURB_STEP=euler\n"
          "steps RK4 models with Euler, =act scales activations' time constants by 1.001:\n"
          "deliberately broken steppers, which the comparison must catch.\n");
 }

@@ -27,6 +27,13 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
         if (m->pair_moveside[p] == 2) m->pair_dim[p] = 1;
     } else if (!strcmp(rows, "tendon")) { // fixed tendons' coefficients off
       for (int w = 0; w < m->nwrap; w++) m->wrap_prm[w] *= (fsReal)1.001;
+    } else if (!strcmp(rows, "tendonrows")) { // tendons' ranges reversed, friction loss dropped
+      for (int k = 0; k < m->ntendon; k++) {
+        fsReal lo = m->tendon_range[2 * k];
+        m->tendon_range[2 * k] = m->tendon_range[2 * k + 1];
+        m->tendon_range[2 * k + 1] = lo;
+        m->tendon_frictionloss[k] = 0;
+      }
     } else if (!strcmp(rows, "islands")) { // contacts do not join their trees' islands
       for (int p = 0; p < m->npair; p++) m->pair_tree2[p] = -1;
     } else if (!strcmp(rows, "equality")) { // equalities' offsets and slopes off
@@ -37,7 +44,8 @@ int fs_serial_perturb_passive(fsModel* m, double* x, fsError* err) {
     } else {
       return fs_fail(err,
                      "FLYSIM_PERTURB_ROWS='%s' is not limits, frictionloss, friction, margin, "
-                     "moving, islands, tendon or equality; fix: unset it (it is a test switch)",
+                     "moving, islands, tendon, tendonrows or equality; fix: unset it (it is a "
+                     "test switch)",
                      rows);
     }
   }

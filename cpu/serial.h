@@ -58,7 +58,8 @@ const char* fs_serial_real_name(void);
 /// pair's margin dropped), moving (the contacts between two moving bodies frictionless: their
 /// pairs' parameters mixed wrongly) or islands (contacts between two trees leave their islands
 /// apart) breaks the constraint rows too, and tendon (every fixed
-/// tendon's coefficients x 1.001) its actuators on fixed tendons, equality (every equality's
+/// tendon's coefficients x 1.001) its actuators on fixed tendons, tendonrows (every tendon's
+/// range reversed and friction loss dropped) its tendons' rows, equality (every equality's
 /// offset + 1e-3, its polynomial's slope x 1.001) its equality rows (the host backend names it
 /// in its description). FLYSIM_PERTURB_STEP=euler steps RK4 models with Euler, =act scales
 /// every actuator's first dynamics parameter (a filter's time constant) by 1.001.

@@ -36,6 +36,9 @@ limits, friction loss and contacts solved in each of RK4's four stages); our mod
 first pass as is; FLYSIM_PERTURB_ROWS=tendon (fixed tendons' coefficients x 1.001) on
 point_mass and our actuators on fixed tendons (tests/models/tendon_fixed.xml: a joint
 listed twice, a zero coefficient, position and velocity servos on tendons);
+FLYSIM_PERTURB_ROWS=tendonrows (tendons' ranges reversed, their friction loss dropped) on our
+tendons' limits and friction loss (tests/models/tendon_rows.xml: fixed and spatial tendons,
+a pulley) and ball_in_cup (its string, a spatial tendon's limit: full runs only);
 FLYSIM_PERTURB_PASSIVE (tendon stiffness and damping, the medium's density and viscosity
 scaled by 1 + 1e-6) on fish (fluid forces, a tendon's spring), our swimmer in a fluid
 (tests/models/fluid.xml: the inertia-box model with viscosity, density and wind on free,
@@ -73,7 +76,7 @@ PRECISIONS = ("f64",) if SMALL else ("f64", "f32")
 VARIANTS = {"as is": [], "no contacts": ["--disable", "contact"],
             "smooth": ["--disable", "constraint"]}
 # The models of the suite each variant compares today, at the least (of 19).
-MIN_COMPARED = {"as is": 13, "no contacts": 17, "smooth": 19}
+MIN_COMPARED = {"as is": 14, "no contacts": 18, "smooth": 19}
 # Broken steppers (test switch, value, variant) and the models where each must fail: joint
 # damping (cheetah, walker), joint limits (hopper, walker), friction loss (our walker, as is),
 # contact friction (our elliptic walker), contact margins (our moving bodies: the suite's
@@ -90,6 +93,7 @@ OUR_TENDON_PASSIVE = os.path.join(OUR_MODELS, "tendon_passive.xml")
 OUR_ACTIVATION = os.path.join(OUR_MODELS, "activation.xml")
 OUR_EQUALITY = os.path.join(OUR_MODELS, "equality.xml")
 OUR_ISLANDS = os.path.join(OUR_MODELS, "islands.xml")
+OUR_TENDON_ROWS = os.path.join(OUR_MODELS, "tendon_rows.xml")
 BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_ROWS", "limits", "no contacts", ("hopper", "walker")),
           ("FLYSIM_PERTURB_ROWS", "frictionloss", "as is", (OUR_LIMITS,)),
@@ -101,6 +105,8 @@ BROKEN = (("FLYSIM_PERTURB_PASSIVE", "1e-6", "smooth", ("cheetah", "walker")),
           ("FLYSIM_PERTURB_STEP", "euler", "smooth", ("acrobot", "cartpole")),
           ("FLYSIM_PERTURB_STEP", "euler", "as is", (OUR_RK4,)),
           ("FLYSIM_PERTURB_ROWS", "tendon", "as is", ("point_mass", OUR_TENDON)),
+          ("FLYSIM_PERTURB_ROWS", "tendonrows", "as is",
+           (OUR_TENDON_ROWS,) + (() if SMALL else ("ball_in_cup",))),
           ("FLYSIM_PERTURB_PASSIVE", "1e-6", "as is", ("fish", OUR_FLUID, OUR_TENDON_PASSIVE)),
           ("FLYSIM_PERTURB_STEP", "act", "smooth", ("quadruped",)),
           ("FLYSIM_PERTURB_STEP", "act", "as is", (OUR_ACTIVATION,)),
@@ -175,12 +181,13 @@ def main():
               f"{variant}: at least {MIN_COMPARED[variant]} models compared ({len(names)})")
     # our walkers with limits, friction loss and contacts (pyramidal, elliptic), our moving
     # bodies, RK4, fixed tendons (actuators, springs, dampers), fluid, activations, joint and
-    # tendon equalities and islands of several trees, as users
+    # tendon equalities, islands of several trees and tendons' limits and friction loss, as users
     # run them: within the floor (the broken
     # steppers below must fail on them)
     print("--- our models, as is")
     for model in (OUR_LIMITS, OUR_ELLIPTIC, OUR_BODIES, OUR_RK4, OUR_TENDON, OUR_FLUID,
-                  OUR_TENDON_PASSIVE, OUR_ACTIVATION, OUR_EQUALITY, OUR_ISLANDS):
+                  OUR_TENDON_PASSIVE, OUR_ACTIVATION, OUR_EQUALITY, OUR_ISLANDS,
+                  OUR_TENDON_ROWS):
         for precision in PRECISIONS:
             rc, out, err = compare(model, precision, [])
             s = cliutil.summary(out) if rc in (0, 3) else {}

@@ -80,6 +80,7 @@ enum {
 // Joint, transmission, gain and bias types (mjtJoint, mjtTrn, mjtGain, mjtBias).
 enum { FS_JNT_FREE = 0, FS_JNT_BALL = 1, FS_JNT_SLIDE = 2, FS_JNT_HINGE = 3 };
 enum { FS_EQ_JOINT = 2, FS_EQ_TENDON = 3 }; // mjtEq's kinds whose rows flysim makes
+enum { FS_WRAP_JOINT = 1, FS_WRAP_PULLEY = 2, FS_WRAP_SITE = 3 }; // mjtWrap: a tendon's path
 enum { FS_TRN_JOINT = 0, FS_TRN_JOINTINPARENT = 1, FS_TRN_TENDON = 3, FS_TRN_BODY = 5 };
 enum { FS_GAIN_FIXED = 0, FS_GAIN_AFFINE = 1 };
 enum { FS_BIAS_NONE = 0, FS_BIAS_AFFINE = 1 };
@@ -101,6 +102,7 @@ enum { FS_DYN_NONE = 0, FS_DYN_INTEGRATOR = 1, FS_DYN_FILTER = 2, FS_DYN_FILTERE
   X(JOINTPOS, 9)                                                                                   \
   X(JOINTVEL, 10)                                                                                  \
   X(TENDONPOS, 11)                                                                                 \
+  X(TENDONVEL, 12)                                                                                 \
   X(ACTUATORPOS, 13)                                                                               \
   X(ACTUATORVEL, 14)                                                                               \
   X(ACTUATORFRC, 15)                                                                               \
@@ -111,6 +113,9 @@ enum { FS_DYN_NONE = 0, FS_DYN_INTEGRATOR = 1, FS_DYN_FILTER = 2, FS_DYN_FILTERE
   X(JOINTLIMITPOS, 20)                                                                             \
   X(JOINTLIMITVEL, 21)                                                                             \
   X(JOINTLIMITFRC, 22)                                                                             \
+  X(TENDONLIMITPOS, 23)                                                                            \
+  X(TENDONLIMITVEL, 24)                                                                            \
+  X(TENDONLIMITFRC, 25)                                                                            \
   X(FRAMEPOS, 26)                                                                                  \
   X(FRAMEQUAT, 27)                                                                                 \
   X(FRAMEXAXIS, 28)                                                                                \
@@ -303,8 +308,9 @@ enum {
   X(fsReal, actuator_forcerange, nu, 2)        /* force range */                                   \
   X(int, tendon_adr, ntendon, 1)               /* first wrap object */                             \
   X(int, tendon_num, ntendon, 1)               /* wrap objects (fixed: joints) */                  \
-  X(int, wrap_objid, nwrap, 1)                 /* the object (fixed tendon: a joint) */            \
-  X(fsReal, wrap_prm, nwrap, 1)                /* its parameter (fixed tendon: the coefficient) */ \
+  X(int, wrap_type, nwrap, 1)                  /* mjtWrap (a tendon path: joint, pulley, site) */  \
+  X(int, wrap_objid, nwrap, 1)                 /* the object (fixed tendon: a joint; a site) */    \
+  X(fsReal, wrap_prm, nwrap, 1)                /* its parameter (coefficient; pulley: divisor) */  \
   X(fsReal, tendon_stiffness, ntendon, 1)      /* spring stiffness */                              \
   X(fsReal, tendon_stiffnesspoly, ntendon, FS_NPOLY) /* ... high-order */                          \
   X(fsReal, tendon_damping, ntendon, 1)              /* damping */                                 \
@@ -349,6 +355,14 @@ enum {
   X(fsReal, eq_solimp, neq, FS_NIMP)       /* solver impedance */                                  \
   X(fsReal, tendon_length0, ntendon, 1)    /* length at qpos0 */                                   \
   X(fsReal, tendon_invweight0, ntendon, 1) /* inverse inertia at qpos0 (rows' diagA) */            \
+  X(int, tendon_limited, ntendon, 1)       /* length limited (limit rows) */                       \
+  X(fsReal, tendon_range, ntendon, 2)      /* its range */                                         \
+  X(fsReal, tendon_margin, ntendon, 1)     /* a limit row within this distance */                  \
+  X(fsReal, tendon_solref_lim, ntendon, FS_NREF) /* limit rows' solver reference */                \
+  X(fsReal, tendon_solimp_lim, ntendon, FS_NIMP) /* ... impedance */                               \
+  X(fsReal, tendon_frictionloss, ntendon, 1)     /* friction loss (a row where > 0) */             \
+  X(fsReal, tendon_solref_fri, ntendon, FS_NREF) /* friction-loss row's solver reference */        \
+  X(fsReal, tendon_solimp_fri, ntendon, FS_NIMP) /* ... impedance */                               \
   X(int, body_weldid, nbody, 1)            /* top dof-less ancestor (a static body's: itself) */   \
   X(int, site_type, nsite, 1)              /* mjtGeom of the site's zone */                        \
   X(fsReal, site_size, nsite, 3)           /* its size */                                          \
@@ -434,7 +448,9 @@ enum {
   X(int, hlevel_entryadr, nhleveladr, 1) /* entries of the rows of depth k */                      \
   X(int, hlevel_entry, nH, 1)            /* entries by their row's depth */                        \
   X(int, eq_nv, neq, 1)                  /* dofs its row moves: the objects' merged (0: no row) */ \
-  X(int, eq_dofadr, neq, 1)              /* first in pair_dof (increasing dof ids) */
+  X(int, eq_dofadr, neq, 1)              /* first in pair_dof (increasing dof ids) */              \
+  X(int, tendon_nv, ntendon, 1)     /* dofs its limit and friction-loss rows move (0: none) */     \
+  X(int, tendon_dofadr, ntendon, 1) /* first in pair_dof (its ten_J columns) */
 
 #define FS_MODEL_FIELDS(X) FS_MODEL_FIELDS_MJ(X) FS_MODEL_FIELDS_OWN(X)
 
@@ -540,11 +556,13 @@ typedef enum fsStage {
 enum { FS_KIND_MJ = 0, FS_KIND_CONTACT, FS_KIND_EFC, FS_KIND_OWN, FS_KIND_SCRATCH };
 
 /// Constraint types (mjtConstraint) of the rows flysim makes: equality (joint, tendon), dof
-/// friction loss, joint limits, contacts (in MuJoCo's row order).
+/// and tendon friction loss, joint and tendon limits, contacts (in MuJoCo's row order).
 enum {
   FS_CNSTR_EQUALITY = 0,
   FS_CNSTR_FRICTION_DOF = 1,
+  FS_CNSTR_FRICTION_TENDON = 2,
   FS_CNSTR_LIMIT_JOINT = 3,
+  FS_CNSTR_LIMIT_TENDON = 4,
   FS_CNSTR_CONTACT_FRICTIONLESS = 5,
   FS_CNSTR_CONTACT_PYRAMIDAL = 6,
   FS_CNSTR_CONTACT_ELLIPTIC = 7
@@ -797,7 +815,7 @@ static inline void** fs_field_ptr(void* s, const fsFieldInfo* f) {
   return (void**)((char*)s + f->ptr_off);
 }
 
-/// 1 if model m uses the rows and solvers beyond NeuroMechFly's (dof friction loss, joint
+/// 1 if model m uses the rows and solvers beyond NeuroMechFly's (equality, friction loss,
 /// limits, elliptic cones with contact rows, the CG solver with rows): what the kernels
 /// do not compile yet (FSI_ROWS, common/engine/stage_constraint.h).
 FS_HD int fs_model_general_rows(const fsModel* m) {

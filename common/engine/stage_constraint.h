@@ -3,13 +3,14 @@
 // the step where mj_forward has them: the rows after collision (mj_fwdPosition), the
 // reference after passive (mj_fwdVelocity).
 //
-// Rows in MuJoCo's order: equality (a row for each active joint or tendon equality), dof
-// friction loss (a row for every dof with frictionloss), joint limits (hinge and slide: a
-// row per side whose distance is within the joint's margin), then contacts in d->contact
-// order under MuJoCo's pyramidal cone: a contact of condim 1 gives one row (the normal),
-// condim d > 1 gives 2 (d - 1) rows, the edges normal +- mu_k * direction k of the pyramid.
-// The model check refuses connect and weld equalities, tendon rows and ball-joint limits,
-// which MuJoCo would also make. The arithmetic is MuJoCo 3.16's,
+// Rows in MuJoCo's order: equality (a row for each active joint or tendon equality), friction
+// loss (a row for every dof with frictionloss, then every tendon with frictionloss > 0),
+// limits (hinge and slide joints, then tendons: a row per side whose distance is within
+// the margin), then contacts in d->contact order under MuJoCo's pyramidal cone: a contact of
+// condim 1 gives one row (the normal), condim d > 1 gives 2 (d - 1) rows, the edges normal +-
+// mu_k * direction k of the pyramid (or the elliptic cone's d rows). The model check refuses
+// connect and weld equalities, the rows of spatial tendons that wrap geoms and ball-joint
+// limits, which MuJoCo would also make. The arithmetic is MuJoCo 3.16's,
 // operation for operation, so that float64 results are bit-identical (comments name
 // MuJoCo's functions).
 //
@@ -17,7 +18,8 @@
 // model: the two geoms' bodies' ancestor dofs less the common ones, MuJoCo's mj_mergeChain;
 // against a static plane the other geom's body's ancestor dofs, 17 of NeuroMechFly's 72); a
 // friction-loss or limit row moves one dof j, its chain the one entry
-// pair_dof[dofrow_adr + j]; an equality's row its objects' merged dofs (eq_dofadr). Row r keeps its
+// pair_dof[dofrow_adr + j]; an equality's row its objects' merged dofs (eq_dofadr), a tendon's
+// its Jacobian's columns (tendon_dofadr). Row r keeps its
 // efc_J_rownnz[r] non-zeros at efc_J[r * njmax
 // ...], their dofs at pair_dof[efc_J_coladr[r] ...] (docs/engine/constraints-and-solver.md).
 #ifndef FLYSIM_COMMON_ENGINE_STAGE_CONSTRAINT_H
@@ -403,6 +405,26 @@ FS_HD void fsi_dof_row(const fsModel* m, fsData* d, int r, int type, int id, int
   d->efc_J[(size_t)r * m->njmax] = jac;
 }
 
+/// The friction-loss bound of row r (< nefc_dof): its dof's or its tendon's frictionloss; 0
+/// for rows of other types (read from the model: efc_frictionloss's life ends with the rows).
+FS_HD fsReal fsi_row_frictionloss(const fsModel* m, const fsData* d, int r) {
+  int type = d->efc_type[r];
+  if (type == FS_CNSTR_FRICTION_DOF) return m->dof_frictionloss[d->efc_id[r]];
+#if FSI_ROWS
+  if (type == FS_CNSTR_FRICTION_TENDON) return m->tendon_frictionloss[d->efc_id[r]];
+#endif
+  return 0;
+}
+
+/// Whether row r (< nefc_dof) is a friction-loss row (dof or tendon).
+FS_HD int fsi_friction_row(const fsData* d, int r) {
+#if FSI_ROWS
+  return d->efc_type[r] == FS_CNSTR_FRICTION_DOF || d->efc_type[r] == FS_CNSTR_FRICTION_TENDON;
+#else
+  return d->efc_type[r] == FS_CNSTR_FRICTION_DOF;
+#endif
+}
+
 /// Entry of equality object `obj` (a joint or a fixed tendon) in column `dof` of its
 /// dense Jacobian: a joint's 1 at its dof; a tendon's ten_J slot of that column (the last
 /// one, as mju_sparse2dense writes them), 0 off its columns.
@@ -412,6 +434,32 @@ FS_HD fsReal fsi_eq_jac(const fsModel* m, int joint, int obj, int dof) {
   for (int k = m->ten_J_rowadr[obj]; k < m->ten_J_rowadr[obj] + m->ten_J_rownnz[obj]; k++)
     if (m->ten_J_colind[k] == dof) J = fsi_tendon_J(m, obj, k);
   return J;
+}
+
+/// Tendon k's limit or friction-loss row r (mj_instantiateLimit's or mj_instantiateFriction's
+/// tendon rows, then mj_diagApprox and mj_makeImpedance): its Jacobian ten_J (a fixed
+/// tendon's coefficients, a spatial tendon's fsi_spatial_tendon) times sign (a limit's
+/// -side, friction loss 1) over its chain (tendon_dofadr); diagA tendon_invweight0;
+/// solref and solimp the tendon's for limits (K from solref) or for friction loss (K = 0).
+/// Returns 0 (no row) where MuJoCo's dense Jacobian is all zeros (mj_addConstraint's empty
+/// row).
+FS_HD int fsi_tendon_row(const fsModel* m, fsData* d, int r, int type, int k, fsReal sign,
+                         fsReal pos, fsReal margin, fsReal loss) {
+  int nnz = m->tendon_nv[k], empty = !m->jac_sparse, limit = type == FS_CNSTR_LIMIT_TENDON;
+  fsReal* J = d->efc_J + (size_t)r * m->njmax;
+  const int* chain = m->pair_dof + m->tendon_dofadr[k];
+  int spatial = m->wrap_type[m->tendon_adr[k]] != FS_WRAP_JOINT;
+  if (spatial) fsi_spatial_tendon(m, d, k, chain, nnz, J);
+  for (int q = 0; q < nnz; q++) {
+    J[q] = (spatial ? J[q] : fsi_eq_jac(m, 0, k, chain[q])) * sign; // mju_sparse2dense, mju_scl
+    empty &= J[q] == 0;
+  }
+  if (empty || !nnz) return 0;
+  fsi_row_impedance(m, d, r, (limit ? m->tendon_solref_lim : m->tendon_solref_fri) + FS_NREF * k,
+                    (limit ? m->tendon_solimp_lim : m->tendon_solimp_fri) + FS_NIMP * k,
+                    m->tendon_invweight0[k], limit, pos, margin, loss, type, k, nnz,
+                    m->tendon_dofadr[k]);
+  return 1;
 }
 
 /// Equality constraint i's row r (mj_instantiateEquality's joint and tendon kinds, then
@@ -456,10 +504,11 @@ FS_HD int fsi_eq_row(const fsModel* m, fsData* d, int r, int i) {
 }
 
 /// The equality, friction-loss and limit rows, the world's first (MuJoCo's order: each
-/// active joint or tendon equality (fsi_eq_row); every dof with friction loss; then each
-/// limited joint's sides, lower first, whose distance side * (range[side] - qpos) is below
-/// the joint's margin, with entry -side); returns how many. At most ndofrow (nefcmax holds
-/// them all). One lane.
+/// active joint or tendon equality (fsi_eq_row); every dof with friction loss, every tendon
+/// with friction loss; then each limited joint's sides, lower first, whose distance side *
+/// (range[side] - qpos) is below the joint's margin, with entry -side, then each limited
+/// tendon's the same on its length (fsi_tendon_row)); returns how many. At most ndofrow
+/// (nefcmax holds them all). One lane.
 FS_HD int fsi_dof_rows(const fsModel* m, fsData* d) {
   int n = 0;
 #if FSI_ROWS // equality rows: the host's (the lanes' tree layout refuses them)
@@ -467,11 +516,18 @@ FS_HD int fsi_dof_rows(const fsModel* m, fsData* d) {
     for (int i = 0; i < m->neq; i++)
       if (m->eq_active0[i] && m->eq_nv[i]) n += fsi_eq_row(m, d, n, i);
 #endif
-  if (!(m->disableflags & FS_DSBL_FRICTIONLOSS))
+  if (!(m->disableflags & FS_DSBL_FRICTIONLOSS)) {
     for (int i = 0; i < m->nv; i++)
       if (m->dof_frictionloss[i] != 0)
         fsi_dof_row(m, d, n++, FS_CNSTR_FRICTION_DOF, i, i, 1, 0, 0, m->dof_frictionloss[i]);
-  if (!(m->disableflags & FS_DSBL_LIMIT))
+#if FSI_ROWS // tendon rows: the host's (the lanes' tree layout refuses them)
+    for (int k = 0; k < m->ntendon; k++)
+      if (m->tendon_nv[k] && m->tendon_frictionloss[k] > 0)
+        n += fsi_tendon_row(m, d, n, FS_CNSTR_FRICTION_TENDON, k, 1, 0, 0,
+                            m->tendon_frictionloss[k]);
+#endif
+  }
+  if (!(m->disableflags & FS_DSBL_LIMIT)) {
     for (int j = 0; j < m->njnt; j++) {
       int type = m->jnt_type[j];
       if (!m->jnt_limited[j] || (type != FS_JNT_SLIDE && type != FS_JNT_HINGE)) continue;
@@ -483,6 +539,21 @@ FS_HD int fsi_dof_rows(const fsModel* m, fsData* d) {
                       margin, 0);
       }
     }
+#if FSI_ROWS
+    for (int k = 0; k < m->ntendon; k++) {
+      if (!m->tendon_nv[k] || !m->tendon_limited[k]) continue;
+      fsReal value = m->wrap_type[m->tendon_adr[k]] == FS_WRAP_JOINT
+                         ? fsi_tendon_length(m, d, k)
+                         : fsi_spatial_tendon(m, d, k, NULL, 0, NULL);
+      fsReal margin = m->tendon_margin[k];
+      for (int side = -1; side <= 1; side += 2) {
+        fsReal dist = (fsReal)side * (m->tendon_range[2 * k + (side + 1) / 2] - value);
+        if (dist < margin)
+          n += fsi_tendon_row(m, d, n, FS_CNSTR_LIMIT_TENDON, k, -(fsReal)side, dist, margin, 0);
+      }
+    }
+#endif
+  }
   return n;
 }
 

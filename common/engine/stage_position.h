@@ -275,6 +275,61 @@ FS_HD fsReal fsi_tendon_J(const fsModel* m, int t, int k) {
   return J;
 }
 
+/// mj_tendon for spatial tendon t whose path holds sites and pulleys (the model check refuses
+/// geom wrapping), where the rows need it (the host's: the model keeps no ten_length or
+/// ten_J fields): its length, the distances between consecutive sites divided by the pulley
+/// before them; with J, its Jacobian over its columns chain (nnz dofs, increasing) into J
+/// (nnz): for each segment between two bodies, the direction p1 - p0 normalized times the
+/// difference of the two sites' point Jacobians over the bodies' merged dof chains
+/// (mj_jacDifPair, mju_mulMatTVec's sums skipping a zero component), added to the columns in
+/// segment order times 1 / divisor (mju_combineSparseInc).
+FS_HD fsReal fsi_spatial_tendon(const fsModel* m, const fsData* d, int t, const int* chain, int nnz,
+                                fsReal* J) {
+  int adr = m->tendon_adr[t], num = m->tendon_num[t];
+  fsReal len = 0, divisor = 1;
+  for (int q = 0; q < nnz && J; q++) J[q] = 0;
+  for (int j = 0; j < num - 1; j++) {
+    if (m->wrap_type[adr + j] == FS_WRAP_PULLEY || m->wrap_type[adr + j + 1] == FS_WRAP_PULLEY) {
+      if (m->wrap_type[adr + j] == FS_WRAP_PULLEY) divisor = m->wrap_prm[adr + j];
+      continue;
+    }
+    int s[2] = {m->wrap_objid[adr + j], m->wrap_objid[adr + j + 1]};
+    const fsReal *p0 = d->site_xpos + 3 * s[0], *p1 = d->site_xpos + 3 * s[1];
+    fsReal dif[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+    len += fsi_norm3(dif) / divisor; // mju_dist3
+    int b[2] = {m->site_bodyid[s[0]], m->site_bodyid[s[1]]};
+    if (!J || b[0] == b[1]) continue;
+    fsi_normalize3(dif);
+    fsReal off[2][3], scale = 1 / divisor;
+    int da[2];
+    for (int k = 0; k < 2; k++) {
+      const fsReal* com = d->subtree_com + 3 * m->body_rootid[b[k]];
+      for (int c = 0; c < 3; c++) off[k][c] = (k ? p1 : p0)[c] - com[c];
+      int w = m->body_weldid[b[k]];
+      da[k] = m->body_dofnum[w] ? m->body_dofadr[w] + m->body_dofnum[w] - 1 : -1;
+    }
+    int q = nnz - 1;
+    while (da[0] >= 0 || da[1] >= 0) { // the merged chain, from its last dof
+      int dof = da[0] > da[1] ? da[0] : da[1];
+      fsReal jac[2][3] = {{0, 0, 0}, {0, 0, 0}};
+      for (int k = 0; k < 2; k++) {
+        if (da[k] != dof) continue;
+        const fsReal* cdof = d->cdof + 6 * dof;
+        fsReal tmp[3];
+        fsi_cross(tmp, cdof, off[k]);
+        for (int c = 0; c < 3; c++) jac[k][c] = cdof[3 + c] + tmp[c];
+        da[k] = m->dof_parentid[da[k]];
+      }
+      fsReal v = 0;
+      for (int c = 0; c < 3; c++)
+        if (dif[c] != 0) v += (jac[1][c] - jac[0][c]) * dif[c];
+      while (q >= 0 && chain[q] > dof) q--;
+      if (q >= 0 && chain[q] == dof) J[q] += scale * v;
+    }
+  }
+  return len;
+}
+
 /// mj_factorM: qLD, qLDiagInv from M.
 FS_HD FS_FORCEINLINE void fs_factor_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];

@@ -486,11 +486,35 @@ FS_HD void fsi_rne_post_constraint(const fsModel* m, fsData* d) {
     for (int k = 0; k < 6; k++) in[6 * m->body_parentid[j] + k] += in[6 * j + k];
 }
 
-/// The row of joint j's limit among the rows (MuJoCo's first), -1: none.
-FS_HD int fsi_limit_row(const fsModel* m, const fsData* d, int j) {
+/// Tendon t's velocity, MuJoCo's ten_velocity: its Jacobian row (a fixed tendon's slots, a
+/// spatial tendon's columns one at a time: fsi_spatial_tendon) times qvel, summed as
+/// mju_dotSparse does (4 running sums to the last multiple of 4, then the rest).
+FS_HD fsReal fsi_tendon_velocity(const fsModel* m, const fsData* d, int t) {
+  int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t], nb = n / 4 * 4;
+  int fixed = m->wrap_type[m->tendon_adr[t]] == FS_WRAP_JOINT;
+  fsReal s4[4] = {0, 0, 0, 0}, v = 0;
+  for (int j = 0; j < n; j++) {
+    fsReal J;
+    if (fixed)
+      J = fsi_tendon_J(m, t, adr + j);
+    else
+      fsi_spatial_tendon(m, d, t, m->ten_J_colind + adr + j, 1, &J);
+    fsReal x = J * d->qvel[m->ten_J_colind[adr + j]];
+    if (j < nb)
+      s4[j & 3] += x;
+    else
+      v += x;
+    if (j == nb - 1) v = (s4[0] + s4[2]) + (s4[1] + s4[3]);
+  }
+  return v;
+}
+
+/// The row of a limit of type `type` (joint or tendon) on object j among the rows (MuJoCo's
+/// first), -1: none.
+FS_HD int fsi_limit_row(const fsModel* m, const fsData* d, int type, int j) {
   int nefc = m->nefcmax ? d->nefc[0] : 0;
   for (int r = 0; r < nefc; r++)
-    if (d->efc_type[r] == FS_CNSTR_LIMIT_JOINT && d->efc_id[r] == j) return r;
+    if (d->efc_type[r] == type && d->efc_id[r] == j) return r;
   return -1;
 }
 
@@ -507,8 +531,13 @@ FS_HD void fsi_sensor_value(const fsModel* m, const fsData* d, int i, fsReal* ou
   case FS_SENS_JOINTPOS:
     out[0] = d->qpos[m->jnt_qposadr[id]];
     break;
-  case FS_SENS_TENDONPOS:
-    out[0] = fsi_tendon_length(m, d, id);
+  case FS_SENS_TENDONPOS: // fixed, or spatial through sites and pulleys (the model check)
+    out[0] = m->wrap_type[m->tendon_adr[id]] == FS_WRAP_JOINT
+                 ? fsi_tendon_length(m, d, id)
+                 : fsi_spatial_tendon(m, d, id, NULL, 0, NULL);
+    break;
+  case FS_SENS_TENDONVEL:
+    out[0] = fsi_tendon_velocity(m, d, id);
     break;
   case FS_SENS_ACTUATORPOS:
     out[0] = d->actuator_length[id];
@@ -519,12 +548,17 @@ FS_HD void fsi_sensor_value(const fsModel* m, const fsData* d, int i, fsReal* ou
     break;
   case FS_SENS_JOINTLIMITPOS:
   case FS_SENS_JOINTLIMITVEL:
-  case FS_SENS_JOINTLIMITFRC: {
-    int r = fsi_limit_row(m, d, id);
-    out[0] = r < 0                           ? 0
-             : type == FS_SENS_JOINTLIMITPOS ? d->efc_pos[r] - d->efc_margin[r]
-             : type == FS_SENS_JOINTLIMITVEL ? d->efc_vel[r]
-                                             : d->efc_force[r];
+  case FS_SENS_JOINTLIMITFRC:
+  case FS_SENS_TENDONLIMITPOS:
+  case FS_SENS_TENDONLIMITVEL:
+  case FS_SENS_TENDONLIMITFRC: {
+    int joint = type <= FS_SENS_JOINTLIMITFRC,
+        kind = type - (joint ? FS_SENS_JOINTLIMITPOS : FS_SENS_TENDONLIMITPOS);
+    int r = fsi_limit_row(m, d, joint ? FS_CNSTR_LIMIT_JOINT : FS_CNSTR_LIMIT_TENDON, id);
+    out[0] = r < 0       ? 0
+             : kind == 0 ? d->efc_pos[r] - d->efc_margin[r]
+             : kind == 1 ? d->efc_vel[r]
+                         : d->efc_force[r];
     break;
   }
   case FS_SENS_FRAMEPOS:

@@ -198,8 +198,8 @@ FS_HD fsSol fsi_dof_row_update(const fsModel* m, const fsData* d, int r, fsSol j
     *state = FS_CNSTRSTATE_QUADRATIC;
     return 0.5 * d->efc_D[r] * jar * jar;
   }
-  if (d->efc_type[r] != FS_CNSTR_FRICTION_DOF) return fsi_row_update(d, r, jar, force, state);
-  fsSol f = m->dof_frictionloss[d->efc_id[r]], R = d->efc_R[r];
+  if (!fsi_friction_row(d, r)) return fsi_row_update(d, r, jar, force, state);
+  fsSol f = fsi_row_frictionloss(m, d, r), R = d->efc_R[r];
   if (jar <= -R * f) {
     *force = f;
     *state = FS_CNSTRSTATE_LINEARNEG;
@@ -503,10 +503,10 @@ static inline void fsi_tree_join(int* p, int a, int b) {
 }
 
 /// mj_island where rows may join trees (the host's dense rows, one lane): the trees a row
-/// moves joined (a contact's two bodies' trees; an equality's, its non-zero columns' in
-/// column order, as MuJoCo's scan of the dense row; a friction-loss or limit row's dof's
-/// tree); islands numbered in the order of their first trees (tree_island), and each row's
-/// efc_tree its island's first tree. island_tree: the union-find parents here.
+/// moves joined (a contact's two bodies' trees; an equality's or a tendon's, its non-zero
+/// columns' in column order, as MuJoCo's scan of the dense row; a dof's friction-loss or
+/// limit row's dof's tree); islands numbered in the order of their first trees (tree_island), and
+/// each row's efc_tree its island's first tree. island_tree: the union-find parents here.
 static inline void fsi_islands_joined(const fsModel* m, fsData* d) {
   int nefc = d->nefc[0], *p = d->island_tree;
   for (int t = 0; t < m->ntree; t++) p[t] = -1;
@@ -515,7 +515,9 @@ static inline void fsi_islands_joined(const fsModel* m, fsData* d) {
       fsi_tree_join(p, d->efc_tree[r], m->pair_tree2[fsi_row_pair(d, r)]);
       continue;
     }
-    if (d->efc_type[r] != FS_CNSTR_EQUALITY) {
+    int type = d->efc_type[r];
+    if (type != FS_CNSTR_EQUALITY && type != FS_CNSTR_FRICTION_TENDON &&
+        type != FS_CNSTR_LIMIT_TENDON) {
       fsi_tree_join(p, d->efc_tree[r], -1);
       continue;
     }
@@ -1111,8 +1113,8 @@ FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSe
         fsi_ls_cone(d->sol_quad + 3 * r, alpha, fsi_cone_mu(d, r, d->efc_id[r]), &cost, &f0, &f1);
       if (cone) continue;
       fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
-      if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_FRICTION_DOF)
-        fsi_ls_friction(d, r, m->dof_frictionloss[d->efc_id[r]], start, x, &cost, &f0, &f1);
+      if (r < ls->dofrows && fsi_friction_row(d, r))
+        fsi_ls_friction(d, r, fsi_row_frictionloss(m, d, r), start, x, &cost, &f0, &f1);
       else if (r < ls->dofrows && d->efc_type[r] == FS_CNSTR_EQUALITY)
         fsi_ls_equality(d->sol_quad + 3 * r, &q1, &q2);
       else
@@ -1131,8 +1133,8 @@ FS_HD void fsi_ls_eval(const fsModel* m, fsData* d, const fsIsland* is, fsLineSe
   FS_FOR_LANE_RANGE(r, c0, is->r1) { // friction loss (where the world has it), the rest
     if (!fsi_in_island(d, is, r)) continue;
     fsSol start = d->sol_Jaref[r], x = start + alpha * d->sol_Jv[r];
-    if (FSI_LS_DOFROWS(ls) && d->efc_type[r] == FS_CNSTR_FRICTION_DOF) {
-      fsi_ls_friction(d, r, m->dof_frictionloss[d->efc_id[r]], start, x, &cost, &f0, &f1);
+    if (FSI_LS_DOFROWS(ls) && fsi_friction_row(d, r)) {
+      fsi_ls_friction(d, r, fsi_row_frictionloss(m, d, r), start, x, &cost, &f0, &f1);
       continue;
     }
 #if FSI_ROWS // equality rows (the host's): always active

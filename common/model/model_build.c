@@ -62,6 +62,10 @@ _Static_assert((int)FS_CNSTR_CONTACT_FRICTIONLESS == (int)mjCNSTR_CONTACT_FRICTI
                    (int)FS_DSBL_REFSAFE == (int)mjDSBL_REFSAFE &&
                    (int)FS_WARN_CNSTRFULL == (int)mjWARN_CNSTRFULL &&
                    (int)FS_CNSTR_EQUALITY == (int)mjCNSTR_EQUALITY &&
+                   (int)FS_CNSTR_FRICTION_DOF == (int)mjCNSTR_FRICTION_DOF &&
+                   (int)FS_CNSTR_FRICTION_TENDON == (int)mjCNSTR_FRICTION_TENDON &&
+                   (int)FS_CNSTR_LIMIT_JOINT == (int)mjCNSTR_LIMIT_JOINT &&
+                   (int)FS_CNSTR_LIMIT_TENDON == (int)mjCNSTR_LIMIT_TENDON &&
                    (int)FS_DSBL_EQUALITY == (int)mjDSBL_EQUALITY &&
                    (int)FS_EQ_JOINT == (int)mjEQ_JOINT && (int)FS_EQ_TENDON == (int)mjEQ_TENDON &&
                    (int)FS_NEQDATA == (int)mjNEQDATA,
@@ -554,8 +558,34 @@ static int eq_chain(const mjModel* mj, int i, int* chain) {
   return n;
 }
 
+// Rows tendon k makes, as the flags leave them on: one of friction loss (frictionloss > 0),
+// two of limits (limited: both sides within the margin at once where the range is narrower
+// than it). The model check refuses them on spatial tendons.
+static int tendon_rows(const mjModel* mj, int k) {
+  int flags = mj->opt.disableflags;
+  if (flags & mjDSBL_CONSTRAINT) return 0;
+  return (!(flags & mjDSBL_FRICTIONLOSS) && mj->tendon_frictionloss[k] > 0) +
+         (!(flags & mjDSBL_LIMIT) && mj->tendon_limited[k] ? 2 : 0);
+}
+
+// The dofs tendon k's limit and friction-loss rows move (its Jacobian's columns, MuJoCo's
+// ten_J_colind, each once: a joint listed twice has two slots), increasing, into chain
+// (NULL: only counted); 0 unless it makes rows.
+static int tendon_chain(const mjModel* mj, int k, int* chain) {
+  if (!tendon_rows(mj, k)) return 0;
+  int n = 0;
+  for (int q = 0, adr = mj->ten_J_rowadr[k]; q < mj->ten_J_rownnz[k]; q++) {
+    int col = mj->ten_J_colind[adr + q];
+    if (q && col == mj->ten_J_colind[adr + q - 1]) continue;
+    if (chain) chain[n] = col;
+    n++;
+  }
+  return n;
+}
+
 // Each pair's dof chain (contact rows only; else none), then the dofs' one-entry chains
-// (friction-loss and limit rows only), then each equality's (its row's; 0 entries: none).
+// (friction-loss and limit rows only), then each equality's (its row's; 0 entries: none),
+// then each tendon's (its limit and friction-loss rows').
 static void derive_chains(const mjModel* mj, const fsPairTable* pt, fsModel* m) {
   int adr = 0;
   for (int p = 0; p < m->npair && m->npairnv; p++) {
@@ -575,12 +605,17 @@ static void derive_chains(const mjModel* mj, const fsPairTable* pt, fsModel* m) 
     m->eq_nv[i] = m->ndofrow ? eq_chain(mj, i, m->pair_dof + adr) : 0;
     adr += m->eq_nv[i];
   }
+  for (int k = 0; k < m->ntendon; k++) {
+    m->tendon_dofadr[k] = adr;
+    m->tendon_nv[k] = m->ndofrow ? tendon_chain(mj, k, m->pair_dof + adr) : 0;
+    adr += m->tendon_nv[k];
+  }
 }
 
 // Equality, friction-loss and limit rows a world may make, as the flags leave them on: one
 // for each active joint or tendon equality, one for each dof with friction loss, two for
 // each limited hinge or slide joint (both sides within the margin at once where the range is
-// narrower than it).
+// narrower than it), and each tendon's (tendon_rows).
 static int dof_rows(const mjModel* mj) {
   int on = !(mj->opt.disableflags & mjDSBL_CONSTRAINT), n = 0;
   for (int i = 0; i < mj->neq; i++) n += eq_chain(mj, i, NULL) > 0;
@@ -590,18 +625,19 @@ static int dof_rows(const mjModel* mj) {
     n += mj->jnt_limited[j] && (mj->jnt_type[j] == mjJNT_HINGE || mj->jnt_type[j] == mjJNT_SLIDE)
              ? 2
              : 0;
+  for (int k = 0; k < mj->ntendon; k++) n += tendon_chain(mj, k, NULL) ? tendon_rows(mj, k) : 0;
   return n;
 }
 
 // The rows' share of the sizes, ndofrow rows before the contacts': the one-dof chains of
 // friction loss and limits after the pairs' (nv entries, a non-zero each), then each
-// equality's chain.
+// equality's chain, then each tendon's.
 static void dof_row_sizes(const mjModel* mj, fsModel* m) {
   m->dofrow_adr = m->npairdof;
   m->npairdof += m->nv;
   m->njmax = m->njmax > 1 ? m->njmax : 1;
-  for (int i = 0; i < mj->neq; i++) {
-    int n = eq_chain(mj, i, NULL);
+  for (int i = 0; i < mj->neq + mj->ntendon; i++) {
+    int n = i < mj->neq ? eq_chain(mj, i, NULL) : tendon_chain(mj, i - mj->neq, NULL);
     m->npairdof += n;
     m->njmax = n > m->njmax ? n : m->njmax;
   }
@@ -1036,7 +1072,8 @@ int fs_model_for_lanes(fsModel* m, const char* name, fsError* err) {
 // behind fs_model_kernels_lack (FSI_ROWS, FSI_RK4, FSI_PASSIVE, FSI_ACT in common/engine).
 #define KERNELS_LACK(X)                                                                            \
   X(fs_model_general_rows(m),                                                                      \
-    "equality constraints, dof friction loss, joint limits, elliptic cones or the CG solver",      \
+    "equality constraints, dof and tendon friction loss, joint and tendon limits, elliptic cones " \
+    "or the CG solver",                                                                            \
     "<flag equality=\"disable\" frictionloss=\"disable\" limit=\"disable\"/>, "                    \
     "cone=\"pyramidal\", "                                                                         \
     "solver=\"Newton\"")                                                                           \

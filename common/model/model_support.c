@@ -430,12 +430,27 @@ static int tendon_actuator_damping(const mjModel* m, int k) {
   return 0;
 }
 
+// Is tendon k's path one the engine computes: fixed, or spatial through sites and pulleys
+// (no geom wrapping)?
+static int tendon_path_ok(const mjModel* m, int k) {
+  if (tendon_fixed(m, k)) return 1;
+  for (int w = m->tendon_adr[k]; w < m->tendon_adr[k] + m->tendon_num[k]; w++)
+    if (m->wrap_type[w] != mjWRAP_SITE && m->wrap_type[w] != mjWRAP_PULLEY) return 0;
+  return 1;
+}
+
+// Does tendon k make limit or friction-loss rows, as the flags leave them on?
+static int tendon_rowed(const mjModel* m, int k) {
+  return (rows_on(m, mjDSBL_LIMIT) && m->tendon_limited[k]) ||
+         (rows_on(m, mjDSBL_FRICTIONLOSS) && m->tendon_frictionloss[k] > 0);
+}
+
 // Does tendon k act on the state beyond what the engine implements (a fixed tendon's
-// actuator transmission, springs and dampers): stiffness or damping on a spatial tendon or
-// with an actuator's damping, armature, an actuator on a spatial tendon or under a total
-// force limit (actfrcrange), an active limit or friction loss?
+// actuator transmission, springs and dampers, limit and friction-loss rows): stiffness or
+// damping on a spatial tendon or with an actuator's damping, armature, an actuator on a
+// spatial tendon or under a total force limit (actfrcrange), an active limit or friction
+// loss on a spatial tendon that wraps a geom?
 static int tendon_acts(const mjModel* m, int k) {
-  int limits_on = rows_on(m, mjDSBL_LIMIT), friction_on = rows_on(m, mjDSBL_FRICTIONLOSS);
   int spring_damper = m->tendon_stiffness[k] != 0 || m->tendon_damping[k] != 0;
   for (int j = 0; j < mjNPOLY; j++)
     spring_damper |= m->tendon_stiffnesspoly[mjNPOLY * k + j] != 0 ||
@@ -443,18 +458,33 @@ static int tendon_acts(const mjModel* m, int k) {
   return (spring_damper && (!tendon_fixed(m, k) || tendon_actuator_damping(m, k))) ||
          m->tendon_armature[k] != 0 ||
          (m->tendon_actuatorid[k] != -1 && (!tendon_fixed(m, k) || m->tendon_actfrclimited[k])) ||
-         (limits_on && m->tendon_limited[k]) || (friction_on && m->tendon_frictionloss[k] > 0);
+         (!tendon_path_ok(m, k) && tendon_rowed(m, k));
 }
 
 static void check_tendons_equality(const mjModel* m, Problems* p) {
-  Found tendon = {0, 0}, eq = {0, 0};
-  for (int k = 0; k < m->ntendon; k++)
-    if (tendon_acts(m, k)) found(&tendon, k);
+  Found tendon = {0, 0}, eq = {0, 0}, tendon_noslip = {0, 0}, tendon_tree = {0, 0};
+  for (int k = 0; k < m->ntendon; k++) {
+    if (tendon_acts(m, k)) {
+      found(&tendon, k);
+    } else if (tendon_rowed(m, k)) {
+      if (m->opt.noslip_iterations > 0) found(&tendon_noslip, k);
+      if (tree_layout(m)) found(&tendon_tree, k);
+    }
+  }
   problem_found(p, m, &tendon, mjOBJ_TENDON,
                 "tendon forces (stiffness or damping on a spatial tendon or beside an actuator's "
-                "damping, armature, limit, friction loss, an actuator on a spatial tendon or an "
-                "actuator force range)",
+                "damping, armature, a limit or friction loss on a spatial tendon that wraps a "
+                "geom, an actuator on a spatial tendon or an actuator force range)",
                 "remove them (tendons that only measure are accepted)");
+  problem_found(p, m, &tendon_noslip, mjOBJ_TENDON,
+                "tendon limits or friction loss with noslip (noslip implements contact rows only)",
+                "noslip_iterations=\"0\", or no tendon ranges and frictionloss");
+  problem_found(p, m, &tendon_tree, mjOBJ_TENDON,
+                "tendon limits or friction loss where the rows keep the tree layout (the lanes, "
+                "or the host with MuJoCo's sparse Jacobian, its default from 60 dofs), which "
+                "holds rows of one dof or a contact's chain",
+                "<option jacobian=\"dense\"/> on the host backend, or <flag limit=\"disable\" "
+                "frictionloss=\"disable\"/>");
   int eq_on = rows_on(m, mjDSBL_EQUALITY);
   Found noslip = {0, 0}, rowed = {0, 0};
   for (int k = 0; k < m->neq && eq_on; k++) {
@@ -637,6 +667,9 @@ static const char* sensor_lacks(const mjModel* m, int i) {
     return "object (a camera or a flex)";
   if (type == mjSENS_CONTACT && (m->sensor_intprm[mjNSENS * i] >> FS_NCONDATA))
     return "data (linvel, angvel)";
+  if ((type == mjSENS_TENDONPOS || type == mjSENS_TENDONVEL) &&
+      !tendon_path_ok(m, m->sensor_objid[i]))
+    return "tendon (a spatial tendon that wraps a geom)";
   return NULL;
 }
 

@@ -194,6 +194,12 @@ int fs_efc_chain(const fsModel* m, const mjModel* mj, const mjData* md, int r, i
     *nnz = m->eq_nv[id];
     return 0;
   }
+  if (type == mjCNSTR_FRICTION_TENDON || type == mjCNSTR_LIMIT_TENDON) {
+    if (id < 0 || id >= m->ntendon || !m->tendon_nv[id]) return -1;
+    *adr = m->tendon_dofadr[id];
+    *nnz = m->tendon_nv[id];
+    return 0;
+  }
   if (type == mjCNSTR_FRICTION_DOF || type == mjCNSTR_LIMIT_JOINT) {
     if (!m->ndofrow || id < 0) return -1;
     *adr = m->dofrow_adr + (type == mjCNSTR_FRICTION_DOF ? id : mj->jnt_dofadr[id]);

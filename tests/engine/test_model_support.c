@@ -366,9 +366,63 @@ static void moving_bodies(void) {
   mj_deleteModel(m);
 }
 
+// Tendons' limits and friction loss (tests/models/tendon_rows.xml: fixed ones, spatial ones
+// through sites and a pulley): accepted for the host's dense rows, each tendon's chain its
+// Jacobian's columns once (a joint listed twice is one column); refused on the GPU (the
+// kernels lack the rows), under a sparse Jacobian (the tree layout) with the fix that works,
+// with noslip, and on a spatial tendon that wraps a geom, each in the one message.
+static void tendon_rows(void) {
+  const char* path = fs_test_model("tendon_rows.xml");
+  mjModel* m = fs_test_load_model(path);
+  fsError err = {{0}, FS_OK};
+  CHECK_MSG(fs_model_support(m, path, &err) == 0, "%s", err.msg);
+  fsModel fm;
+  CHECK_MSG(fs_model_build(m, path, &fm, &err) == 0, "%s", err.msg);
+  int span = mj_name2id(m, mjOBJ_TENDON, "span"), elbow = mj_name2id(m, mjOBJ_TENDON, "elbow");
+  int drag = mj_name2id(m, mjOBJ_TENDON, "drag"), zero = mj_name2id(m, mjOBJ_TENDON, "zero");
+  int rope = mj_name2id(m, mjOBJ_TENDON, "rope"), path_ = mj_name2id(m, mjOBJ_TENDON, "path");
+  CHECK(fm.tendon_nv[span] == 2 && fm.tendon_nv[elbow] == 2 && fm.tendon_nv[drag] == 1 &&
+        fm.tendon_nv[zero] == 1);
+  CHECK(fm.tendon_nv[rope] == m->ten_J_rownnz[rope] && fm.tendon_nv[path_] == 3);
+  const int* chain = fm.pair_dof + fm.tendon_dofadr[elbow];
+  CHECK(chain[0] == m->jnt_dofadr[mj_name2id(m, mjOBJ_JOINT, "a1")] &&
+        chain[1] == m->jnt_dofadr[mj_name2id(m, mjOBJ_JOINT, "a2")]);
+  // a1's friction loss, a2's limit sides, four tendons' friction loss, four tendons' sides
+  CHECK_MSG(fm.ndofrow == 1 + 2 + 4 + 8, "ndofrow %d", fm.ndofrow);
+  CHECK(fs_model_kernels_lack(&fm, "tendon_rows", &err) == -1);
+  CHECK_CONTAINS(err.msg, "joint and tendon limits");
+  fs_model_free(&fm);
+  m->opt.jacobian = mjJAC_SPARSE;
+  CHECK(fs_model_support(m, path, &err) == -1);
+  CHECK_CONTAINS(err.msg, "tendon limits or friction loss where the rows keep the tree layout "
+                          "(the lanes, or the host with MuJoCo's sparse Jacobian, its default "
+                          "from 60 dofs), which holds rows of one dof or a contact's chain on 6 "
+                          "tendons (first: 'span'");
+  CHECK_CONTAINS(err.msg, "fix: <option jacobian=\"dense\"/> on the host backend");
+  m->opt.jacobian = mjJAC_DENSE;
+  CHECK_MSG(fs_model_support(m, path, &err) == 0, "the fix, a dense Jacobian: %s", err.msg);
+  m->opt.noslip_iterations = 2;
+  CHECK(fs_model_support(m, path, &err) == -1);
+  CHECK_CONTAINS(err.msg, "tendon limits or friction loss with noslip (noslip implements contact "
+                          "rows only) on 6 tendons");
+  m->opt.noslip_iterations = 0;
+  int wrap = m->tendon_adr[rope];
+  m->wrap_type[wrap] = mjWRAP_SPHERE; // the check reads the path alone
+  CHECK(fs_model_support(m, path, &err) == -1);
+  CHECK_CONTAINS(err.msg, "a limit or friction loss on a spatial tendon that wraps a geom");
+  CHECK_CONTAINS(err.msg, "on 1 tendon (first: 'rope'");
+  m->wrap_type[wrap] = mjWRAP_SITE;
+  m->opt.disableflags |= mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS; // no tendon rows: none built
+  CHECK_MSG(fs_model_build(m, path, &fm, &err) == 0, "%s", err.msg);
+  CHECK(fm.tendon_nv[span] == 0 && fm.ndofrow == 0);
+  fs_model_free(&fm);
+  mj_deleteModel(m);
+}
+
 int main(void) {
   all_at_once();
   moving_bodies();
+  tendon_rows();
   unsupported_model();
   tethered_unsupported();
   collision_build();

@@ -4,7 +4,8 @@
 // two trees, so two islands; cuda_efc_limits.xml: the walker with joint limits and dof
 // friction loss; cuda_contact_primitives.xml: six; cuda_tethered.xml: two
 // legs, each a tree under a mocap thorax, no free joint; cuda_contact_bodies.xml and
-// islands.xml with islands of several trees, joined by contacts and equalities).
+// islands.xml with islands of several trees, joined by contacts and equalities;
+// tendon_rows.xml: fixed tendons' limit and friction-loss rows, one joining two trees).
 //
 // Worlds, every one its own MuJoCo state (seeded, printed): common/parity/contacts.h's
 // contact worlds (bodies touching, penetrating, leaving, adhering; random velocities
@@ -554,6 +555,22 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   int joined = print_stats(mj, ref, c->nworld);
   if (strstr(c->label, "islands joining trees"))
     CHECK_MSG(joined > 0, "%s: no world has an island of several trees", c->label);
+  if (strstr(c->label, "tendon limits")) { // the rows the case is about, made by MuJoCo
+    int nlim = 0, nfri = 0, both = 0;
+    for (int w = 0; w < c->nworld; w++) {
+      int sides = 0;
+      for (int k = 0; k < ref[w]->nefc; k++) {
+        nlim += ref[w]->efc_type[k] == mjCNSTR_LIMIT_TENDON;
+        nfri += ref[w]->efc_type[k] == mjCNSTR_FRICTION_TENDON;
+        sides += ref[w]->efc_type[k] == mjCNSTR_LIMIT_TENDON && ref[w]->efc_id[k] == 1;
+      }
+      both += sides == 2;
+    }
+    printf(" MuJoCo: %d tendon limit rows, %d tendon friction-loss rows, %d world(s) with both "
+           "sides of a tendon's limit\n",
+           nlim, nfri, both);
+    CHECK_MSG(nlim > 0 && nfri > 0 && both > 0, "%s: MuJoCo made no such rows", c->label);
+  }
   int nbad = 0, rc = fs_worlds_alloc(&m, c->nworld, &g_batch, &err);
   if (!rc) rc = r->open(r->self, &m, c->nworld, &err);
   if (rc == FS_TEST_SKIP) {
@@ -596,7 +613,7 @@ int main(void) {
          "max(%g, %g x MuJoCo's own spread)\n",
          kTol.floor, kTol.rel, FSH_FLOOR_RATIO);
   char walker[1024], limits[1024], cones[1024], prim[1024], tethered[1024], fly[1024], flycap[1024];
-  char bodies[1024], islands[1024];
+  char bodies[1024], islands[1024], tendon_rows[1024];
   snprintf(walker, sizeof walker, "%s", fs_test_model("cuda_efc_walker.xml"));
   snprintf(limits, sizeof limits, "%s", fs_test_model("cuda_efc_limits.xml"));
   snprintf(cones, sizeof cones, "%s", fs_test_model("cuda_efc_elliptic.xml"));
@@ -606,12 +623,14 @@ int main(void) {
   snprintf(flycap, sizeof flycap, "%s", fs_test_asset("capsule.mjb"));
   snprintf(bodies, sizeof bodies, "%s", fs_test_model("cuda_contact_bodies.xml"));
   snprintf(islands, sizeof islands, "%s", fs_test_model("islands.xml"));
+  snprintf(tendon_rows, sizeof tendon_rows, "%s", fs_test_model("tendon_rows.xml"));
   const fshContactNoise walk = {0.6, 0.4, -0.03, 0.012, 4, 0, 0};
   const fshContactNoise prim_noise = {0, 3.2, -0.03, 0.02, 2, 0, 0};
   const fshContactNoise fly_noise = {0.3, 0.3, -0.02, 0.002, 10, 0, 0};
   const fshContactNoise tether_noise = {0.3, 0, 0, 0, 0, 0, 0}; // hinges only: no free body
   const fshContactNoise bodies_noise = {1.5, 3.2, -0.02, 0.01, 1, 0, 2};   // arms anywhere
   const fshContactNoise islands_noise = {0.15, 0.4, -0.01, 0.01, 1, 0, 2}; // the ball on the rods
+  const fshContactNoise tendon_noise = {0.3, 0.4, -0.01, 0.01, 1, 0, 2}; // tendons at their limits
   const Case cases[] = {
       {"NeuroMechFly replay, meshes", fly, 0, -1, -1, 12, 0, fly_noise, 1, 20,
        SUBSET_LANES | SUBSET_SMALL, 0},
@@ -676,6 +695,14 @@ int main(void) {
        0, 20, 0, 0},
       {"islands joining trees: equalities and contacts, elliptic cones, CG", islands, 0, -1, -1, 12,
        1.0, islands_noise, 0, 20, 0, OPT_CG | OPT_ELLIPTIC},
+      // fixed tendons' limits (both sides at once, a joint listed twice) and friction loss, a
+      // tendon joining two trees, one whose dense row is empty (tests/models/tendon_rows.xml)
+      {"tendon limits and friction loss, islands joining trees", tendon_rows, 0, -1, -1, 12, 1.0,
+       tendon_noise, 0, 20, 0, 0},
+      {"tendon limits and friction loss, islands joining trees, elliptic cones, CG", tendon_rows, 0,
+       -1, -1, 12, 1.0, tendon_noise, 0, 20, 0, OPT_CG | OPT_ELLIPTIC},
+      {"tendon limits and friction loss, islands off", tendon_rows, mjDSBL_ISLAND, -1, -1, 9, 1.0,
+       tendon_noise, 0, 20, 0, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   for (int i = 0; i < ncase; i++) {

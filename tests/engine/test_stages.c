@@ -100,7 +100,7 @@ int main(void) {
   // fs_test_model/fs_test_asset return rotating buffers: keep copies.
   char chain[1024], free_[1024], limb[1024], tethered[1024], fly[1024], fly_tethered[1024];
   char bodies[1024], tendon[1024], tendon_passive[1024], fluid[1024], equality[1024];
-  char activation[1024], sensors[1024], islands[1024];
+  char activation[1024], sensors[1024], islands[1024], tendon_rows[1024];
   snprintf(chain, sizeof chain, "%s", fs_test_model("cuda_chain.xml"));
   snprintf(free_, sizeof free_, "%s", fs_test_model("cuda_free.xml"));
   snprintf(limb, sizeof limb, "%s", fs_test_model("cuda_limb.xml"));
@@ -115,6 +115,7 @@ int main(void) {
   snprintf(activation, sizeof activation, "%s", fs_test_model("activation.xml"));
   snprintf(sensors, sizeof sensors, "%s", fs_test_model("sensors.xml"));
   snprintf(islands, sizeof islands, "%s", fs_test_model("islands.xml"));
+  snprintf(tendon_rows, sizeof tendon_rows, "%s", fs_test_model("tendon_rows.xml"));
   const char* across = "rows move two branches of a tree or two trees";
   const Case cases[] = {
       {"chain", chain, 0, 5, {0.5, 2, 2, 3}, 20, NULL, 0, NULL},
@@ -158,6 +159,15 @@ int main(void) {
        "equality constraint",
        0,
        "equality constraints"},
+      {"tendon limits and friction loss (their rows join trees' islands)",
+       tendon_rows,
+       0,
+       5,
+       {0.3, 2, 0.5, 3},
+       20,
+       "tendon limits or friction loss",
+       0,
+       "tendon limits"},
       {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, NULL, 1, "RK4"},
       {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, NULL, 1, "RK4"},
       {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, NULL, 0, NULL},
