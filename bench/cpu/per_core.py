@@ -25,6 +25,11 @@ falling from its spawn onto the ground during the warm-up and then standing:
 wrote) instead, from qpos0 with zero controls, and writes bench/results/per-core-suite.csv:
 
   PYTHONPATH=build/python python3 bench/cpu/per_core.py --suite --repeat 11
+
+--only NAME,... runs those models alone and replaces their rows in the CSV, keeping the
+others (a model the engine has just learned to run, measured without the whole suite):
+
+  PYTHONPATH=build/python python3 bench/cpu/per_core.py --suite --repeat 11 --only ball_in_cup
 """
 
 import argparse
@@ -104,11 +109,20 @@ def main():
                     "with --suite)")
     ap.add_argument("--worlds", default="", help="FlyGym's worlds by name, comma-separated")
     ap.add_argument("--suite", action="store_true", help="dm_control's suite models")
+    ap.add_argument("--only", default="",
+                    help="these models (comma-separated) alone, their rows replaced in the CSV")
     a = ap.parse_args()
     if a.csv is None:
         a.csv = os.path.join(ROOT, "bench", "results",
                              "per-core-suite.csv" if a.suite else "per-core.csv")
     todo = world_models(a.worlds) if a.worlds else (suite_models() if a.suite else models())
+    if a.only:
+        only = set(a.only.split(","))
+        missing = only - {name for name, _ in todo}
+        if missing:
+            sys.exit(f"per_core.py: --only {','.join(sorted(missing))}: no such model here; fix: "
+                     f"one of {', '.join(name for name, _ in todo)}")
+        todo = [(name, path) for name, path in todo if name in only]
     rows = []
     for name, path in todo:
         times, refused, problem = {k: [] for k in STEPPERS}, None, False
@@ -145,6 +159,11 @@ def main():
     fields = ["model", "steps", "repeats", "cpu_steps_per_cpu_s", "host_f32_steps_per_cpu_s",
               "host_f64_steps_per_cpu_s", "host_f32_over_cpu", "host_f64_over_cpu", "problem",
               "refused"]
+    if a.only and os.path.exists(a.csv):  # the others' rows as they were, ours in their place
+        new = {r["model"]: r for r in rows}
+        with open(a.csv, newline="") as f:
+            old = list(csv.DictReader(f))
+        rows = [new.pop(r["model"], r) for r in old] + list(new.values())
     with open(a.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
