@@ -44,7 +44,8 @@ scaled by 1 + 1e-6) on fish (fluid forces, a tendon's spring), our swimmer in a 
 (tests/models/fluid.xml: the inertia-box model with viscosity, density and wind on free,
 hinge, slide and ball joints; the suite's swimmer.xml alone is a head at rest: the suite's
 Python adds its segments) and our springs and dampers on fixed tendons
-(tests/models/tendon_passive.xml: a dead band, polynomial stiffness and damping);
+(tests/models/tendon_passive.xml: a dead band, polynomial stiffness and damping, spatial
+tendons through sites and a pulley);
 FLYSIM_PERTURB_STEP=act (activations' time constants x 1.001) on quadruped (smooth: its
 filters) and our activation dynamics (tests/models/activation.xml: filter, filterexact with
 an activation range, integrator, actearly, a tendon's, a disabled group's);

@@ -542,10 +542,7 @@ FS_HD int fsi_dof_rows(const fsModel* m, fsData* d) {
 #if FSI_ROWS
     for (int k = 0; k < m->ntendon; k++) {
       if (!m->tendon_nv[k] || !m->tendon_limited[k]) continue;
-      fsReal value = m->wrap_type[m->tendon_adr[k]] == FS_WRAP_JOINT
-                         ? fsi_tendon_length(m, d, k)
-                         : fsi_spatial_tendon(m, d, k, NULL, 0, NULL);
-      fsReal margin = m->tendon_margin[k];
+      fsReal value = fsi_tendon_length_any(m, d, k), margin = m->tendon_margin[k];
       for (int side = -1; side <= 1; side += 2) {
         fsReal dist = (fsReal)side * (m->tendon_range[2 * k + (side + 1) / 2] - value);
         if (dist < margin)

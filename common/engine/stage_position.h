@@ -330,6 +330,22 @@ FS_HD fsReal fsi_spatial_tendon(const fsModel* m, const fsData* d, int t, const 
   return len;
 }
 
+/// Tendon t's length (mj_tendon's ten_length): a fixed tendon's sum, a spatial tendon's path.
+FS_HD fsReal fsi_tendon_length_any(const fsModel* m, const fsData* d, int t) {
+  return m->wrap_type[m->tendon_adr[t]] == FS_WRAP_JOINT
+             ? fsi_tendon_length(m, d, t)
+             : fsi_spatial_tendon(m, d, t, NULL, 0, NULL);
+}
+
+/// Slot k of tendon t's Jacobian row (mj_tendon's ten_J[k]): a fixed tendon's coefficient
+/// (fsi_tendon_J), a spatial tendon's column ten_J_colind[k] (fsi_spatial_tendon on it alone).
+FS_HD fsReal fsi_tendon_slot_J(const fsModel* m, const fsData* d, int t, int k) {
+  if (m->wrap_type[m->tendon_adr[t]] == FS_WRAP_JOINT) return fsi_tendon_J(m, t, k);
+  fsReal J;
+  fsi_spatial_tendon(m, d, t, m->ten_J_colind + k, 1, &J);
+  return J;
+}
+
 /// mj_factorM: qLD, qLDiagInv from M.
 FS_HD FS_FORCEINLINE void fs_factor_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];

@@ -486,20 +486,14 @@ FS_HD void fsi_rne_post_constraint(const fsModel* m, fsData* d) {
     for (int k = 0; k < 6; k++) in[6 * m->body_parentid[j] + k] += in[6 * j + k];
 }
 
-/// Tendon t's velocity, MuJoCo's ten_velocity: its Jacobian row (a fixed tendon's slots, a
-/// spatial tendon's columns one at a time: fsi_spatial_tendon) times qvel, summed as
-/// mju_dotSparse does (4 running sums to the last multiple of 4, then the rest).
+/// Tendon t's velocity, MuJoCo's ten_velocity: its Jacobian row (fsi_tendon_slot_J) times
+/// qvel, summed as mju_dotSparse does (4 running sums to the last multiple of 4, then the
+/// rest).
 FS_HD fsReal fsi_tendon_velocity(const fsModel* m, const fsData* d, int t) {
   int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t], nb = n / 4 * 4;
-  int fixed = m->wrap_type[m->tendon_adr[t]] == FS_WRAP_JOINT;
   fsReal s4[4] = {0, 0, 0, 0}, v = 0;
   for (int j = 0; j < n; j++) {
-    fsReal J;
-    if (fixed)
-      J = fsi_tendon_J(m, t, adr + j);
-    else
-      fsi_spatial_tendon(m, d, t, m->ten_J_colind + adr + j, 1, &J);
-    fsReal x = J * d->qvel[m->ten_J_colind[adr + j]];
+    fsReal x = fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
     if (j < nb)
       s4[j & 3] += x;
     else
@@ -532,9 +526,7 @@ FS_HD void fsi_sensor_value(const fsModel* m, const fsData* d, int i, fsReal* ou
     out[0] = d->qpos[m->jnt_qposadr[id]];
     break;
   case FS_SENS_TENDONPOS: // fixed, or spatial through sites and pulleys (the model check)
-    out[0] = m->wrap_type[m->tendon_adr[id]] == FS_WRAP_JOINT
-                 ? fsi_tendon_length(m, d, id)
-                 : fsi_spatial_tendon(m, d, id, NULL, 0, NULL);
+    out[0] = fsi_tendon_length_any(m, d, id);
     break;
   case FS_SENS_TENDONVEL:
     out[0] = fsi_tendon_velocity(m, d, id);

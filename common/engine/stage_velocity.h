@@ -119,7 +119,8 @@ FS_HD int fsi_adhesion(const fsModel* m, fsData* d, int i) {
 #endif
 
 #if FSI_PASSIVE
-/// mj_springdamper's tendon part on fixed tendon t, after the joints' and dofs': the spring
+/// mj_springdamper's tendon part on tendon t (fixed, or spatial through sites and pulleys:
+/// fsi_tendon_length_any, fsi_tendon_slot_J), after the joints' and dofs': the spring
 /// beyond the rest lengths' dead band (x = length - upper above it, length - lower below)
 /// pulls with -x fsi_poly_force(stiffness, x), the damper with -v fsi_poly_force(damping, v)
 /// at the tendon's velocity v (its Jacobian row times qvel as mju_dotSparse sums it), each
@@ -135,7 +136,7 @@ FS_HD_OUTLINE void fsi_tendon_spring_damper(const fsModel* m, fsData* d, int t, 
   int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t];
   fsReal frc_s = 0, frc_d = 0;
   if (has_s) {
-    fsReal len = fsi_tendon_length(m, d, t);
+    fsReal len = fsi_tendon_length_any(m, d, t);
     fsReal lo = m->tendon_lengthspring[2 * t], hi = m->tendon_lengthspring[2 * t + 1];
     fsReal x = len > hi ? len - hi : len < lo ? len - lo : 0;
     frc_s = -x * fsi_poly_force(k, spoly, x, 0);
@@ -144,14 +145,14 @@ FS_HD_OUTLINE void fsi_tendon_spring_damper(const fsModel* m, fsData* d, int t, 
     int nb = n / 4 * 4;
     fsReal s4[4] = {0, 0, 0, 0}, v;
     for (int j = 0; j < nb; j++)
-      s4[j & 3] += fsi_tendon_J(m, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
+      s4[j & 3] += fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
     v = (s4[0] + s4[2]) + (s4[1] + s4[3]);
     for (int j = nb; j < n; j++)
-      v += fsi_tendon_J(m, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
+      v += fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
     frc_d = -v * fsi_poly_force(b, dpoly, v, 1);
   }
   for (int j = adr; j < adr + n; j++) {
-    fsReal J = fsi_tendon_J(m, t, j);
+    fsReal J = fsi_tendon_slot_J(m, d, t, j);
     int i = m->ten_J_colind[j];
     if (has_s) d->qfrc_spring[i] += J * frc_s;
     if (has_d) d->qfrc_damper[i] += J * frc_d;

@@ -446,8 +446,9 @@ static int tendon_rowed(const mjModel* m, int k) {
 }
 
 // Does tendon k act on the state beyond what the engine implements (a fixed tendon's
-// actuator transmission, springs and dampers, limit and friction-loss rows): stiffness or
-// damping on a spatial tendon or with an actuator's damping, armature, an actuator on a
+// actuator transmission, springs and dampers and limit and friction-loss rows of fixed
+// tendons and of spatial ones through sites and pulleys): stiffness or damping on a spatial
+// tendon that wraps a geom or with an actuator's damping, armature, an actuator on a
 // spatial tendon or under a total force limit (actfrcrange), an active limit or friction
 // loss on a spatial tendon that wraps a geom?
 static int tendon_acts(const mjModel* m, int k) {
@@ -455,7 +456,7 @@ static int tendon_acts(const mjModel* m, int k) {
   for (int j = 0; j < mjNPOLY; j++)
     spring_damper |= m->tendon_stiffnesspoly[mjNPOLY * k + j] != 0 ||
                      m->tendon_dampingpoly[mjNPOLY * k + j] != 0;
-  return (spring_damper && (!tendon_fixed(m, k) || tendon_actuator_damping(m, k))) ||
+  return (spring_damper && (!tendon_path_ok(m, k) || tendon_actuator_damping(m, k))) ||
          m->tendon_armature[k] != 0 ||
          (m->tendon_actuatorid[k] != -1 && (!tendon_fixed(m, k) || m->tendon_actfrclimited[k])) ||
          (!tendon_path_ok(m, k) && tendon_rowed(m, k));
@@ -472,9 +473,9 @@ static void check_tendons_equality(const mjModel* m, Problems* p) {
     }
   }
   problem_found(p, m, &tendon, mjOBJ_TENDON,
-                "tendon forces (stiffness or damping on a spatial tendon or beside an actuator's "
-                "damping, armature, a limit or friction loss on a spatial tendon that wraps a "
-                "geom, an actuator on a spatial tendon or an actuator force range)",
+                "tendon forces (stiffness, damping, a limit or friction loss on a spatial "
+                "tendon that wraps a geom, stiffness or damping beside an actuator's damping, "
+                "armature, an actuator on a spatial tendon or an actuator force range)",
                 "remove them (tendons that only measure are accepted)");
   problem_found(p, m, &tendon_noslip, mjOBJ_TENDON,
                 "tendon limits or friction loss with noslip (noslip implements contact rows only)",

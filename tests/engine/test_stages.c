@@ -171,7 +171,7 @@ int main(void) {
       {"limb, RK4", limb, 0, 5, {0.3, 3, 0.5, 3}, 20, NULL, 1, "RK4"},
       {"free, RK4", free_, 0, 5, {0.5, 2, 1, 3}, 20, NULL, 1, "RK4"},
       {"actuators on fixed tendons", tendon, 0, 5, {0.3, 2, 0.5, 3}, 20, NULL, 0, NULL},
-      {"springs and dampers on fixed tendons",
+      {"springs and dampers on fixed and spatial tendons",
        tendon_passive,
        0,
        5,
