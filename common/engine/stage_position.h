@@ -346,6 +346,20 @@ FS_HD fsReal fsi_tendon_slot_J(const fsModel* m, const fsData* d, int t, int k) 
   return J;
 }
 
+/// Tendon t's velocity (mj_fwdVelocity's ten_velocity): its Jacobian row (fsi_tendon_slot_J)
+/// times qvel as mju_dotSparse sums it, 4 running sums to the last multiple of 4, then the
+/// rest.
+FS_HD fsReal fsi_tendon_velocity(const fsModel* m, const fsData* d, int t) {
+  int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t], nb = n / 4 * 4;
+  fsReal s4[4] = {0, 0, 0, 0}, v;
+  for (int j = 0; j < nb; j++)
+    s4[j & 3] += fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
+  v = (s4[0] + s4[2]) + (s4[1] + s4[3]);
+  for (int j = nb; j < n; j++)
+    v += fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
+  return v;
+}
+
 /// mj_factorM: qLD, qLDiagInv from M.
 FS_HD FS_FORCEINLINE void fs_factor_m(const fsModel* m, fsData* d) {
   FS_FOR_LANE(k, m->nC) d->qLD[k] = d->M[k];

@@ -486,23 +486,6 @@ FS_HD void fsi_rne_post_constraint(const fsModel* m, fsData* d) {
     for (int k = 0; k < 6; k++) in[6 * m->body_parentid[j] + k] += in[6 * j + k];
 }
 
-/// Tendon t's velocity, MuJoCo's ten_velocity: its Jacobian row (fsi_tendon_slot_J) times
-/// qvel, summed as mju_dotSparse does (4 running sums to the last multiple of 4, then the
-/// rest).
-FS_HD fsReal fsi_tendon_velocity(const fsModel* m, const fsData* d, int t) {
-  int adr = m->ten_J_rowadr[t], n = m->ten_J_rownnz[t], nb = n / 4 * 4;
-  fsReal s4[4] = {0, 0, 0, 0}, v = 0;
-  for (int j = 0; j < n; j++) {
-    fsReal x = fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
-    if (j < nb)
-      s4[j & 3] += x;
-    else
-      v += x;
-    if (j == nb - 1) v = (s4[0] + s4[2]) + (s4[1] + s4[3]);
-  }
-  return v;
-}
-
 /// The row of a limit of type `type` (joint or tendon) on object j among the rows (MuJoCo's
 /// first), -1: none.
 FS_HD int fsi_limit_row(const fsModel* m, const fsData* d, int type, int j) {

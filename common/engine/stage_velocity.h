@@ -141,14 +141,8 @@ FS_HD_OUTLINE void fsi_tendon_spring_damper(const fsModel* m, fsData* d, int t, 
     fsReal x = len > hi ? len - hi : len < lo ? len - lo : 0;
     frc_s = -x * fsi_poly_force(k, spoly, x, 0);
   }
-  if (has_d) { // mju_dotSparse: 4 running sums to the last multiple of 4, then the rest
-    int nb = n / 4 * 4;
-    fsReal s4[4] = {0, 0, 0, 0}, v;
-    for (int j = 0; j < nb; j++)
-      s4[j & 3] += fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
-    v = (s4[0] + s4[2]) + (s4[1] + s4[3]);
-    for (int j = nb; j < n; j++)
-      v += fsi_tendon_slot_J(m, d, t, adr + j) * d->qvel[m->ten_J_colind[adr + j]];
+  if (has_d) {
+    fsReal v = fsi_tendon_velocity(m, d, t);
     frc_d = -v * fsi_poly_force(b, dpoly, v, 1);
   }
   for (int j = adr; j < adr + n; j++) {
