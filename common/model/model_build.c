@@ -560,7 +560,7 @@ static int eq_chain(const mjModel* mj, int i, int* chain) {
 
 // Rows tendon k makes, as the flags leave them on: one of friction loss (frictionloss > 0),
 // two of limits (limited: both sides within the margin at once where the range is narrower
-// than it). The model check refuses them on spatial tendons.
+// than it). The model check refuses them on spatial tendons that wrap geoms.
 static int tendon_rows(const mjModel* mj, int k) {
   int flags = mj->opt.disableflags;
   if (flags & mjDSBL_CONSTRAINT) return 0;

@@ -5,7 +5,8 @@
 // friction loss; cuda_contact_primitives.xml: six; cuda_tethered.xml: two
 // legs, each a tree under a mocap thorax, no free joint; cuda_contact_bodies.xml and
 // islands.xml with islands of several trees, joined by contacts and equalities;
-// tendon_rows.xml: fixed tendons' limit and friction-loss rows, one joining two trees).
+// tendon_rows.xml: fixed and spatial tendons' limit and friction-loss rows, one joining two
+// trees).
 //
 // Worlds, every one its own MuJoCo state (seeded, printed): common/parity/contacts.h's
 // contact worlds (bodies touching, penetrating, leaving, adhering; random velocities
@@ -556,13 +557,13 @@ static int run_case(const fshRunner* r, const Case* c, uint64_t seed) {
   if (strstr(c->label, "islands joining trees"))
     CHECK_MSG(joined > 0, "%s: no world has an island of several trees", c->label);
   if (strstr(c->label, "tendon limits")) { // the rows the case is about, made by MuJoCo
-    int nlim = 0, nfri = 0, both = 0;
+    int nlim = 0, nfri = 0, both = 0, elbow = mj_name2id(mj, mjOBJ_TENDON, "elbow");
     for (int w = 0; w < c->nworld; w++) {
       int sides = 0;
       for (int k = 0; k < ref[w]->nefc; k++) {
         nlim += ref[w]->efc_type[k] == mjCNSTR_LIMIT_TENDON;
         nfri += ref[w]->efc_type[k] == mjCNSTR_FRICTION_TENDON;
-        sides += ref[w]->efc_type[k] == mjCNSTR_LIMIT_TENDON && ref[w]->efc_id[k] == 1;
+        sides += ref[w]->efc_type[k] == mjCNSTR_LIMIT_TENDON && ref[w]->efc_id[k] == elbow;
       }
       both += sides == 2;
     }
